@@ -1,0 +1,249 @@
+// Package synth generates deterministic, realistic OTLP protobuf requests
+// for tests, fuzz seeds, benchmarks and the load tool.
+//
+// Logs, Traces and Metrics return an encoded ExportLogsServiceRequest,
+// ExportTraceServiceRequest or ExportMetricsServiceRequest shaped by a
+// Config; the same Config always yields the same bytes. Fixture returns the
+// small fixed request the benchmarks share, and Random a request of random
+// shape that exercises every field, for equivalence tests and fuzz seeds.
+//
+// Every generator writes either Order: Ascending, the field order of the
+// OpenTelemetry SDKs (protobuf-go), or Descending, the field order of the
+// Collector's pdata marshaller. Both orders of one seed decode to the same
+// data, so a decoder can be checked against both producers.
+//
+// The generators write fields with implicit presence only when they are
+// not zero; oneof members, optional fields and embedded messages are
+// written when set, even if zero or empty.
+//
+// All functions are safe for concurrent use; Random as far as its
+// *rand.Rand is.
+package synth
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Signal is an OTLP signal type.
+type Signal int
+
+// The signals. The zero Signal is not valid.
+const (
+	SignalLogs Signal = iota + 1
+	SignalTraces
+	SignalMetrics
+)
+
+// String returns "logs", "traces" or "metrics", the names ParseSignal accepts.
+func (s Signal) String() string {
+	switch s {
+	case SignalLogs:
+		return "logs"
+	case SignalTraces:
+		return "traces"
+	case SignalMetrics:
+		return "metrics"
+	}
+	return fmt.Sprintf("Signal(%d)", int(s))
+}
+
+// ParseSignal parses "logs", "traces" or "metrics"; any other text returns
+// an error naming it.
+func ParseSignal(s string) (Signal, error) {
+	switch s {
+	case "logs":
+		return SignalLogs, nil
+	case "traces":
+		return SignalTraces, nil
+	case "metrics":
+		return SignalMetrics, nil
+	}
+	return 0, fmt.Errorf("synth: unknown signal %q (want logs, traces or metrics)", s)
+}
+
+// Config shapes a generated request. Negative counts count as zero.
+type Config struct {
+	// Seed selects the content; the same Config yields the same bytes.
+	// Timestamps advance one second per seed (wrapping after a year of
+	// seeds), so consecutive seeds look like consecutive exports.
+	Seed int64
+	// Order is the field order of every message.
+	Order Order
+	// Resources is the number of resource containers (ResourceLogs,
+	// ResourceSpans, ResourceMetrics) per request.
+	Resources int
+	// ScopesPerResource is the number of scope containers per resource.
+	ScopesPerResource int
+	// RecordsPerScope is the number of log records, spans or metric data
+	// points per scope. Data points are spread over several metrics.
+	RecordsPerScope int
+	// TotalRecords, if positive, overrides RecordsPerScope: the request
+	// holds exactly TotalRecords records, spread as evenly as possible over
+	// the Resources×ScopesPerResource scopes (earlier scopes get one more).
+	// With no scopes, it has no effect.
+	TotalRecords int
+}
+
+// records returns the number of records of scope si of resource ri.
+func (c Config) records(ri, si int) int {
+	if c.TotalRecords <= 0 {
+		return max(c.RecordsPerScope, 0)
+	}
+	scopes := max(c.Resources, 0) * max(c.ScopesPerResource, 0)
+	if scopes == 0 {
+		return 0
+	}
+	n := c.TotalRecords / scopes
+	if ri*c.ScopesPerResource+si < c.TotalRecords%scopes {
+		n++
+	}
+	return n
+}
+
+// Generate returns the request of signal s for cfg: Logs, Traces or Metrics.
+// It panics if s is not a valid Signal.
+func Generate(s Signal, cfg Config) []byte {
+	switch s {
+	case SignalLogs:
+		return Logs(cfg)
+	case SignalTraces:
+		return Traces(cfg)
+	case SignalMetrics:
+		return Metrics(cfg)
+	}
+	panic(fmt.Sprintf("synth: invalid signal %d", int(s)))
+}
+
+// Fixture returns the benchmark fixture of signal s in order o: 5 resources
+// with 8-10 attributes each, one scope per resource with a name and a
+// version, and 100 log records, spans or data points per scope, each with
+// timestamps and 4-8 attributes. Every id and body is present, so pdata
+// re-encodes the Descending fixture byte for byte. It panics if s is not a
+// valid Signal. The result is a new slice and is the same on every call.
+func Fixture(s Signal, o Order) []byte {
+	cfg := Config{Seed: 0, Order: o, Resources: 5, ScopesPerResource: 1, RecordsPerScope: 100}
+	switch s {
+	case SignalLogs:
+		return newLogsGen(cfg, fixtureProfile).generate(cfg)
+	case SignalTraces:
+		return newTracesGen(cfg, fixtureProfile).generate(cfg)
+	case SignalMetrics:
+		return newMetricsGen(cfg, fixtureProfile).generate(cfg)
+	}
+	panic(fmt.Sprintf("synth: invalid signal %d", int(s)))
+}
+
+// profile tunes the realistic generators.
+type profile struct {
+	resourceAttrs [2]int // min and max resource attributes
+	recordAttrs   [2]int // min and max attributes per record; 0, 0 for the signal's default
+	fixture       bool   // every optional id present, fewer rare features
+}
+
+var (
+	defaultProfile = profile{resourceAttrs: [2]int{12, len(resourceKeys)}}
+	fixtureProfile = profile{resourceAttrs: [2]int{8, 10}, recordAttrs: [2]int{4, 8}, fixture: true}
+)
+
+// Streams of the PCG source, so that the signals of one seed differ.
+const (
+	streamLogs    = 0x6c6f6773_00000001
+	streamTraces  = 0x74726163_00000002
+	streamMetrics = 0x6d657472_00000003
+)
+
+// gen is the state shared by the realistic generators.
+type gen struct {
+	r    *rand.Rand
+	e    *encoder
+	p    profile
+	tmp  []byte // scratch for composing strings
+	now  uint64 // the request's base timestamp, Unix ns
+	perm []int  // scratch permutation for picking attributes
+}
+
+// baseTime is 2026-01-01T00:00:00Z in Unix nanoseconds.
+const baseTime = 1_767_225_600_000_000_000
+
+func newGen(cfg Config, stream uint64, p profile) gen {
+	g := gen{r: rand.New(rand.NewPCG(uint64(cfg.Seed), stream)), p: p, e: newEncoder(cfg.Order)}
+	g.now = baseTime + uint64(cfg.Seed)%(366*24*3600)*1e9
+	return g
+}
+
+// layout writes the common request → resource → scope structure. resource
+// writes the fields of Resource ri; scope the fields of the scope of scope
+// container si of resource ri and returns its schema URL; records writes n
+// records into that scope container.
+func (g *gen) layout(cfg Config, resource func(ri int), scope func(ri, si int) (schemaURL string), records func(ri, si, n int)) []byte {
+	for ri := range max(cfg.Resources, 0) {
+		g.e.begin(requestResources)
+		g.e.begin(resourceContainerResource)
+		resource(ri)
+		g.e.end()
+		for si := range max(cfg.ScopesPerResource, 0) {
+			g.e.begin(resourceContainerScopes)
+			g.e.begin(scopeContainerScope)
+			url := scope(ri, si)
+			g.e.end()
+			records(ri, si, cfg.records(ri, si))
+			g.e.str(scopeContainerSchemaURL, url)
+			g.e.end()
+		}
+		g.e.str(resourceContainerSchemaURL, resourceSchemaURL)
+		g.e.end()
+	}
+	return g.e.finish()
+}
+
+// attrCount returns how many attributes a record gets: the profile's range,
+// or lo..hi when the profile does not set one.
+func (g *gen) attrCount(lo, hi int) int {
+	if g.p.recordAttrs[1] > 0 {
+		lo, hi = g.p.recordAttrs[0], g.p.recordAttrs[1]
+	}
+	return lo + g.r.IntN(hi-lo+1)
+}
+
+// pick returns k distinct indices below n, in random order; the result is
+// valid until the next call.
+func (g *gen) pick(k, n int) []int {
+	if len(g.perm) != n {
+		g.perm = g.perm[:0]
+		for i := range n {
+			g.perm = append(g.perm, i)
+		}
+	}
+	k = min(k, n)
+	for i := range k {
+		j := i + g.r.IntN(n-i)
+		g.perm[i], g.perm[j] = g.perm[j], g.perm[i]
+	}
+	return g.perm[:k]
+}
+
+// chance reports true with probability p.
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+
+// traceID returns a random non-zero trace id.
+func (g *gen) traceID() (id [16]byte) {
+	hi, lo := g.r.Uint64(), g.r.Uint64()
+	if hi|lo == 0 {
+		lo = 1
+	}
+	binary.BigEndian.PutUint64(id[:8], hi)
+	binary.BigEndian.PutUint64(id[8:], lo)
+	return id
+}
+
+// spanID returns a random non-zero span id.
+func (g *gen) spanID() (id [8]byte) {
+	v := g.r.Uint64()
+	if v == 0 {
+		v = 1
+	}
+	binary.BigEndian.PutUint64(id[:], v)
+	return id
+}

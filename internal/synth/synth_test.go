@@ -1,0 +1,286 @@
+package synth
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+var signals = []Signal{SignalLogs, SignalTraces, SignalMetrics}
+
+// decoded is a request decoded by pdata, the oracle.
+type decoded struct {
+	logs    plog.Logs
+	traces  ptrace.Traces
+	metrics pmetric.Metrics
+}
+
+// decode unmarshals b with pdata and returns the request, its record count
+// and pdata's encoding of it.
+func decode(tb testing.TB, s Signal, b []byte) (d decoded, count int, canonical []byte) {
+	tb.Helper()
+	var err error
+	switch s {
+	case SignalLogs:
+		if d.logs, err = (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b); err == nil {
+			count = d.logs.LogRecordCount()
+			canonical, err = (&plog.ProtoMarshaler{}).MarshalLogs(d.logs)
+		}
+	case SignalTraces:
+		if d.traces, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b); err == nil {
+			count = d.traces.SpanCount()
+			canonical, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(d.traces)
+		}
+	case SignalMetrics:
+		if d.metrics, err = (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b); err == nil {
+			count = d.metrics.DataPointCount()
+			canonical, err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(d.metrics)
+		}
+	}
+	if err != nil {
+		tb.Fatalf("pdata cannot decode %v: %v", s, err)
+	}
+	return d, count, canonical
+}
+
+// checkOrders checks that the Ascending and Descending encodings of one
+// request decode to the same data and that each is in its field order.
+func checkOrders(t *testing.T, s Signal, asc, desc []byte) {
+	t.Helper()
+	_, na, ca := decode(t, s, asc)
+	_, nd, cd := decode(t, s, desc)
+	if na != nd || !bytes.Equal(ca, cd) {
+		t.Fatalf("asc and desc decode differently: %d vs %d records, %d vs %d bytes", na, nd, len(ca), len(cd))
+	}
+	if err := checkFieldOrder(asc, requestMessage(s), Ascending, nil); err != nil {
+		t.Fatalf("asc: %v", err)
+	}
+	if err := checkFieldOrder(desc, requestMessage(s), Descending, nil); err != nil {
+		t.Fatalf("desc: %v", err)
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	shapes := []Config{
+		{Resources: 1, ScopesPerResource: 1, RecordsPerScope: 1},
+		{Resources: 2, ScopesPerResource: 3, RecordsPerScope: 17},
+		{Resources: 5, ScopesPerResource: 1, RecordsPerScope: 100},
+		{Resources: 1, ScopesPerResource: 2, RecordsPerScope: 0},
+		{Resources: 0, ScopesPerResource: 2, RecordsPerScope: 5},
+		{Resources: 3, ScopesPerResource: 2, RecordsPerScope: 9, TotalRecords: 1001},
+	}
+	for _, s := range signals {
+		for _, seed := range []int64{0, 1, 42, -7, 1 << 40} {
+			for _, cfg := range shapes {
+				cfg.Seed = seed
+				name := fmt.Sprintf("signal=%v/seed=%d/shape=%dx%dx%d+%d", s, seed, cfg.Resources, cfg.ScopesPerResource, cfg.RecordsPerScope, cfg.TotalRecords)
+				t.Run(name, func(t *testing.T) {
+					cfg.Order = Ascending
+					asc := Generate(s, cfg)
+					cfg.Order = Descending
+					desc := Generate(s, cfg)
+					checkOrders(t, s, asc, desc)
+					want := cfg.Resources * cfg.ScopesPerResource * cfg.RecordsPerScope
+					if cfg.TotalRecords > 0 {
+						want = cfg.TotalRecords
+					}
+					if _, n, _ := decode(t, s, asc); n != want {
+						t.Errorf("%d records, want %d", n, want)
+					}
+					if again := Generate(s, cfg); !bytes.Equal(again, desc) {
+						t.Error("same config, different bytes")
+					}
+					if want > 0 {
+						cfg.Seed++
+						if other := Generate(s, cfg); bytes.Equal(other, desc) {
+							t.Error("different seeds, same bytes")
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestFixture(t *testing.T) {
+	for _, s := range signals {
+		t.Run("signal="+s.String(), func(t *testing.T) {
+			asc, desc := Fixture(s, Ascending), Fixture(s, Descending)
+			checkOrders(t, s, asc, desc)
+			d, n, canonical := decode(t, s, desc)
+			if n != 500 {
+				t.Errorf("%d records, want 500", n)
+			}
+			if !bytes.Equal(canonical, desc) {
+				t.Errorf("pdata re-encodes the Descending fixture differently (%d vs %d bytes) at byte %d", len(canonical), len(desc), firstDiff(canonical, desc))
+			}
+			if !bytes.Equal(Fixture(s, Descending), desc) {
+				t.Error("Fixture is not deterministic")
+			}
+			checkFixtureShape(t, s, d)
+		})
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// checkFixtureShape checks the documented shape: 5 resources with 8-10
+// attributes, one named and versioned scope each, 100 records each with
+// timestamps and 4-8 attributes.
+func checkFixtureShape(t *testing.T, s Signal, d decoded) {
+	t.Helper()
+	type container struct {
+		res   pcommon.Resource
+		scope pcommon.InstrumentationScope
+		n     int
+		attrs func(i int) (pcommon.Map, bool) // attributes of record i, and whether it has its timestamps
+	}
+	var cs []container
+	switch s {
+	case SignalLogs:
+		for _, rl := range d.logs.ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				lrs := sl.LogRecords()
+				cs = append(cs, container{rl.Resource(), sl.Scope(), lrs.Len(), func(i int) (pcommon.Map, bool) {
+					r := lrs.At(i)
+					return r.Attributes(), r.Timestamp() != 0 && r.ObservedTimestamp() != 0 && !r.TraceID().IsEmpty()
+				}})
+			}
+		}
+	case SignalTraces:
+		for _, rs := range d.traces.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				spans := ss.Spans()
+				cs = append(cs, container{rs.Resource(), ss.Scope(), spans.Len(), func(i int) (pcommon.Map, bool) {
+					sp := spans.At(i)
+					return sp.Attributes(), sp.StartTimestamp() != 0 && sp.EndTimestamp() > sp.StartTimestamp() && !sp.ParentSpanID().IsEmpty()
+				}})
+			}
+		}
+	case SignalMetrics:
+		for _, rm := range d.metrics.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				var points []func() (pcommon.Map, bool)
+				for _, m := range sm.Metrics().All() {
+					points = append(points, metricPoints(m)...)
+				}
+				cs = append(cs, container{rm.Resource(), sm.Scope(), len(points), func(i int) (pcommon.Map, bool) { return points[i]() }})
+			}
+		}
+	}
+	if len(cs) != 5 {
+		t.Fatalf("%d scope containers, want 5 (one per resource)", len(cs))
+	}
+	for _, c := range cs {
+		if n := c.res.Attributes().Len(); n < 8 || n > 10 {
+			t.Errorf("resource has %d attributes, want 8-10", n)
+		}
+		if c.scope.Name() == "" || c.scope.Version() == "" {
+			t.Errorf("scope %q %q lacks a name or version", c.scope.Name(), c.scope.Version())
+		}
+		if c.n != 100 {
+			t.Errorf("%d records in a scope, want 100", c.n)
+		}
+		for i := range c.n {
+			attrs, ok := c.attrs(i)
+			if n := attrs.Len(); n < 4 || n > 8 {
+				t.Fatalf("record %d has %d attributes, want 4-8", i, n)
+			}
+			if !ok {
+				t.Fatalf("record %d lacks a timestamp or id", i)
+			}
+		}
+	}
+}
+
+// metricPoints returns, for each data point of m, its attributes and
+// whether it has a timestamp.
+func metricPoints(m pmetric.Metric) []func() (pcommon.Map, bool) {
+	var out []func() (pcommon.Map, bool)
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		for _, p := range m.Gauge().DataPoints().All() {
+			out = append(out, func() (pcommon.Map, bool) { return p.Attributes(), p.Timestamp() != 0 })
+		}
+	case pmetric.MetricTypeSum:
+		for _, p := range m.Sum().DataPoints().All() {
+			out = append(out, func() (pcommon.Map, bool) { return p.Attributes(), p.Timestamp() != 0 && p.StartTimestamp() != 0 })
+		}
+	case pmetric.MetricTypeHistogram:
+		for _, p := range m.Histogram().DataPoints().All() {
+			out = append(out, func() (pcommon.Map, bool) { return p.Attributes(), p.Timestamp() != 0 && p.StartTimestamp() != 0 })
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		for _, p := range m.ExponentialHistogram().DataPoints().All() {
+			out = append(out, func() (pcommon.Map, bool) { return p.Attributes(), p.Timestamp() != 0 && p.StartTimestamp() != 0 })
+		}
+	case pmetric.MetricTypeSummary:
+		for _, p := range m.Summary().DataPoints().All() {
+			out = append(out, func() (pcommon.Map, bool) { return p.Attributes(), p.Timestamp() != 0 && p.StartTimestamp() != 0 })
+		}
+	}
+	return out
+}
+
+func TestParse(t *testing.T) {
+	for _, s := range signals {
+		if got, err := ParseSignal(s.String()); err != nil || got != s {
+			t.Errorf("ParseSignal(%q) = %v, %v", s, got, err)
+		}
+	}
+	for _, o := range []Order{Ascending, Descending} {
+		if got, err := ParseOrder(o.String()); err != nil || got != o {
+			t.Errorf("ParseOrder(%q) = %v, %v", o, got, err)
+		}
+	}
+	if _, err := ParseSignal("profiles"); err == nil {
+		t.Error("ParseSignal(profiles) succeeded")
+	}
+	if _, err := ParseOrder("ascending"); err == nil {
+		t.Error("ParseOrder(ascending) succeeded")
+	}
+}
+
+func TestConfigRecords(t *testing.T) {
+	cfg := Config{Resources: 3, ScopesPerResource: 4, TotalRecords: 1000}
+	total := 0
+	for ri := range 3 {
+		for si := range 4 {
+			n := cfg.records(ri, si)
+			if n != 83 && n != 84 {
+				t.Errorf("scope %d/%d: %d records, want 83 or 84", ri, si, n)
+			}
+			total += n
+		}
+	}
+	if total != 1000 {
+		t.Errorf("%d records in total, want 1000", total)
+	}
+}
+
+func BenchmarkGenerate(b *testing.B) {
+	for _, s := range signals {
+		for _, o := range []Order{Ascending, Descending} {
+			cfg := Config{Seed: 1, Order: o, Resources: 2, ScopesPerResource: 2, TotalRecords: 1000}
+			b.Run(fmt.Sprintf("signal=%v/order=%v/records=1000", s, o), func(b *testing.B) {
+				size := 0
+				for b.Loop() {
+					size = len(Generate(s, cfg))
+				}
+				b.SetBytes(int64(size))
+			})
+		}
+	}
+}

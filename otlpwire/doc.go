@@ -1,0 +1,72 @@
+// Package otlpwire counts, iterates, validates, splits and hashes OTLP
+// export requests directly on their protobuf encoding, without building
+// generated structs or pdata object graphs.
+//
+// # Types
+//
+// Every OTLP message has a byte-slice type holding its encoded body:
+// LogsRequest, TracesRequest and MetricsRequest for the three
+// Export*ServiceRequest messages; ResourceLogs, ScopeLogs, LogRecord;
+// ResourceSpans, ScopeSpans, Span, SpanEvent, SpanLink; ResourceMetrics,
+// ScopeMetrics, Metric, NumberDataPoint, HistogramDataPoint,
+// ExponentialHistogramDataPoint, SummaryDataPoint, Exemplar,
+// ValueAtQuantile; Resource, Scope, AnyValue. Converting a []byte to one
+// of them costs nothing. Above each type is the .proto message it reads,
+// with field numbers.
+//
+// # Ownership
+//
+// Nothing is copied. Every slice, Value, Attributes or List returned by this
+// package aliases the bytes it was read from, with its capacity capped so
+// that appending to it cannot overwrite the input. The caller owns the
+// input and must keep it unchanged while it uses anything read from it;
+// copy what must outlive it.
+//
+// # Reading
+//
+// Containers are walked with range-over-func iterators that yield the
+// element and an error; a malformed element ends the iteration with a
+// non-nil error as the last pair:
+//
+//	for rl, err := range otlpwire.LogsRequest(body).ResourceLogs() {
+//		if err != nil { return err }
+//		for sl, err := range rl.ScopeLogs() { ... }
+//	}
+//
+// Records are read in one scan each by Read methods (LogRecord.Read,
+// Span.Read, NumberDataPoint.Read, ...) that fill a caller-owned Fields
+// struct with every scalar field and locate the repeated fields, so that a
+// deep walk never scans a record twice. Attribute values are typed Values;
+// Attributes.Get finds a key without allocating. Fields are accepted in any
+// order: the OpenTelemetry SDKs write ascending field numbers, pdata
+// descending. Unknown fields are skipped. A singular field that occurs more
+// than once follows pdata: scalars and oneofs, last one wins; the status of
+// a span and the value of a key-value pair merge.
+//
+// No method allocates on success; iterators cost no heap allocation when
+// ranged over directly.
+//
+// # Counting, splitting and hashing
+//
+// LogRecordCount, SpanCount, DataPointCount and MetricCount exist at the
+// request, resource and scope level (DataPointCount also per Metric). They
+// read only the framing above the records they count: a request that
+// counts cleanly may still fail Validate.
+//
+// ResourceLogs.AppendTo (and the Spans and Metrics versions) write one
+// resource as a standalone export request; WriteTo does the same to an
+// io.Writer. A Splitter cuts a request into chunks of bounded record count
+// and byte size. Resource.Hash and Attributes.Hash give a stable,
+// order-independent 64-bit identity hash, documented in hash.go.
+//
+// # Errors
+//
+// Errors are *Error values carrying the OTLP path of the failing element
+// (e.g. "resource_logs[2].scope_logs[0].log_records[7]"), the byte offset
+// and one of the sentinel errors (ErrTruncated, ErrWireType, ErrOverflow,
+// ErrGroup, ...) for errors.Is. Paths and offsets are relative to the value
+// the method was called on. Validate walks a whole request and reports the
+// first structural error. No length read from the input is used before it
+// is checked against the bytes that remain, and nothing is allocated in
+// proportion to it.
+package otlpwire

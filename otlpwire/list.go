@@ -1,0 +1,153 @@
+package otlpwire
+
+import (
+	"iter"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// List is a view of a repeated message field of one message: the spans of
+// a scope, the events of a span, the exemplars of a data point. It aliases
+// the request. The zero value is an empty list.
+type List[T ~[]byte] struct {
+	b    []byte // the range of the message holding every occurrence
+	off  int    // offset of b within the message, for error positions
+	num  protowire.Number
+	name string
+}
+
+func newList[T ~[]byte](msg []byte, s span, num protowire.Number, name string) List[T] {
+	if s.last == 0 {
+		return List[T]{}
+	}
+	return List[T]{b: s.of(msg), off: s.first, num: num, name: name}
+}
+
+// All iterates the elements in order. A malformed element header ends the
+// iteration with a non-nil error as the last pair; the elements themselves
+// are checked when they are read.
+func (l List[T]) All() iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		if len(l.b) == 0 {
+			return
+		}
+		ok := true
+		err := repeated(l.b, l.num, l.name, func(v []byte, _ int) bool {
+			ok = yield(T(v), nil)
+			return ok
+		})
+		if err != nil && ok {
+			yield(nil, shift(err, l.off))
+		}
+	}
+}
+
+// Len counts the elements.
+func (l List[T]) Len() (int, error) {
+	if len(l.b) == 0 {
+		return 0, nil
+	}
+	n, err := count(l.b, l.num, l.name)
+	return n, shift(err, l.off)
+}
+
+// Resource is the encoded body of an opentelemetry.proto.resource.v1.Resource:
+//
+//	message Resource {
+//	  repeated KeyValue attributes = 1;
+//	  uint32 dropped_attributes_count = 2;
+//	  repeated EntityRef entity_refs = 3;
+//	}
+type Resource []byte
+
+// ResourceFields holds the fields of a Resource read in one pass.
+type ResourceFields struct {
+	Attributes             Attributes
+	DroppedAttributesCount uint32
+}
+
+// Read decodes the resource's fields into f in one pass. The attributes
+// alias r.
+func (r Resource) Read(f *ResourceFields) error {
+	*f = ResourceFields{}
+	var attrs span
+	for i := 0; i < len(r); {
+		n, typ, v, _, j, err := next(r, i)
+		if resourceSchema.bad(n, typ, err) {
+			if err := resourceSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 1:
+			attrs.add(i, j)
+		case 2:
+			f.DroppedAttributesCount = uint32(v)
+		}
+		i = j
+	}
+	f.Attributes = newAttributes(r, attrs, 1)
+	return nil
+}
+
+var resourceSchema = schema{1: bytesf("attributes"), 2: varintf("dropped_attributes_count"), 3: bytesf("entity_refs")}
+
+// Attributes returns the resource's attributes.
+func (r Resource) Attributes() (Attributes, error) {
+	var f ResourceFields
+	err := r.Read(&f)
+	return f.Attributes, err
+}
+
+func newAttributes(msg []byte, s span, num protowire.Number) Attributes {
+	if s.last == 0 {
+		return Attributes{}
+	}
+	return Attributes{b: s.of(msg), off: s.first, num: num}
+}
+
+// Scope is the encoded body of an
+// opentelemetry.proto.common.v1.InstrumentationScope:
+//
+//	message InstrumentationScope {
+//	  string name = 1; string version = 2;
+//	  repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4;
+//	}
+type Scope []byte
+
+// ScopeFields holds the fields of an InstrumentationScope read in one pass.
+// Byte slices alias the request.
+type ScopeFields struct {
+	Name, Version          []byte
+	Attributes             Attributes
+	DroppedAttributesCount uint32
+}
+
+// Read decodes the scope's fields into f in one pass.
+func (sc Scope) Read(f *ScopeFields) error {
+	*f = ScopeFields{}
+	var attrs span
+	for i := 0; i < len(sc); {
+		n, typ, v, s, j, err := next(sc, i)
+		if scopeSchema.bad(n, typ, err) {
+			if err := scopeSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 1:
+			f.Name = s
+		case 2:
+			f.Version = s
+		case 3:
+			attrs.add(i, j)
+		case 4:
+			f.DroppedAttributesCount = uint32(v)
+		}
+		i = j
+	}
+	f.Attributes = newAttributes(sc, attrs, 3)
+	return nil
+}
+
+var scopeSchema = schema{1: bytesf("name"), 2: bytesf("version"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")}

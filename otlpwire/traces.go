@@ -1,0 +1,325 @@
+package otlpwire
+
+import (
+	"io"
+	"iter"
+)
+
+// TracesRequest is an encoded
+// opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest:
+//
+//	message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+//
+// Every value read from it aliases it.
+type TracesRequest []byte
+
+// ResourceSpans iterates the resource containers. A malformed container
+// header ends the iteration with a non-nil error as the last pair.
+func (r TracesRequest) ResourceSpans() iter.Seq2[ResourceSpans, error] {
+	return func(yield func(ResourceSpans, error) bool) {
+		seq(r, fieldResources, "resource_spans", yield)
+	}
+}
+
+// ResourceCount counts the resource containers.
+func (r TracesRequest) ResourceCount() (int, error) {
+	return count(r, fieldResources, "resource_spans")
+}
+
+// SpanCount counts the spans of the whole request. It reads the resource
+// and scope framing, not the spans themselves.
+func (r TracesRequest) SpanCount() (int, error) { return countIn(r, fieldResources, spanLevels) }
+
+var spanLevels = []string{"resource_spans", "scope_spans", "spans"}
+
+// ResourceSpans is the encoded body of a ResourceSpans:
+//
+//	message ResourceSpans {
+//	  Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3;
+//	}
+type ResourceSpans []byte
+
+// Resource returns the resource (the last one, if repeated); empty if absent.
+func (rs ResourceSpans) Resource() (Resource, error) { return header(rs, "resource") }
+
+// SchemaURL returns schema_url.
+func (rs ResourceSpans) SchemaURL() ([]byte, error) { return schemaURL(rs) }
+
+// ScopeSpans iterates the scope containers.
+func (rs ResourceSpans) ScopeSpans() iter.Seq2[ScopeSpans, error] {
+	return func(yield func(ScopeSpans, error) bool) {
+		seq(rs, fieldChildren, "scope_spans", yield)
+	}
+}
+
+// SpanCount counts the spans of all scopes.
+func (rs ResourceSpans) SpanCount() (int, error) {
+	return countIn(rs, fieldChildren, spanLevels[1:])
+}
+
+// AppendTo appends to dst an ExportTraceServiceRequest holding only this
+// resource and returns the extended slice. With a dst of enough capacity it
+// does not allocate.
+func (rs ResourceSpans) AppendTo(dst []byte) []byte { return appendRequest(dst, rs) }
+
+// WriteTo writes the request AppendTo would append. It does not allocate.
+func (rs ResourceSpans) WriteTo(w io.Writer) (int64, error) { return writeRequest(w, rs) }
+
+// ScopeSpans is the encoded body of a ScopeSpans:
+//
+//	message ScopeSpans {
+//	  InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3;
+//	}
+type ScopeSpans []byte
+
+// Scope returns the instrumentation scope; empty if absent.
+func (ss ScopeSpans) Scope() (Scope, error) { return header(ss, "scope") }
+
+// SchemaURL returns schema_url.
+func (ss ScopeSpans) SchemaURL() ([]byte, error) { return schemaURL(ss) }
+
+// Spans iterates the spans.
+func (ss ScopeSpans) Spans() iter.Seq2[Span, error] {
+	return func(yield func(Span, error) bool) {
+		seq(ss, fieldChildren, "spans", yield)
+	}
+}
+
+// SpanCount counts the spans.
+func (ss ScopeSpans) SpanCount() (int, error) { return count(ss, fieldChildren, "spans") }
+
+// Span is the encoded body of an opentelemetry.proto.trace.v1.Span:
+//
+//	message Span {
+//	  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3;
+//	  bytes parent_span_id = 4; fixed32 flags = 16; string name = 5;
+//	  SpanKind kind = 6; fixed64 start_time_unix_nano = 7;
+//	  fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9;
+//	  uint32 dropped_attributes_count = 10; repeated Event events = 11;
+//	  uint32 dropped_events_count = 12; repeated Link links = 13;
+//	  uint32 dropped_links_count = 14; Status status = 15;
+//	}
+//	message Status { string message = 2; StatusCode code = 3; }
+type Span []byte
+
+// SpanFields holds every field of a Span, read in one pass by Span.Read.
+// Byte slices alias the request.
+type SpanFields struct {
+	TraceID                []byte // empty or 16 bytes
+	SpanID                 []byte // empty or 8 bytes
+	TraceState             []byte
+	ParentSpanID           []byte // empty or 8 bytes
+	Flags                  uint32
+	Name                   []byte
+	Kind                   int32
+	StartTime, EndTime     uint64 // ns since the Unix epoch
+	Attributes             Attributes
+	DroppedAttributesCount uint32
+	Events                 List[SpanEvent]
+	DroppedEventsCount     uint32
+	Links                  List[SpanLink]
+	DroppedLinksCount      uint32
+	StatusCode             int32
+	StatusMessage          []byte
+}
+
+// Read decodes every field of the span into f in one scan. Attributes,
+// events and links are located, not decoded.
+func (sp Span) Read(f *SpanFields) error {
+	*f = SpanFields{}
+	var attrs, events, links span
+	for i := 0; i < len(sp); {
+		n, typ, v, s, j, err := next(sp, i)
+		if spanSchema.bad(n, typ, err) {
+			if err := spanSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 1:
+			if err := checkID(s, 16, i, "trace_id"); err != nil {
+				return err
+			}
+			f.TraceID = s
+		case 2:
+			if err := checkID(s, 8, i, "span_id"); err != nil {
+				return err
+			}
+			f.SpanID = s
+		case 3:
+			f.TraceState = s
+		case 4:
+			if err := checkID(s, 8, i, "parent_span_id"); err != nil {
+				return err
+			}
+			f.ParentSpanID = s
+		case 5:
+			f.Name = s
+		case 6:
+			f.Kind = int32(v)
+		case 7:
+			f.StartTime = v
+		case 8:
+			f.EndTime = v
+		case 9:
+			attrs.add(i, j)
+		case 10:
+			f.DroppedAttributesCount = uint32(v)
+		case 11:
+			events.add(i, j)
+		case 12:
+			f.DroppedEventsCount = uint32(v)
+		case 13:
+			links.add(i, j)
+		case 14:
+			f.DroppedLinksCount = uint32(v)
+		case 15:
+			if err := readStatus(s, f); err != nil {
+				return within(err, "status", -1, j-len(s))
+			}
+		case 16:
+			f.Flags = uint32(v)
+		}
+		i = j
+	}
+	f.Attributes = newAttributes(sp, attrs, 9)
+	f.Events = newList[SpanEvent](sp, events, 11, "events")
+	f.Links = newList[SpanLink](sp, links, 13, "links")
+	return nil
+}
+
+var spanSchema = schema{
+	1: bytesf("trace_id"), 2: bytesf("span_id"), 3: bytesf("trace_state"), 4: bytesf("parent_span_id"),
+	5: bytesf("name"), 6: varintf("kind"), 7: fixed("start_time_unix_nano"), 8: fixed("end_time_unix_nano"),
+	9: bytesf("attributes"), 10: varintf("dropped_attributes_count"), 11: bytesf("events"),
+	12: varintf("dropped_events_count"), 13: bytesf("links"), 14: varintf("dropped_links_count"),
+	15: bytesf("status"), 16: fixed32f("flags"),
+}
+
+// readStatus merges a Status message into f: a repeated status field
+// merges field by field, as protobuf and pdata do.
+func readStatus(b []byte, f *SpanFields) error {
+	for i := 0; i < len(b); {
+		n, typ, v, s, j, err := next(b, i)
+		if statusSchema.bad(n, typ, err) {
+			if err := statusSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 2:
+			f.StatusMessage = s
+		case 3:
+			f.StatusCode = int32(v)
+		}
+		i = j
+	}
+	return nil
+}
+
+var statusSchema = schema{2: bytesf("message"), 3: varintf("code")}
+
+// SpanEvent is the encoded body of a Span.Event:
+//
+//	message Event {
+//	  fixed64 time_unix_nano = 1; string name = 2;
+//	  repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4;
+//	}
+type SpanEvent []byte
+
+// SpanEventFields holds the fields of a span event.
+type SpanEventFields struct {
+	Time                   uint64
+	Name                   []byte
+	Attributes             Attributes
+	DroppedAttributesCount uint32
+}
+
+// Read decodes the event's fields into f in one scan.
+func (e SpanEvent) Read(f *SpanEventFields) error {
+	*f = SpanEventFields{}
+	var attrs span
+	for i := 0; i < len(e); {
+		n, typ, v, s, j, err := next(e, i)
+		if eventSchema.bad(n, typ, err) {
+			if err := eventSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 1:
+			f.Time = v
+		case 2:
+			f.Name = s
+		case 3:
+			attrs.add(i, j)
+		case 4:
+			f.DroppedAttributesCount = uint32(v)
+		}
+		i = j
+	}
+	f.Attributes = newAttributes(e, attrs, 3)
+	return nil
+}
+
+var eventSchema = schema{1: fixed("time_unix_nano"), 2: bytesf("name"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")}
+
+// SpanLink is the encoded body of a Span.Link:
+//
+//	message Link {
+//	  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3;
+//	  repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5;
+//	  fixed32 flags = 6;
+//	}
+type SpanLink []byte
+
+// SpanLinkFields holds the fields of a span link.
+type SpanLinkFields struct {
+	TraceID, SpanID        []byte
+	TraceState             []byte
+	Attributes             Attributes
+	DroppedAttributesCount uint32
+	Flags                  uint32
+}
+
+// Read decodes the link's fields into f in one scan.
+func (l SpanLink) Read(f *SpanLinkFields) error {
+	*f = SpanLinkFields{}
+	var attrs span
+	for i := 0; i < len(l); {
+		n, typ, v, s, j, err := next(l, i)
+		if linkSchema.bad(n, typ, err) {
+			if err := linkSchema.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case 1:
+			if err := checkID(s, 16, i, "trace_id"); err != nil {
+				return err
+			}
+			f.TraceID = s
+		case 2:
+			if err := checkID(s, 8, i, "span_id"); err != nil {
+				return err
+			}
+			f.SpanID = s
+		case 3:
+			f.TraceState = s
+		case 4:
+			attrs.add(i, j)
+		case 5:
+			f.DroppedAttributesCount = uint32(v)
+		case 6:
+			f.Flags = uint32(v)
+		}
+		i = j
+	}
+	f.Attributes = newAttributes(l, attrs, 4)
+	return nil
+}
+
+var linkSchema = schema{
+	1: bytesf("trace_id"), 2: bytesf("span_id"), 3: bytesf("trace_state"), 4: bytesf("attributes"),
+	5: varintf("dropped_attributes_count"), 6: fixed32f("flags"),
+}

@@ -1,0 +1,254 @@
+package otlpwire
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Validate walks the whole request, every record and every attribute, and
+// returns the first structural error as an *Error with the path and offset
+// relative to the request: truncation, overlong varints, wrong wire types,
+// groups, bad id lengths, malformed packed fields and AnyValue nesting
+// deeper than MaxAnyValueDepth. Unknown fields are skipped. It does not
+// check semantics (e.g. that bucket counts match bounds). It does not
+// allocate unless it fails.
+func (r LogsRequest) Validate() error {
+	return eachChild(r, fieldResources, "resource_logs", func(rl []byte) error {
+		return validateContainer(rl, "resource", validateResource, "scope_logs", func(sl []byte) error {
+			return validateContainer(sl, "scope", validateScope, "log_records", validateLogRecord)
+		})
+	})
+}
+
+// Validate is LogsRequest.Validate for traces.
+func (r TracesRequest) Validate() error {
+	return eachChild(r, fieldResources, "resource_spans", func(rs []byte) error {
+		return validateContainer(rs, "resource", validateResource, "scope_spans", func(ss []byte) error {
+			return validateContainer(ss, "scope", validateScope, "spans", validateSpan)
+		})
+	})
+}
+
+// Validate is LogsRequest.Validate for metrics.
+func (r MetricsRequest) Validate() error {
+	return eachChild(r, fieldResources, "resource_metrics", func(rm []byte) error {
+		return validateContainer(rm, "resource", validateResource, "scope_metrics", func(sm []byte) error {
+			return validateContainer(sm, "scope", validateScope, "metrics", validateMetric)
+		})
+	})
+}
+
+// eachChild calls fn for every occurrence of the repeated message field num
+// of msg and places its error at the child's index and offset.
+func eachChild(msg []byte, num protowire.Number, name string, fn func([]byte) error) error {
+	idx := 0
+	var inner error
+	err := repeated(msg, num, name, func(c []byte, base int) bool {
+		if e := fn(c); e != nil {
+			inner = within(e, name, idx, base)
+			return false
+		}
+		idx++
+		return true
+	})
+	if inner != nil {
+		return inner
+	}
+	return err
+}
+
+// each is eachChild over a List.
+func (l List[T]) each(fn func(T) error) error {
+	if len(l.b) == 0 {
+		return nil
+	}
+	err := eachChild(l.b, l.num, l.name, func(c []byte) error { return fn(T(c)) })
+	return shift(err, l.off)
+}
+
+// validateContainer checks a resource or scope container: its header
+// (field 1), its children (field 2) and schema_url (field 3).
+func validateContainer(msg []byte, headerName string, header func([]byte) error, childName string, child func([]byte) error) error {
+	sc := schema{fieldHeader: bytesf(headerName), fieldChildren: bytesf(childName), fieldSchemaURL: bytesf("schema_url")}
+	idx := 0
+	for i := 0; i < len(msg); {
+		n, typ, _, s, j, err := next(msg, i)
+		if err != nil && n == fieldChildren {
+			return within(err, childName, idx, 0)
+		}
+		if sc.bad(n, typ, err) {
+			if err := sc.fail(n, typ, i, err); err != nil {
+				return err
+			}
+		}
+		switch n {
+		case fieldHeader:
+			err = within(header(s), headerName, -1, j-len(s))
+		case fieldChildren:
+			err = within(child(s), childName, idx, j-len(s))
+			idx++
+		}
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func validateResource(b []byte) error {
+	var f ResourceFields
+	if err := Resource(b).Read(&f); err != nil {
+		return err
+	}
+	return validateAttrs(f.Attributes, 1)
+}
+
+func validateScope(b []byte) error {
+	var f ScopeFields
+	if err := Scope(b).Read(&f); err != nil {
+		return err
+	}
+	return validateAttrs(f.Attributes, 1)
+}
+
+// validateAttrs checks every pair and every nested value; depth is the
+// nesting depth of the pairs' values.
+func validateAttrs(a Attributes, depth int) error {
+	for kv, err := range a.All() {
+		if err != nil {
+			return err
+		}
+		if err := validateValue(kv.Value, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateValue(v Value, depth int) error {
+	if depth > MaxAnyValueDepth {
+		return newErr(ErrTooDeep, 0, "")
+	}
+	switch v.typ {
+	case ValueArray:
+		for e, err := range v.Array().All() {
+			if err != nil {
+				return err
+			}
+			if err := validateValue(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case ValueKVList:
+		return validateAttrs(v.KVList(), depth+1)
+	}
+	return nil
+}
+
+func validateLogRecord(b []byte) error {
+	var f LogRecordFields
+	if err := LogRecord(b).Read(&f); err != nil {
+		return err
+	}
+	if err := validateValue(f.Body, 1); err != nil {
+		return err
+	}
+	return validateAttrs(f.Attributes, 1)
+}
+
+func validateSpan(b []byte) error {
+	var f SpanFields
+	if err := Span(b).Read(&f); err != nil {
+		return err
+	}
+	if err := validateAttrs(f.Attributes, 1); err != nil {
+		return err
+	}
+	err := f.Events.each(func(e SpanEvent) error {
+		var ef SpanEventFields
+		if err := e.Read(&ef); err != nil {
+			return err
+		}
+		return validateAttrs(ef.Attributes, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return f.Links.each(func(l SpanLink) error {
+		var lf SpanLinkFields
+		if err := l.Read(&lf); err != nil {
+			return err
+		}
+		return validateAttrs(lf.Attributes, 1)
+	})
+}
+
+func validateMetric(b []byte) error {
+	var f MetricFields
+	if err := Metric(b).Read(&f); err != nil {
+		return err
+	}
+	if err := validateAttrs(f.Metadata, 1); err != nil {
+		return err
+	}
+	switch f.Type {
+	case MetricTypeGauge, MetricTypeSum:
+		return f.NumberDataPoints().each(func(p NumberDataPoint) error {
+			var pf NumberDataPointFields
+			if err := p.Read(&pf); err != nil {
+				return err
+			}
+			return validatePointCommon(pf.Attributes, pf.Exemplars)
+		})
+	case MetricTypeHistogram:
+		return f.HistogramDataPoints().each(func(p HistogramDataPoint) error {
+			var pf HistogramDataPointFields
+			if err := p.Read(&pf); err != nil {
+				return err
+			}
+			return validatePointCommon(pf.Attributes, pf.Exemplars)
+		})
+	case MetricTypeExponentialHistogram:
+		return f.ExponentialHistogramDataPoints().each(func(p ExponentialHistogramDataPoint) error {
+			var pf ExponentialHistogramDataPointFields
+			if err := p.Read(&pf); err != nil {
+				return err
+			}
+			if _, err := pf.Positive.BucketCounts.Len(); err != nil {
+				return within(err, "positive", -1, 0)
+			}
+			if _, err := pf.Negative.BucketCounts.Len(); err != nil {
+				return within(err, "negative", -1, 0)
+			}
+			return validatePointCommon(pf.Attributes, pf.Exemplars)
+		})
+	case MetricTypeSummary:
+		return f.SummaryDataPoints().each(func(p SummaryDataPoint) error {
+			var pf SummaryDataPointFields
+			if err := p.Read(&pf); err != nil {
+				return err
+			}
+			if err := validateAttrs(pf.Attributes, 1); err != nil {
+				return err
+			}
+			return pf.QuantileValues.each(func(q ValueAtQuantile) error {
+				_, _, err := q.Read()
+				return err
+			})
+		})
+	}
+	return nil
+}
+
+func validatePointCommon(attrs Attributes, exemplars List[Exemplar]) error {
+	if err := validateAttrs(attrs, 1); err != nil {
+		return err
+	}
+	return exemplars.each(func(e Exemplar) error {
+		var ef ExemplarFields
+		if err := e.Read(&ef); err != nil {
+			return err
+		}
+		return validateAttrs(ef.FilteredAttributes, 1)
+	})
+}

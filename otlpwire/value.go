@@ -1,0 +1,360 @@
+package otlpwire
+
+import (
+	"encoding/binary"
+	"iter"
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// ValueType is the kind held by an AnyValue.
+type ValueType uint8
+
+// The AnyValue kinds, in the order of the oneof in common.proto.
+const (
+	ValueEmpty ValueType = iota // no value field present
+	ValueString
+	ValueBool
+	ValueInt
+	ValueDouble
+	ValueArray
+	ValueKVList
+	ValueBytes
+)
+
+var valueTypeNames = [...]string{"Empty", "Str", "Bool", "Int", "Double", "Array", "KVList", "Bytes"}
+
+// String returns the pdata name of the kind ("Str", "Int", ...).
+func (t ValueType) String() string {
+	if int(t) < len(valueTypeNames) {
+		return valueTypeNames[t]
+	}
+	return "Unknown"
+}
+
+// AnyValue is the encoded body of an opentelemetry.proto.common.v1.AnyValue:
+//
+//	message AnyValue {
+//	  oneof value {
+//	    string string_value = 1; bool bool_value = 2; int64 int_value = 3;
+//	    double double_value = 4; ArrayValue array_value = 5;
+//	    KeyValueList kvlist_value = 6; bytes bytes_value = 7;
+//	  }
+//	}
+type AnyValue []byte
+
+// Value decodes the AnyValue in one pass. The result aliases a.
+func (a AnyValue) Value() (Value, error) {
+	v, _, err := parseAnyValue(a)
+	return v, err
+}
+
+// Value is a decoded AnyValue. Byte slices it returns alias the request it
+// was read from: copy them to keep them past the request's lifetime.
+// Array and key-value list contents are decoded lazily, on iteration.
+type Value struct {
+	b   []byte // string, bytes, array or kvlist contents
+	num uint64 // bool, int or double bits
+	typ ValueType
+}
+
+// Type returns the kind of value; ValueEmpty for an AnyValue with no field set.
+func (v Value) Type() ValueType { return v.typ }
+
+// Str returns the string value, or nil when Type() != ValueString.
+func (v Value) Str() []byte {
+	if v.typ != ValueString {
+		return nil
+	}
+	return v.b
+}
+
+// Bool returns the bool value, or false when Type() != ValueBool.
+func (v Value) Bool() bool { return v.typ == ValueBool && v.num != 0 }
+
+// Int returns the int value, or 0 when Type() != ValueInt.
+func (v Value) Int() int64 {
+	if v.typ != ValueInt {
+		return 0
+	}
+	return int64(v.num)
+}
+
+// Double returns the double value, or 0 when Type() != ValueDouble.
+func (v Value) Double() float64 {
+	if v.typ != ValueDouble {
+		return 0
+	}
+	return math.Float64frombits(v.num)
+}
+
+// Bytes returns the bytes value, or nil when Type() != ValueBytes.
+func (v Value) Bytes() []byte {
+	if v.typ != ValueBytes {
+		return nil
+	}
+	return v.b
+}
+
+// Array returns the elements of an array value; empty unless
+// Type() == ValueArray.
+func (v Value) Array() Values {
+	if v.typ != ValueArray {
+		return nil
+	}
+	return Values(v.b)
+}
+
+// KVList returns the entries of a key-value list value; empty unless
+// Type() == ValueKVList.
+func (v Value) KVList() Attributes {
+	if v.typ != ValueKVList {
+		return Attributes{}
+	}
+	return Attributes{b: v.b, num: 1}
+}
+
+// Values is the encoded body of an ArrayValue (repeated AnyValue values = 1).
+type Values []byte
+
+// All iterates the array's elements. A malformed element ends the iteration
+// with a non-nil error as the last pair.
+func (vs Values) All() iter.Seq2[Value, error] {
+	return func(yield func(Value, error) bool) {
+		idx := 0
+		ok := true
+		err := repeated(vs, 1, "values", func(b []byte, base int) bool {
+			v, _, err := parseAnyValue(b)
+			if err != nil {
+				ok = yield(Value{}, within(err, "values", idx, base))
+				return false
+			}
+			idx++
+			ok = yield(v, nil)
+			return ok
+		})
+		if err != nil && ok {
+			yield(Value{}, err)
+		}
+	}
+}
+
+// Len counts the array's elements.
+func (vs Values) Len() (int, error) { return count(vs, 1, "values") }
+
+// parseAnyValue decodes an AnyValue. Later oneof fields replace earlier
+// ones, as in protobuf and pdata. set reports whether any value field was
+// present.
+func parseAnyValue(b []byte) (v Value, set bool, err error) {
+	for i := 0; i < len(b); {
+		n, typ, x, s, j, err := next(b, i)
+		if anyValueSchema.bad(n, typ, err) {
+			if err := anyValueSchema.fail(n, typ, i, err); err != nil {
+				return Value{}, false, err
+			}
+		}
+		switch n {
+		case 1, 5, 6, 7:
+			v, set = Value{typ: bytesValueTypes[n], b: s}, true
+		case 2:
+			v, set = Value{typ: ValueBool, num: b2u(x != 0)}, true
+		case 3:
+			v, set = Value{typ: ValueInt, num: x}, true
+		case 4:
+			v, set = Value{typ: ValueDouble, num: x}, true
+		}
+		i = j
+	}
+	return v, set, nil
+}
+
+var anyValueSchema = schema{
+	1: bytesf("string_value"), 2: varintf("bool_value"), 3: varintf("int_value"), 4: fixed("double_value"),
+	5: bytesf("array_value"), 6: bytesf("kvlist_value"), 7: bytesf("bytes_value"),
+}
+
+var bytesValueTypes = [...]ValueType{1: ValueString, 5: ValueArray, 6: ValueKVList, 7: ValueBytes}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// KeyValue is one decoded attribute. Key and the value's bytes alias the
+// request.
+type KeyValue struct {
+	Key   []byte
+	Value Value
+}
+
+// parseKeyValue decodes a KeyValue { string key = 1; AnyValue value = 2; }.
+// A repeated value field merges as pdata does: a later occurrence that sets
+// a oneof field replaces the earlier value.
+func parseKeyValue(b []byte) (KeyValue, error) {
+	var kv KeyValue
+	for i := 0; i < len(b); {
+		n, typ, _, s, j, err := next(b, i)
+		if keyValueSchema.bad(n, typ, err) {
+			if err := keyValueSchema.fail(n, typ, i, err); err != nil {
+				return KeyValue{}, err
+			}
+		}
+		switch n {
+		case 1:
+			kv.Key = s
+		case 2:
+			v, set, err := parseAnyValue(s)
+			if err != nil {
+				return KeyValue{}, within(err, "value", -1, j-len(s))
+			}
+			if set {
+				kv.Value = v
+			}
+		}
+		i = j
+	}
+	return kv, nil
+}
+
+var keyValueSchema = schema{1: bytesf("key"), 2: bytesf("value")}
+
+// Attributes is a view of the repeated KeyValue field of one message
+// (attributes, a key-value list, metric metadata). It aliases the request.
+// The zero value is an empty list.
+type Attributes struct {
+	b   []byte // the range of the message holding every occurrence
+	off int    // offset of b within that message, for error positions
+	num protowire.Number
+}
+
+// All iterates the key-value pairs in order. A malformed pair ends the
+// iteration with a non-nil error as the last pair.
+func (a Attributes) All() iter.Seq2[KeyValue, error] {
+	return func(yield func(KeyValue, error) bool) {
+		b, idx := a.b, 0
+		kvTag := byte(a.num)<<3 | byte(wireBytes)
+		for i := 0; i < len(b); {
+			// Fast path: a pair field with a one-byte length in its most
+			// common encodings; anything else takes the general path.
+			if i+1 < len(b) && b[i] == kvTag {
+				if l := int(b[i+1]); l < 0x80 && l <= len(b)-i-2 {
+					j := i + 2 + l
+					if kv, ok := fastKeyValue(b[i+2 : j : j]); ok {
+						if !yield(kv, nil) {
+							return
+						}
+						idx++
+						i = j
+						continue
+					}
+				}
+			}
+			n, typ, _, s, j, err := next(b, i)
+			if err != nil {
+				yield(KeyValue{}, shift(err, a.off))
+				return
+			}
+			if n == a.num {
+				if typ != wireBytes {
+					yield(KeyValue{}, within(newErr(ErrWireType, 0, ""), "attributes", idx, i+a.off))
+					return
+				}
+				kv, err := parseKeyValue(s)
+				if err != nil {
+					yield(KeyValue{}, within(err, "attributes", idx, j-len(s)+a.off))
+					return
+				}
+				if !yield(kv, nil) {
+					return
+				}
+				idx++
+			}
+			i = j
+		}
+	}
+}
+
+// fastKeyValue decodes a KeyValue whose key and value fields (in either
+// order, each once) have one-byte lengths and whose AnyValue holds exactly
+// one field, as SDKs and pdata encode nearly every attribute. ok is false
+// for anything else, which parseKeyValue then reads.
+func fastKeyValue(b []byte) (kv KeyValue, ok bool) {
+	seen := 0
+	for i := 0; i < len(b); {
+		if i+2 > len(b) {
+			return kv, false
+		}
+		t, l := b[i], int(b[i+1])
+		if l >= 0x80 || l > len(b)-i-2 {
+			return kv, false
+		}
+		e := i + 2 + l
+		switch t {
+		case 0x0a:
+			kv.Key = b[i+2 : e : e]
+			seen |= 1
+		case 0x12:
+			if kv.Value, ok = fastAnyValue(b[i+2 : e : e]); !ok {
+				return kv, false
+			}
+			seen |= 2
+		default:
+			return kv, false
+		}
+		i = e
+	}
+	return kv, seen == 3
+}
+
+// fastAnyValue decodes an AnyValue made of exactly one field with a
+// one-byte tag and, for bytes kinds, a one-byte length.
+func fastAnyValue(s []byte) (Value, bool) {
+	if len(s) < 2 {
+		return Value{}, false
+	}
+	switch t := s[0]; t {
+	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
+		if int(s[1]) == len(s)-2 {
+			return Value{typ: bytesValueTypes[t>>3], b: s[2:]}, true
+		}
+	case 0x10: // bool
+		if len(s) == 2 && s[1] < 0x80 {
+			return Value{typ: ValueBool, num: b2u(s[1] != 0)}, true
+		}
+	case 0x18: // int
+		if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
+			return Value{typ: ValueInt, num: v}, true
+		}
+	case 0x21: // double
+		if len(s) == 9 {
+			return Value{typ: ValueDouble, num: binary.LittleEndian.Uint64(s[1:])}, true
+		}
+	}
+	return Value{}, false
+}
+
+// Get returns the value of the first attribute whose key equals key. It
+// does not allocate.
+func (a Attributes) Get(key string) (Value, bool, error) {
+	for kv, err := range a.All() {
+		if err != nil {
+			return Value{}, false, err
+		}
+		if string(kv.Key) == key {
+			return kv.Value, true, nil
+		}
+	}
+	return Value{}, false, nil
+}
+
+// Len counts the attributes.
+func (a Attributes) Len() (int, error) {
+	if len(a.b) == 0 {
+		return 0, nil
+	}
+	n, err := count(a.b, a.num, "attributes")
+	return n, shift(err, a.off)
+}
