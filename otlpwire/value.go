@@ -174,7 +174,7 @@ var anyValueSchema = schema{
 	5: bytesf("array_value"), 6: bytesf("kvlist_value"), 7: bytesf("bytes_value"),
 }
 
-var bytesValueTypes = [...]ValueType{1: ValueString, 5: ValueArray, 6: ValueKVList, 7: ValueBytes}
+var bytesValueTypes = [8]ValueType{1: ValueString, 5: ValueArray, 6: ValueKVList, 7: ValueBytes}
 
 func b2u(b bool) uint64 {
 	if b {
@@ -277,36 +277,36 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 	}
 }
 
-// fastKeyValue decodes a KeyValue whose key and value fields (in either
-// order, each once) have one-byte lengths and whose AnyValue holds exactly
-// one field, as SDKs and pdata encode nearly every attribute. ok is false
-// for anything else, which parseKeyValue then reads.
+// fastKeyValue decodes a KeyValue encoded as SDKs and pdata encode nearly
+// every attribute: a key field and a value field, in either order, each
+// with a one-byte length, the AnyValue holding exactly one field with a
+// one-byte tag. ok is false for anything else, which parseKeyValue reads.
 func fastKeyValue(b []byte) (kv KeyValue, ok bool) {
-	seen := 0
-	for i := 0; i < len(b); {
-		if i+2 > len(b) {
-			return kv, false
-		}
-		t, l := b[i], int(b[i+1])
-		if l >= 0x80 || l > len(b)-i-2 {
-			return kv, false
-		}
-		e := i + 2 + l
-		switch t {
-		case 0x0a:
-			kv.Key = b[i+2 : e : e]
-			seen |= 1
-		case 0x12:
-			if kv.Value, ok = fastAnyValue(b[i+2 : e : e]); !ok {
-				return kv, false
-			}
-			seen |= 2
-		default:
-			return kv, false
-		}
-		i = e
+	if len(b) < 4 {
+		return kv, false
 	}
-	return kv, seen == 3
+	// First field at 0, second at p.
+	l0 := int(b[1])
+	p := 2 + l0
+	if l0 >= 0x80 || p+2 > len(b) {
+		return kv, false
+	}
+	l1 := int(b[p+1])
+	if l1 >= 0x80 || p+2+l1 != len(b) {
+		return kv, false
+	}
+	var key, val []byte
+	switch {
+	case b[0] == 0x0a && b[p] == 0x12:
+		key, val = b[2:p:p], b[p+2:]
+	case b[0] == 0x12 && b[p] == 0x0a:
+		val, key = b[2:p:p], b[p+2:]
+	default:
+		return kv, false
+	}
+	kv.Key = key
+	kv.Value, ok = fastAnyValue(val)
+	return kv, ok
 }
 
 // fastAnyValue decodes an AnyValue made of exactly one field with a
@@ -315,21 +315,23 @@ func fastAnyValue(s []byte) (Value, bool) {
 	if len(s) < 2 {
 		return Value{}, false
 	}
-	switch t := s[0]; t {
-	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
-		if int(s[1]) == len(s)-2 {
-			return Value{typ: bytesValueTypes[t>>3], b: s[2:]}, true
+	t := s[0]
+	switch protowire.Type(t & 7) {
+	case wireBytes: // string, array, kvlist, bytes
+		if vt := bytesValueTypes[t>>3&7]; vt != ValueEmpty && int(s[1]) == len(s)-2 {
+			return Value{typ: vt, b: s[2:]}, true
 		}
-	case 0x10: // bool
-		if len(s) == 2 && s[1] < 0x80 {
+	case wireVarint: // bool, int
+		if t == 0x10 && len(s) == 2 && s[1] < 0x80 {
 			return Value{typ: ValueBool, num: b2u(s[1] != 0)}, true
 		}
-	case 0x18: // int
-		if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
-			return Value{typ: ValueInt, num: v}, true
+		if t == 0x18 {
+			if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
+				return Value{typ: ValueInt, num: v}, true
+			}
 		}
-	case 0x21: // double
-		if len(s) == 9 {
+	case wireFixed64: // double
+		if t == 0x21 && len(s) == 9 {
 			return Value{typ: ValueDouble, num: binary.LittleEndian.Uint64(s[1:])}, true
 		}
 	}
