@@ -318,7 +318,8 @@ func fastAnyValue(s []byte) (Value, bool) {
 	t := s[0]
 	switch protowire.Type(t & 7) {
 	case wireBytes: // string, array, kvlist, bytes
-		if vt := bytesValueTypes[t>>3&7]; vt != ValueEmpty && int(s[1]) == len(s)-2 {
+		if t < 0x40 && bytesValueTypes[t>>3] != ValueEmpty && int(s[1]) == len(s)-2 {
+			vt := bytesValueTypes[t>>3]
 			return Value{typ: vt, b: s[2:]}, true
 		}
 	case wireVarint: // bool, int
