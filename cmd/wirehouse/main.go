@@ -46,7 +46,8 @@ type command struct {
 
 // commands are the subcommands by name; each lives in its own file.
 var commands = map[string]command{
-	"gen": {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
+	"gen":     {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
+	"inspect": {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
 }
 
 // run runs the command named by args[0] with the rest of args.

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// runInspect prints, for each OTLP request file, one line per resource:
+// service.name, scope count, record count, size and identity hash, then a
+// total. Files are raw protobuf, or gzip (.gz) or zstd (.zst) compressed;
+// the signal comes from --signal or from the file name (logs-*, traces-*,
+// metrics-*, as written by wirehouse gen).
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sig := fs.String("signal", "", "signal of every file: logs, traces or metrics (default: from each file name)")
+	maxSize := fs.Int64("max-size", 256<<20, "largest decompressed request to read, in bytes")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: wirehouse inspect [flags] FILE...\n\nPrints per-resource counts, service.name and sizes of OTLP request files.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err: err, printed: true}
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usageError{err: errors.New("inspect: no files given"), printed: false}
+	}
+	if *maxSize <= 0 {
+		return usageError{err: fmt.Errorf("flag -max-size: %d is not positive", *maxSize)}
+	}
+	var fixed synth.Signal
+	if *sig != "" {
+		s, err := synth.ParseSignal(*sig)
+		if err != nil {
+			return usageError{err: fmt.Errorf("flag -signal: %w", err)}
+		}
+		fixed = s
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "FILE\tRESOURCE\tSERVICE\tSCOPES\tRECORDS\tBYTES\tHASH\t")
+	var total inspectTotals
+	var failed []string
+	for _, path := range fs.Args() {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		s := fixed
+		if s == 0 {
+			var err error
+			if s, err = signalFromName(path); err != nil {
+				failed = append(failed, err.Error())
+				continue
+			}
+		}
+		body, err := readRequestFile(path, *maxSize)
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		if err := inspectRequest(tw, filepath.Base(path), s, body, &total); err != nil {
+			failed = append(failed, fmt.Sprintf("inspect %s: %v", path, err))
+		}
+	}
+	fmt.Fprintf(tw, "total\t%d\t\t%d\t%d\t%d\t\t\n", total.resources, total.scopes, total.records, total.bytes)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range failed {
+		fmt.Fprintln(stderr, f)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("inspect: %d of %d files failed", len(failed), fs.NArg())
+	}
+	return nil
+}
+
+type inspectTotals struct{ resources, scopes, records, bytes int }
+
+func signalFromName(path string) (synth.Signal, error) {
+	base := filepath.Base(path)
+	for _, s := range []synth.Signal{synth.SignalLogs, synth.SignalTraces, synth.SignalMetrics} {
+		if strings.HasPrefix(base, s.String()) {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("inspect %s: cannot tell the signal from the file name; use -signal", path)
+}
+
+// readRequestFile reads a request file, decompressing .gz and .zst, and
+// refuses one that decompresses to more than max bytes.
+func readRequestFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	switch {
+	case strings.HasSuffix(path, ".gz"):
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	case strings.HasSuffix(path, ".zst"):
+		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if n > max {
+		return nil, fmt.Errorf("read %s: larger than -max-size %d bytes", path, max)
+	}
+	return buf.Bytes(), nil
+}
+
+// resourceInfo is what inspect prints about one resource container.
+type resourceInfo struct {
+	service []byte
+	scopes  int
+	records int
+	size    int
+	hash    uint64
+}
+
+func describe(r otlpwire.Resource, size, scopes, records int) (resourceInfo, error) {
+	info := resourceInfo{size: size, scopes: scopes, records: records}
+	attrs, err := r.Attributes()
+	if err != nil {
+		return info, err
+	}
+	v, ok, err := attrs.Get("service.name")
+	if err != nil {
+		return info, err
+	}
+	if ok {
+		info.service = v.Str()
+	}
+	info.hash, err = r.Hash()
+	return info, err
+}
+
+func inspectRequest(w io.Writer, name string, s synth.Signal, body []byte, total *inspectTotals) error {
+	var infos []resourceInfo
+	switch s {
+	case synth.SignalLogs:
+		req := otlpwire.LogsRequest(body)
+		if err := req.Validate(); err != nil {
+			return err
+		}
+		for rl, err := range req.ResourceLogs() {
+			if err != nil {
+				return err
+			}
+			info, err := describeLogs(rl)
+			if err != nil {
+				return err
+			}
+			infos = append(infos, info)
+		}
+	case synth.SignalTraces:
+		req := otlpwire.TracesRequest(body)
+		if err := req.Validate(); err != nil {
+			return err
+		}
+		for rs, err := range req.ResourceSpans() {
+			if err != nil {
+				return err
+			}
+			info, err := describeSpans(rs)
+			if err != nil {
+				return err
+			}
+			infos = append(infos, info)
+		}
+	default:
+		req := otlpwire.MetricsRequest(body)
+		if err := req.Validate(); err != nil {
+			return err
+		}
+		for rm, err := range req.ResourceMetrics() {
+			if err != nil {
+				return err
+			}
+			info, err := describeMetrics(rm)
+			if err != nil {
+				return err
+			}
+			infos = append(infos, info)
+		}
+	}
+	for i, info := range infos {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%016x\t\n", name, i, info.service, info.scopes, info.records, info.size, info.hash)
+		total.resources++
+		total.scopes += info.scopes
+		total.records += info.records
+	}
+	total.bytes += len(body)
+	return nil
+}
+
+func describeLogs(rl otlpwire.ResourceLogs) (resourceInfo, error) {
+	r, err := rl.Resource()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	n, err := rl.LogRecordCount()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	scopes := 0
+	for _, err := range rl.ScopeLogs() {
+		if err != nil {
+			return resourceInfo{}, err
+		}
+		scopes++
+	}
+	return describe(r, len(rl), scopes, n)
+}
+
+func describeSpans(rs otlpwire.ResourceSpans) (resourceInfo, error) {
+	r, err := rs.Resource()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	n, err := rs.SpanCount()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	scopes := 0
+	for _, err := range rs.ScopeSpans() {
+		if err != nil {
+			return resourceInfo{}, err
+		}
+		scopes++
+	}
+	return describe(r, len(rs), scopes, n)
+}
+
+func describeMetrics(rm otlpwire.ResourceMetrics) (resourceInfo, error) {
+	r, err := rm.Resource()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	n, err := rm.DataPointCount()
+	if err != nil {
+		return resourceInfo{}, err
+	}
+	scopes := 0
+	for _, err := range rm.ScopeMetrics() {
+		if err != nil {
+			return resourceInfo{}, err
+		}
+		scopes++
+	}
+	return describe(r, len(rm), scopes, n)
+}
