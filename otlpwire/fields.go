@@ -10,26 +10,54 @@ import (
 type fieldSpec struct {
 	name string
 	typ  protowire.Type
-	elem protowire.Type // for packed fields; 0 (varint) is distinguished by packed
+	elem protowire.Type
 	pack bool
 }
 
-// schema is indexed by field number; unnamed entries are unknown fields.
-type schema []fieldSpec
+// schema describes the fields of one message, indexed by field number.
+// types mirrors the wire types for the hot check (0xff: not declared).
+type schema struct {
+	fields []fieldSpec
+	types  [32]byte
+}
+
+func newSchema(fields map[protowire.Number]fieldSpec) *schema {
+	sc := &schema{}
+	for i := range sc.types {
+		sc.types[i] = 0xff
+	}
+	max := protowire.Number(0)
+	for n := range fields {
+		max = maxNum(max, n)
+	}
+	sc.fields = make([]fieldSpec, max+1)
+	for n, f := range fields {
+		sc.fields[n] = f
+		sc.types[n] = byte(f.typ)
+	}
+	return sc
+}
+
+func maxNum(a, b protowire.Number) protowire.Number {
+	if a > b {
+		return a
+	}
+	return b
+}
 
 // bad reports whether a field read by next needs the slow check: next
 // failed, or a declared field arrived with another wire type.
-func (sc schema) bad(n protowire.Number, typ protowire.Type, err error) bool {
-	return err != nil || (int(n) < len(sc) && typ != sc[n].typ && sc[n].name != "")
+func (sc *schema) bad(n protowire.Number, typ protowire.Type, err error) bool {
+	return err != nil || (uint(n) < 32 && sc.types[n] != byte(typ) && sc.types[n] != 0xff)
 }
 
 // fail turns the result of next for the field at offset i into the error to
 // return, naming the field; nil when the field is acceptable after all (an
 // unpacked occurrence of a packed field).
-func (sc schema) fail(n protowire.Number, typ protowire.Type, i int, err error) error {
+func (sc *schema) fail(n protowire.Number, typ protowire.Type, i int, err error) error {
 	var spec fieldSpec
-	if int(n) < len(sc) {
-		spec = sc[n]
+	if int(n) < len(sc.fields) {
+		spec = sc.fields[n]
 	}
 	if spec.name == "" {
 		return err
@@ -41,6 +69,20 @@ func (sc schema) fail(n protowire.Number, typ protowire.Type, i int, err error) 
 		return nil
 	}
 	return newErr(ErrWireType, i, "for field "+spec.name)
+}
+
+// skipRun passes over the fields with the one-byte tag t that follow at
+// b[j:], as long as each has a one-byte length: the rest of a run of
+// repeated fields such as attributes, without a call per field.
+func skipRun(b []byte, j int, t byte) int {
+	for j+1 < len(b) && b[j] == t {
+		l := int(b[j+1])
+		if l >= 0x80 || l > len(b)-j-2 {
+			break
+		}
+		j += 2 + l
+	}
+	return j
 }
 
 // checkID reports an id that is neither empty nor size bytes long.

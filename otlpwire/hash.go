@@ -81,13 +81,13 @@ func hashValue(d *xxhash.Digest, v Value, depth int) error {
 	buf[0] = byte(v.typ)
 	switch v.typ {
 	case ValueString, ValueBytes:
-		d.Write(binary.AppendUvarint(buf[:1], uint64(len(v.b))))
-		d.Write(v.b)
+		d.Write(binary.AppendUvarint(buf[:1], v.n))
+		d.Write(v.raw())
 	case ValueBool:
-		buf[1] = byte(v.num)
+		buf[1] = byte(v.n)
 		d.Write(buf[:2])
 	case ValueInt, ValueDouble:
-		binary.LittleEndian.PutUint64(buf[1:], v.num)
+		binary.LittleEndian.PutUint64(buf[1:], v.n)
 		d.Write(buf[:9])
 	case ValueArray:
 		if depth >= MaxAnyValueDepth {

@@ -80,6 +80,7 @@ func (r Resource) Read(f *ResourceFields) error {
 		}
 		switch n {
 		case 1:
+			j = skipRun(r, j, 0x0a)
 			attrs.add(i, j)
 		case 2:
 			f.DroppedAttributesCount = uint32(v)
@@ -90,7 +91,7 @@ func (r Resource) Read(f *ResourceFields) error {
 	return nil
 }
 
-var resourceSchema = schema{1: bytesf("attributes"), 2: varintf("dropped_attributes_count"), 3: bytesf("entity_refs")}
+var resourceSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("attributes"), 2: varintf("dropped_attributes_count"), 3: bytesf("entity_refs")})
 
 // Attributes returns the resource's attributes.
 func (r Resource) Attributes() (Attributes, error) {
@@ -140,6 +141,7 @@ func (sc Scope) Read(f *ScopeFields) error {
 		case 2:
 			f.Version = s
 		case 3:
+			j = skipRun(sc, j, 0x1a)
 			attrs.add(i, j)
 		case 4:
 			f.DroppedAttributesCount = uint32(v)
@@ -150,4 +152,4 @@ func (sc Scope) Read(f *ScopeFields) error {
 	return nil
 }
 
-var scopeSchema = schema{1: bytesf("name"), 2: bytesf("version"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")}
+var scopeSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("name"), 2: bytesf("version"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")})

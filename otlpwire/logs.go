@@ -3,6 +3,8 @@ package otlpwire
 import (
 	"io"
 	"iter"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // LogsRequest is an encoded
@@ -145,6 +147,7 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 				f.Body = body
 			}
 		case 6:
+			j = skipRun(lr, j, 0x32)
 			attrs.add(i, j)
 		case 7:
 			f.DroppedAttributesCount = uint32(v)
@@ -169,9 +172,9 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 	return nil
 }
 
-var logRecordSchema = schema{
+var logRecordSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: fixed("time_unix_nano"), 11: fixed("observed_time_unix_nano"),
 	2: varintf("severity_number"), 3: bytesf("severity_text"), 5: bytesf("body"),
 	6: bytesf("attributes"), 7: varintf("dropped_attributes_count"), 8: fixed32f("flags"),
 	9: bytesf("trace_id"), 10: bytesf("span_id"), 12: bytesf("event_name"),
-}
+})

@@ -244,6 +244,7 @@ func (m Metric) Read(f *MetricFields) error {
 		case 5, 7, 9, 10, 11:
 			f.Type, data, dataOff = metricDataFields[n], s, j-len(s)
 		case 12:
+			j = skipRun(m, j, 0x62)
 			meta.add(i, j)
 		}
 		i = j
@@ -259,10 +260,10 @@ func (m Metric) Read(f *MetricFields) error {
 	return nil
 }
 
-var metricSchema = schema{
+var metricSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("name"), 2: bytesf("description"), 3: bytesf("unit"), 5: bytesf("gauge"), 7: bytesf("sum"),
 	9: bytesf("histogram"), 10: bytesf("exponential_histogram"), 11: bytesf("summary"), 12: bytesf("metadata"),
-}
+})
 
 // readMetricData reads a Gauge, Sum, Histogram, ExponentialHistogram or
 // Summary body.
@@ -279,9 +280,9 @@ func readMetricData(b []byte, f *MetricFields) error {
 		switch {
 		case n == 1:
 			pts.add(i, j)
-		case n == 2 && len(sc) > 2:
+		case n == 2 && len(sc.fields) > 2:
 			f.AggregationTemporality = int32(v)
-		case n == 3 && len(sc) > 3:
+		case n == 3 && len(sc.fields) > 3:
 			f.IsMonotonic = v != 0
 		}
 		i = j
@@ -290,12 +291,12 @@ func readMetricData(b []byte, f *MetricFields) error {
 	return nil
 }
 
-var metricDataSchemas = [...]schema{
-	MetricTypeGauge:                {1: bytesf("data_points")},
-	MetricTypeSum:                  {1: bytesf("data_points"), 2: varintf("aggregation_temporality"), 3: varintf("is_monotonic")},
-	MetricTypeHistogram:            {1: bytesf("data_points"), 2: varintf("aggregation_temporality")},
-	MetricTypeExponentialHistogram: {1: bytesf("data_points"), 2: varintf("aggregation_temporality")},
-	MetricTypeSummary:              {1: bytesf("data_points")},
+var metricDataSchemas = [...]*schema{
+	MetricTypeGauge:                newSchema(map[protowire.Number]fieldSpec{1: bytesf("data_points")}),
+	MetricTypeSum:                  newSchema(map[protowire.Number]fieldSpec{1: bytesf("data_points"), 2: varintf("aggregation_temporality"), 3: varintf("is_monotonic")}),
+	MetricTypeHistogram:            newSchema(map[protowire.Number]fieldSpec{1: bytesf("data_points"), 2: varintf("aggregation_temporality")}),
+	MetricTypeExponentialHistogram: newSchema(map[protowire.Number]fieldSpec{1: bytesf("data_points"), 2: varintf("aggregation_temporality")}),
+	MetricTypeSummary:              newSchema(map[protowire.Number]fieldSpec{1: bytesf("data_points")}),
 }
 
 // DataPointCount counts the metric's data points. It reads the metric and

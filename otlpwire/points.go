@@ -51,6 +51,7 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 		}
 		switch n {
 		case 7:
+			j = skipRun(p, j, 0x3a)
 			attrs.add(i, j)
 		case 2:
 			f.StartTime = v
@@ -61,6 +62,7 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 		case 6:
 			f.ValueType, f.Int, f.Double = PointValueInt, int64(v), 0
 		case 5:
+			j = skipRun(p, j, 0x2a)
 			exemplars.add(i, j)
 		case 8:
 			f.Flags = uint32(v)
@@ -72,10 +74,10 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 	return nil
 }
 
-var numberSchema = schema{
+var numberSchema = newSchema(map[protowire.Number]fieldSpec{
 	7: bytesf("attributes"), 2: fixed("start_time_unix_nano"), 3: fixed("time_unix_nano"),
 	4: fixed("as_double"), 6: fixed("as_int"), 5: bytesf("exemplars"), 8: varintf("flags"),
-}
+})
 
 // HistogramDataPoint is the encoded body of a HistogramDataPoint:
 //
@@ -114,6 +116,7 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 		}
 		switch n {
 		case 9:
+			j = skipRun(p, j, 0x4a)
 			attrs.add(i, j)
 		case 2:
 			f.StartTime = v
@@ -134,6 +137,7 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 			}
 			bounds.add(i, j)
 		case 8:
+			j = skipRun(p, j, 0x42)
 			exemplars.add(i, j)
 		case 10:
 			f.Flags = uint32(v)
@@ -151,11 +155,11 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 	return nil
 }
 
-var histogramSchema = schema{
+var histogramSchema = newSchema(map[protowire.Number]fieldSpec{
 	9: bytesf("attributes"), 2: fixed("start_time_unix_nano"), 3: fixed("time_unix_nano"), 4: fixed("count"),
 	5: fixed("sum"), 6: packedf("bucket_counts", wireFixed64), 7: packedf("explicit_bounds", wireFixed64),
 	8: bytesf("exemplars"), 10: varintf("flags"), 11: fixed("min"), 12: fixed("max"),
-}
+})
 
 // checkPacked reports a packed fixed-width field whose length is not a
 // multiple of the element size.
@@ -214,6 +218,7 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 		}
 		switch n {
 		case 1:
+			j = skipRun(p, j, 0x0a)
 			attrs.add(i, j)
 		case 2:
 			f.StartTime = v
@@ -239,6 +244,7 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 		case 10:
 			f.Flags = uint32(v)
 		case 11:
+			j = skipRun(p, j, 0x5a)
 			exemplars.add(i, j)
 		case 12:
 			f.Min, f.HasMin = math.Float64frombits(v), true
@@ -254,11 +260,11 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 	return nil
 }
 
-var expSchema = schema{
+var expSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("attributes"), 2: fixed("start_time_unix_nano"), 3: fixed("time_unix_nano"), 4: fixed("count"),
 	5: fixed("sum"), 6: varintf("scale"), 7: fixed("zero_count"), 8: bytesf("positive"), 9: bytesf("negative"),
 	10: varintf("flags"), 11: bytesf("exemplars"), 12: fixed("min"), 13: fixed("max"), 14: fixed("zero_threshold"),
-}
+})
 
 // readBuckets merges a Buckets message into side: the offset merges, and
 // the counts of the last occurrence that has any replace earlier ones.
@@ -285,7 +291,7 @@ func readBuckets(b []byte, side *ExponentialBuckets) error {
 	return nil
 }
 
-var bucketsSchema = schema{1: varintf("offset"), 2: packedf("bucket_counts", wireVarint)}
+var bucketsSchema = newSchema(map[protowire.Number]fieldSpec{1: varintf("offset"), 2: packedf("bucket_counts", wireVarint)})
 
 // SummaryDataPoint is the encoded body of a SummaryDataPoint:
 //
@@ -320,6 +326,7 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 		}
 		switch n {
 		case 7:
+			j = skipRun(p, j, 0x3a)
 			attrs.add(i, j)
 		case 2:
 			f.StartTime = v
@@ -330,6 +337,7 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 		case 5:
 			f.Sum = math.Float64frombits(v)
 		case 6:
+			j = skipRun(p, j, 0x32)
 			quantiles.add(i, j)
 		case 8:
 			f.Flags = uint32(v)
@@ -341,10 +349,10 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 	return nil
 }
 
-var summarySchema = schema{
+var summarySchema = newSchema(map[protowire.Number]fieldSpec{
 	7: bytesf("attributes"), 2: fixed("start_time_unix_nano"), 3: fixed("time_unix_nano"), 4: fixed("count"),
 	5: fixed("sum"), 6: bytesf("quantile_values"), 8: varintf("flags"),
-}
+})
 
 // ValueAtQuantile is the encoded body of a SummaryDataPoint.ValueAtQuantile.
 type ValueAtQuantile []byte
@@ -369,7 +377,7 @@ func (q ValueAtQuantile) Read() (quantile, value float64, err error) {
 	return quantile, value, nil
 }
 
-var quantileSchema = schema{1: fixed("quantile"), 2: fixed("value")}
+var quantileSchema = newSchema(map[protowire.Number]fieldSpec{1: fixed("quantile"), 2: fixed("value")})
 
 // Exemplar is the encoded body of an Exemplar:
 //
@@ -403,6 +411,7 @@ func (e Exemplar) Read(f *ExemplarFields) error {
 		}
 		switch n {
 		case 7:
+			j = skipRun(e, j, 0x3a)
 			attrs.add(i, j)
 		case 2:
 			f.Time = v
@@ -427,7 +436,7 @@ func (e Exemplar) Read(f *ExemplarFields) error {
 	return nil
 }
 
-var exemplarSchema = schema{
+var exemplarSchema = newSchema(map[protowire.Number]fieldSpec{
 	7: bytesf("filtered_attributes"), 2: fixed("time_unix_nano"), 3: fixed("as_double"), 6: fixed("as_int"),
 	4: bytesf("span_id"), 5: bytesf("trace_id"),
-}
+})

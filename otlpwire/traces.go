@@ -3,6 +3,8 @@ package otlpwire
 import (
 	"io"
 	"iter"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TracesRequest is an encoded
@@ -162,14 +164,17 @@ func (sp Span) Read(f *SpanFields) error {
 		case 8:
 			f.EndTime = v
 		case 9:
+			j = skipRun(sp, j, 0x4a)
 			attrs.add(i, j)
 		case 10:
 			f.DroppedAttributesCount = uint32(v)
 		case 11:
+			j = skipRun(sp, j, 0x5a)
 			events.add(i, j)
 		case 12:
 			f.DroppedEventsCount = uint32(v)
 		case 13:
+			j = skipRun(sp, j, 0x6a)
 			links.add(i, j)
 		case 14:
 			f.DroppedLinksCount = uint32(v)
@@ -188,13 +193,13 @@ func (sp Span) Read(f *SpanFields) error {
 	return nil
 }
 
-var spanSchema = schema{
+var spanSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("trace_id"), 2: bytesf("span_id"), 3: bytesf("trace_state"), 4: bytesf("parent_span_id"),
 	5: bytesf("name"), 6: varintf("kind"), 7: fixed("start_time_unix_nano"), 8: fixed("end_time_unix_nano"),
 	9: bytesf("attributes"), 10: varintf("dropped_attributes_count"), 11: bytesf("events"),
 	12: varintf("dropped_events_count"), 13: bytesf("links"), 14: varintf("dropped_links_count"),
 	15: bytesf("status"), 16: fixed32f("flags"),
-}
+})
 
 // readStatus merges a Status message into f: a repeated status field
 // merges field by field, as protobuf and pdata do.
@@ -217,7 +222,7 @@ func readStatus(b []byte, f *SpanFields) error {
 	return nil
 }
 
-var statusSchema = schema{2: bytesf("message"), 3: varintf("code")}
+var statusSchema = newSchema(map[protowire.Number]fieldSpec{2: bytesf("message"), 3: varintf("code")})
 
 // SpanEvent is the encoded body of a Span.Event:
 //
@@ -252,6 +257,7 @@ func (e SpanEvent) Read(f *SpanEventFields) error {
 		case 2:
 			f.Name = s
 		case 3:
+			j = skipRun(e, j, 0x1a)
 			attrs.add(i, j)
 		case 4:
 			f.DroppedAttributesCount = uint32(v)
@@ -262,7 +268,7 @@ func (e SpanEvent) Read(f *SpanEventFields) error {
 	return nil
 }
 
-var eventSchema = schema{1: fixed("time_unix_nano"), 2: bytesf("name"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")}
+var eventSchema = newSchema(map[protowire.Number]fieldSpec{1: fixed("time_unix_nano"), 2: bytesf("name"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")})
 
 // SpanLink is the encoded body of a Span.Link:
 //
@@ -307,6 +313,7 @@ func (l SpanLink) Read(f *SpanLinkFields) error {
 		case 3:
 			f.TraceState = s
 		case 4:
+			j = skipRun(l, j, 0x22)
 			attrs.add(i, j)
 		case 5:
 			f.DroppedAttributesCount = uint32(v)
@@ -319,7 +326,7 @@ func (l SpanLink) Read(f *SpanLinkFields) error {
 	return nil
 }
 
-var linkSchema = schema{
+var linkSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("trace_id"), 2: bytesf("span_id"), 3: bytesf("trace_state"), 4: bytesf("attributes"),
 	5: varintf("dropped_attributes_count"), 6: fixed32f("flags"),
-}
+})

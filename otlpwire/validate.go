@@ -13,8 +13,8 @@ import (
 // allocate unless it fails.
 func (r LogsRequest) Validate() error {
 	return eachChild(r, fieldResources, "resource_logs", func(rl []byte) error {
-		return validateContainer(rl, "resource", validateResource, "scope_logs", func(sl []byte) error {
-			return validateContainer(sl, "scope", validateScope, "log_records", validateLogRecord)
+		return validateContainer(rl, resourceLogsSchema, validateResource, func(sl []byte) error {
+			return validateContainer(sl, scopeLogsSchema, validateScope, validateLogRecord)
 		})
 	})
 }
@@ -22,8 +22,8 @@ func (r LogsRequest) Validate() error {
 // Validate is LogsRequest.Validate for traces.
 func (r TracesRequest) Validate() error {
 	return eachChild(r, fieldResources, "resource_spans", func(rs []byte) error {
-		return validateContainer(rs, "resource", validateResource, "scope_spans", func(ss []byte) error {
-			return validateContainer(ss, "scope", validateScope, "spans", validateSpan)
+		return validateContainer(rs, resourceSpansSchema, validateResource, func(ss []byte) error {
+			return validateContainer(ss, scopeSpansSchema, validateScope, validateSpan)
 		})
 	})
 }
@@ -31,8 +31,8 @@ func (r TracesRequest) Validate() error {
 // Validate is LogsRequest.Validate for metrics.
 func (r MetricsRequest) Validate() error {
 	return eachChild(r, fieldResources, "resource_metrics", func(rm []byte) error {
-		return validateContainer(rm, "resource", validateResource, "scope_metrics", func(sm []byte) error {
-			return validateContainer(sm, "scope", validateScope, "metrics", validateMetric)
+		return validateContainer(rm, resourceMetricsSchema, validateResource, func(sm []byte) error {
+			return validateContainer(sm, scopeMetricsSchema, validateScope, validateMetric)
 		})
 	})
 }
@@ -65,10 +65,23 @@ func (l List[T]) each(fn func(T) error) error {
 	return shift(err, l.off)
 }
 
+func containerSchema(header, child string) *schema {
+	return newSchema(map[protowire.Number]fieldSpec{fieldHeader: bytesf(header), fieldChildren: bytesf(child), fieldSchemaURL: bytesf("schema_url")})
+}
+
+var (
+	resourceLogsSchema    = containerSchema("resource", "scope_logs")
+	scopeLogsSchema       = containerSchema("scope", "log_records")
+	resourceSpansSchema   = containerSchema("resource", "scope_spans")
+	scopeSpansSchema      = containerSchema("scope", "spans")
+	resourceMetricsSchema = containerSchema("resource", "scope_metrics")
+	scopeMetricsSchema    = containerSchema("scope", "metrics")
+)
+
 // validateContainer checks a resource or scope container: its header
 // (field 1), its children (field 2) and schema_url (field 3).
-func validateContainer(msg []byte, headerName string, header func([]byte) error, childName string, child func([]byte) error) error {
-	sc := schema{fieldHeader: bytesf(headerName), fieldChildren: bytesf(childName), fieldSchemaURL: bytesf("schema_url")}
+func validateContainer(msg []byte, sc *schema, header, child func([]byte) error) error {
+	headerName, childName := sc.fields[fieldHeader].name, sc.fields[fieldChildren].name
 	idx := 0
 	for i := 0; i < len(msg); {
 		n, typ, _, s, j, err := next(msg, i)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"math"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -53,10 +54,30 @@ func (a AnyValue) Value() (Value, error) {
 // Value is a decoded AnyValue. Byte slices it returns alias the request it
 // was read from: copy them to keep them past the request's lifetime.
 // Array and key-value list contents are decoded lazily, on iteration.
+//
+// A Value is three words: a pointer to the contents of a string, bytes,
+// array or key-value list value, and their length or the bits of a bool,
+// int or double.
 type Value struct {
-	b   []byte // string, bytes, array or kvlist contents
-	num uint64 // bool, int or double bits
+	p   *byte  // first byte of the contents; nil for scalars and empty contents
+	n   uint64 // length of the contents, or the bool, int or double bits
 	typ ValueType
+}
+
+// bytesValue makes a Value of a bytes-like kind aliasing s.
+func bytesValue(t ValueType, s []byte) Value {
+	if len(s) == 0 {
+		return Value{typ: t}
+	}
+	return Value{p: &s[0], n: uint64(len(s)), typ: t}
+}
+
+// raw returns the contents of a bytes-like value, capped at their length.
+func (v Value) raw() []byte {
+	if v.p == nil {
+		return nil
+	}
+	return unsafe.Slice(v.p, v.n)
 }
 
 // Type returns the kind of value; ValueEmpty for an AnyValue with no field set.
@@ -67,18 +88,18 @@ func (v Value) Str() []byte {
 	if v.typ != ValueString {
 		return nil
 	}
-	return v.b
+	return v.raw()
 }
 
 // Bool returns the bool value, or false when Type() != ValueBool.
-func (v Value) Bool() bool { return v.typ == ValueBool && v.num != 0 }
+func (v Value) Bool() bool { return v.typ == ValueBool && v.n != 0 }
 
 // Int returns the int value, or 0 when Type() != ValueInt.
 func (v Value) Int() int64 {
 	if v.typ != ValueInt {
 		return 0
 	}
-	return int64(v.num)
+	return int64(v.n)
 }
 
 // Double returns the double value, or 0 when Type() != ValueDouble.
@@ -86,7 +107,7 @@ func (v Value) Double() float64 {
 	if v.typ != ValueDouble {
 		return 0
 	}
-	return math.Float64frombits(v.num)
+	return math.Float64frombits(v.n)
 }
 
 // Bytes returns the bytes value, or nil when Type() != ValueBytes.
@@ -94,7 +115,7 @@ func (v Value) Bytes() []byte {
 	if v.typ != ValueBytes {
 		return nil
 	}
-	return v.b
+	return v.raw()
 }
 
 // Array returns the elements of an array value; empty unless
@@ -103,7 +124,7 @@ func (v Value) Array() Values {
 	if v.typ != ValueArray {
 		return nil
 	}
-	return Values(v.b)
+	return Values(v.raw())
 }
 
 // KVList returns the entries of a key-value list value; empty unless
@@ -112,7 +133,7 @@ func (v Value) KVList() Attributes {
 	if v.typ != ValueKVList {
 		return Attributes{}
 	}
-	return Attributes{b: v.b, num: 1}
+	return Attributes{b: v.raw(), num: 1}
 }
 
 // Values is the encoded body of an ArrayValue (repeated AnyValue values = 1).
@@ -156,23 +177,23 @@ func parseAnyValue(b []byte) (v Value, set bool, err error) {
 		}
 		switch n {
 		case 1, 5, 6, 7:
-			v, set = Value{typ: bytesValueTypes[n], b: s}, true
+			v, set = bytesValue(bytesValueTypes[n], s), true
 		case 2:
-			v, set = Value{typ: ValueBool, num: b2u(x != 0)}, true
+			v, set = Value{typ: ValueBool, n: b2u(x != 0)}, true
 		case 3:
-			v, set = Value{typ: ValueInt, num: x}, true
+			v, set = Value{typ: ValueInt, n: x}, true
 		case 4:
-			v, set = Value{typ: ValueDouble, num: x}, true
+			v, set = Value{typ: ValueDouble, n: x}, true
 		}
 		i = j
 	}
 	return v, set, nil
 }
 
-var anyValueSchema = schema{
+var anyValueSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("string_value"), 2: varintf("bool_value"), 3: varintf("int_value"), 4: fixed("double_value"),
 	5: bytesf("array_value"), 6: bytesf("kvlist_value"), 7: bytesf("bytes_value"),
-}
+})
 
 var bytesValueTypes = [8]ValueType{1: ValueString, 5: ValueArray, 6: ValueKVList, 7: ValueBytes}
 
@@ -219,7 +240,7 @@ func parseKeyValue(b []byte) (KeyValue, error) {
 	return kv, nil
 }
 
-var keyValueSchema = schema{1: bytesf("key"), 2: bytesf("value")}
+var keyValueSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("key"), 2: bytesf("value")})
 
 // Attributes is a view of the repeated KeyValue field of one message
 // (attributes, a key-value list, metric metadata). It aliases the request.
@@ -242,13 +263,15 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 			if i+1 < len(b) && b[i] == kvTag {
 				if l := int(b[i+1]); l < 0x80 && l <= len(b)-i-2 {
 					j := i + 2 + l
-					if kv, ok := fastKeyValue(b[i+2 : j : j]); ok {
-						if !yield(kv, nil) {
-							return
+					if key, val, ok := splitKeyValue(b[i+2 : j : j]); ok {
+						if v := fastAnyValue(val); v.typ != ValueEmpty {
+							if !yield(KeyValue{Key: key, Value: v}, nil) {
+								return
+							}
+							idx++
+							i = j
+							continue
 						}
-						idx++
-						i = j
-						continue
 					}
 				}
 			}
@@ -277,66 +300,63 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 	}
 }
 
-// fastKeyValue decodes a KeyValue encoded as SDKs and pdata encode nearly
-// every attribute: a key field and a value field, in either order, each
-// with a one-byte length, the AnyValue holding exactly one field with a
-// one-byte tag. ok is false for anything else, which parseKeyValue reads.
-func fastKeyValue(b []byte) (kv KeyValue, ok bool) {
+// splitKeyValue splits a KeyValue encoded as SDKs and pdata encode nearly
+// every attribute, a key field and a value field in either order, each
+// with a one-byte length, into the key and the AnyValue body. ok is false
+// for anything else, which parseKeyValue reads.
+func splitKeyValue(b []byte) (key, val []byte, ok bool) {
 	if len(b) < 4 {
-		return kv, false
+		return nil, nil, false
 	}
-	// First field at 0, second at p.
 	l0 := int(b[1])
 	p := 2 + l0
 	if l0 >= 0x80 || p+2 > len(b) {
-		return kv, false
+		return nil, nil, false
 	}
-	l1 := int(b[p+1])
-	if l1 >= 0x80 || p+2+l1 != len(b) {
-		return kv, false
+	if l1 := int(b[p+1]); l1 >= 0x80 || p+2+l1 != len(b) {
+		return nil, nil, false
 	}
-	var key, val []byte
 	switch {
 	case b[0] == 0x0a && b[p] == 0x12:
-		key, val = b[2:p:p], b[p+2:]
+		return b[2:p:p], b[p+2:], true
 	case b[0] == 0x12 && b[p] == 0x0a:
-		val, key = b[2:p:p], b[p+2:]
-	default:
-		return kv, false
+		return b[p+2:], b[2:p:p], true
 	}
-	kv.Key = key
-	kv.Value, ok = fastAnyValue(val)
-	return kv, ok
+	return nil, nil, false
 }
 
 // fastAnyValue decodes an AnyValue made of exactly one field with a
-// one-byte tag and, for bytes kinds, a one-byte length.
-func fastAnyValue(s []byte) (Value, bool) {
+// one-byte tag and, for bytes kinds, a one-byte length. It returns a zero
+// Value (ValueEmpty) for anything else, which parseAnyValue then reads.
+func fastAnyValue(s []byte) Value {
 	if len(s) < 2 {
-		return Value{}, false
+		return Value{}
 	}
-	t := s[0]
-	switch protowire.Type(t & 7) {
-	case wireBytes: // string, array, kvlist, bytes
-		if t < 0x40 && bytesValueTypes[t>>3] != ValueEmpty && int(s[1]) == len(s)-2 {
-			vt := bytesValueTypes[t>>3]
-			return Value{typ: vt, b: s[2:]}, true
-		}
-	case wireVarint: // bool, int
-		if t == 0x10 && len(s) == 2 && s[1] < 0x80 {
-			return Value{typ: ValueBool, num: b2u(s[1] != 0)}, true
-		}
-		if t == 0x18 {
-			if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
-				return Value{typ: ValueInt, num: v}, true
+	switch t := s[0]; t {
+	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
+		if int(s[1]) == len(s)-2 {
+			if len(s) == 2 {
+				return Value{typ: bytesValueTypes[t>>3]}
 			}
+			return Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}
 		}
-	case wireFixed64: // double
-		if t == 0x21 && len(s) == 9 {
-			return Value{typ: ValueDouble, num: binary.LittleEndian.Uint64(s[1:])}, true
+	case 0x10: // bool
+		if len(s) == 2 && s[1] < 0x80 {
+			return Value{n: b2u(s[1] != 0), typ: ValueBool}
+		}
+	case 0x18: // int
+		if len(s) == 2 && s[1] < 0x80 {
+			return Value{n: uint64(s[1]), typ: ValueInt}
+		}
+		if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
+			return Value{n: v, typ: ValueInt}
+		}
+	case 0x21: // double
+		if len(s) == 9 {
+			return Value{n: binary.LittleEndian.Uint64(s[1:]), typ: ValueDouble}
 		}
 	}
-	return Value{}, false
+	return Value{}
 }
 
 // Get returns the value of the first attribute whose key equals key. It
