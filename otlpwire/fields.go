@@ -45,10 +45,20 @@ func maxNum(a, b protowire.Number) protowire.Number {
 	return b
 }
 
-// bad reports whether a field read by next needs the slow check: next
-// failed, or a declared field arrived with another wire type.
-func (sc *schema) bad(n protowire.Number, typ protowire.Type, err error) bool {
-	return err != nil || (uint(n) < 32 && sc.types[n] != byte(typ) && sc.types[n] != 0xff)
+// bad reports whether a declared field arrived with another wire type.
+func (sc *schema) bad(t uint64) bool {
+	n := t >> 3
+	return n < 32 && sc.types[n] != byte(t&7) && sc.types[n] != 0xff
+}
+
+// failAt is fail for a field read by field: j < 0 means the field at b[i:]
+// is malformed, and next says how.
+func (sc *schema) failAt(b []byte, i int, t uint64, j int) error {
+	var err error
+	if j < 0 {
+		_, _, _, _, _, err = next(b, i)
+	}
+	return sc.fail(protowire.Number(t>>3), protowire.Type(t&7), i, err)
 }
 
 // fail turns the result of next for the field at offset i into the error to

@@ -72,12 +72,13 @@ func (r Resource) Read(f *ResourceFields) error {
 	*f = ResourceFields{}
 	var attrs span
 	for i := 0; i < len(r); {
-		n, typ, v, _, j, err := next(r, i)
-		if resourceSchema.bad(n, typ, err) {
-			if err := resourceSchema.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(r, i)
+		if j < 0 || resourceSchema.bad(t) {
+			if err := resourceSchema.failAt(r, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			j = skipRun(r, j, 0x0a)
@@ -129,12 +130,13 @@ func (sc Scope) Read(f *ScopeFields) error {
 	*f = ScopeFields{}
 	var attrs span
 	for i := 0; i < len(sc); {
-		n, typ, v, s, j, err := next(sc, i)
-		if scopeSchema.bad(n, typ, err) {
-			if err := scopeSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(sc, i)
+		if j < 0 || scopeSchema.bad(t) {
+			if err := scopeSchema.failAt(sc, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			f.Name = s

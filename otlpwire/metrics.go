@@ -228,12 +228,13 @@ func (m Metric) Read(f *MetricFields) error {
 	var data []byte
 	dataOff := 0
 	for i := 0; i < len(m); {
-		n, typ, _, s, j, err := next(m, i)
-		if metricSchema.bad(n, typ, err) {
-			if err := metricSchema.fail(n, typ, i, err); err != nil {
+		t, _, s, j := field(m, i)
+		if j < 0 || metricSchema.bad(t) {
+			if err := metricSchema.failAt(m, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			f.Name = s
@@ -271,12 +272,13 @@ func readMetricData(b []byte, f *MetricFields) error {
 	sc := metricDataSchemas[f.Type]
 	var pts span
 	for i := 0; i < len(b); {
-		n, typ, v, _, j, err := next(b, i)
-		if sc.bad(n, typ, err) {
-			if err := sc.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(b, i)
+		if j < 0 || sc.bad(t) {
+			if err := sc.failAt(b, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch {
 		case n == 1:
 			pts.add(i, j)

@@ -43,12 +43,13 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 	*f = NumberDataPointFields{}
 	var attrs, exemplars span
 	for i := 0; i < len(p); {
-		n, typ, v, _, j, err := next(p, i)
-		if numberSchema.bad(n, typ, err) {
-			if err := numberSchema.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(p, i)
+		if j < 0 || numberSchema.bad(t) {
+			if err := numberSchema.failAt(p, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 7:
 			j = skipRun(p, j, 0x3a)
@@ -108,12 +109,13 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 	*f = HistogramDataPointFields{}
 	var attrs, exemplars, buckets, bounds span
 	for i := 0; i < len(p); {
-		n, typ, v, s, j, err := next(p, i)
-		if histogramSchema.bad(n, typ, err) {
-			if err := histogramSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(p, i)
+		if j < 0 || histogramSchema.bad(t) {
+			if err := histogramSchema.failAt(p, i, t, j); err != nil {
 				return err
 			}
 		}
+		n, typ := protowire.Number(t>>3), protowire.Type(t&7)
 		switch n {
 		case 9:
 			j = skipRun(p, j, 0x4a)
@@ -210,12 +212,13 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 	*f = ExponentialHistogramDataPointFields{}
 	var attrs, exemplars span
 	for i := 0; i < len(p); {
-		n, typ, v, s, j, err := next(p, i)
-		if expSchema.bad(n, typ, err) {
-			if err := expSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(p, i)
+		if j < 0 || expSchema.bad(t) {
+			if err := expSchema.failAt(p, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			j = skipRun(p, j, 0x0a)
@@ -271,12 +274,13 @@ var expSchema = newSchema(map[protowire.Number]fieldSpec{
 func readBuckets(b []byte, side *ExponentialBuckets) error {
 	var counts span
 	for i := 0; i < len(b); {
-		n, typ, v, _, j, err := next(b, i)
-		if bucketsSchema.bad(n, typ, err) {
-			if err := bucketsSchema.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(b, i)
+		if j < 0 || bucketsSchema.bad(t) {
+			if err := bucketsSchema.failAt(b, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			side.Offset = int32(protowire.DecodeZigZag(v & math.MaxUint32))
@@ -318,12 +322,13 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 	*f = SummaryDataPointFields{}
 	var attrs, quantiles span
 	for i := 0; i < len(p); {
-		n, typ, v, _, j, err := next(p, i)
-		if summarySchema.bad(n, typ, err) {
-			if err := summarySchema.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(p, i)
+		if j < 0 || summarySchema.bad(t) {
+			if err := summarySchema.failAt(p, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 7:
 			j = skipRun(p, j, 0x3a)
@@ -360,12 +365,13 @@ type ValueAtQuantile []byte
 // Read returns the quantile and its value.
 func (q ValueAtQuantile) Read() (quantile, value float64, err error) {
 	for i := 0; i < len(q); {
-		n, typ, v, _, j, err := next(q, i)
-		if quantileSchema.bad(n, typ, err) {
-			if err := quantileSchema.fail(n, typ, i, err); err != nil {
+		t, v, _, j := field(q, i)
+		if j < 0 || quantileSchema.bad(t) {
+			if err := quantileSchema.failAt(q, i, t, j); err != nil {
 				return 0, 0, err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			quantile = math.Float64frombits(v)
@@ -403,12 +409,13 @@ func (e Exemplar) Read(f *ExemplarFields) error {
 	*f = ExemplarFields{}
 	var attrs span
 	for i := 0; i < len(e); {
-		n, typ, v, s, j, err := next(e, i)
-		if exemplarSchema.bad(n, typ, err) {
-			if err := exemplarSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(e, i)
+		if j < 0 || exemplarSchema.bad(t) {
+			if err := exemplarSchema.failAt(e, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 7:
 			j = skipRun(e, j, 0x3a)

@@ -131,12 +131,13 @@ func (sp Span) Read(f *SpanFields) error {
 	*f = SpanFields{}
 	var attrs, events, links span
 	for i := 0; i < len(sp); {
-		n, typ, v, s, j, err := next(sp, i)
-		if spanSchema.bad(n, typ, err) {
-			if err := spanSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(sp, i)
+		if j < 0 || spanSchema.bad(t) {
+			if err := spanSchema.failAt(sp, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			if err := checkID(s, 16, i, "trace_id"); err != nil {
@@ -205,12 +206,13 @@ var spanSchema = newSchema(map[protowire.Number]fieldSpec{
 // merges field by field, as protobuf and pdata do.
 func readStatus(b []byte, f *SpanFields) error {
 	for i := 0; i < len(b); {
-		n, typ, v, s, j, err := next(b, i)
-		if statusSchema.bad(n, typ, err) {
-			if err := statusSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(b, i)
+		if j < 0 || statusSchema.bad(t) {
+			if err := statusSchema.failAt(b, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 2:
 			f.StatusMessage = s
@@ -245,12 +247,13 @@ func (e SpanEvent) Read(f *SpanEventFields) error {
 	*f = SpanEventFields{}
 	var attrs span
 	for i := 0; i < len(e); {
-		n, typ, v, s, j, err := next(e, i)
-		if eventSchema.bad(n, typ, err) {
-			if err := eventSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(e, i)
+		if j < 0 || eventSchema.bad(t) {
+			if err := eventSchema.failAt(e, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			f.Time = v
@@ -293,12 +296,13 @@ func (l SpanLink) Read(f *SpanLinkFields) error {
 	*f = SpanLinkFields{}
 	var attrs span
 	for i := 0; i < len(l); {
-		n, typ, v, s, j, err := next(l, i)
-		if linkSchema.bad(n, typ, err) {
-			if err := linkSchema.fail(n, typ, i, err); err != nil {
+		t, v, s, j := field(l, i)
+		if j < 0 || linkSchema.bad(t) {
+			if err := linkSchema.failAt(l, i, t, j); err != nil {
 				return err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			if err := checkID(s, 16, i, "trace_id"); err != nil {

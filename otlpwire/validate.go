@@ -88,7 +88,7 @@ func validateContainer(msg []byte, sc *schema, header, child func([]byte) error)
 		if err != nil && n == fieldChildren {
 			return within(err, childName, idx, 0)
 		}
-		if sc.bad(n, typ, err) {
+		if err != nil || sc.bad(uint64(n)<<3|uint64(typ)) {
 			if err := sc.fail(n, typ, i, err); err != nil {
 				return err
 			}

@@ -169,12 +169,13 @@ func (vs Values) Len() (int, error) { return count(vs, 1, "values") }
 // present.
 func parseAnyValue(b []byte) (v Value, set bool, err error) {
 	for i := 0; i < len(b); {
-		n, typ, x, s, j, err := next(b, i)
-		if anyValueSchema.bad(n, typ, err) {
-			if err := anyValueSchema.fail(n, typ, i, err); err != nil {
+		t, x, s, j := field(b, i)
+		if j < 0 || anyValueSchema.bad(t) {
+			if err := anyValueSchema.failAt(b, i, t, j); err != nil {
 				return Value{}, false, err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1, 5, 6, 7:
 			v, set = bytesValue(bytesValueTypes[n], s), true
@@ -217,12 +218,13 @@ type KeyValue struct {
 func parseKeyValue(b []byte) (KeyValue, error) {
 	var kv KeyValue
 	for i := 0; i < len(b); {
-		n, typ, _, s, j, err := next(b, i)
-		if keyValueSchema.bad(n, typ, err) {
-			if err := keyValueSchema.fail(n, typ, i, err); err != nil {
+		t, _, s, j := field(b, i)
+		if j < 0 || keyValueSchema.bad(t) {
+			if err := keyValueSchema.failAt(b, i, t, j); err != nil {
 				return KeyValue{}, err
 			}
 		}
+		n := protowire.Number(t >> 3)
 		switch n {
 		case 1:
 			kv.Key = s
@@ -263,15 +265,13 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 			if i+1 < len(b) && b[i] == kvTag {
 				if l := int(b[i+1]); l < 0x80 && l <= len(b)-i-2 {
 					j := i + 2 + l
-					if key, val, ok := splitKeyValue(b[i+2 : j : j]); ok {
-						if v := fastAnyValue(val); v.typ != ValueEmpty {
-							if !yield(KeyValue{Key: key, Value: v}, nil) {
-								return
-							}
-							idx++
-							i = j
-							continue
+					if key, v, ok := fastKeyValue(b[i+2 : j : j]); ok {
+						if !yield(KeyValue{Key: key, Value: v}, nil) {
+							return
 						}
+						idx++
+						i = j
+						continue
 					}
 				}
 			}
@@ -300,63 +300,60 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 	}
 }
 
-// splitKeyValue splits a KeyValue encoded as SDKs and pdata encode nearly
-// every attribute, a key field and a value field in either order, each
-// with a one-byte length, into the key and the AnyValue body. ok is false
-// for anything else, which parseKeyValue reads.
-func splitKeyValue(b []byte) (key, val []byte, ok bool) {
+// fastKeyValue decodes a KeyValue encoded as SDKs and pdata encode nearly
+// every attribute: a key field and a value field in either order, each with
+// a one-byte length, the AnyValue holding exactly one field with a one-byte
+// tag (and, for bytes kinds, a one-byte length). ok is false for anything
+// else, which parseKeyValue reads.
+func fastKeyValue(b []byte) (key []byte, v Value, ok bool) {
 	if len(b) < 4 {
-		return nil, nil, false
+		return nil, Value{}, false
 	}
 	l0 := int(b[1])
 	p := 2 + l0
 	if l0 >= 0x80 || p+2 > len(b) {
-		return nil, nil, false
+		return nil, Value{}, false
 	}
 	if l1 := int(b[p+1]); l1 >= 0x80 || p+2+l1 != len(b) {
-		return nil, nil, false
+		return nil, Value{}, false
 	}
+	var s []byte
 	switch {
 	case b[0] == 0x0a && b[p] == 0x12:
-		return b[2:p:p], b[p+2:], true
+		key, s = b[2:p:p], b[p+2:]
 	case b[0] == 0x12 && b[p] == 0x0a:
-		return b[p+2:], b[2:p:p], true
+		key, s = b[p+2:], b[2:p:p]
+	default:
+		return nil, Value{}, false
 	}
-	return nil, nil, false
-}
-
-// fastAnyValue decodes an AnyValue made of exactly one field with a
-// one-byte tag and, for bytes kinds, a one-byte length. It returns a zero
-// Value (ValueEmpty) for anything else, which parseAnyValue then reads.
-func fastAnyValue(s []byte) Value {
 	if len(s) < 2 {
-		return Value{}
+		return nil, Value{}, false
 	}
 	switch t := s[0]; t {
 	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
 		if int(s[1]) == len(s)-2 {
 			if len(s) == 2 {
-				return Value{typ: bytesValueTypes[t>>3]}
+				return key, Value{typ: bytesValueTypes[t>>3]}, true
 			}
-			return Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}
+			return key, Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}, true
 		}
 	case 0x10: // bool
 		if len(s) == 2 && s[1] < 0x80 {
-			return Value{n: b2u(s[1] != 0), typ: ValueBool}
+			return key, Value{n: b2u(s[1] != 0), typ: ValueBool}, true
 		}
 	case 0x18: // int
 		if len(s) == 2 && s[1] < 0x80 {
-			return Value{n: uint64(s[1]), typ: ValueInt}
+			return key, Value{n: uint64(s[1]), typ: ValueInt}, true
 		}
-		if v, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
-			return Value{n: v, typ: ValueInt}
+		if x, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
+			return key, Value{n: x, typ: ValueInt}, true
 		}
 	case 0x21: // double
 		if len(s) == 9 {
-			return Value{n: binary.LittleEndian.Uint64(s[1:]), typ: ValueDouble}
+			return key, Value{n: binary.LittleEndian.Uint64(s[1:]), typ: ValueDouble}, true
 		}
 	}
-	return Value{}
+	return nil, Value{}, false
 }
 
 // Get returns the value of the first attribute whose key equals key. It
