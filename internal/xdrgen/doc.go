@@ -1,0 +1,31 @@
+// Package xdrgen parses the RFC 4506 §6 XDR language and generates Go code
+// that uses package github.com/wirehouse/wirehouse/xdr. cmd/xdrgen is its
+// command-line front end.
+//
+// Input: const, typedef, enum, struct and union definitions (with default
+// arms and anonymous inline enum/struct/union types), every declaration
+// form (T x, T x[n], T x<m>, T x<>, opaque, string, T *x, void), decimal,
+// hex and octal constants, TRUE/FALSE, bare "unsigned" as in rpcgen,
+// comments (// and /* */) and %-lines, which are copied into the output.
+// RPC "program" definitions (RFC 5531) are not accepted.
+//
+// Output, per definition, in input order: the Go type (XDR source quoted in
+// its doc comment, comments above it kept), and for every non-alias type
+// AppendXDR, DecodeXDR, SizeXDR, MarshalBinary and UnmarshalBinary; enums
+// get constants, Valid and String; unions get one New<Union><Case>
+// constructor per case label (plus New<Union>Default) and a Get<Arm>
+// accessor per arm. Names: types and fields become exported CamelCase
+// (file_kind -> FileKind); constants and enum members only have their
+// first letter upper-cased. Anonymous types are named after where they
+// appear (outer_field). typedefs of another named type or of optional
+// data become Go aliases.
+//
+// Checks, reported as file:line:col: syntax, undeclared or redeclared
+// identifiers, sizes that are not constants or out of range, discriminants
+// that are not int, unsigned int, bool or enum, case values that are
+// duplicated or not members of the discriminant's enum, types that contain
+// themselves without * or <>, typedef cycles, arrays of zero-size
+// elements, and XDR names that collide once mapped to Go.
+//
+// Output is gofmt'd and depends only on the input.
+package xdrgen
