@@ -110,3 +110,16 @@ func bytesf(name string) fieldSpec   { return fieldSpec{name: name, typ: wireByt
 func packedf(name string, elem protowire.Type) fieldSpec {
 	return fieldSpec{name: name, typ: wireBytes, elem: elem, pack: true}
 }
+
+// quickBytes reads a length-delimited field with a one-byte tag and a
+// one-byte length at b[i:], the commonest field of every record, inline at
+// the call site. ok is false for anything else, which field reads.
+func quickBytes(b []byte, i int) (t uint64, s []byte, j int, ok bool) {
+	if i+1 < len(b) {
+		if x, l := b[i], int(b[i+1]); x&7 == 2 && x >= 8 && x < 0x80 && l < 0x80 && l <= len(b)-i-2 {
+			j = i + 2 + l
+			return uint64(x), b[i+2 : j : j], j, true
+		}
+	}
+	return 0, nil, 0, false
+}

@@ -123,14 +123,9 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 	*f = LogRecordFields{}
 	var attrs span
 	for i := 0; i < len(lr); {
-		var t, v uint64
-		var s []byte
-		var j int
-		if x := lr[i]; x&7 == 2 && x >= 8 && x < 0x80 && i+1 < len(lr) && lr[i+1] < 0x80 && int(lr[i+1]) <= len(lr)-i-2 {
-			// A length-delimited field with a one-byte length, inline.
-			t, j = uint64(x), i+2+int(lr[i+1])
-			s = lr[i+2 : j : j]
-		} else {
+		t, s, j, ok := quickBytes(lr, i)
+		var v uint64
+		if !ok {
 			t, v, s, j = field(lr, i)
 		}
 		if j < 0 || logRecordSchema.bad(t) {

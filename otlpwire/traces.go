@@ -131,7 +131,11 @@ func (sp Span) Read(f *SpanFields) error {
 	*f = SpanFields{}
 	var attrs, events, links span
 	for i := 0; i < len(sp); {
-		t, v, s, j := field(sp, i)
+		t, s, j, ok := quickBytes(sp, i)
+		var v uint64
+		if !ok {
+			t, v, s, j = field(sp, i)
+		}
 		if j < 0 || spanSchema.bad(t) {
 			if err := spanSchema.failAt(sp, i, t, j); err != nil {
 				return err

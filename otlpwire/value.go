@@ -168,6 +168,11 @@ func (vs Values) Len() (int, error) { return count(vs, 1, "values") }
 // ones, as in protobuf and pdata. set reports whether any value field was
 // present.
 func parseAnyValue(b []byte) (v Value, set bool, err error) {
+	// Fast path: exactly one string or bytes field with a one-byte length,
+	// the shape of nearly every log body.
+	if len(b) >= 2 && (b[0] == 0x0a || b[0] == 0x3a) && int(b[1]) == len(b)-2 {
+		return bytesValue(bytesValueTypes[b[0]>>3], b[2:]), true, nil
+	}
 	for i := 0; i < len(b); {
 		t, x, s, j := field(b, i)
 		if j < 0 || anyValueSchema.bad(t) {
