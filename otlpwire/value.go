@@ -265,18 +265,38 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 		b, idx := a.b, 0
 		kvTag := byte(a.num)<<3 | byte(wireBytes)
 		for i := 0; i < len(b); {
-			// Fast path: a pair field with a one-byte length in its most
-			// common encodings; anything else takes the general path.
-			if i+1 < len(b) && b[i] == kvTag {
-				if l := int(b[i+1]); l < 0x80 && l <= len(b)-i-2 {
-					j := i + 2 + l
-					if key, v, ok := fastKeyValue(b[i+2 : j : j]); ok {
-						if !yield(KeyValue{Key: key, Value: v}, nil) {
-							return
+			// Fast path: a pair field with a one-byte length whose key and
+			// value (in either order) have one-byte lengths and whose
+			// AnyValue is a single one-byte-tag field; anything else takes
+			// the general path.
+			if e := i + 6; e <= len(b) && b[i] == kvTag && b[i+1] < 0x80 {
+				j := i + 2 + int(b[i+1])
+				f0, l0 := b[i+2], int(b[i+3])
+				p := i + 4 + l0
+				if j <= len(b) && l0 < 0x80 && p+2 <= j {
+					f1, l1 := b[p], int(b[p+1])
+					if l1 < 0x80 && p+2+l1 == j {
+						var key, s []byte
+						if f0 == 0x0a && f1 == 0x12 {
+							key, s = b[i+4:p:p], b[p+2:j:j]
+						} else if f0 == 0x12 && f1 == 0x0a {
+							key, s = b[p+2:j:j], b[i+4:p:p]
 						}
-						idx++
-						i = j
-						continue
+						var v Value
+						ok := len(s) > 2 && s[0] == 0x0a && int(s[1]) == len(s)-2
+						if ok { // a string, inline
+							v = Value{p: &s[2], n: uint64(len(s) - 2), typ: ValueString}
+						} else {
+							v, ok = shortAnyValue(s)
+						}
+						if ok {
+							if !yield(KeyValue{Key: key, Value: v}, nil) {
+								return
+							}
+							idx++
+							i = j
+							continue
+						}
 					}
 				}
 			}
@@ -305,60 +325,37 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 	}
 }
 
-// fastKeyValue decodes a KeyValue encoded as SDKs and pdata encode nearly
-// every attribute: a key field and a value field in either order, each with
-// a one-byte length, the AnyValue holding exactly one field with a one-byte
-// tag (and, for bytes kinds, a one-byte length). ok is false for anything
-// else, which parseKeyValue reads.
-func fastKeyValue(b []byte) (key []byte, v Value, ok bool) {
-	if len(b) < 4 {
-		return nil, Value{}, false
-	}
-	l0 := int(b[1])
-	p := 2 + l0
-	if l0 >= 0x80 || p+2 > len(b) {
-		return nil, Value{}, false
-	}
-	if l1 := int(b[p+1]); l1 >= 0x80 || p+2+l1 != len(b) {
-		return nil, Value{}, false
-	}
-	var s []byte
-	switch {
-	case b[0] == 0x0a && b[p] == 0x12:
-		key, s = b[2:p:p], b[p+2:]
-	case b[0] == 0x12 && b[p] == 0x0a:
-		key, s = b[p+2:], b[2:p:p]
-	default:
-		return nil, Value{}, false
-	}
+// shortAnyValue decodes an AnyValue made of exactly one field with a
+// one-byte tag and, for bytes kinds, a one-byte length.
+func shortAnyValue(s []byte) (Value, bool) {
 	if len(s) < 2 {
-		return nil, Value{}, false
+		return Value{}, false
 	}
 	switch t := s[0]; t {
 	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
 		if int(s[1]) == len(s)-2 {
 			if len(s) == 2 {
-				return key, Value{typ: bytesValueTypes[t>>3]}, true
+				return Value{typ: bytesValueTypes[t>>3]}, true
 			}
-			return key, Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}, true
+			return Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}, true
 		}
 	case 0x10: // bool
 		if len(s) == 2 && s[1] < 0x80 {
-			return key, Value{n: b2u(s[1] != 0), typ: ValueBool}, true
+			return Value{n: b2u(s[1] != 0), typ: ValueBool}, true
 		}
 	case 0x18: // int
 		if len(s) == 2 && s[1] < 0x80 {
-			return key, Value{n: uint64(s[1]), typ: ValueInt}, true
+			return Value{n: uint64(s[1]), typ: ValueInt}, true
 		}
 		if x, n := protowire.ConsumeVarint(s[1:]); n == len(s)-1 {
-			return key, Value{n: x, typ: ValueInt}, true
+			return Value{n: x, typ: ValueInt}, true
 		}
 	case 0x21: // double
 		if len(s) == 9 {
-			return key, Value{n: binary.LittleEndian.Uint64(s[1:]), typ: ValueDouble}, true
+			return Value{n: binary.LittleEndian.Uint64(s[1:]), typ: ValueDouble}, true
 		}
 	}
-	return nil, Value{}, false
+	return Value{}, false
 }
 
 // Get returns the value of the first attribute whose key equals key. It

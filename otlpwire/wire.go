@@ -158,36 +158,42 @@ func next(b []byte, i int) (num protowire.Number, typ protowire.Type, v uint64, 
 // described by schema.fail. It returns fewer words than next, which keeps
 // them in registers.
 func field(b []byte, i int) (t, v uint64, s []byte, j int) {
-	if uint(i) < uint(len(b)) {
-		if x := b[i]; x < 0x80 && x >= 8 {
-			j = i + 1
-			switch protowire.Type(x & 7) {
+	if uint(i+1) < uint(len(b)) {
+		// One- or two-byte tag (field numbers up to 2047).
+		x := b[i]
+		if x < 0x80 {
+			t, j = uint64(x), i+1
+		} else if y := b[i+1]; y < 0x80 {
+			t, j = uint64(x&0x7f)|uint64(y)<<7, i+2
+		}
+		if t >= 8 {
+			switch protowire.Type(t & 7) {
 			case wireBytes:
 				if uint(j+1) < uint(len(b)) {
 					n := int(b[j])
 					if n < 0x80 {
 						if n < len(b)-j {
 							e := j + 1 + n
-							return uint64(x), 0, b[j+1 : e : e], e
+							return t, 0, b[j+1 : e : e], e
 						}
 					} else if c := b[j+1]; c < 0x80 {
 						if n = n&0x7f | int(c)<<7; n <= len(b)-j-2 {
 							e := j + 2 + n
-							return uint64(x), 0, b[j+2 : e : e], e
+							return t, 0, b[j+2 : e : e], e
 						}
 					}
 				}
 			case wireVarint:
 				if uint(j) < uint(len(b)) && b[j] < 0x80 {
-					return uint64(x), uint64(b[j]), nil, j + 1
+					return t, uint64(b[j]), nil, j + 1
 				}
 			case wireFixed64:
 				if len(b)-j >= 8 {
-					return uint64(x), binary.LittleEndian.Uint64(b[j:]), nil, j + 8
+					return t, binary.LittleEndian.Uint64(b[j:]), nil, j + 8
 				}
 			case wireFixed32:
 				if len(b)-j >= 4 {
-					return uint64(x), uint64(binary.LittleEndian.Uint32(b[j:])), nil, j + 4
+					return t, uint64(binary.LittleEndian.Uint32(b[j:])), nil, j + 4
 				}
 			}
 		}
@@ -298,16 +304,33 @@ func repeated(msg []byte, num protowire.Number, name string, yield func(v []byte
 	return nil
 }
 
-// seq adapts repeated to a range-over-func iterator of T. An error is
-// yielded once, as the last pair, with a zero T.
+// seq iterates the occurrences of the repeated message field num of msg
+// as T, for the container iterators. An error is yielded once, as the last
+// pair, with a zero T.
 func seq[T ~[]byte](msg []byte, num protowire.Number, name string, yield func(T, error) bool) {
-	ok := true
-	err := repeated(msg, num, name, func(v []byte, _ int) bool {
-		ok = yield(T(v), nil)
-		return ok
-	})
-	if err != nil && ok {
-		yield(nil, err)
+	idx := 0
+	for i := 0; i < len(msg); {
+		t, _, s, j := field(msg, i)
+		n := protowire.Number(t >> 3)
+		if j < 0 {
+			_, _, _, _, _, err := next(msg, i)
+			if n == num {
+				err = within(err, name, idx, 0)
+			}
+			yield(nil, err)
+			return
+		}
+		if n == num {
+			if protowire.Type(t&7) != wireBytes {
+				yield(nil, within(newErr(ErrWireType, 0, ""), name, idx, i))
+				return
+			}
+			if !yield(T(s), nil) {
+				return
+			}
+			idx++
+		}
+		i = j
 	}
 }
 
