@@ -36,15 +36,23 @@ func schemaURL(msg []byte) ([]byte, error) {
 }
 
 // countIn counts the leaves below msg: names[0] is the repeated field of msg
-// (number num0), names[1:] the repeated field 2 of each level below it.
-func countIn(msg []byte, num0 protowire.Number, names []string) (int, error) {
-	if len(names) == 1 {
+// (number num0), names[1:] the repeated field 2 of each level below it. At
+// the last level each element is counted as one, or as leaf(element) when
+// leaf is not nil (a metric's data points).
+func countIn(msg []byte, num0 protowire.Number, names []string, leaf func([]byte) (int, error)) (int, error) {
+	if len(names) == 1 && leaf == nil {
 		return count(msg, num0, names[0])
 	}
 	total, idx := 0, 0
 	var inner error
 	err := repeated(msg, num0, names[0], func(child []byte, base int) bool {
-		n, err := countIn(child, fieldChildren, names[1:])
+		var n int
+		var err error
+		if len(names) == 1 {
+			n, err = leaf(child)
+		} else {
+			n, err = countIn(child, fieldChildren, names[1:], leaf)
+		}
 		if err != nil {
 			inner = within(err, names[0], idx, base)
 			return false

@@ -29,7 +29,7 @@ func (r LogsRequest) ResourceCount() (int, error) { return count(r, fieldResourc
 // LogRecordCount counts the log records of the whole request. It reads the
 // resource and scope framing, not the records themselves.
 func (r LogsRequest) LogRecordCount() (int, error) {
-	return countIn(r, fieldResources, logLevels)
+	return countIn(r, fieldResources, logLevels, nil)
 }
 
 var logLevels = []string{"resource_logs", "scope_logs", "log_records"}
@@ -56,7 +56,7 @@ func (rl ResourceLogs) ScopeLogs() iter.Seq2[ScopeLogs, error] {
 
 // LogRecordCount counts the log records of all scopes.
 func (rl ResourceLogs) LogRecordCount() (int, error) {
-	return countIn(rl, fieldChildren, logLevels[1:])
+	return countIn(rl, fieldChildren, logLevels[1:], nil)
 }
 
 // AppendTo appends to dst an ExportLogsServiceRequest holding only this

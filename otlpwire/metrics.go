@@ -29,42 +29,20 @@ func (r MetricsRequest) ResourceCount() (int, error) {
 }
 
 // MetricCount counts the metrics of the whole request.
-func (r MetricsRequest) MetricCount() (int, error) { return countIn(r, fieldResources, metricLevels) }
+func (r MetricsRequest) MetricCount() (int, error) {
+	return countIn(r, fieldResources, metricLevels, nil)
+}
 
 // DataPointCount counts the data points of every kind in the whole request.
 // It reads the framing down to the data containers, not the points.
 func (r MetricsRequest) DataPointCount() (int, error) {
-	return countPoints(r, fieldResources, metricLevels)
+	return countIn(r, fieldResources, metricLevels, metricDataPoints)
 }
 
 var metricLevels = []string{"resource_metrics", "scope_metrics", "metrics"}
 
-// countPoints is countIn for data points: below the metrics level each
-// metric's points are counted by Metric.DataPointCount.
-func countPoints(msg []byte, num protowire.Number, names []string) (int, error) {
-	total, idx := 0, 0
-	var inner error
-	err := repeated(msg, num, names[0], func(child []byte, base int) bool {
-		var n int
-		var err error
-		if len(names) == 1 {
-			n, err = Metric(child).DataPointCount()
-		} else {
-			n, err = countPoints(child, fieldChildren, names[1:])
-		}
-		if err != nil {
-			inner = within(err, names[0], idx, base)
-			return false
-		}
-		total += n
-		idx++
-		return true
-	})
-	if inner != nil {
-		return total, inner
-	}
-	return total, err
-}
+// metricDataPoints counts one metric's data points, for countIn.
+func metricDataPoints(m []byte) (int, error) { return Metric(m).DataPointCount() }
 
 // ResourceMetrics is the encoded body of a ResourceMetrics:
 //
@@ -88,12 +66,12 @@ func (rm ResourceMetrics) ScopeMetrics() iter.Seq2[ScopeMetrics, error] {
 
 // MetricCount counts the metrics of all scopes.
 func (rm ResourceMetrics) MetricCount() (int, error) {
-	return countIn(rm, fieldChildren, metricLevels[1:])
+	return countIn(rm, fieldChildren, metricLevels[1:], nil)
 }
 
 // DataPointCount counts the data points of all scopes.
 func (rm ResourceMetrics) DataPointCount() (int, error) {
-	return countPoints(rm, fieldChildren, metricLevels[1:])
+	return countIn(rm, fieldChildren, metricLevels[1:], metricDataPoints)
 }
 
 // AppendTo appends to dst an ExportMetricsServiceRequest holding only this
@@ -129,7 +107,7 @@ func (sm ScopeMetrics) MetricCount() (int, error) { return count(sm, fieldChildr
 
 // DataPointCount counts the data points of all metrics.
 func (sm ScopeMetrics) DataPointCount() (int, error) {
-	return countPoints(sm, fieldChildren, metricLevels[2:])
+	return countIn(sm, fieldChildren, metricLevels[2:], metricDataPoints)
 }
 
 // MetricType is the kind of data a metric carries.

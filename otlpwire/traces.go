@@ -30,7 +30,7 @@ func (r TracesRequest) ResourceCount() (int, error) {
 
 // SpanCount counts the spans of the whole request. It reads the resource
 // and scope framing, not the spans themselves.
-func (r TracesRequest) SpanCount() (int, error) { return countIn(r, fieldResources, spanLevels) }
+func (r TracesRequest) SpanCount() (int, error) { return countIn(r, fieldResources, spanLevels, nil) }
 
 var spanLevels = []string{"resource_spans", "scope_spans", "spans"}
 
@@ -56,7 +56,7 @@ func (rs ResourceSpans) ScopeSpans() iter.Seq2[ScopeSpans, error] {
 
 // SpanCount counts the spans of all scopes.
 func (rs ResourceSpans) SpanCount() (int, error) {
-	return countIn(rs, fieldChildren, spanLevels[1:])
+	return countIn(rs, fieldChildren, spanLevels[1:], nil)
 }
 
 // AppendTo appends to dst an ExportTraceServiceRequest holding only this
