@@ -15,7 +15,7 @@ func TestZeroAllocs(t *testing.T) {
 		t.Skip("coverage instrumentation allocates")
 	}
 	for _, s := range benchSignals {
-		for _, in := range [][]byte{fixture(s), synth.Generate(s, synth.Config{Seed: 7, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 200})} {
+		for _, in := range [][]byte{fixture(s), synth.RealisticFixture(s, synth.Descending), synth.Generate(s, synth.Config{Seed: 7, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 200})} {
 			buf := make([]byte, 0, len(in))
 			sp, err := NewSplitter(WithMaxRecords(50), WithMaxBytes(16<<10))
 			if err != nil {

@@ -12,9 +12,12 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// Benchmarks on the seed-000 fixture (5 resources × 100 records), each
-// pairing impl=otlpwire with impl=pdata in the same run. pdata always pays
-// its unmarshal: that is what a receiver holding wire bytes would pay.
+// Benchmarks on the seed-000 fixture (synth.Fixture: 5 resources × 100
+// records, two attributes each, the shape the seed report measured), each
+// pairing impl=otlpwire with impl=pdata in the same run, plus the deep walk
+// on synth.RealisticFixture (8-10 resource and 4-8 record attributes of
+// mixed kinds). pdata always pays its unmarshal: that is what a receiver
+// holding wire bytes would pay.
 //
 //	go test -run='^$' -bench=. -benchmem ./otlpwire/
 
@@ -624,7 +627,13 @@ func walkPMetric(m pmetric.Metric) int {
 	return n
 }
 
-func BenchmarkDeepWalk(b *testing.B) {
+func BenchmarkDeepWalk(b *testing.B) { benchDeepWalk(b, fixture) }
+
+func BenchmarkDeepWalkRealistic(b *testing.B) {
+	benchDeepWalk(b, func(s synth.Signal) []byte { return synth.RealisticFixture(s, synth.Ascending) })
+}
+
+func benchDeepWalk(b *testing.B, fixture func(synth.Signal) []byte) {
 	for _, s := range benchSignals {
 		in := fixture(s)
 		want, err := deepWalkWire(s, in)

@@ -1,6 +1,8 @@
 package otlpwire
 
 import (
+	"encoding/binary"
+
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -122,4 +124,24 @@ func quickBytes(b []byte, i int) (t uint64, s []byte, j int, ok bool) {
 		}
 	}
 	return 0, nil, 0, false
+}
+
+// short reads the value of a length-delimited field whose one-byte tag is
+// at b[i] and whose length is one byte; the caller has checked that
+// i+1 < len(b). ok is false for a longer or truncated value.
+func short(b []byte, i int) (s []byte, j int, ok bool) {
+	if l := int(b[i+1]); l < 0x80 && l <= len(b)-i-2 {
+		j = i + 2 + l
+		return b[i+2 : j : j], j, true
+	}
+	return nil, 0, false
+}
+
+// le64 reads the fixed64 value of the field whose one-byte tag is at b[i];
+// ok is false when fewer than eight bytes follow.
+func le64(b []byte, i int) (uint64, bool) {
+	if len(b)-i >= 9 {
+		return binary.LittleEndian.Uint64(b[i+1:]), true
+	}
+	return 0, false
 }

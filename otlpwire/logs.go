@@ -123,6 +123,54 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 	*f = LogRecordFields{}
 	var attrs span
 	for i := 0; i < len(lr); {
+		// Fast path: the usual fields, recognized by their whole tag byte
+		// (number and wire type) with one-byte lengths; anything else, and
+		// every error, takes the general path below.
+		if i+1 < len(lr) {
+			switch lr[i] {
+			case 0x09: // time_unix_nano
+				if v, ok := le64(lr, i); ok {
+					f.Time, i = v, i+9
+					continue
+				}
+			case 0x59: // observed_time_unix_nano
+				if v, ok := le64(lr, i); ok {
+					f.ObservedTime, i = v, i+9
+					continue
+				}
+			case 0x10: // severity_number
+				if c := lr[i+1]; c < 0x80 {
+					f.SeverityNumber, i = int32(c), i+2
+					continue
+				}
+			case 0x1a: // severity_text
+				if s, j, ok := short(lr, i); ok {
+					f.SeverityText, i = s, j
+					continue
+				}
+			case 0x2a: // body holding one short string
+				if s, j, ok := short(lr, i); ok && len(s) >= 2 && s[0] == 0x0a && int(s[1]) == len(s)-2 {
+					f.Body, i = bytesValue(ValueString, s[2:]), j
+					continue
+				}
+			case 0x32: // attributes
+				if j := skipRun(lr, i, 0x32); j > i {
+					attrs.add(i, j)
+					i = j
+					continue
+				}
+			case 0x4a: // trace_id
+				if s, j, ok := short(lr, i); ok && (len(s) == 16 || len(s) == 0) {
+					f.TraceID, i = s, j
+					continue
+				}
+			case 0x52: // span_id
+				if s, j, ok := short(lr, i); ok && (len(s) == 8 || len(s) == 0) {
+					f.SpanID, i = s, j
+					continue
+				}
+			}
+		}
 		t, s, j, ok := quickBytes(lr, i)
 		var v uint64
 		if !ok {

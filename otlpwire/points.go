@@ -43,6 +43,38 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 	*f = NumberDataPointFields{}
 	var attrs, exemplars span
 	for i := 0; i < len(p); {
+		// Fast path: the usual fields, recognized by their whole tag byte;
+		// anything else, and every error, takes the general path below.
+		if i+1 < len(p) {
+			switch p[i] {
+			case 0x3a: // attributes
+				if j := skipRun(p, i, 0x3a); j > i {
+					attrs.add(i, j)
+					i = j
+					continue
+				}
+			case 0x11: // start_time_unix_nano
+				if v, ok := le64(p, i); ok {
+					f.StartTime, i = v, i+9
+					continue
+				}
+			case 0x19: // time_unix_nano
+				if v, ok := le64(p, i); ok {
+					f.Time, i = v, i+9
+					continue
+				}
+			case 0x21: // as_double
+				if v, ok := le64(p, i); ok {
+					f.ValueType, f.Double, f.Int, i = PointValueDouble, math.Float64frombits(v), 0, i+9
+					continue
+				}
+			case 0x31: // as_int
+				if v, ok := le64(p, i); ok {
+					f.ValueType, f.Int, f.Double, i = PointValueInt, int64(v), 0, i+9
+					continue
+				}
+			}
+		}
 		t, v, _, j := field(p, i)
 		if j < 0 || numberSchema.bad(t) {
 			if err := numberSchema.failAt(p, i, t, j); err != nil {

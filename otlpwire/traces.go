@@ -131,6 +131,54 @@ func (sp Span) Read(f *SpanFields) error {
 	*f = SpanFields{}
 	var attrs, events, links span
 	for i := 0; i < len(sp); {
+		// Fast path: the usual fields, recognized by their whole tag byte
+		// with one-byte lengths; anything else, and every error, takes the
+		// general path below.
+		if i+1 < len(sp) {
+			switch sp[i] {
+			case 0x0a: // trace_id
+				if s, j, ok := short(sp, i); ok && (len(s) == 16 || len(s) == 0) {
+					f.TraceID, i = s, j
+					continue
+				}
+			case 0x12: // span_id
+				if s, j, ok := short(sp, i); ok && (len(s) == 8 || len(s) == 0) {
+					f.SpanID, i = s, j
+					continue
+				}
+			case 0x22: // parent_span_id
+				if s, j, ok := short(sp, i); ok && (len(s) == 8 || len(s) == 0) {
+					f.ParentSpanID, i = s, j
+					continue
+				}
+			case 0x2a: // name
+				if s, j, ok := short(sp, i); ok {
+					f.Name, i = s, j
+					continue
+				}
+			case 0x30: // kind
+				if c := sp[i+1]; c < 0x80 {
+					f.Kind, i = int32(c), i+2
+					continue
+				}
+			case 0x39: // start_time_unix_nano
+				if v, ok := le64(sp, i); ok {
+					f.StartTime, i = v, i+9
+					continue
+				}
+			case 0x41: // end_time_unix_nano
+				if v, ok := le64(sp, i); ok {
+					f.EndTime, i = v, i+9
+					continue
+				}
+			case 0x4a: // attributes
+				if j := skipRun(sp, i, 0x4a); j > i {
+					attrs.add(i, j)
+					i = j
+					continue
+				}
+			}
+		}
 		t, s, j, ok := quickBytes(sp, i)
 		var v uint64
 		if !ok {

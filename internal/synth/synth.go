@@ -116,13 +116,14 @@ func Generate(s Signal, cfg Config) []byte {
 	panic(fmt.Sprintf("synth: invalid signal %d", int(s)))
 }
 
-// Fixture returns the benchmark fixture of signal s in order o: 5 resources
-// with 8-10 attributes each, one scope per resource with a name and a
-// version, and 100 log records, spans or data points per scope, each with
-// timestamps and 4-8 attributes. Every id and body is present, so pdata
-// re-encodes the Descending fixture byte for byte. It panics if s is not a
-// valid Signal. The result is a new slice and is the same on every call.
-func Fixture(s Signal, o Order) []byte {
+// RealisticFixture returns a heavier benchmark fixture of signal s in order
+// o than Fixture: 5 resources with 8-10 attributes each, one scope per
+// resource with a name and a version, and 100 log records, spans or data
+// points per scope, each with timestamps and 4-8 attributes of mixed kinds.
+// Every id and body is present, so pdata re-encodes the Descending fixture
+// byte for byte. It panics if s is not a valid Signal. The result is a new
+// slice and is the same on every call.
+func RealisticFixture(s Signal, o Order) []byte {
 	cfg := Config{Seed: 0, Order: o, Resources: 5, ScopesPerResource: 1, RecordsPerScope: 100}
 	switch s {
 	case SignalLogs:

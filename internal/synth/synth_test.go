@@ -107,10 +107,10 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
-func TestFixture(t *testing.T) {
+func TestRealisticFixture(t *testing.T) {
 	for _, s := range signals {
 		t.Run("signal="+s.String(), func(t *testing.T) {
-			asc, desc := Fixture(s, Ascending), Fixture(s, Descending)
+			asc, desc := RealisticFixture(s, Ascending), RealisticFixture(s, Descending)
 			checkOrders(t, s, asc, desc)
 			d, n, canonical := decode(t, s, desc)
 			if n != 500 {
@@ -119,8 +119,8 @@ func TestFixture(t *testing.T) {
 			if !bytes.Equal(canonical, desc) {
 				t.Errorf("pdata re-encodes the Descending fixture differently (%d vs %d bytes) at byte %d", len(canonical), len(desc), firstDiff(canonical, desc))
 			}
-			if !bytes.Equal(Fixture(s, Descending), desc) {
-				t.Error("Fixture is not deterministic")
+			if !bytes.Equal(RealisticFixture(s, Descending), desc) {
+				t.Error("RealisticFixture is not deterministic")
 			}
 			checkFixtureShape(t, s, d)
 		})
