@@ -42,22 +42,50 @@ const MaxAnyValueDepth = 64
 
 // Error describes where a request is malformed.
 //
-// Path names the message in OTLP field names with repeated-field indexes,
+// Path() names the message in OTLP field names with repeated-field indexes,
 // relative to the value the failing method was called on (for methods on a
 // request, relative to the request), e.g.
 // "resource_logs[2].scope_logs[0].log_records[7]". Offset is the byte
 // offset of the failing tag or value relative to the same value.
 type Error struct {
-	Path   string
 	Offset int
 	What   string // what was being read, e.g. "length-delimited field"
 	Err    error  // one of the package's sentinel errors
+	segs   []pathSeg
+}
+
+// pathSeg is one step of an error's path; index < 0 for a singular field.
+type pathSeg struct {
+	name  string
+	index int
+}
+
+// Path returns the OTLP path of the failing element, outermost first.
+func (e *Error) Path() string {
+	var sb strings.Builder
+	e.writePath(&sb)
+	return sb.String()
+}
+
+func (e *Error) writePath(sb *strings.Builder) {
+	for i := len(e.segs) - 1; i >= 0; i-- {
+		s := e.segs[i]
+		if i < len(e.segs)-1 && s.name != "" {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(s.name)
+		if s.index >= 0 {
+			sb.WriteByte('[')
+			sb.WriteString(strconv.Itoa(s.index))
+			sb.WriteByte(']')
+		}
+	}
 }
 
 func (e *Error) Error() string {
 	var sb strings.Builder
-	if e.Path != "" {
-		sb.WriteString(e.Path)
+	if len(e.segs) > 0 {
+		e.writePath(&sb)
 		sb.WriteString(": ")
 	}
 	sb.WriteString(e.Err.Error())
@@ -79,25 +107,16 @@ func newErr(sentinel error, off int, what string) error {
 }
 
 // within re-bases err, which was produced while reading a nested message
-// that starts at byte base of its parent, and prefixes the field name and
-// index (index < 0 for a singular field) to its path. Non-*Error values are
+// that starts at byte base of its parent, and adds the field name and index
+// (index < 0 for a singular field) as the next outer step of its path. It
+// costs no allocation beyond growing the path. Non-*Error values are
 // returned unchanged.
 func within(err error, name string, index, base int) error {
 	e, ok := err.(*Error)
 	if !ok {
 		return err
 	}
-	seg := name
-	if index >= 0 {
-		seg = name + "[" + strconv.Itoa(index) + "]"
-	}
-	if e.Path == "" {
-		e.Path = seg
-	} else if e.Path[0] == '[' {
-		e.Path = seg + e.Path
-	} else {
-		e.Path = seg + "." + e.Path
-	}
+	e.segs = append(e.segs, pathSeg{name: name, index: index})
 	e.Offset += base
 	return e
 }

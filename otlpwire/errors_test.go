@@ -53,8 +53,8 @@ func TestErrorPathAndOffset(t *testing.T) {
 	if !errors.As(err, &e) || !errors.Is(err, ErrTruncated) {
 		t.Fatalf("err = %v, want *Error wrapping ErrTruncated", err)
 	}
-	if e.Path != "resource_logs[0].scope_logs[0].log_records[7]" {
-		t.Errorf("path = %q", e.Path)
+	if e.Path() != "resource_logs[0].scope_logs[0].log_records[7]" {
+		t.Errorf("path = %q", e.Path())
 	}
 	if e.Offset != wantOff {
 		t.Errorf("offset = %d, want %d", e.Offset, wantOff)
@@ -115,8 +115,8 @@ func TestMalformed(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("Validate = %T, want *Error", err)
 			}
-			if e.Path != tt.path && !(len(e.Path) > len(tt.path) && e.Path[:len(tt.path)] == tt.path) {
-				t.Errorf("path = %q, want prefix %q", e.Path, tt.path)
+			if p := e.Path(); p != tt.path && !(len(p) > len(tt.path) && p[:len(tt.path)] == tt.path) {
+				t.Errorf("path = %q, want prefix %q", p, tt.path)
 			}
 			if e.Offset < 0 || e.Offset > len(tt.in) {
 				t.Errorf("offset %d outside input of %d bytes", e.Offset, len(tt.in))
