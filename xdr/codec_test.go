@@ -251,14 +251,27 @@ func TestWriter(t *testing.T) {
 	w.FixedOpaque([]byte{1})
 	w.Opaque([]byte{2}, 1)
 	w.String("ab", 2)
+	w.Quadruple(Quadruple{0x3f, 0xff})
+	w.Count(2, 2)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	want := unhex(t, "ffffffff 00000002 0000000000000003 0000000000000004 00000001 3f800000 3ff0000000000000 01000000 0000000102000000 000000026162 0000")
+	if w.Written() != int64(out.Len()) {
+		t.Fatalf("Written = %d, have %d bytes", w.Written(), out.Len())
+	}
+	want := unhex(t, `ffffffff 00000002 0000000000000003 0000000000000004 00000001 3f800000
+		3ff0000000000000 01000000 0000000102000000 000000026162 0000
+		3fff0000000000000000000000000000 00000002`)
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("got %x\nwant %x", out.Bytes(), want)
 	}
 	// Sticky encode error with a stream offset.
+	out.Reset()
+	w.Reset(&out)
+	w.Count(3, 2)
+	if err := w.Flush(); !errors.Is(err, ErrTooLong) || out.Len() != 0 {
+		t.Fatalf("count over max: %v, %d bytes written", err, out.Len())
+	}
 	w.Reset(&out)
 	w.Uint32(1)
 	w.String("toolong", 3)

@@ -15,6 +15,11 @@
 //	buf = buf[:0]
 //	buf, err = v.AppendXDR(buf) // generated method
 //
+// Generated AppendXDR and SizeXDR count nested structs and unions as the
+// Decoder does and fail with ErrDepth beyond DefaultMaxDepth, so a cyclic
+// value (optional data pointing back into itself) is an error, not endless
+// recursion, and whatever encodes also decodes under the default limit.
+//
 // Writer does the same onto an io.Writer with a sticky error.
 //
 // # Decoding
@@ -47,18 +52,23 @@
 // hyper int64, unsigned hyper uint64, float float32, double float64,
 // bool bool, enum a named int32, opaque [n]byte or []byte, string string,
 // T x[n] [n]T, T x<m> []T, T *x *T (optional data), struct a struct, union
-// a struct holding the discriminant and one field per non-void arm.
+// a struct holding the discriminant and one field per non-void arm. An arm
+// whose type is a struct, a union or a fixed-length array is a pointer
+// (nil encodes as the zero value), so a union's Go size does not grow with
+// its arm types and decoding allocates only the selected arm.
 //
 // Quadruple (128-bit float, RFC 4506 §4.8) is supported as 16 opaque bytes
-// in wire order: Go has no float128, so the Quadruple type carries the bits
-// unchanged and leaves arithmetic to the caller.
+// in wire order (AppendQuadruple, Decoder.DecodeQuadruple, Writer.Quadruple):
+// Go has no float128, so the Quadruple type carries the bits unchanged and
+// leaves arithmetic and conversion to the caller.
 //
 // # Ownership
 //
 // Append functions return a slice that aliases dst when it had room. Views
 // returned by the Decoder alias its input and are valid as long as the
 // input is. Values decoded by generated code never alias the input; their
-// DecodeXDR reuses slices already present in the value (so a reused value
-// decodes without allocating for opaque data and arrays) and therefore
-// those slices must not be shared with other owners.
+// DecodeXDR reuses slices and pointers already present in the value (so a
+// reused value decodes without allocating for opaque data, arrays, optional
+// data and union arms) and therefore those must not be shared with other
+// owners.
 package xdr

@@ -21,11 +21,13 @@ var (
 	// union has no default arm.
 	ErrDiscriminant = errors.New("xdr: unknown union discriminant")
 	// ErrTooLong means a length or element count exceeds the declared
-	// maximum, or (when decoding) what the remaining input could hold.
+	// maximum. (A length that only exceeds what the remaining input could
+	// hold is ErrTruncated.)
 	ErrTooLong = errors.New("xdr: length exceeds maximum")
 	// ErrTrailing means Unmarshal found bytes after the value.
 	ErrTrailing = errors.New("xdr: trailing bytes after value")
-	// ErrDepth means nesting exceeded the decoder's depth limit.
+	// ErrDepth means nesting exceeded the decoder's depth limit or, when
+	// encoding, DefaultMaxDepth (a cyclic value fails this way).
 	ErrDepth = errors.New("xdr: nesting too deep")
 	// ErrLength means a fixed-length item was given data of the wrong length.
 	ErrLength = errors.New("xdr: wrong fixed length")

@@ -108,6 +108,25 @@ func (z *Writer) Float64(v float64) {
 	}
 }
 
+// Quadruple writes a quadruple as its 16 bytes.
+func (z *Writer) Quadruple(v Quadruple) {
+	if z.err == nil {
+		z.buf = AppendQuadruple(z.buf, v)
+		z.maybeFlush()
+	}
+}
+
+// Count writes the element count of a variable-length array of at most max
+// elements; the caller then writes the elements.
+func (z *Writer) Count(n int, max uint32) {
+	if z.err == nil {
+		var err error
+		z.buf, err = AppendCount(z.buf, n, max)
+		z.setErr(err)
+		z.maybeFlush()
+	}
+}
+
 // FixedOpaque writes fixed-length opaque data and its padding.
 func (z *Writer) FixedOpaque(b []byte) {
 	if z.err == nil {

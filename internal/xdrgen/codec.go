@@ -48,7 +48,27 @@ func (g *gen) encType(buf *bytes.Buffer, x string, t *TypeSpec, depth int) {
 		return
 	}
 	g.needErr = true
-	w(buf, "if b, err = %s.AppendXDR(b); err != nil {\nreturn dst, err\n}", x)
+	if isEnum(t) {
+		w(buf, "if b, err = %s.AppendXDR(b); err != nil {\nreturn dst, err\n}", x)
+		return
+	}
+	w(buf, "if b, err = %s.appendXDR(b, depth); err != nil {\nreturn dst, err\n}", x)
+}
+
+// isEnum reports whether t is an enum, possibly through alias typedefs.
+// Enums have no appendXDR: they do not nest.
+func isEnum(t *TypeSpec) bool {
+	for t.Kind == TIdent {
+		switch {
+		case t.def.Kind == DefEnum:
+			return true
+		case isAlias(t.def) && t.def.Decl.Kind == DeclScalar:
+			t = t.def.Decl.Type
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func (g *gen) enc(buf *bytes.Buffer, x string, decl *Decl, depth int) {

@@ -14,7 +14,17 @@
 // AppendXDR, DecodeXDR, SizeXDR, MarshalBinary and UnmarshalBinary; enums
 // get constants, Valid and String; unions get one New<Union><Case>
 // constructor per case label (plus New<Union>Default) and a Get<Arm>
-// accessor per arm. Names: types and fields become exported CamelCase
+// accessor per arm. Union arms whose type is a struct, a union or a
+// fixed-length array (directly or through typedefs) are pointer fields, so
+// that a union's Go size is a few words per arm: decoding hostile input (say
+// an array of void elements) then allocates at most a small constant
+// multiple of the input's size for every generated type. Structs, unions
+// and typedefs also get unexported appendXDR and sizeXDR methods carrying
+// the nesting depth; structs and unions count one level each, like
+// xdr.Decoder.Enter, and encoding fails with xdr.ErrDepth beyond
+// xdr.DefaultMaxDepth, which stops cyclic values.
+//
+// Names: types and fields become exported CamelCase
 // (file_kind -> FileKind); constants and enum members only have their
 // first letter upper-cased. Anonymous types are named after where they
 // appear (outer_field). typedefs of another named type or of optional

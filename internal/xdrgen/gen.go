@@ -300,9 +300,7 @@ func (g *gen) structDef(d *Def) {
 		g.p("%s %s", goName(f.Name), g.declType(f))
 	}
 	g.p("}\n")
-	g.p("// AppendXDR appends the encoding of v to dst. On error it returns dst")
-	g.p("// unchanged and an *xdr.Error.")
-	g.p("func (v *%s) AppendXDR(dst []byte) ([]byte, error) {", name)
+	g.appendMethods(name, true)
 	var body bytes.Buffer
 	g.needErr = false
 	for _, f := range d.Fields {
@@ -322,8 +320,27 @@ func (g *gen) structDef(d *Def) {
 	for _, f := range d.Fields {
 		g.sizeDecl(&body, "v."+goName(f.Name), f, 0)
 	}
-	g.sizeMethod(name, body.String())
+	g.sizeMethod(name, body.String(), true)
 	g.binary(name)
+}
+
+// appendMethods emits AppendXDR and opens appendXDR, which carries the
+// nesting depth so that a cyclic value (a list whose optional next points
+// back into itself) fails with xdr.ErrDepth instead of recursing forever.
+// Structs and unions count one level each, as Decoder.Enter does, so a
+// value that encodes also decodes under the default limit. The caller
+// writes the body and closes it with emitEncBody.
+func (g *gen) appendMethods(name string, counts bool) {
+	g.p("// AppendXDR appends the encoding of v to dst. On error it returns dst")
+	g.p("// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth")
+	g.p("// (only possible through a cycle or a very long chain of optional or")
+	g.p("// recursive data) is xdr.ErrDepth.")
+	g.p("func (v *%s) AppendXDR(dst []byte) ([]byte, error) {\nreturn v.appendXDR(dst, 0)\n}\n", name)
+	g.p("// appendXDR is AppendXDR inside depth open structs and unions.")
+	g.p("func (v *%s) appendXDR(dst []byte, depth int) ([]byte, error) {", name)
+	if counts {
+		g.p("depth++\nif depth > xdr.DefaultMaxDepth {\nreturn dst, xdr.NewError(len(dst), \"encode %s\", xdr.ErrDepth)\n}", name)
+	}
 }
 
 func (g *gen) emitEncBody(body string) {
@@ -354,9 +371,7 @@ func (g *gen) typedef(d *Def) {
 	g.doc(d, fmt.Sprintf("%s is an XDR typedef.", name))
 	g.p("type %s %s\n", name, under)
 	x := "(*(*" + under + ")(v))"
-	g.p("// AppendXDR appends the encoding of v to dst. On error it returns dst")
-	g.p("// unchanged and an *xdr.Error.")
-	g.p("func (v *%s) AppendXDR(dst []byte) ([]byte, error) {", name)
+	g.appendMethods(name, false)
 	var body bytes.Buffer
 	g.enc(&body, x, d.Decl, 0)
 	g.emitEncBody(body.String())
@@ -372,6 +387,6 @@ func (g *gen) typedef(d *Def) {
 	g.p("return nil\n}\n")
 	body.Reset()
 	g.sizeDecl(&body, x, d.Decl, 0)
-	g.sizeMethod(name, body.String())
+	g.sizeMethod(name, body.String(), false)
 	g.binary(name)
 }

@@ -69,7 +69,7 @@ func (g *gen) sizeType(buf *bytes.Buffer, x string, t *TypeSpec, depth int) {
 		w(buf, "n += 4")
 		return
 	}
-	w(buf, "n += %s.SizeXDR()", x)
+	w(buf, "n += %s.sizeXDR(depth)", x)
 }
 
 func (g *gen) sizeDecl(buf *bytes.Buffer, x string, decl *Decl, depth int) {
@@ -107,11 +107,20 @@ func (g *gen) sizeDecl(buf *bytes.Buffer, x string, decl *Decl, depth int) {
 	}
 }
 
-// sizeMethod emits SizeXDR for name with the given body.
-func (g *gen) sizeMethod(name string, body string) {
+// sizeMethod emits SizeXDR and sizeXDR for name with the given body. Like
+// appendXDR, sizeXDR carries the nesting depth (counted by structs and
+// unions) and stops descending past xdr.DefaultMaxDepth, so SizeXDR of a
+// cyclic value returns instead of recursing forever.
+func (g *gen) sizeMethod(name string, body string, counts bool) {
 	g.p("// SizeXDR returns the length of v's encoding, assuming v is valid")
 	g.p("// (AppendXDR would succeed).")
-	g.p("func (v *%s) SizeXDR() int {\nn := 0", name)
+	g.p("func (v *%s) SizeXDR() int {\nreturn v.sizeXDR(0)\n}\n", name)
+	g.p("// sizeXDR is SizeXDR inside depth open structs and unions.")
+	g.p("func (v *%s) sizeXDR(depth int) int {", name)
+	if counts {
+		g.p("depth++\nif depth > xdr.DefaultMaxDepth {\nreturn 0 // AppendXDR fails with xdr.ErrDepth\n}")
+	}
+	g.p("n := 0")
 	g.buf.WriteString(body)
 	g.p("return n\n}\n")
 }

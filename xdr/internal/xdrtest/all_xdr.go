@@ -104,8 +104,15 @@ func (v *Color) UnmarshalBinary(b []byte) error {
 type Counter int32
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Counter) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Counter) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	b = xdr.AppendInt32(b, (*(*int32)(v)))
 	return b, nil
@@ -123,6 +130,11 @@ func (v *Counter) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Counter) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Counter) sizeXDR(depth int) int {
 	n := 0
 	n += 4
 	return n
@@ -150,8 +162,15 @@ func (v *Counter) UnmarshalBinary(b []byte) error {
 type Stamp uint64
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Stamp) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Stamp) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	b = xdr.AppendUint64(b, (*(*uint64)(v)))
 	return b, nil
@@ -169,6 +188,11 @@ func (v *Stamp) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Stamp) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Stamp) sizeXDR(depth int) int {
 	n := 0
 	n += 8
 	return n
@@ -196,8 +220,15 @@ func (v *Stamp) UnmarshalBinary(b []byte) error {
 type Hash [HEXSIZE]byte
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Hash) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Hash) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	b = xdr.AppendFixedOpaque(b, (*(*[HEXSIZE]byte)(v))[:])
 	return b, nil
@@ -215,6 +246,11 @@ func (v *Hash) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Hash) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Hash) sizeXDR(depth int) int {
 	n := 0
 	n += 16
 	return n
@@ -242,8 +278,15 @@ func (v *Hash) UnmarshalBinary(b []byte) error {
 type Blob []byte
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Blob) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Blob) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	var err error
 	if b, err = xdr.AppendOpaque(b, (*(*[]byte)(v)), xdr.Unbounded); err != nil {
@@ -268,6 +311,11 @@ func (v *Blob) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Blob) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Blob) sizeXDR(depth int) int {
 	n := 0
 	n += xdr.SizeOpaque(len((*(*[]byte)(v))))
 	return n
@@ -295,8 +343,15 @@ func (v *Blob) UnmarshalBinary(b []byte) error {
 type Label string
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Label) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Label) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, (*(*string)(v)), SMALL); err != nil {
@@ -317,6 +372,11 @@ func (v *Label) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Label) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Label) sizeXDR(depth int) int {
 	n := 0
 	n += xdr.SizeOpaque(len((*(*string)(v))))
 	return n
@@ -349,15 +409,22 @@ type Paint = Color
 type Counters []Counter
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Counters) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Counters) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	var err error
 	if b, err = xdr.AppendCount(b, len((*(*[]Counter)(v))), 4); err != nil {
 		return dst, err
 	}
 	for i0 := range *(*[]Counter)(v) {
-		if b, err = (*(*[]Counter)(v))[i0].AppendXDR(b); err != nil {
+		if b, err = (*(*[]Counter)(v))[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -389,6 +456,11 @@ func (v *Counters) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Counters) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Counters) sizeXDR(depth int) int {
 	n := 0
 	n += 4 + 4*len((*(*[]Counter)(v)))
 	return n
@@ -416,8 +488,15 @@ func (v *Counters) UnmarshalBinary(b []byte) error {
 type Palette [2]Color
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Palette) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Palette) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	var err error
 	for i0 := range *(*[2]Color)(v) {
@@ -442,6 +521,11 @@ func (v *Palette) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Palette) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Palette) sizeXDR(depth int) int {
 	n := 0
 	n += 8
 	return n
@@ -491,8 +575,19 @@ type Scalars struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Scalars) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Scalars) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Scalars", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	b = xdr.AppendInt32(b, v.I)
@@ -554,6 +649,15 @@ func (v *Scalars) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Scalars) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Scalars) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	n += 4
@@ -614,8 +718,19 @@ type Arrays struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Arrays) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Arrays) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Arrays", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	b = xdr.AppendFixedOpaque(b, v.Odd[:])
@@ -639,7 +754,7 @@ func (v *Arrays) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Hashes {
-		if b, err = v.Hashes[i0].AppendXDR(b); err != nil {
+		if b, err = v.Hashes[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -647,17 +762,17 @@ func (v *Arrays) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Labels {
-		if b, err = v.Labels[i0].AppendXDR(b); err != nil {
+		if b, err = v.Labels[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
-	if b, err = v.Counters.AppendXDR(b); err != nil {
+	if b, err = v.Counters.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Palette.AppendXDR(b); err != nil {
+	if b, err = v.Palette.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Blob.AppendXDR(b); err != nil {
+	if b, err = v.Blob.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	return b, nil
@@ -755,6 +870,15 @@ func (v *Arrays) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Arrays) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Arrays) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 8
 	n += 8
@@ -765,11 +889,11 @@ func (v *Arrays) SizeXDR() int {
 	n += 4 + 16*len(v.Hashes)
 	n += 4
 	for i0 := range v.Labels {
-		n += v.Labels[i0].SizeXDR()
+		n += v.Labels[i0].sizeXDR(depth)
 	}
-	n += v.Counters.SizeXDR()
+	n += v.Counters.sizeXDR(depth)
 	n += 8
-	n += v.Blob.SizeXDR()
+	n += v.Blob.sizeXDR(depth)
 	return n
 }
 
@@ -803,18 +927,29 @@ type Node struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Node) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Node) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Node", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
-	if b, err = v.Value.AppendXDR(b); err != nil {
+	if b, err = v.Value.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	if v.Next == nil {
 		b = xdr.AppendBool(b, false)
 	} else {
 		b = xdr.AppendBool(b, true)
-		if b, err = (*v.Next).AppendXDR(b); err != nil {
+		if b, err = (*v.Next).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -857,11 +992,20 @@ func (v *Node) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Node) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Node) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	n += 4
 	if v.Next != nil {
-		n += (*v.Next).SizeXDR()
+		n += (*v.Next).sizeXDR(depth)
 	}
 	return n
 }
@@ -902,9 +1046,9 @@ type NodePtr = *Node
 //	};
 type Shape struct {
 	Kind    int32
-	Radius  float64 // Kind == 1 or 2
-	Scalars Scalars // Kind == NEGATIVE
-	Other   Stamp   // any other Kind
+	Radius  float64  // Kind == 1 or 2
+	Scalars *Scalars // Kind == NEGATIVE
+	Other   Stamp    // any other Kind
 }
 
 // NewShapeCase1 returns a Shape with Kind 1 and arm Radius.
@@ -919,7 +1063,7 @@ func NewShapeCase2(v float64) Shape {
 
 // NewShapeNegative returns a Shape with Kind NEGATIVE and arm Scalars.
 func NewShapeNegative(v Scalars) Shape {
-	return Shape{Kind: NEGATIVE, Scalars: v}
+	return Shape{Kind: NEGATIVE, Scalars: &v}
 }
 
 // NewShapeSmall returns a Shape with Kind SMALL and no arm.
@@ -935,38 +1079,52 @@ func NewShapeDefault(disc int32, v Stamp) Shape {
 
 // GetRadius returns the Radius arm and whether Kind selects it.
 func (v *Shape) GetRadius() (float64, bool) {
+	var zero float64
 	switch v.Kind {
 	case 1, 2:
 		return v.Radius, true
 	}
-	var zero float64
 	return zero, false
 }
 
 // GetScalars returns the Scalars arm and whether Kind selects it.
+// A nil Scalars reads as the zero value.
 func (v *Shape) GetScalars() (Scalars, bool) {
+	var zero Scalars
 	switch v.Kind {
 	case NEGATIVE:
-		return v.Scalars, true
+		if v.Scalars == nil {
+			return zero, true
+		}
+		return *v.Scalars, true
 	}
-	var zero Scalars
 	return zero, false
 }
 
 // GetOther returns the default arm and whether Kind selects it.
 func (v *Shape) GetOther() (Stamp, bool) {
+	var zero Stamp
 	switch v.Kind {
 	case 1, 2, NEGATIVE, SMALL:
-		var zero Stamp
 		return zero, false
 	}
 	return v.Other, true
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Shape) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Shape) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Shape", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	b = xdr.AppendInt32(b, v.Kind)
@@ -974,24 +1132,30 @@ func (v *Shape) AppendXDR(dst []byte) ([]byte, error) {
 	case 1, 2:
 		b = xdr.AppendFloat64(b, v.Radius)
 	case NEGATIVE:
-		if b, err = v.Scalars.AppendXDR(b); err != nil {
+		a := v.Scalars
+		if a == nil {
+			a = new(Scalars)
+		}
+		if b, err = (*a).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	case SMALL:
 	default:
-		if b, err = v.Other.AppendXDR(b); err != nil {
+		if b, err = v.Other.appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
 	return b, nil
 }
 
-// DecodeXDR consumes a Shape from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Shape from d, first clearing v; the selected arm's
+// pointer, if v already had one, is reused and so must not be shared.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Shape) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
 	}
+	prev := *v
 	*v = Shape{}
 	var err error
 	off := d.Offset()
@@ -1004,7 +1168,13 @@ func (v *Shape) DecodeXDR(d *xdr.Decoder) error {
 			return err
 		}
 	case NEGATIVE:
-		if err = v.Scalars.DecodeXDR(d); err != nil {
+		if v.Scalars = prev.Scalars; v.Scalars == nil {
+			if err = d.CheckCount(1, 64); err != nil {
+				return err
+			}
+			v.Scalars = new(Scalars)
+		}
+		if err = (*v.Scalars).DecodeXDR(d); err != nil {
 			return err
 		}
 	case SMALL:
@@ -1021,6 +1191,15 @@ func (v *Shape) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Shape) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Shape) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Kind {
@@ -1076,18 +1255,28 @@ func NewFlagFalse() Flag {
 
 // GetPaint returns the Paint arm and whether Set selects it.
 func (v *Flag) GetPaint() (Paint, bool) {
+	var zero Paint
 	switch v.Set {
 	case true:
 		return v.Paint, true
 	}
-	var zero Paint
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Flag) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Flag) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Flag", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	b = xdr.AppendBool(b, v.Set)
@@ -1103,8 +1292,8 @@ func (v *Flag) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Flag from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Flag from d, first clearing v.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Flag) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -1131,6 +1320,15 @@ func (v *Flag) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Flag) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Flag) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Set {
@@ -1167,13 +1365,13 @@ func (v *Flag) UnmarshalBinary(b []byte) error {
 //	};
 type Either struct {
 	Which  uint32
-	Arrays Arrays  // Which == 0
+	Arrays *Arrays // Which == 0
 	List   NodePtr // Which == 1
 }
 
 // NewEitherCase0 returns a Either with Which 0 and arm Arrays.
 func NewEitherCase0(v Arrays) Either {
-	return Either{Which: 0, Arrays: v}
+	return Either{Which: 0, Arrays: &v}
 }
 
 // NewEitherCase1 returns a Either with Which 1 and arm List.
@@ -1182,35 +1380,53 @@ func NewEitherCase1(v NodePtr) Either {
 }
 
 // GetArrays returns the Arrays arm and whether Which selects it.
+// A nil Arrays reads as the zero value.
 func (v *Either) GetArrays() (Arrays, bool) {
+	var zero Arrays
 	switch v.Which {
 	case 0:
-		return v.Arrays, true
+		if v.Arrays == nil {
+			return zero, true
+		}
+		return *v.Arrays, true
 	}
-	var zero Arrays
 	return zero, false
 }
 
 // GetList returns the List arm and whether Which selects it.
 func (v *Either) GetList() (NodePtr, bool) {
+	var zero NodePtr
 	switch v.Which {
 	case 1:
 		return v.List, true
 	}
-	var zero NodePtr
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Either) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Either) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Either", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	b = xdr.AppendUint32(b, v.Which)
 	switch v.Which {
 	case 0:
-		if b, err = v.Arrays.AppendXDR(b); err != nil {
+		a := v.Arrays
+		if a == nil {
+			a = new(Arrays)
+		}
+		if b, err = (*a).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	case 1:
@@ -1218,7 +1434,7 @@ func (v *Either) AppendXDR(dst []byte) ([]byte, error) {
 			b = xdr.AppendBool(b, false)
 		} else {
 			b = xdr.AppendBool(b, true)
-			if b, err = (*v.List).AppendXDR(b); err != nil {
+			if b, err = (*v.List).appendXDR(b, depth); err != nil {
 				return dst, err
 			}
 		}
@@ -1228,12 +1444,14 @@ func (v *Either) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Either from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Either from d, first clearing v; the selected arm's
+// pointer, if v already had one, is reused and so must not be shared.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Either) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
 	}
+	prev := *v
 	*v = Either{}
 	var err error
 	off := d.Offset()
@@ -1242,7 +1460,13 @@ func (v *Either) DecodeXDR(d *xdr.Decoder) error {
 	}
 	switch v.Which {
 	case 0:
-		if err = v.Arrays.DecodeXDR(d); err != nil {
+		if v.Arrays = prev.Arrays; v.Arrays == nil {
+			if err = d.CheckCount(1, 60); err != nil {
+				return err
+			}
+			v.Arrays = new(Arrays)
+		}
+		if err = (*v.Arrays).DecodeXDR(d); err != nil {
 			return err
 		}
 	case 1:
@@ -1275,15 +1499,28 @@ func (v *Either) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Either) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Either) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Which {
 	case 0:
-		n += v.Arrays.SizeXDR()
+		a := v.Arrays
+		if a == nil {
+			a = new(Arrays)
+		}
+		n += (*a).sizeXDR(depth)
 	case 1:
 		n += 4
 		if v.List != nil {
-			n += (*v.List).SizeXDR()
+			n += (*v.List).sizeXDR(depth)
 		}
 	}
 	return n
@@ -1317,18 +1554,29 @@ type Tree struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Tree) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Tree) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Tree", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
-	if b, err = v.Name.AppendXDR(b); err != nil {
+	if b, err = v.Name.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	if b, err = xdr.AppendCount(b, len(v.Children), xdr.Unbounded); err != nil {
 		return dst, err
 	}
 	for i0 := range v.Children {
-		if b, err = v.Children[i0].AppendXDR(b); err != nil {
+		if b, err = v.Children[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -1368,11 +1616,20 @@ func (v *Tree) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Tree) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Tree) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
-	n += v.Name.SizeXDR()
+	n += v.Name.sizeXDR(depth)
 	n += 4
 	for i0 := range v.Children {
-		n += v.Children[i0].SizeXDR()
+		n += v.Children[i0].sizeXDR(depth)
 	}
 	return n
 }
@@ -1425,21 +1682,32 @@ type Everything struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Everything) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Everything) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Everything", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
-	if b, err = v.Scalars.AppendXDR(b); err != nil {
+	if b, err = v.Scalars.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Arrays.AppendXDR(b); err != nil {
+	if b, err = v.Arrays.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	if v.List == nil {
 		b = xdr.AppendBool(b, false)
 	} else {
 		b = xdr.AppendBool(b, true)
-		if b, err = (*v.List).AppendXDR(b); err != nil {
+		if b, err = (*v.List).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -1447,27 +1715,27 @@ func (v *Everything) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Shapes {
-		if b, err = v.Shapes[i0].AppendXDR(b); err != nil {
+		if b, err = v.Shapes[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
-	if b, err = v.Flag.AppendXDR(b); err != nil {
+	if b, err = v.Flag.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Either.AppendXDR(b); err != nil {
+	if b, err = v.Either.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Tree.AppendXDR(b); err != nil {
+	if b, err = v.Tree.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
-	if b, err = v.Inner.AppendXDR(b); err != nil {
+	if b, err = v.Inner.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	if v.MaybeHash == nil {
 		b = xdr.AppendBool(b, false)
 	} else {
 		b = xdr.AppendBool(b, true)
-		if b, err = (*v.MaybeHash).AppendXDR(b); err != nil {
+		if b, err = (*v.MaybeHash).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -1560,21 +1828,30 @@ func (v *Everything) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Everything) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Everything) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 64
-	n += v.Arrays.SizeXDR()
+	n += v.Arrays.sizeXDR(depth)
 	n += 4
 	if v.List != nil {
-		n += (*v.List).SizeXDR()
+		n += (*v.List).sizeXDR(depth)
 	}
 	n += 4
 	for i0 := range v.Shapes {
-		n += v.Shapes[i0].SizeXDR()
+		n += v.Shapes[i0].sizeXDR(depth)
 	}
-	n += v.Flag.SizeXDR()
-	n += v.Either.SizeXDR()
-	n += v.Tree.SizeXDR()
-	n += v.Inner.SizeXDR()
+	n += v.Flag.sizeXDR(depth)
+	n += v.Either.sizeXDR(depth)
+	n += v.Tree.sizeXDR(depth)
+	n += v.Inner.sizeXDR(depth)
 	n += 4
 	if v.MaybeHash != nil {
 		n += 16
@@ -1693,18 +1970,28 @@ func NewEverythingInnerDetailDefault(disc Color) EverythingInnerDetail {
 
 // GetLevel returns the Level arm and whether Tint selects it.
 func (v *EverythingInnerDetail) GetLevel() (int32, bool) {
+	var zero int32
 	switch v.Tint {
 	case RED:
 		return v.Level, true
 	}
-	var zero int32
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *EverythingInnerDetail) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *EverythingInnerDetail) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode EverythingInnerDetail", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.Tint.AppendXDR(b); err != nil {
@@ -1718,8 +2005,8 @@ func (v *EverythingInnerDetail) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a EverythingInnerDetail from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a EverythingInnerDetail from d, first clearing v.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *EverythingInnerDetail) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -1745,6 +2032,15 @@ func (v *EverythingInnerDetail) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *EverythingInnerDetail) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *EverythingInnerDetail) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Tint {
@@ -1786,14 +2082,25 @@ type EverythingInner struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *EverythingInner) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *EverythingInner) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode EverythingInner", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.State.AppendXDR(b); err != nil {
 		return dst, err
 	}
-	if b, err = v.Detail.AppendXDR(b); err != nil {
+	if b, err = v.Detail.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	return b, nil
@@ -1819,9 +2126,18 @@ func (v *EverythingInner) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *EverythingInner) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *EverythingInner) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
-	n += v.Detail.SizeXDR()
+	n += v.Detail.sizeXDR(depth)
 	return n
 }
 
@@ -1833,6 +2149,340 @@ func (v *EverythingInner) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes exactly one EverythingInner from b (trailing bytes are
 // xdr.ErrTrailing). v does not alias b afterwards.
 func (v *EverythingInner) UnmarshalBinary(b []byte) error {
+	var d xdr.Decoder
+	d.Reset(b)
+	if err := v.DecodeXDR(&d); err != nil {
+		return err
+	}
+	return d.Done()
+}
+
+// A union with a void arm and large arms. The large arms are held through
+// pointers, so an array of void elements costs a few words per element to
+// decode, not the size of the largest arm.
+//
+// Bulky is an XDR discriminated union: Tag selects which arm field is valid.
+//
+//	union Bulky switch (int tag) {
+//	case 0:
+//	    void;
+//	case 1:
+//	    opaque block[4096];
+//	case 2:
+//	    Scalars wide[16];
+//	case 3:
+//	    Everything all;
+//	};
+type Bulky struct {
+	Tag   int32
+	Block *[4096]byte  // Tag == 1
+	Wide  *[16]Scalars // Tag == 2
+	All   *Everything  // Tag == 3
+}
+
+// NewBulkyCase0 returns a Bulky with Tag 0 and no arm.
+func NewBulkyCase0() Bulky {
+	return Bulky{Tag: 0}
+}
+
+// NewBulkyCase1 returns a Bulky with Tag 1 and arm Block.
+func NewBulkyCase1(v [4096]byte) Bulky {
+	return Bulky{Tag: 1, Block: &v}
+}
+
+// NewBulkyCase2 returns a Bulky with Tag 2 and arm Wide.
+func NewBulkyCase2(v [16]Scalars) Bulky {
+	return Bulky{Tag: 2, Wide: &v}
+}
+
+// NewBulkyCase3 returns a Bulky with Tag 3 and arm All.
+func NewBulkyCase3(v Everything) Bulky {
+	return Bulky{Tag: 3, All: &v}
+}
+
+// GetBlock returns the Block arm and whether Tag selects it.
+// A nil Block reads as the zero value.
+func (v *Bulky) GetBlock() ([4096]byte, bool) {
+	var zero [4096]byte
+	switch v.Tag {
+	case 1:
+		if v.Block == nil {
+			return zero, true
+		}
+		return *v.Block, true
+	}
+	return zero, false
+}
+
+// GetWide returns the Wide arm and whether Tag selects it.
+// A nil Wide reads as the zero value.
+func (v *Bulky) GetWide() ([16]Scalars, bool) {
+	var zero [16]Scalars
+	switch v.Tag {
+	case 2:
+		if v.Wide == nil {
+			return zero, true
+		}
+		return *v.Wide, true
+	}
+	return zero, false
+}
+
+// GetAll returns the All arm and whether Tag selects it.
+// A nil All reads as the zero value.
+func (v *Bulky) GetAll() (Everything, bool) {
+	var zero Everything
+	switch v.Tag {
+	case 3:
+		if v.All == nil {
+			return zero, true
+		}
+		return *v.All, true
+	}
+	return zero, false
+}
+
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
+func (v *Bulky) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Bulky) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Bulky", xdr.ErrDepth)
+	}
+	b := dst
+	var err error
+	b = xdr.AppendInt32(b, v.Tag)
+	switch v.Tag {
+	case 0:
+	case 1:
+		a := v.Block
+		if a == nil {
+			a = new([4096]byte)
+		}
+		b = xdr.AppendFixedOpaque(b, (*a)[:])
+	case 2:
+		a := v.Wide
+		if a == nil {
+			a = new([16]Scalars)
+		}
+		for i0 := range *a {
+			if b, err = (*a)[i0].appendXDR(b, depth); err != nil {
+				return dst, err
+			}
+		}
+	case 3:
+		a := v.All
+		if a == nil {
+			a = new(Everything)
+		}
+		if b, err = (*a).appendXDR(b, depth); err != nil {
+			return dst, err
+		}
+	default:
+		return dst, xdr.NewError(len(dst), "encode Bulky", xdr.ErrDiscriminant)
+	}
+	return b, nil
+}
+
+// DecodeXDR consumes a Bulky from d, first clearing v; the selected arm's
+// pointer, if v already had one, is reused and so must not be shared.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
+func (v *Bulky) DecodeXDR(d *xdr.Decoder) error {
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	prev := *v
+	*v = Bulky{}
+	var err error
+	off := d.Offset()
+	if v.Tag, err = d.DecodeInt32(); err != nil {
+		return err
+	}
+	switch v.Tag {
+	case 0:
+	case 1:
+		if v.Block = prev.Block; v.Block == nil {
+			if err = d.CheckCount(1, 4096); err != nil {
+				return err
+			}
+			v.Block = new([4096]byte)
+		}
+		if err = d.DecodeFixedBytesInto((*v.Block)[:]); err != nil {
+			return err
+		}
+	case 2:
+		if v.Wide = prev.Wide; v.Wide == nil {
+			if err = d.CheckCount(1, 1024); err != nil {
+				return err
+			}
+			v.Wide = new([16]Scalars)
+		}
+		for i0 := range *v.Wide {
+			if err = (*v.Wide)[i0].DecodeXDR(d); err != nil {
+				return err
+			}
+		}
+	case 3:
+		if v.All = prev.All; v.All == nil {
+			if err = d.CheckCount(1, 164); err != nil {
+				return err
+			}
+			v.All = new(Everything)
+		}
+		if err = (*v.All).DecodeXDR(d); err != nil {
+			return err
+		}
+	default:
+		return xdr.NewError(off, "decode Bulky", xdr.ErrDiscriminant)
+	}
+	d.Leave()
+	return nil
+}
+
+// SizeXDR returns the length of v's encoding, assuming v is valid
+// (AppendXDR would succeed).
+func (v *Bulky) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Bulky) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
+	n := 0
+	n += 4
+	switch v.Tag {
+	case 0:
+	case 1:
+		n += 4096
+	case 2:
+		n += 1024
+	case 3:
+		a := v.All
+		if a == nil {
+			a = new(Everything)
+		}
+		n += (*a).sizeXDR(depth)
+	}
+	return n
+}
+
+// MarshalBinary returns the XDR encoding of v in a new slice.
+func (v *Bulky) MarshalBinary() ([]byte, error) {
+	return v.AppendXDR(make([]byte, 0, v.SizeXDR()))
+}
+
+// UnmarshalBinary decodes exactly one Bulky from b (trailing bytes are
+// xdr.ErrTrailing). v does not alias b afterwards.
+func (v *Bulky) UnmarshalBinary(b []byte) error {
+	var d xdr.Decoder
+	d.Reset(b)
+	if err := v.DecodeXDR(&d); err != nil {
+		return err
+	}
+	return d.Done()
+}
+
+// Bulk is an XDR struct.
+//
+//	struct Bulk {
+//	    Bulky items<>;
+//	};
+type Bulk struct {
+	Items []Bulky
+}
+
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
+func (v *Bulk) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Bulk) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Bulk", xdr.ErrDepth)
+	}
+	b := dst
+	var err error
+	if b, err = xdr.AppendCount(b, len(v.Items), xdr.Unbounded); err != nil {
+		return dst, err
+	}
+	for i0 := range v.Items {
+		if b, err = v.Items[i0].appendXDR(b, depth); err != nil {
+			return dst, err
+		}
+	}
+	return b, nil
+}
+
+// DecodeXDR consumes a Bulk from d. Slices already in v are reused, so
+// they must not be shared; decoded data never aliases d's input.
+func (v *Bulk) DecodeXDR(d *xdr.Decoder) error {
+	if err := d.Enter(); err != nil {
+		return err
+	}
+	var err error
+	{
+		var n0 int
+		if n0, err = d.DecodeCount(xdr.Unbounded, 4); err != nil {
+			return err
+		}
+		if cap(v.Items) >= n0 {
+			v.Items = v.Items[:n0]
+		} else {
+			v.Items = make([]Bulky, n0)
+		}
+		for i0 := range v.Items {
+			if err = v.Items[i0].DecodeXDR(d); err != nil {
+				return err
+			}
+		}
+	}
+	d.Leave()
+	return nil
+}
+
+// SizeXDR returns the length of v's encoding, assuming v is valid
+// (AppendXDR would succeed).
+func (v *Bulk) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Bulk) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
+	n := 0
+	n += 4
+	for i0 := range v.Items {
+		n += v.Items[i0].sizeXDR(depth)
+	}
+	return n
+}
+
+// MarshalBinary returns the XDR encoding of v in a new slice.
+func (v *Bulk) MarshalBinary() ([]byte, error) {
+	return v.AppendXDR(make([]byte, 0, v.SizeXDR()))
+}
+
+// UnmarshalBinary decodes exactly one Bulk from b (trailing bytes are
+// xdr.ErrTrailing). v does not alias b afterwards.
+func (v *Bulk) UnmarshalBinary(b []byte) error {
 	var d xdr.Decoder
 	d.Reset(b)
 	if err := v.DecodeXDR(&d); err != nil {

@@ -30,8 +30,19 @@ type Person struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Person) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Person) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Person", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Name, MAX_NAME); err != nil {
@@ -75,6 +86,15 @@ func (v *Person) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Person) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Person) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Name))
 	n += 4
@@ -106,8 +126,15 @@ func (v *Person) UnmarshalBinary(b []byte) error {
 type Tag string
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Tag) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Tag) appendXDR(dst []byte, depth int) ([]byte, error) {
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, (*(*string)(v)), 32); err != nil {
@@ -128,6 +155,11 @@ func (v *Tag) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Tag) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Tag) sizeXDR(depth int) int {
 	n := 0
 	n += xdr.SizeOpaque(len((*(*string)(v))))
 	return n
@@ -171,8 +203,19 @@ type Config struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Config) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Config) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Config", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Key, 64); err != nil {
@@ -188,7 +231,7 @@ func (v *Config) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Tags {
-		if b, err = v.Tags[i0].AppendXDR(b); err != nil {
+		if b, err = v.Tags[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -244,6 +287,15 @@ func (v *Config) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Config) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Config) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Key))
 	n += xdr.SizeOpaque(len(v.Value))
@@ -252,7 +304,7 @@ func (v *Config) SizeXDR() int {
 	n += 8
 	n += 4
 	for i0 := range v.Tags {
-		n += v.Tags[i0].SizeXDR()
+		n += v.Tags[i0].sizeXDR(depth)
 	}
 	n += 16
 	return n
@@ -290,8 +342,19 @@ type Company struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Company) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Company) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Company", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Name, 128); err != nil {
@@ -301,7 +364,7 @@ func (v *Company) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Employees {
-		if b, err = v.Employees[i0].AppendXDR(b); err != nil {
+		if b, err = v.Employees[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -309,7 +372,7 @@ func (v *Company) AppendXDR(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	for i0 := range v.Settings {
-		if b, err = v.Settings[i0].AppendXDR(b); err != nil {
+		if b, err = v.Settings[i0].appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -317,7 +380,7 @@ func (v *Company) AppendXDR(dst []byte) ([]byte, error) {
 		b = xdr.AppendBool(b, false)
 	} else {
 		b = xdr.AppendBool(b, true)
-		if b, err = (*v.Ceo).AppendXDR(b); err != nil {
+		if b, err = (*v.Ceo).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	}
@@ -392,19 +455,28 @@ func (v *Company) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Company) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Company) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Name))
 	n += 4
 	for i0 := range v.Employees {
-		n += v.Employees[i0].SizeXDR()
+		n += v.Employees[i0].sizeXDR(depth)
 	}
 	n += 4
 	for i0 := range v.Settings {
-		n += v.Settings[i0].SizeXDR()
+		n += v.Settings[i0].sizeXDR(depth)
 	}
 	n += 4
 	if v.Ceo != nil {
-		n += (*v.Ceo).SizeXDR()
+		n += (*v.Ceo).sizeXDR(depth)
 	}
 	return n
 }
@@ -524,18 +596,28 @@ func NewResultResultError() Result {
 
 // GetData returns the Data arm and whether Code selects it.
 func (v *Result) GetData() ([]byte, bool) {
+	var zero []byte
 	switch v.Code {
 	case RESULT_OK:
 		return v.Data, true
 	}
-	var zero []byte
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Result) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Result) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Result", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.Code.AppendXDR(b); err != nil {
@@ -553,8 +635,8 @@ func (v *Result) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Result from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Result from d, first clearing v.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Result) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -585,6 +667,15 @@ func (v *Result) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Result) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Result) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Code {
@@ -722,28 +813,38 @@ func NewMessageMsgPing() Message {
 
 // GetText returns the Text arm and whether Type selects it.
 func (v *Message) GetText() (string, bool) {
+	var zero string
 	switch v.Type {
 	case MSG_TEXT:
 		return v.Text, true
 	}
-	var zero string
 	return zero, false
 }
 
 // GetPayload returns the Payload arm and whether Type selects it.
 func (v *Message) GetPayload() ([]byte, bool) {
+	var zero []byte
 	switch v.Type {
 	case MSG_BINARY:
 		return v.Payload, true
 	}
-	var zero []byte
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Message) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Message) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Message", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.Type.AppendXDR(b); err != nil {
@@ -765,8 +866,8 @@ func (v *Message) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Message from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Message from d, first clearing v.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Message) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -801,6 +902,15 @@ func (v *Message) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Message) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Message) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Type {
@@ -925,8 +1035,19 @@ type ReadArgs struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *ReadArgs) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *ReadArgs) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode ReadArgs", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Path, 1024); err != nil {
@@ -960,6 +1081,15 @@ func (v *ReadArgs) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *ReadArgs) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *ReadArgs) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Path))
 	n += 8
@@ -997,8 +1127,19 @@ type WriteArgs struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *WriteArgs) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *WriteArgs) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode WriteArgs", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Path, 1024); err != nil {
@@ -1038,6 +1179,15 @@ func (v *WriteArgs) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *WriteArgs) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *WriteArgs) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Path))
 	n += 8
@@ -1075,19 +1225,19 @@ func (v *WriteArgs) UnmarshalBinary(b []byte) error {
 //	};
 type Operation struct {
 	Op     OpType
-	Read   ReadArgs  // Op == OP_READ
-	Write  WriteArgs // Op == OP_WRITE
-	Target string    // Op == OP_DELETE
+	Read   *ReadArgs  // Op == OP_READ
+	Write  *WriteArgs // Op == OP_WRITE
+	Target string     // Op == OP_DELETE
 }
 
 // NewOperationOpRead returns a Operation with Op OP_READ and arm Read.
 func NewOperationOpRead(v ReadArgs) Operation {
-	return Operation{Op: OP_READ, Read: v}
+	return Operation{Op: OP_READ, Read: &v}
 }
 
 // NewOperationOpWrite returns a Operation with Op OP_WRITE and arm Write.
 func NewOperationOpWrite(v WriteArgs) Operation {
-	return Operation{Op: OP_WRITE, Write: v}
+	return Operation{Op: OP_WRITE, Write: &v}
 }
 
 // NewOperationOpDelete returns a Operation with Op OP_DELETE and arm Target.
@@ -1102,39 +1252,57 @@ func NewOperationDefault(disc OpType) Operation {
 }
 
 // GetRead returns the Read arm and whether Op selects it.
+// A nil Read reads as the zero value.
 func (v *Operation) GetRead() (ReadArgs, bool) {
+	var zero ReadArgs
 	switch v.Op {
 	case OP_READ:
-		return v.Read, true
+		if v.Read == nil {
+			return zero, true
+		}
+		return *v.Read, true
 	}
-	var zero ReadArgs
 	return zero, false
 }
 
 // GetWrite returns the Write arm and whether Op selects it.
+// A nil Write reads as the zero value.
 func (v *Operation) GetWrite() (WriteArgs, bool) {
+	var zero WriteArgs
 	switch v.Op {
 	case OP_WRITE:
-		return v.Write, true
+		if v.Write == nil {
+			return zero, true
+		}
+		return *v.Write, true
 	}
-	var zero WriteArgs
 	return zero, false
 }
 
 // GetTarget returns the Target arm and whether Op selects it.
 func (v *Operation) GetTarget() (string, bool) {
+	var zero string
 	switch v.Op {
 	case OP_DELETE:
 		return v.Target, true
 	}
-	var zero string
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Operation) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Operation) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Operation", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.Op.AppendXDR(b); err != nil {
@@ -1142,11 +1310,19 @@ func (v *Operation) AppendXDR(dst []byte) ([]byte, error) {
 	}
 	switch v.Op {
 	case OP_READ:
-		if b, err = v.Read.AppendXDR(b); err != nil {
+		a := v.Read
+		if a == nil {
+			a = new(ReadArgs)
+		}
+		if b, err = (*a).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	case OP_WRITE:
-		if b, err = v.Write.AppendXDR(b); err != nil {
+		a := v.Write
+		if a == nil {
+			a = new(WriteArgs)
+		}
+		if b, err = (*a).appendXDR(b, depth); err != nil {
 			return dst, err
 		}
 	case OP_DELETE:
@@ -1158,12 +1334,14 @@ func (v *Operation) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Operation from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Operation from d, first clearing v; the selected arm's
+// pointer, if v already had one, is reused and so must not be shared.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Operation) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
 	}
+	prev := *v
 	*v = Operation{}
 	var err error
 	off := d.Offset()
@@ -1172,11 +1350,23 @@ func (v *Operation) DecodeXDR(d *xdr.Decoder) error {
 	}
 	switch v.Op {
 	case OP_READ:
-		if err = v.Read.DecodeXDR(d); err != nil {
+		if v.Read = prev.Read; v.Read == nil {
+			if err = d.CheckCount(1, 16); err != nil {
+				return err
+			}
+			v.Read = new(ReadArgs)
+		}
+		if err = (*v.Read).DecodeXDR(d); err != nil {
 			return err
 		}
 	case OP_WRITE:
-		if err = v.Write.DecodeXDR(d); err != nil {
+		if v.Write = prev.Write; v.Write == nil {
+			if err = d.CheckCount(1, 16); err != nil {
+				return err
+			}
+			v.Write = new(WriteArgs)
+		}
+		if err = (*v.Write).DecodeXDR(d); err != nil {
 			return err
 		}
 	case OP_DELETE:
@@ -1193,13 +1383,30 @@ func (v *Operation) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Operation) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Operation) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Op {
 	case OP_READ:
-		n += v.Read.SizeXDR()
+		a := v.Read
+		if a == nil {
+			a = new(ReadArgs)
+		}
+		n += (*a).sizeXDR(depth)
 	case OP_WRITE:
-		n += v.Write.SizeXDR()
+		a := v.Write
+		if a == nil {
+			a = new(WriteArgs)
+		}
+		n += (*a).sizeXDR(depth)
 	case OP_DELETE:
 		n += xdr.SizeOpaque(len(v.Target))
 	default:

@@ -17,8 +17,10 @@ import (
 
 // allocSlack bounds what decoding may allocate: allocAmplification bytes
 // per input byte plus a constant. The worst case for these types is a
-// Shape (72 Go bytes) or a Tree (40 Go bytes) from 4 or 8 wire bytes, then
-// doubled by slice growth headroom.
+// Tree (40 Go bytes) from 8 wire bytes, a Shape or Bulky (32 Go bytes; arms
+// that are structs, unions or fixed arrays are pointers, allocated only
+// when selected and backed by their own wire bytes) from 4, then rounded up
+// to allocation size classes.
 const (
 	allocAmplification = 48
 	allocSlack         = 16 << 10

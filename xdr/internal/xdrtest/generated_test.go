@@ -88,6 +88,9 @@ func TestRFC4506File(t *testing.T) {
 	if err := f.UnmarshalBinary(append(want, 0, 0, 0, 0)); !errors.Is(err, xdr.ErrTrailing) {
 		t.Fatalf("trailing: %v", err)
 	}
+	if err := xdr.Unmarshal(append(want, 0, 0, 0, 0), &f); !errors.Is(err, xdr.ErrTrailing) {
+		t.Fatalf("xdr.Unmarshal trailing: %v", err)
+	}
 	if err := xdr.Unmarshal(want, &f); err != nil {
 		t.Fatal(err)
 	}
@@ -254,10 +257,15 @@ func TestAppendZeroAlloc(t *testing.T) {
 	if err := out.UnmarshalBinary(in); err != nil {
 		t.Fatal(err)
 	}
+	op := NewOperationOpRead(ReadArgs{Path: "/a", Count: 1}) // a pointer arm
 	allocs := testing.AllocsPerRun(100, func() {
 		if _, err := c.AppendXDR(buf[:0]); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := op.AppendXDR(buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+		_ = op.SizeXDR()
 	})
 	if allocs != 0 {
 		t.Fatalf("AppendXDR allocs = %v", allocs)

@@ -130,28 +130,38 @@ func NewFiletypeExec(v string) Filetype {
 
 // GetCreator returns the Creator arm and whether Kind selects it.
 func (v *Filetype) GetCreator() (string, bool) {
+	var zero string
 	switch v.Kind {
 	case DATA:
 		return v.Creator, true
 	}
-	var zero string
 	return zero, false
 }
 
 // GetInterpretor returns the Interpretor arm and whether Kind selects it.
 func (v *Filetype) GetInterpretor() (string, bool) {
+	var zero string
 	switch v.Kind {
 	case EXEC:
 		return v.Interpretor, true
 	}
-	var zero string
 	return zero, false
 }
 
-// AppendXDR appends the encoding of v to dst. A discriminant with no
-// case and no default arm is xdr.ErrDiscriminant; on error dst is
-// returned unchanged.
+// AppendXDR appends the encoding of v to dst. On error it returns dst
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *Filetype) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *Filetype) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode Filetype", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = v.Kind.AppendXDR(b); err != nil {
@@ -173,8 +183,8 @@ func (v *Filetype) AppendXDR(dst []byte) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeXDR consumes a Filetype from d, first clearing v. A discriminant
-// with no case and no default arm is xdr.ErrDiscriminant.
+// DecodeXDR consumes a Filetype from d, first clearing v.
+// A discriminant with no case and no default arm is xdr.ErrDiscriminant.
 func (v *Filetype) DecodeXDR(d *xdr.Decoder) error {
 	if err := d.Enter(); err != nil {
 		return err
@@ -205,6 +215,15 @@ func (v *Filetype) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *Filetype) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *Filetype) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += 4
 	switch v.Kind {
@@ -251,14 +270,25 @@ type File struct {
 }
 
 // AppendXDR appends the encoding of v to dst. On error it returns dst
-// unchanged and an *xdr.Error.
+// unchanged and an *xdr.Error; nesting deeper than xdr.DefaultMaxDepth
+// (only possible through a cycle or a very long chain of optional or
+// recursive data) is xdr.ErrDepth.
 func (v *File) AppendXDR(dst []byte) ([]byte, error) {
+	return v.appendXDR(dst, 0)
+}
+
+// appendXDR is AppendXDR inside depth open structs and unions.
+func (v *File) appendXDR(dst []byte, depth int) ([]byte, error) {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return dst, xdr.NewError(len(dst), "encode File", xdr.ErrDepth)
+	}
 	b := dst
 	var err error
 	if b, err = xdr.AppendString(b, v.Filename, MAXNAMELEN); err != nil {
 		return dst, err
 	}
-	if b, err = v.Type.AppendXDR(b); err != nil {
+	if b, err = v.Type.appendXDR(b, depth); err != nil {
 		return dst, err
 	}
 	if b, err = xdr.AppendString(b, v.Owner, MAXUSERNAME); err != nil {
@@ -300,9 +330,18 @@ func (v *File) DecodeXDR(d *xdr.Decoder) error {
 // SizeXDR returns the length of v's encoding, assuming v is valid
 // (AppendXDR would succeed).
 func (v *File) SizeXDR() int {
+	return v.sizeXDR(0)
+}
+
+// sizeXDR is SizeXDR inside depth open structs and unions.
+func (v *File) sizeXDR(depth int) int {
+	depth++
+	if depth > xdr.DefaultMaxDepth {
+		return 0 // AppendXDR fails with xdr.ErrDepth
+	}
 	n := 0
 	n += xdr.SizeOpaque(len(v.Filename))
-	n += v.Type.SizeXDR()
+	n += v.Type.sizeXDR(depth)
 	n += xdr.SizeOpaque(len(v.Owner))
 	n += xdr.SizeOpaque(len(v.Data))
 	return n
