@@ -361,7 +361,23 @@ func count(msg []byte, num protowire.Number, name string) (int, error) {
 func last(msg []byte, num protowire.Number, name string) ([]byte, bool, error) {
 	var out []byte
 	found := false
+	want := byte(num)<<3 | byte(wireBytes)
 	for i := 0; i < len(msg); {
+		// Fast path: step over other length-delimited fields (the records
+		// of a scope container) with one- or two-byte lengths, inline.
+		if x := msg[i]; x != want && x&7 == byte(wireBytes) && x >= 8 && x < 0x80 && i+2 < len(msg) {
+			if l := int(msg[i+1]); l < 0x80 {
+				if l <= len(msg)-i-2 {
+					i += 2 + l
+					continue
+				}
+			} else if c := msg[i+2]; c < 0x80 {
+				if l = l&0x7f | int(c)<<7; l <= len(msg)-i-3 {
+					i += 3 + l
+					continue
+				}
+			}
+		}
 		n, typ, _, s, j, err := next(msg, i)
 		if n == num {
 			if err != nil {
