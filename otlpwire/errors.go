@@ -52,6 +52,7 @@ type Error struct {
 	What   string // what was being read, e.g. "length-delimited field"
 	Err    error  // one of the package's sentinel errors
 	segs   []pathSeg
+	inline [8]pathSeg // backing for segs, so that typical paths cost no extra allocation
 }
 
 // pathSeg is one step of an error's path; index < 0 for a singular field.
@@ -103,7 +104,9 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // newErr is the one constructor for *Error; it runs only on failure paths.
 func newErr(sentinel error, off int, what string) error {
-	return &Error{Offset: off, What: what, Err: sentinel}
+	e := &Error{Offset: off, What: what, Err: sentinel}
+	e.segs = e.inline[:0]
+	return e
 }
 
 // within re-bases err, which was produced while reading a nested message

@@ -177,3 +177,22 @@ func TestSplitterOptions(t *testing.T) {
 		}
 	}
 }
+
+// An error deep inside nested AnyValues costs a handful of allocations,
+// growing with the logarithm of the nesting, not with any claimed length.
+func TestDeepErrorAllocs(t *testing.T) {
+	deep := msg(1, []byte("x"))
+	for range MaxAnyValueDepth + 5 {
+		deep = msg(5, msg(1, deep))
+	}
+	rec := cat(logRecord(1), msg(6, cat(msg(1, []byte("k")), msg(2, deep))))
+	req := msg(1, msg(2, msg(2, rec)))
+	var err error
+	allocs := testing.AllocsPerRun(10, func() { err = LogsRequest(req).Validate() })
+	if !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("Validate = %v, want ErrTooDeep", err)
+	}
+	if allocs > 8 {
+		t.Errorf("%v allocations for an error %d levels deep", allocs, MaxAnyValueDepth)
+	}
+}
