@@ -36,12 +36,20 @@
 // Records are read in one scan each by Read methods (LogRecord.Read,
 // Span.Read, NumberDataPoint.Read, ...) that fill a caller-owned Fields
 // struct with every scalar field and locate the repeated fields, so that a
-// deep walk never scans a record twice. Attribute values are typed Values;
-// Attributes.Get finds a key without allocating. Fields are accepted in any
-// order: the OpenTelemetry SDKs write ascending field numbers, pdata
+// deep walk reads each field once (attributes are stepped over to locate
+// them, then decoded when iterated) instead of rescanning the record for
+// every accessor. Attribute values are typed Values; Attributes.Get finds a
+// key without allocating. Fields are accepted in any order: the
+// OpenTelemetry SDKs write ascending field numbers, pdata (mostly)
 // descending. Unknown fields are skipped. A singular field that occurs more
 // than once follows pdata: scalars and oneofs, last one wins; the status of
-// a span and the value of a key-value pair merge.
+// a span and the value of a key-value pair merge. Two cases follow the
+// protobuf specification instead: a resource or scope message given twice
+// in one container is read as the last one (pdata merges them), and a
+// packed repeated scalar split over several fields is concatenated (pdata
+// keeps the last run). Groups, field numbers above 2^29-1 and varints that
+// overflow 64 bits are errors, as in protowire (pdata skips or truncates
+// them).
 //
 // No method allocates on success; iterators cost no heap allocation when
 // ranged over directly.
