@@ -256,14 +256,6 @@ func skip(b []byte, i int, typ protowire.Type) (int, error) {
 	}
 }
 
-// wantType reports ErrWireType at off when got != want.
-func wantType(got, want protowire.Type, off int, field string) error {
-	if got == want {
-		return nil
-	}
-	return newErr(ErrWireType, off, "for field "+field)
-}
-
 // span records the smallest range [first, last) of a message that holds
 // every occurrence of one repeated field, so that a later iteration over the
 // field reads only that range instead of the whole message.
