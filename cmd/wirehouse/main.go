@@ -48,6 +48,8 @@ type command struct {
 var commands = map[string]command{
 	"gen":     {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
 	"inspect": {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
+	"load":    {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
+	"serve":   {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
 }
 
 // run runs the command named by args[0] with the rest of args.

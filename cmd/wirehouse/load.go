@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/loadgen"
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+const loadUsage = `usage: wirehouse load [flags]
+
+Load sends synthetic OTLP requests (the same generator as gen) to an OTLP
+server and reports requests/s, records/s, latency percentiles and errors by
+status code. Requests are generated before the clock starts; latency runs from
+sending a request to receiving its whole response. Progress goes to stderr
+once a second, the summary to stdout (a table, or --csv / --json). Ctrl-C
+stops early and prints the partial summary.
+
+flags:
+`
+
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, format, quiet, err := parseLoadFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var progress io.Writer = stderr
+	if quiet {
+		progress = nil
+	}
+	res, err := loadgen.Run(ctx, cfg, progress)
+	if err != nil {
+		return err
+	}
+	if err := writeLoadResult(stdout, format, cfg, res); err != nil {
+		return err
+	}
+	if res.Requests > 0 && res.OK == 0 {
+		return fmt.Errorf("load: all %d requests failed", res.Requests)
+	}
+	return nil
+}
+
+func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format string, quiet bool, err error) {
+	cfg = loadgen.DefaultConfig()
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), loadUsage)
+		fs.PrintDefaults()
+	}
+	var endpoint, signal string
+	var asCSV, asJSON bool
+	fs.StringVar(&endpoint, "endpoint", "", "server address: host:port, or a URL for HTTP (default localhost:4317 for grpc, localhost:4318 for http)")
+	fs.StringVar(&cfg.Transport, "transport", cfg.Transport, "grpc or http")
+	fs.StringVar(&cfg.Encoding, "encoding", cfg.Encoding, "HTTP body encoding: proto or json")
+	fs.StringVar(&cfg.Compression, "compress", cfg.Compression, "compression: none, gzip or zstd")
+	fs.StringVar(&signal, "signal", "logs", "signal: logs, traces or metrics")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "records (log records, spans, data points) per request")
+	fs.IntVar(&cfg.Resources, "resources", cfg.Resources, "resources per request")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "concurrent workers, each with one request outstanding")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "total requests per second; 0 sends as fast as responses return")
+	fs.IntVar(&cfg.Count, "count", 0, "requests to send; 0 runs for --duration")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long to run when --count is 0")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per-request timeout")
+	fs.IntVar(&cfg.Variants, "variants", cfg.Variants, "distinct pre-generated requests, sent round robin")
+	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
+	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, "", false, err
+		}
+		return cfg, "", false, usageError{err: err, printed: true}
+	}
+	if fs.NArg() > 0 {
+		return cfg, "", false, usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
+	}
+	if cfg.Signal, err = synth.ParseSignal(signal); err != nil {
+		return cfg, "", false, usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
+	}
+	cfg.Endpoint = endpoint
+	if endpoint == "" {
+		cfg.Endpoint = "localhost:4317"
+		if cfg.Transport == "http" {
+			cfg.Endpoint = "localhost:4318"
+		}
+	}
+	format = "table"
+	switch {
+	case asCSV && asJSON:
+		return cfg, "", false, usageError{err: errors.New("--csv and --json exclude each other")}
+	case asCSV:
+		format = "csv"
+	case asJSON:
+		format = "json"
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, "", false, usageError{err: err}
+	}
+	return cfg, format, quiet, nil
+}
+
+func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.Result) error {
+	codes := make([]string, 0, len(r.Errors))
+	for c := range r.Errors {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	var errs []string
+	for _, c := range codes {
+		errs = append(errs, fmt.Sprintf("%s=%d", c, r.Errors[c]))
+	}
+	us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) }
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Signal      string `json:"signal"`
+			Encoding    string `json:"encoding"`
+			Compression string `json:"compression"`
+			loadgen.Result
+		}{cfg.Signal.String(), cfg.Encoding, cfg.Compression, r})
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"signal", "transport", "encoding", "compression", "batch", "concurrency", "requests", "ok", "failed",
+			"records_accepted", "records_rejected", "elapsed_s", "requests_per_s", "records_per_s",
+			"p50_us", "p90_us", "p99_us", "max_us", "mean_us", "errors"}) //nolint:errcheck // cw.Error below
+		cw.Write([]string{cfg.Signal.String(), cfg.Transport, cfg.Encoding, cfg.Compression, strconv.Itoa(cfg.Batch),
+			strconv.Itoa(cfg.Concurrency), strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.OK, 10),
+			strconv.FormatInt(r.Failed, 10), strconv.FormatInt(r.Accepted, 10), strconv.FormatInt(r.Rejected, 10),
+			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64), strconv.FormatFloat(r.RequestsPerS, 'f', 1, 64),
+			strconv.FormatFloat(r.RecordsPerS, 'f', 1, 64), us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99),
+			us(r.Latency.Max), us(r.Latency.Mean), strings.Join(errs, " ")}) //nolint:errcheck
+		cw.Flush()
+		return cw.Error()
+	}
+	status := ""
+	if r.Interrupted {
+		status = " (interrupted)"
+	}
+	errLine := "none"
+	if len(errs) > 0 {
+		errLine = strings.Join(errs, ", ")
+	}
+	_, err := fmt.Fprintf(w, `%s over %s (%s, %s), batch %d, concurrency %d%s
+requests   %d sent, %d ok, %d failed in %.2fs
+rate       %.1f requests/s, %.0f records/s accepted
+records    %d sent, %d accepted, %d rejected (partial success)
+latency    p50 %sµs  p90 %sµs  p99 %sµs  max %sµs  mean %sµs
+errors     %s
+`, cfg.Signal, cfg.Transport, cfg.Encoding, cfg.Compression, cfg.Batch, cfg.Concurrency, status,
+		r.Requests, r.OK, r.Failed, r.Elapsed.Seconds(),
+		r.RequestsPerS, r.RecordsPerS,
+		r.Records, r.Accepted, r.Rejected,
+		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.Max), us(r.Latency.Mean),
+		errLine)
+	return err
+}

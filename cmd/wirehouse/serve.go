@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wirehouse/wirehouse/internal/serve"
+)
+
+const serveUsage = `usage: wirehouse serve [--config FILE] [flags]
+
+Serve receives OTLP over gRPC and HTTP and stores it under the data directory.
+With no flags it uses the embedded defaults below. Settings come from the
+defaults, then the YAML file given by --config, then the flags given on the
+command line. SIGINT or SIGTERM stops accepting, drains the requests in flight
+and flushes the sinks.
+
+Sizes take a unit: 16MiB, 10MB, 1GiB (or a plain byte count). Durations are Go
+durations: 500ms, 10s, 2m.
+
+flags:
+`
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return serve.Run(ctx, cfg, stderr)
+}
+
+// parseServeFlags returns the configuration: defaults, overlaid by the
+// --config file, overlaid by the flags set on the command line.
+func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
+	cfg := serve.DefaultConfig()
+	if path := configArg(args); path != "" {
+		if err := cfg.LoadFile(path); err != nil {
+			return cfg, usageError{err: fmt.Errorf("--config: %w", err)}
+		}
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	var configPath string
+	fs.StringVar(&configPath, "config", "", "YAML configuration file (see docs/ARCHITECTURE.md for its keys)")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for stored data, created if missing")
+	fs.StringVar(&cfg.Log.Level, "log-level", cfg.Log.Level, "log level: debug, info, warn or error")
+	fs.StringVar(&cfg.Log.Format, "log-format", cfg.Log.Format, "log format on stderr: text or json")
+	fs.StringVar(&cfg.OTLP.GRPC.Listen, "grpc-listen", cfg.OTLP.GRPC.Listen, "OTLP/gRPC listen address; empty disables gRPC")
+	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
+	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz)")
+	fs.Var(&cfg.Limits.MaxRequestSize, "max-request-size", "largest OTLP/HTTP body as sent, before decompression (413 above)")
+	fs.Var(&cfg.Limits.MaxDecompressedSize, "max-decompressed-size", "largest request after decompression (413 / RESOURCE_EXHAUSTED above); also gRPC's maximum message size")
+	fs.Var(&cfg.Limits.MaxInflight, "max-inflight", "bytes all requests in flight may hold; past it requests are refused with 429 / RESOURCE_EXHAUSTED")
+	fs.DurationVar(&cfg.Limits.RetryAfter, "retry-after", cfg.Limits.RetryAfter, "retry delay suggested to refused clients (Retry-After, RetryInfo)")
+	fs.IntVar(&cfg.Limits.MaxServices, "max-services", cfg.Limits.MaxServices, "distinct service.name values counted per signal on /metrics")
+	var streams uint
+	fs.UintVar(&streams, "grpc-max-concurrent-streams", uint(cfg.OTLP.GRPC.MaxConcurrentStreams), "concurrent gRPC calls per connection")
+	fs.DurationVar(&cfg.OTLP.HTTP.ReadHeaderTimeout, "read-header-timeout", cfg.OTLP.HTTP.ReadHeaderTimeout, "time a client has to send request headers (and the gRPC handshake)")
+	fs.DurationVar(&cfg.OTLP.HTTP.ReadTimeout, "read-timeout", cfg.OTLP.HTTP.ReadTimeout, "time a client has to send a whole HTTP request")
+	fs.DurationVar(&cfg.OTLP.HTTP.WriteTimeout, "write-timeout", cfg.OTLP.HTTP.WriteTimeout, "time to handle a request and write its response")
+	fs.DurationVar(&cfg.OTLP.HTTP.IdleTimeout, "idle-timeout", cfg.OTLP.HTTP.IdleTimeout, "time an idle keep-alive HTTP connection stays open")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "time to drain requests in flight on SIGINT/SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, usageError{err: err, printed: true}
+	}
+	if fs.NArg() > 0 {
+		return cfg, usageError{err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}
+	}
+	if streams > 1<<32-1 {
+		return cfg, usageError{err: fmt.Errorf("--grpc-max-concurrent-streams: %d is too large", streams)}
+	}
+	cfg.OTLP.GRPC.MaxConcurrentStreams = uint32(streams)
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err: err}
+	}
+	return cfg, nil
+}
+
+// configArg finds --config's value before the other flags are parsed, so
+// that flags given on the command line override the file.
+func configArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			return ""
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		if hasVal {
+			return val
+		}
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}

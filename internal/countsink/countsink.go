@@ -1,0 +1,176 @@
+// Package countsink is the placeholder sink of wirehouse serve until the
+// metric store and the lake land: it counts records and bytes per service
+// with otlpwire and discards the data.
+package countsink
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// DefaultMaxServices is the default bound on distinct service.name values
+// tracked per signal; further services are counted as OtherService.
+const DefaultMaxServices = 1000
+
+// Series names for resources without service.name and for services past
+// the bound.
+const (
+	UnknownService = "unknown_service"
+	OtherService   = "__other__"
+)
+
+// Sink counts records and resource bytes per signal and service.name.
+type Sink struct {
+	records *prometheus.CounterVec
+	bytes   *prometheus.CounterVec
+	max     int
+
+	mu       sync.RWMutex
+	services [3]map[string]*counters // by receiver.Signal
+}
+
+type counters struct {
+	records, bytes prometheus.Counter
+}
+
+// New returns a sink whose counters are registered with reg. maxServices
+// bounds the distinct services per signal (<= 0 means DefaultMaxServices).
+func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
+	if maxServices <= 0 {
+		maxServices = DefaultMaxServices
+	}
+	s := &Sink{
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wirehouse_sink_records_total",
+			Help: "Records (data points, log records, spans) received, by signal and service.name.",
+		}, []string{"signal", "service"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wirehouse_sink_resource_bytes_total",
+			Help: "Encoded size of the resource containers (ResourceLogs, ResourceSpans, ResourceMetrics) received, by signal and service.name.",
+		}, []string{"signal", "service"}),
+		max: maxServices,
+	}
+	for i := range s.services {
+		s.services[i] = make(map[string]*counters)
+	}
+	if reg != nil {
+		if err := reg.Register(s.records); err != nil {
+			return nil, fmt.Errorf("register sink metrics: %w", err)
+		}
+		if err := reg.Register(s.bytes); err != nil {
+			return nil, fmt.Errorf("register sink metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Consume counts req per resource and keeps nothing.
+func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outcome, error) {
+	var err error
+	switch req.Signal {
+	case receiver.SignalLogs:
+		for rl, e := range otlpwire.LogsRequest(req.Body).ResourceLogs() {
+			if err = s.add(req.Signal, rl, e, rl.Resource, rl.LogRecordCount); err != nil {
+				break
+			}
+		}
+	case receiver.SignalTraces:
+		for rs, e := range otlpwire.TracesRequest(req.Body).ResourceSpans() {
+			if err = s.add(req.Signal, rs, e, rs.Resource, rs.SpanCount); err != nil {
+				break
+			}
+		}
+	case receiver.SignalMetrics:
+		for rm, e := range otlpwire.MetricsRequest(req.Body).ResourceMetrics() {
+			if err = s.add(req.Signal, rm, e, rm.Resource, rm.DataPointCount); err != nil {
+				break
+			}
+		}
+	default:
+		err = fmt.Errorf("unknown signal %d", req.Signal)
+	}
+	if err != nil {
+		return receiver.Outcome{}, fmt.Errorf("count %s: %w: %w", req.Signal, receiver.ErrInvalid, err)
+	}
+	return receiver.Outcome{}, nil
+}
+
+func (s *Sink) add(sig receiver.Signal, container []byte, iterErr error, resource func() (otlpwire.Resource, error), count func() (int, error)) error {
+	if iterErr != nil {
+		return iterErr
+	}
+	res, err := resource()
+	if err != nil {
+		return err
+	}
+	service, err := serviceName(res)
+	if err != nil {
+		return err
+	}
+	n, err := count()
+	if err != nil {
+		return err
+	}
+	c := s.counters(sig, service)
+	c.records.Add(float64(n))
+	c.bytes.Add(float64(len(container)))
+	return nil
+}
+
+// serviceName returns the resource's service.name string, aliasing res.
+func serviceName(res otlpwire.Resource) ([]byte, error) {
+	if len(res) == 0 {
+		return nil, nil
+	}
+	attrs, err := res.Attributes()
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := attrs.Get("service.name")
+	if err != nil || !ok || v.Type() != otlpwire.ValueString {
+		return nil, err
+	}
+	return v.Str(), nil
+}
+
+// counters returns the counters of service (nil or empty: UnknownService),
+// creating them while the signal has fewer than max services.
+func (s *Sink) counters(sig receiver.Signal, service []byte) *counters {
+	m := s.services[sig]
+	s.mu.RLock()
+	c := m[string(service)] // no allocation for the lookup
+	s.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	name := string(service)
+	if name == "" {
+		name = UnknownService
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c = m[string(service)]; c != nil {
+		return c
+	}
+	if len(m) >= s.max {
+		if c = m[OtherService]; c != nil {
+			return c
+		}
+		name = OtherService
+		service = []byte(OtherService)
+	}
+	c = &counters{
+		records: s.records.WithLabelValues(sig.String(), name),
+		bytes:   s.bytes.WithLabelValues(sig.String(), name),
+	}
+	m[string(service)] = c
+	return c
+}
+
+var _ receiver.Sink = (*Sink)(nil)

@@ -1,0 +1,301 @@
+// Package loadgen sends synthetic OTLP load (from internal/synth) to an
+// OTLP server over gRPC or HTTP and measures what came back: requests and
+// records per second, latency percentiles, and errors by status code. It is
+// the engine of wirehouse load.
+//
+// Requests are generated before the clock starts. Latency is measured per
+// request from send to the complete response, so it includes the server's
+// acknowledgement (after its sinks accepted), not just the enqueueing.
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// Config describes a load run. Start from DefaultConfig.
+type Config struct {
+	// Endpoint is host:port (gRPC) or a base URL or host:port (HTTP; the
+	// signal's /v1/... path is appended).
+	Endpoint    string
+	Transport   string // "grpc" or "http"
+	Encoding    string // "proto" or "json" (HTTP only)
+	Compression string // "none", "gzip" or "zstd"
+	Signal      synth.Signal
+	Batch       int // records per request
+	Resources   int // resources per request (at most Batch)
+	Concurrency int
+	// Rate is the total requests per second over all workers; 0 sends as
+	// fast as responses come back.
+	Rate float64
+	// Count is the number of requests to send; 0 means run for Duration.
+	Count    int
+	Duration time.Duration
+	Timeout  time.Duration // per request
+	Variants int           // distinct pre-generated requests, sent round robin
+	Seed     int64
+}
+
+// DefaultConfig returns 1,000-record log requests over gRPC to
+// localhost:4317 from one worker for 10 seconds.
+func DefaultConfig() Config {
+	return Config{
+		Endpoint: "localhost:4317", Transport: "grpc", Encoding: "proto", Compression: "none",
+		Signal: synth.SignalLogs, Batch: 1000, Resources: 1, Concurrency: 1,
+		Duration: 10 * time.Second, Timeout: 10 * time.Second, Variants: 16,
+	}
+}
+
+// Validate reports the first invalid setting, naming its flag.
+func (c Config) Validate() error {
+	switch {
+	case c.Endpoint == "":
+		return errors.New("--endpoint must be set")
+	case c.Transport != "grpc" && c.Transport != "http":
+		return fmt.Errorf("--transport: %q is not grpc or http", c.Transport)
+	case c.Encoding != "proto" && c.Encoding != "json":
+		return fmt.Errorf("--encoding: %q is not proto or json", c.Encoding)
+	case c.Encoding == "json" && c.Transport != "http":
+		return errors.New("--encoding json needs --transport http (OTLP/gRPC is protobuf only)")
+	case c.Compression != "none" && c.Compression != "gzip" && c.Compression != "zstd":
+		return fmt.Errorf("--compress: %q is not none, gzip or zstd", c.Compression)
+	case c.Batch < 1:
+		return fmt.Errorf("--batch must be at least 1, got %d", c.Batch)
+	case c.Resources < 1 || c.Resources > c.Batch:
+		return fmt.Errorf("--resources must be between 1 and --batch (%d), got %d", c.Batch, c.Resources)
+	case c.Concurrency < 1:
+		return fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
+	case c.Rate < 0:
+		return fmt.Errorf("--rate must not be negative, got %g", c.Rate)
+	case c.Count < 0:
+		return fmt.Errorf("--count must not be negative, got %d", c.Count)
+	case c.Count == 0 && c.Duration <= 0:
+		return errors.New("set --count or a positive --duration")
+	case c.Timeout <= 0:
+		return fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
+	case c.Variants < 1:
+		return fmt.Errorf("--variants must be at least 1, got %d", c.Variants)
+	}
+	return nil
+}
+
+// Result summarizes a run. Latencies cover every request that got a
+// response, successful or not; requests that failed without one (e.g. a
+// refused connection) count only in Errors.
+type Result struct {
+	Requests      int64            `json:"requests"`
+	OK            int64            `json:"ok"`
+	Failed        int64            `json:"failed"`
+	Records       int64            `json:"records_sent"`
+	Accepted      int64            `json:"records_accepted"`
+	Rejected      int64            `json:"records_rejected"` // partial-success rejections
+	BytesSent     int64            `json:"bytes_sent"`       // request bodies as sent (HTTP: compressed)
+	Elapsed       time.Duration    `json:"elapsed_ns"`
+	RequestsPerS  float64          `json:"requests_per_second"`
+	RecordsPerS   float64          `json:"records_per_second"`
+	Latency       Latency          `json:"latency"`
+	Errors        map[string]int64 `json:"errors"`
+	Interrupted   bool             `json:"interrupted"`
+	BatchSize     int              `json:"batch"`
+	ConcurrencyN  int              `json:"concurrency"`
+	TransportName string           `json:"transport"`
+}
+
+// Latency percentiles, in nanoseconds when encoded as JSON.
+type Latency struct {
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Mean time.Duration `json:"mean_ns"`
+}
+
+// sender sends one pre-encoded request.
+type sender interface {
+	// send returns the records the server rejected (partial success), the
+	// error code ("" on success) and whether a response arrived.
+	send(ctx context.Context, req int) (rejected int64, code string, responded bool)
+	// sizes are the body sizes of the requests as sent.
+	sizes() []int64
+	close() error
+}
+
+// Run sends the load and returns its summary. Progress goes to progress
+// (nil for none) once a second. If ctx ends early the partial result is
+// returned with Interrupted set.
+func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	bodies, records, err := generate(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	var s sender
+	if cfg.Transport == "grpc" {
+		s, err = newGRPCSender(cfg, bodies)
+	} else {
+		s, err = newHTTPSender(cfg, bodies)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.close()
+	sizes := s.sizes()
+
+	runCtx := ctx
+	var cancel context.CancelFunc = func() {}
+	if cfg.Count == 0 {
+		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+	}
+	defer cancel()
+
+	var (
+		issued   atomic.Int64
+		done     atomic.Int64
+		failed   atomic.Int64
+		rejected atomic.Int64
+		sent     atomic.Int64
+		mu       sync.Mutex
+		errs     = map[string]int64{}
+		lats     [][]time.Duration
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) / cfg.Rate)
+	}
+	for range cfg.Concurrency {
+		wg.Go(func() {
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				lats = append(lats, mine)
+				mu.Unlock()
+			}()
+			for {
+				n := issued.Add(1) - 1
+				if cfg.Count > 0 && n >= int64(cfg.Count) {
+					return
+				}
+				if interval > 0 {
+					if !sleepUntil(runCtx, start.Add(time.Duration(n)*interval)) {
+						return
+					}
+				}
+				if runCtx.Err() != nil {
+					return
+				}
+				i := int(n % int64(len(sizes)))
+				rctx, rcancel := context.WithTimeout(runCtx, cfg.Timeout)
+				t0 := time.Now()
+				rej, code, responded := s.send(rctx, i)
+				lat := time.Since(t0)
+				rcancel()
+				if runCtx.Err() != nil && code != "" {
+					return // cut off by the end of the run, not a server error
+				}
+				done.Add(1)
+				sent.Add(sizes[i])
+				if responded {
+					mine = append(mine, lat)
+				}
+				if code != "" {
+					failed.Add(1)
+					mu.Lock()
+					errs[code]++
+					mu.Unlock()
+				}
+				rejected.Add(rej)
+			}
+		})
+	}
+	stopProgress := make(chan struct{})
+	var pwg sync.WaitGroup
+	if progress != nil {
+		pwg.Go(func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			var last int64
+			for {
+				select {
+				case <-stopProgress:
+					return
+				case now := <-t.C:
+					d := done.Load()
+					fmt.Fprintf(progress, "%6.1fs  requests %d (%d/s)  records %d  errors %d\n",
+						now.Sub(start).Seconds(), d, d-last, d*int64(records), failed.Load())
+					last = d
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(stopProgress)
+	pwg.Wait()
+
+	res := Result{
+		Requests: done.Load(), Failed: failed.Load(), Rejected: rejected.Load(), BytesSent: sent.Load(),
+		Elapsed: elapsed, Errors: errs, Interrupted: ctx.Err() != nil,
+		BatchSize: cfg.Batch, ConcurrencyN: cfg.Concurrency, TransportName: cfg.Transport,
+	}
+	res.OK = res.Requests - res.Failed
+	res.Records = res.Requests * int64(records)
+	res.Accepted = res.OK*int64(records) - res.Rejected
+	if s := elapsed.Seconds(); s > 0 {
+		res.RequestsPerS = float64(res.Requests) / s
+		res.RecordsPerS = float64(res.Accepted) / s
+	}
+	res.Latency = percentiles(slices.Concat(lats...))
+	return res, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func percentiles(l []time.Duration) Latency {
+	if len(l) == 0 {
+		return Latency{}
+	}
+	slices.Sort(l)
+	at := func(q float64) time.Duration { return l[min(int(q*float64(len(l))), len(l)-1)] }
+	var sum time.Duration
+	for _, d := range l {
+		sum += d
+	}
+	return Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: l[len(l)-1], Mean: sum / time.Duration(len(l))}
+}
+
+// generate builds cfg.Variants distinct protobuf requests of cfg.Batch
+// records each.
+func generate(cfg Config) ([][]byte, int, error) {
+	out := make([][]byte, cfg.Variants)
+	for i := range out {
+		out[i] = synth.Generate(cfg.Signal, synth.Config{
+			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
+		})
+	}
+	return out, cfg.Batch, nil
+}

@@ -1,0 +1,51 @@
+package receiver
+
+import "sync/atomic"
+
+// budget bounds the bytes held by requests in flight: received bodies,
+// decompressed bodies and transcoded JSON. Reservations never block; when
+// the budget is spent the request is refused as overloaded, so memory stays
+// bounded however many clients send at once.
+type budget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// acquire reserves n bytes and reports whether they fit.
+func (b *budget) acquire(n int64) bool {
+	if b.used.Add(n) > b.max {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *budget) release(n int64) { b.used.Add(-n) }
+
+// full reports whether nothing more fits; the gRPC tap uses it to refuse a
+// stream before its message is read.
+func (b *budget) full() bool { return b.used.Load() >= b.max }
+
+// reservation is one request's share of the budget.
+type reservation struct {
+	b    *budget
+	held int64
+}
+
+// grow reserves n more bytes; false if the budget is spent.
+func (r *reservation) grow(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if !r.b.acquire(n) {
+		return false
+	}
+	r.held += n
+	return true
+}
+
+// release returns everything the request holds.
+func (r *reservation) release() {
+	r.b.release(r.held)
+	r.held = 0
+}

@@ -1,0 +1,193 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// Message is an OTLP message kept as protobuf bytes, the only type Codec
+// handles. A Message that Codec filled must be released with Release once
+// its bytes are no longer used.
+type Message struct {
+	// B is the message in protobuf wire format. After Codec.Unmarshal it
+	// aliases gRPC's receive buffer or a pooled buffer, valid until
+	// Release.
+	B []byte
+
+	held       mem.Buffer // gRPC buffer B aliases, if any
+	buf        *buffer    // pooled buffer B aliases, if any
+	res        reservation
+	overBudget bool
+}
+
+// Release gives back the buffers B aliases; B must not be used after.
+func (m *Message) Release() {
+	if m.held != nil {
+		m.held.Free()
+		m.held = nil
+	}
+	putBuffer(m.buf)
+	m.buf = nil
+	if m.res.b != nil {
+		m.res.release()
+	}
+	m.B = nil
+}
+
+// Codec is a gRPC codec (registered as "proto", the name OTLP clients use)
+// that passes messages through as bytes instead of (un)marshalling
+// generated structs. Install it on a server with grpc.ForceServerCodecV2 and
+// on a client with grpc.ForceCodecV2; it handles *Message only.
+type Codec struct{}
+
+// Name is "proto".
+func (Codec) Name() string { return "proto" }
+
+// Marshal returns m.B without copying; m must stay unchanged until the
+// call that sends it returns.
+func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(*Message)
+	if !ok {
+		return nil, fmt.Errorf("wirehouse codec: cannot marshal %T", v)
+	}
+	if len(m.B) == 0 {
+		return nil, nil
+	}
+	return mem.BufferSlice{mem.SliceBuffer(m.B)}, nil
+}
+
+// Unmarshal makes v.(*Message).B the message bytes: a message that arrived
+// in one buffer is referenced without copying, one spread over several
+// buffers is copied into a pooled buffer.
+func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(*Message)
+	if !ok {
+		return fmt.Errorf("wirehouse codec: cannot unmarshal into %T", v)
+	}
+	n := data.Len()
+	if m.res.b != nil && !m.res.grow(int64(n)) {
+		m.overBudget = true
+		return nil
+	}
+	switch len(data) {
+	case 0:
+		m.B = nil
+	case 1:
+		data[0].Ref()
+		m.held = data[0]
+		m.B = data[0].ReadOnlyData()
+	default:
+		m.buf = getBuffer()
+		if cap(m.buf.b) < n {
+			m.buf.b = make([]byte, n)
+		}
+		m.B = m.buf.b[:n]
+		data.CopyTo(m.B)
+	}
+	return nil
+}
+
+var messagePool = sync.Pool{New: func() any { return new(Message) }}
+
+func (r *Receiver) newGRPCServer() *grpc.Server {
+	s := grpc.NewServer(
+		grpc.ForceServerCodecV2(Codec{}),
+		grpc.MaxRecvMsgSize(int(r.cfg.MaxDecompressedBytes)),
+		grpc.MaxConcurrentStreams(r.cfg.MaxConcurrentStreams),
+		grpc.ConnectionTimeout(r.cfg.ReadHeaderTimeout),
+		grpc.InTapHandle(r.tap),
+	)
+	for sig := range numSignals {
+		if len(r.sinks.of(sig)) == 0 {
+			continue
+		}
+		s.RegisterService(&grpc.ServiceDesc{
+			ServiceName: signals[sig].service,
+			HandlerType: (*any)(nil),
+			Methods: []grpc.MethodDesc{{
+				MethodName: "Export",
+				Handler:    r.grpcHandler(sig),
+			}},
+			Metadata: "opentelemetry/proto/collector/" + signals[sig].name + "/v1/" + signals[sig].name + "_service.proto",
+		}, struct{}{})
+	}
+	return s
+}
+
+// tap refuses a new call before its message is read when the in-flight
+// budget is already spent.
+func (r *Receiver) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	if r.budget.full() {
+		return ctx, r.grpcStatus(refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget))
+	}
+	return ctx, nil
+}
+
+// grpcHandler serves Export for sig.
+func (r *Receiver) grpcHandler(sig Signal) grpc.MethodHandler {
+	return func(_ any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+		if interceptor != nil {
+			info := &grpc.UnaryServerInfo{FullMethod: "/" + signals[sig].service + "/Export"}
+			return interceptor(ctx, nil, info, func(ctx context.Context, _ any) (any, error) {
+				return r.exportGRPC(ctx, sig, dec)
+			})
+		}
+		return r.exportGRPC(ctx, sig, dec)
+	}
+}
+
+var emptyResponse = &Message{}
+
+func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) error) (any, error) {
+	start := time.Now()
+	in := messagePool.Get().(*Message)
+	in.res = reservation{b: &r.budget}
+	defer func() {
+		in.Release()
+		in.overBudget = false
+		messagePool.Put(in)
+	}()
+	if err := dec(in); err != nil {
+		rerr := refuse(KindBadData, "read request: %v", err)
+		if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted {
+			rerr = refuse(KindTooLarge, "read request: %s", s.Message())
+		}
+		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
+		return nil, err
+	}
+	if in.overBudget {
+		rerr := refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget)
+		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
+		return nil, r.grpcStatus(rerr)
+	}
+	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B)
+	r.finish(sig, transportGRPC, start, len(in.B), records, out, rerr)
+	if rerr != nil {
+		return nil, r.grpcStatus(rerr)
+	}
+	if out.Rejected == 0 && out.Message == "" {
+		return emptyResponse, nil
+	}
+	return &Message{B: appendResponse(nil, out)}, nil
+}
+
+// grpcStatus is the gRPC status for e, with RetryInfo when retryable.
+func (r *Receiver) grpcStatus(e *Error) error {
+	st := status.New(e.Kind.GRPCCode(), e.Error())
+	if e.Kind.Retryable() {
+		if ds, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.cfg.RetryAfter)}); err == nil {
+			st = ds
+		}
+	}
+	return st.Err()
+}

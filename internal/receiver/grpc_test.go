@@ -1,0 +1,253 @@
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+func dialGRPC(t *testing.T, r *Receiver) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(r.GRPCAddr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(Codec{}), grpc.MaxCallSendMsgSize(1<<30)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// exportGRPC calls Export with body; resp, if not nil, receives the
+// response bytes.
+func exportGRPC(ctx context.Context, conn *grpc.ClientConn, sig Signal, body []byte, resp *[]byte, opts ...grpc.CallOption) error {
+	var out Message
+	defer out.Release()
+	err := conn.Invoke(ctx, "/"+signals[sig].service+"/Export", &Message{B: body}, &out, opts...)
+	if resp != nil {
+		*resp = bytes.Clone(out.B)
+	}
+	return err
+}
+
+func TestGRPCExport(t *testing.T) {
+	r, rec := start(t, testConfig())
+	conn := dialGRPC(t, r)
+	body := logsBody(200)
+	for _, comp := range []string{"", "gzip", "zstd"} {
+		t.Run("compression="+comp, func(t *testing.T) {
+			var opts []grpc.CallOption
+			if comp != "" {
+				opts = append(opts, grpc.UseCompressor(comp))
+			}
+			before := len(rec.bodies(SignalLogs))
+			var resp []byte
+			if err := exportGRPC(context.Background(), conn, SignalLogs, body, &resp, opts...); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp) != 0 {
+				t.Errorf("full success should be the empty response, got %x", resp)
+			}
+			got := rec.bodies(SignalLogs)
+			if len(got) != before+1 || !bytes.Equal(got[before], body) {
+				t.Fatal("sink did not receive the request bytes unchanged")
+			}
+		})
+	}
+}
+
+func TestGRPCErrors(t *testing.T) {
+	cfg := smallLimits()
+	r, rec := start(t, cfg)
+	conn := dialGRPC(t, r)
+	ctx := context.Background()
+	good := logsBody(20)
+	check := func(name string, err error, code codes.Code, msg string, retryInfo bool) {
+		t.Helper()
+		st := status.Convert(err)
+		if st.Code() != code || !strings.Contains(st.Message(), msg) {
+			t.Errorf("%s: got %s %q, want %s containing %q", name, st.Code(), st.Message(), code, msg)
+		}
+		hasRetry := false
+		for _, d := range st.Details() {
+			if _, ok := d.(*errdetails.RetryInfo); ok {
+				hasRetry = true
+			}
+		}
+		if hasRetry != retryInfo {
+			t.Errorf("%s: RetryInfo present = %v, want %v", name, hasRetry, retryInfo)
+		}
+	}
+	check("truncated", exportGRPC(ctx, conn, SignalLogs, good[:len(good)-3], nil), codes.InvalidArgument, "truncated", false)
+	check("garbage", exportGRPC(ctx, conn, SignalLogs, []byte("\xff\xff\xff\xff"), nil), codes.InvalidArgument, "invalid ExportLogsServiceRequest", false)
+	tooBig := bytes.Repeat([]byte{0x0a, 0x00}, 600<<10)
+	check("too large", exportGRPC(ctx, conn, SignalLogs, tooBig, nil), codes.ResourceExhausted, "larger than max", false)
+	zeros := make([]byte, 4<<20)
+	check("zstd bomb", exportGRPC(ctx, conn, SignalLogs, zeros, nil, grpc.UseCompressor("zstd")), codes.ResourceExhausted, "", false)
+
+	for _, tc := range []struct {
+		err   error
+		code  codes.Code
+		retry bool
+	}{
+		{fmt.Errorf("disk: %w", ErrUnavailable), codes.Unavailable, true},
+		{fmt.Errorf("queue: %w", ErrOverloaded), codes.ResourceExhausted, true},
+		{fmt.Errorf("delta: %w", ErrInvalid), codes.InvalidArgument, false},
+	} {
+		rec.hook = func(context.Context, *Request) (Outcome, error) { return Outcome{}, tc.err }
+		check(tc.err.Error(), exportGRPC(ctx, conn, SignalLogs, good, nil), tc.code, tc.err.Error(), tc.retry)
+	}
+
+	rec.hook = func(context.Context, *Request) (Outcome, error) {
+		return Outcome{Rejected: 4, Message: "4 records without body"}, nil
+	}
+	var resp []byte
+	if err := exportGRPC(ctx, conn, SignalLogs, good, &resp); err != nil {
+		t.Fatal(err)
+	}
+	pr := plogotlp.NewExportResponse()
+	if err := pr.UnmarshalProto(resp); err != nil {
+		t.Fatal(err)
+	}
+	if ps := pr.PartialSuccess(); ps.RejectedLogRecords() != 4 || ps.ErrorMessage() != "4 records without body" {
+		t.Errorf("partial success %d %q", ps.RejectedLogRecords(), ps.ErrorMessage())
+	}
+	rec.hook = nil
+	if err := exportGRPC(ctx, conn, SignalLogs, good, nil); err != nil {
+		t.Fatalf("server stopped serving: %v", err)
+	}
+	if used := r.budget.used.Load(); used != 0 {
+		t.Errorf("in-flight bytes %d after all requests finished", used)
+	}
+}
+
+func TestGRPCOverload(t *testing.T) {
+	cfg := smallLimits()
+	cfg.MaxInflightBytes = cfg.MaxDecompressedBytes
+	r, rec := start(t, cfg)
+	conn := dialGRPC(t, r)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	rec.hook = func(context.Context, *Request) (Outcome, error) {
+		once.Do(func() { close(entered); <-release })
+		return Outcome{}, nil
+	}
+	body := logsBody(1500)
+	held := make(chan error)
+	go func() { held <- exportGRPC(context.Background(), conn, SignalLogs, body, nil) }()
+	<-entered
+	err := exportGRPC(context.Background(), conn, SignalLogs, body, nil)
+	st := status.Convert(err)
+	retry := false
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().AsDuration() == cfg.RetryAfter {
+			retry = true
+		}
+	}
+	if st.Code() != codes.ResourceExhausted || !retry {
+		t.Errorf("over budget: %s %q, RetryInfo %v", st.Code(), st.Message(), retry)
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Errorf("held request: %v", err)
+	}
+}
+
+// TestShutdownDrains starts shutdown while a request waits in its sink: the
+// request is still acknowledged, and Shutdown returns after it.
+func TestShutdownDrains(t *testing.T) {
+	for _, transport := range []string{"grpc", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			rec := &recorder{}
+			r, err := New(testConfig(), Sinks{Logs: []Sink{rec}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Start(); err != nil {
+				t.Fatal(err)
+			}
+			entered, release := make(chan struct{}), make(chan struct{})
+			rec.hook = func(context.Context, *Request) (Outcome, error) {
+				close(entered)
+				<-release
+				return Outcome{}, nil
+			}
+			result := make(chan error, 1)
+			var conn *grpc.ClientConn
+			if transport == "grpc" {
+				conn = dialGRPC(t, r)
+			}
+			go func() {
+				if transport == "grpc" {
+					result <- exportGRPC(context.Background(), conn, SignalLogs, logsBody(10), nil)
+					return
+				}
+				status, _, _ := post(t, httpURL(r, SignalLogs), logsBody(10), "Content-Type", "application/x-protobuf")
+				if status != 200 {
+					result <- fmt.Errorf("status %d", status)
+					return
+				}
+				result <- nil
+			}()
+			<-entered
+			stopped := make(chan error, 1)
+			go func() { stopped <- r.Shutdown(context.Background()) }()
+			select {
+			case err := <-stopped:
+				t.Fatalf("Shutdown returned (%v) while a request was in flight", err)
+			case err := <-result:
+				t.Fatalf("request finished (%v) before its sink returned", err)
+			default:
+			}
+			close(release)
+			if err := <-result; err != nil {
+				t.Errorf("in-flight request: %v", err)
+			}
+			if err := <-stopped; err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+			if n := rec.records(t, SignalLogs); n != 10 {
+				t.Errorf("%d records stored, want 10", n)
+			}
+			if conn != nil {
+				conn.Close()
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"no listeners":       func(c *Config) { c.GRPCAddr, c.HTTPAddr = "", "" },
+		"zero request size":  func(c *Config) { c.MaxRequestBytes = 0 },
+		"decompressed < raw": func(c *Config) { c.MaxDecompressedBytes = c.MaxRequestBytes - 1 },
+		"inflight < request": func(c *Config) { c.MaxInflightBytes = c.MaxDecompressedBytes - 1 },
+		"retry-after < 1s":   func(c *Config) { c.RetryAfter = 0 },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted it", name)
+		}
+		if _, err := New(c, Sinks{}); err == nil {
+			t.Errorf("%s: New accepted it", name)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("defaults invalid: %v", err)
+	}
+	if _, err := New(DefaultConfig(), Sinks{}, WithLogger(nil)); err == nil || !errors.Is(err, err) {
+		t.Error("nil logger accepted")
+	}
+}

@@ -1,0 +1,162 @@
+package receiver
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Media types of OTLP/HTTP bodies.
+const (
+	mediaProtobuf = "application/x-protobuf"
+	mediaJSON     = "application/json"
+)
+
+func (r *Receiver) newHTTPHandler() http.Handler {
+	mux := http.NewServeMux()
+	for sig := range numSignals {
+		if len(r.sinks.of(sig)) == 0 {
+			continue
+		}
+		mux.HandleFunc(signals[sig].path, func(w http.ResponseWriter, req *http.Request) {
+			r.serveHTTP(sig, w, req)
+		})
+	}
+	return mux
+}
+
+// serveHTTP handles one OTLP/HTTP export request; the steps and their
+// statuses are in the OTLP/HTTP section of the spec.
+func (r *Receiver) serveHTTP(sig Signal, w http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "OTLP/HTTP export requires POST", http.StatusMethodNotAllowed)
+		return
+	}
+	isJSON, ok := parseMediaType(req.Header.Get("Content-Type"))
+	if !ok {
+		rerr := refuse(KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
+			req.Header.Get("Content-Type"), mediaProtobuf, mediaJSON)
+		r.finish(sig, transportHTTP, start, -1, 0, Outcome{}, rerr)
+		http.Error(w, rerr.Error(), rerr.Kind.HTTPStatus())
+		return
+	}
+	out, size, records, rerr := r.readAndConsume(sig, req, isJSON)
+	r.finish(sig, transportHTTP, start, size, records, out, rerr)
+
+	resp := getBuffer()
+	defer putBuffer(resp)
+	status := http.StatusOK
+	switch {
+	case rerr != nil:
+		status = rerr.Kind.HTTPStatus()
+		if rerr.Kind.Retryable() {
+			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
+		}
+		code := int32(rerr.Kind.GRPCCode())
+		if isJSON {
+			resp.b = appendStatusJSON(resp.b[:0], code, rerr.Error())
+		} else {
+			resp.b = appendStatus(resp.b[:0], code, rerr.Error())
+		}
+	case isJSON:
+		resp.b = appendResponseJSON(resp.b[:0], sig, out)
+	default:
+		resp.b = appendResponse(resp.b[:0], out)
+	}
+	h := w.Header()
+	if isJSON {
+		h.Set("Content-Type", mediaJSON)
+	} else {
+		h.Set("Content-Type", mediaProtobuf)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(resp.b)))
+	w.WriteHeader(status)
+	w.Write(resp.b) //nolint:errcheck // the client is gone; nothing to do
+}
+
+// readAndConsume reads, decompresses, transcodes and consumes the body.
+// size is the decoded protobuf size, or -1 if never reached.
+func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (out Outcome, size, records int, rerr *Error) {
+	size = -1
+	cod, ok := parseCoding(req.Header.Get("Content-Encoding"))
+	if !ok {
+		return out, size, 0, refuse(KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, zstd or none", req.Header.Get("Content-Encoding"))
+	}
+	limit := r.cfg.MaxRequestBytes
+	if req.ContentLength > limit {
+		return out, size, 0, refuse(KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
+	}
+	res := reservation{b: &r.budget}
+	defer res.release()
+
+	raw := getBuffer()
+	defer putBuffer(raw)
+	var err error
+	raw.b, err = readAll(raw.b, req.Body, max(req.ContentLength, 0), limit, &res)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return out, size, 0, refuse(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
+	case errors.Is(err, errOverBudget):
+		return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", err)
+	case err != nil:
+		return out, size, 0, refuse(KindBadData, "read request body: %v", err)
+	}
+	body := raw.b
+	dlimit := r.cfg.MaxDecompressedBytes
+	if cod != codingNone {
+		dec := getBuffer()
+		defer putBuffer(dec)
+		dec.b, err = decompress(dec.b, raw.b, cod, dlimit, &res)
+		switch {
+		case errors.Is(err, errTooLarge):
+			return out, size, 0, refuse(KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
+		case errors.Is(err, errOverBudget):
+			return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", err)
+		case err != nil:
+			return out, size, 0, refuse(KindBadData, "decompress request body: %v", err)
+		}
+		body = dec.b
+	}
+	if isJSON {
+		// pdata builds an object graph of a few times the JSON's size.
+		if !res.grow(3 * int64(len(body))) {
+			return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget)
+		}
+		body, err = transcodeJSON(sig, body)
+		if err != nil {
+			return out, size, 0, refuse(KindBadData, "invalid OTLP/JSON %s: %v", signals[sig].request, err)
+		}
+		if int64(len(body)) > dlimit {
+			return out, size, 0, refuse(KindTooLarge, "request of %d bytes exceeds the limit of %d bytes", len(body), dlimit)
+		}
+	}
+	size = len(body)
+	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body)
+	return out, size, records, rerr
+}
+
+// parseMediaType reports whether ct is OTLP's JSON (true) or protobuf
+// (false) media type; ok is false for anything else.
+func parseMediaType(ct string) (isJSON, ok bool) {
+	switch ct { // fast path for the exact values SDKs send
+	case mediaProtobuf:
+		return false, true
+	case mediaJSON:
+		return true, true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false, false
+	}
+	switch mt {
+	case mediaProtobuf, "application/protobuf":
+		return false, true
+	case mediaJSON:
+		return true, true
+	}
+	return false, false
+}

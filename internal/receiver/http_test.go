@@ -1,0 +1,234 @@
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+func logsBody(records int) []byte {
+	return synth.Generate(synth.SignalLogs, synth.Config{Seed: 7, Resources: 2, ScopesPerResource: 2, TotalRecords: records})
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstded(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zw.Close()
+	return zw.EncodeAll(b, nil)
+}
+
+func TestHTTPProtobuf(t *testing.T) {
+	r, rec := start(t, testConfig())
+	body := logsBody(100)
+	for _, tc := range []struct {
+		name, encoding string
+		send           []byte
+	}{
+		{"none", "", body},
+		{"identity", "identity", body},
+		{"gzip", "gzip", gzipped(t, body)},
+		{"zstd", "zstd", zstded(t, body)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(rec.bodies(SignalLogs))
+			status, h, resp := post(t, httpURL(r, SignalLogs), tc.send,
+				"Content-Type", "application/x-protobuf", "Content-Encoding", tc.encoding)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %s", status, resp)
+			}
+			if ct := h.Get("Content-Type"); ct != "application/x-protobuf" {
+				t.Errorf("response Content-Type %q", ct)
+			}
+			if len(resp) != 0 {
+				t.Errorf("full success should be the empty response, got %x", resp)
+			}
+			got := rec.bodies(SignalLogs)
+			if len(got) != before+1 || !bytes.Equal(got[before], body) {
+				t.Fatalf("sink did not receive the request bytes unchanged")
+			}
+		})
+	}
+}
+
+// TestHTTPJSON sends OTLP/JSON written the ways the spec allows: hex ids,
+// int64 as string and as number, enums as integers, lowerCamelCase and
+// snake_case keys. The stored protobuf is read back with pdata.
+func TestHTTPJSON(t *testing.T) {
+	r, rec := start(t, testConfig())
+	const camel = `{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"json-svc"}}]},
+	 "scopeLogs":[{"scope":{"name":"s"},"logRecords":[
+	  {"timeUnixNano":"1700000000000000001","severityNumber":9,"body":{"stringValue":"a"},
+	   "traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
+	   "attributes":[{"key":"n","value":{"intValue":"42"}}]},
+	  {"timeUnixNano":1700000000000000002,"severityNumber":17,"body":{"stringValue":"b"},
+	   "attributes":[{"key":"n","value":{"intValue":43}}]}]}]}]}`
+	const snake = `{"resource_logs":[{"resource":{"attributes":[{"key":"service.name","value":{"string_value":"json-svc"}}]},
+	 "scope_logs":[{"scope":{"name":"s"},"log_records":[
+	  {"time_unix_nano":"1700000000000000001","severity_number":9,"body":{"string_value":"a"},
+	   "trace_id":"5b8efff798038103d269b633813fc60c","span_id":"eee19b7ec3c1b174",
+	   "attributes":[{"key":"n","value":{"int_value":"42"}}]},
+	  {"time_unix_nano":1700000000000000002,"severity_number":17,"body":{"string_value":"b"},
+	   "attributes":[{"key":"n","value":{"int_value":43}}]}]}]}]}`
+	for name, doc := range map[string]string{"camelCase": camel, "snake_case": snake} {
+		t.Run(name, func(t *testing.T) {
+			before := len(rec.bodies(SignalLogs))
+			status, h, resp := post(t, httpURL(r, SignalLogs), []byte(doc), "Content-Type", "application/json")
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %s", status, resp)
+			}
+			if ct := h.Get("Content-Type"); ct != "application/json" || string(resp) != "{}" {
+				t.Errorf("response %q with Content-Type %q, want {} as application/json", resp, ct)
+			}
+			got := rec.bodies(SignalLogs)
+			if len(got) != before+1 {
+				t.Fatal("nothing stored")
+			}
+			req := plogotlp.NewExportRequest()
+			if err := req.UnmarshalProto(got[before]); err != nil {
+				t.Fatal(err)
+			}
+			rl := req.Logs().ResourceLogs().At(0)
+			if v, _ := rl.Resource().Attributes().Get("service.name"); v.Str() != "json-svc" {
+				t.Errorf("service.name %q", v.Str())
+			}
+			lrs := rl.ScopeLogs().At(0).LogRecords()
+			if lrs.Len() != 2 {
+				t.Fatalf("%d records", lrs.Len())
+			}
+			a, b := lrs.At(0), lrs.At(1)
+			if a.TraceID().String() != "5b8efff798038103d269b633813fc60c" || a.SpanID().String() != "eee19b7ec3c1b174" {
+				t.Errorf("ids %s %s", a.TraceID(), a.SpanID())
+			}
+			if a.Timestamp() != 1700000000000000001 || b.Timestamp() != 1700000000000000002 {
+				t.Errorf("timestamps %d %d", a.Timestamp(), b.Timestamp())
+			}
+			if a.SeverityNumber() != 9 || b.SeverityNumber() != 17 {
+				t.Errorf("severities %d %d", a.SeverityNumber(), b.SeverityNumber())
+			}
+			an, _ := a.Attributes().Get("n")
+			bn, _ := b.Attributes().Get("n")
+			if an.Int() != 42 || bn.Int() != 43 || a.Body().Str() != "a" {
+				t.Errorf("values %d %d %q", an.Int(), bn.Int(), a.Body().Str())
+			}
+		})
+	}
+}
+
+func TestPartialSuccess(t *testing.T) {
+	r, rec := start(t, testConfig())
+	rec.hook = func(_ context.Context, req *Request) (Outcome, error) {
+		return Outcome{Rejected: 3, Message: "3 spans too old"}, nil
+	}
+	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 10})
+
+	status, _, resp := post(t, httpURL(r, SignalTraces), body, "Content-Type", "application/x-protobuf")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	pr := ptraceotlp.NewExportResponse()
+	if err := pr.UnmarshalProto(resp); err != nil {
+		t.Fatal(err)
+	}
+	if ps := pr.PartialSuccess(); ps.RejectedSpans() != 3 || ps.ErrorMessage() != "3 spans too old" {
+		t.Errorf("protobuf partial success %d %q", ps.RejectedSpans(), ps.ErrorMessage())
+	}
+
+	doc, err := func() ([]byte, error) {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			return nil, err
+		}
+		return req.MarshalJSON()
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _, resp = post(t, httpURL(r, SignalTraces), doc, "Content-Type", "application/json")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	pr = ptraceotlp.NewExportResponse()
+	if err := pr.UnmarshalJSON(resp); err != nil {
+		t.Fatalf("%v: %s", err, resp)
+	}
+	if ps := pr.PartialSuccess(); ps.RejectedSpans() != 3 || ps.ErrorMessage() != "3 spans too old" {
+		t.Errorf("JSON partial success %d %q from %s", ps.RejectedSpans(), ps.ErrorMessage(), resp)
+	}
+}
+
+// TestSinkErrors checks the sink error → status table on HTTP.
+func TestSinkErrors(t *testing.T) {
+	r, rec := start(t, testConfig())
+	body := logsBody(5)
+	for _, tc := range []struct {
+		err        error
+		status     int
+		retryAfter bool
+	}{
+		{fmt.Errorf("disk full: %w", ErrUnavailable), http.StatusServiceUnavailable, true},
+		{errors.New("something broke"), http.StatusServiceUnavailable, true},
+		{fmt.Errorf("queue full: %w", ErrOverloaded), http.StatusTooManyRequests, true},
+		{fmt.Errorf("delta sums: %w", ErrInvalid), http.StatusBadRequest, false},
+	} {
+		rec.hook = func(context.Context, *Request) (Outcome, error) { return Outcome{}, tc.err }
+		status, h, resp := post(t, httpURL(r, SignalLogs), body, "Content-Type", "application/x-protobuf")
+		if status != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.err, status, tc.status)
+		}
+		if got := h.Get("Retry-After") != ""; got != tc.retryAfter {
+			t.Errorf("%v: Retry-After %q", tc.err, h.Get("Retry-After"))
+		}
+		if msg := statusMessage(t, resp); !strings.Contains(msg, tc.err.Error()) {
+			t.Errorf("%v: message %q", tc.err, msg)
+		}
+	}
+}
+
+// statusMessage decodes a google.rpc.Status body.
+func statusMessage(t *testing.T, b []byte) string {
+	t.Helper()
+	var msg string
+	for len(b) > 0 {
+		num, typ, n := consumeTag(b)
+		if n < 0 {
+			t.Fatalf("error body is not a google.rpc.Status: %x", b)
+		}
+		b = b[n:]
+		v, m := consumeValue(num, typ, b)
+		if m < 0 {
+			t.Fatalf("error body is not a google.rpc.Status: %x", b)
+		}
+		if num == 2 {
+			msg = string(v)
+		}
+		b = b[m:]
+	}
+	return msg
+}

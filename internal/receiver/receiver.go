@@ -1,0 +1,294 @@
+// Package receiver is wirehouse's OTLP front end: OTLP/gRPC and OTLP/HTTP
+// servers that keep every request as protobuf bytes from the socket to the
+// sinks.
+//
+// gRPC requests arrive through a codec that does not unmarshal (see
+// Codec); HTTP bodies are read into pooled buffers and decompressed under a
+// size limit; OTLP/JSON is transcoded to protobuf. Either way the bytes are
+// checked with otlpwire's Validate, counted, and handed to each Sink of the
+// signal. A request is acknowledged only after every sink accepted it.
+//
+// Limits: a maximum body size checked before and after decompression, and a
+// maximum number of bytes held by requests in flight; past it requests are
+// refused as overloaded (429 / RESOURCE_EXHAUSTED with a retry delay)
+// instead of queued. Refusals follow one table, documented on Kind.
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+)
+
+// Config sets the receiver's listeners and limits. Start from
+// DefaultConfig.
+type Config struct {
+	// GRPCAddr and HTTPAddr are the listen addresses; empty disables the
+	// transport.
+	GRPCAddr, HTTPAddr string
+	// MaxRequestBytes bounds an HTTP body as sent (before decompression).
+	MaxRequestBytes int64
+	// MaxDecompressedBytes bounds a request after decompression. For gRPC
+	// it is also the maximum message size as sent, since gRPC applies one
+	// limit to both.
+	MaxDecompressedBytes int64
+	// MaxInflightBytes bounds the bytes held by all requests in flight.
+	MaxInflightBytes int64
+	// MaxConcurrentStreams bounds concurrent gRPC calls per connection.
+	MaxConcurrentStreams uint32
+	// HTTP server timeouts; ReadHeaderTimeout also bounds the gRPC
+	// connection handshake. They are what stops slow clients (slowloris)
+	// from holding connections open.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// RetryAfter is the delay suggested to clients refused as overloaded
+	// or unavailable (HTTP Retry-After, gRPC RetryInfo).
+	RetryAfter time.Duration
+}
+
+// DefaultConfig returns the defaults: OTLP's standard ports on localhost,
+// 16 MiB bodies, 64 MiB decompressed, 256 MiB in flight.
+func DefaultConfig() Config {
+	return Config{
+		GRPCAddr:             "localhost:4317",
+		HTTPAddr:             "localhost:4318",
+		MaxRequestBytes:      16 << 20,
+		MaxDecompressedBytes: 64 << 20,
+		MaxInflightBytes:     256 << 20,
+		MaxConcurrentStreams: 100,
+		ReadHeaderTimeout:    10 * time.Second,
+		ReadTimeout:          60 * time.Second,
+		WriteTimeout:         60 * time.Second,
+		IdleTimeout:          120 * time.Second,
+		RetryAfter:           time.Second,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	switch {
+	case c.GRPCAddr == "" && c.HTTPAddr == "":
+		return errors.New("no listen address: set the gRPC or the HTTP address")
+	case c.MaxRequestBytes <= 0:
+		return fmt.Errorf("max request bytes must be positive, got %d", c.MaxRequestBytes)
+	case c.MaxDecompressedBytes < c.MaxRequestBytes:
+		return fmt.Errorf("max decompressed bytes (%d) must be at least max request bytes (%d)", c.MaxDecompressedBytes, c.MaxRequestBytes)
+	case c.MaxDecompressedBytes > 1<<31-1:
+		return fmt.Errorf("max decompressed bytes must be below 2 GiB, got %d", c.MaxDecompressedBytes)
+	case c.MaxInflightBytes < c.MaxDecompressedBytes:
+		return fmt.Errorf("max in-flight bytes (%d) must be at least max decompressed bytes (%d)", c.MaxInflightBytes, c.MaxDecompressedBytes)
+	case c.MaxConcurrentStreams == 0:
+		return errors.New("max concurrent streams must be positive")
+	case c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0:
+		return errors.New("HTTP timeouts must be positive")
+	case c.RetryAfter < time.Second:
+		return fmt.Errorf("retry-after must be at least 1s (HTTP carries whole seconds), got %s", c.RetryAfter)
+	}
+	return nil
+}
+
+// Option configures a Receiver.
+type Option func(*Receiver) error
+
+// WithLogger sets the logger; the default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Receiver) error {
+		if l == nil {
+			return errors.New("nil logger")
+		}
+		r.log = l
+		return nil
+	}
+}
+
+// WithRegisterer registers the receiver's metrics; by default they are
+// kept but not registered.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(r *Receiver) error {
+		if reg == nil {
+			return errors.New("nil registerer")
+		}
+		r.reg = reg
+		return nil
+	}
+}
+
+// Receiver serves OTLP over gRPC and HTTP.
+type Receiver struct {
+	cfg    Config
+	sinks  Sinks
+	log    *slog.Logger
+	reg    prometheus.Registerer
+	m      *metrics
+	budget budget
+
+	handler http.Handler
+	grpcSrv *grpc.Server
+	httpSrv *http.Server
+	grpcLn  net.Listener
+	httpLn  net.Listener
+	serving sync.WaitGroup
+	errs    chan error
+}
+
+// New checks cfg and builds a receiver for sinks; Start opens its
+// listeners.
+func New(cfg Config, sinks Sinks, opts ...Option) (*Receiver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("receiver config: %w", err)
+	}
+	r := &Receiver{cfg: cfg, sinks: sinks, log: slog.New(slog.DiscardHandler), errs: make(chan error, 2)}
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, fmt.Errorf("receiver option: %w", err)
+		}
+	}
+	r.budget.max = cfg.MaxInflightBytes
+	r.m = newMetrics(r.reg, &r.budget)
+	r.handler = r.newHTTPHandler()
+	r.grpcSrv = r.newGRPCServer()
+	return r, nil
+}
+
+// Handler is the OTLP/HTTP handler, for mounting elsewhere or for tests.
+func (r *Receiver) Handler() http.Handler { return r.handler }
+
+// Start opens the configured listeners and serves in the background. Serving
+// errors after Start are reported by Err.
+func (r *Receiver) Start() error {
+	if r.cfg.GRPCAddr != "" {
+		ln, err := net.Listen("tcp", r.cfg.GRPCAddr)
+		if err != nil {
+			return fmt.Errorf("listen OTLP/gRPC: %w", err)
+		}
+		r.grpcLn = ln
+	}
+	if r.cfg.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", r.cfg.HTTPAddr)
+		if err != nil {
+			if r.grpcLn != nil {
+				r.grpcLn.Close()
+			}
+			return fmt.Errorf("listen OTLP/HTTP: %w", err)
+		}
+		r.httpLn = ln
+	}
+	if r.grpcLn != nil {
+		r.serving.Go(func() {
+			if err := r.grpcSrv.Serve(r.grpcLn); err != nil {
+				r.errs <- fmt.Errorf("serve OTLP/gRPC: %w", err)
+			}
+		})
+		r.log.Info("serving OTLP/gRPC", "addr", r.grpcLn.Addr().String())
+	}
+	if r.httpLn != nil {
+		r.httpSrv = &http.Server{
+			Handler:           r.handler,
+			ReadHeaderTimeout: r.cfg.ReadHeaderTimeout,
+			ReadTimeout:       r.cfg.ReadTimeout,
+			WriteTimeout:      r.cfg.WriteTimeout,
+			IdleTimeout:       r.cfg.IdleTimeout,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelDebug),
+		}
+		r.serving.Go(func() {
+			if err := r.httpSrv.Serve(r.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				r.errs <- fmt.Errorf("serve OTLP/HTTP: %w", err)
+			}
+		})
+		r.log.Info("serving OTLP/HTTP", "addr", r.httpLn.Addr().String())
+	}
+	return nil
+}
+
+// Err delivers the first error that stopped a listener.
+func (r *Receiver) Err() <-chan error { return r.errs }
+
+// GRPCAddr is the bound gRPC address, nil before Start or if disabled.
+func (r *Receiver) GRPCAddr() net.Addr { return addr(r.grpcLn) }
+
+// HTTPAddr is the bound HTTP address, nil before Start or if disabled.
+func (r *Receiver) HTTPAddr() net.Addr { return addr(r.httpLn) }
+
+func addr(ln net.Listener) net.Addr {
+	if ln == nil {
+		return nil
+	}
+	return ln.Addr()
+}
+
+// Shutdown stops accepting connections and waits for requests in flight to
+// finish, so that every request the sinks accepted is acknowledged. If ctx
+// ends first, remaining connections are closed and ctx's error returned.
+func (r *Receiver) Shutdown(ctx context.Context) error {
+	var errs []error
+	if r.httpSrv != nil {
+		if err := r.httpSrv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shut down OTLP/HTTP: %w", err))
+			r.httpSrv.Close()
+		}
+	}
+	if r.grpcLn != nil {
+		done := make(chan struct{})
+		go func() { r.grpcSrv.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			r.grpcSrv.Stop()
+			<-done
+			errs = append(errs, fmt.Errorf("shut down OTLP/gRPC: %w", ctx.Err()))
+		}
+	}
+	r.serving.Wait()
+	return errors.Join(errs...)
+}
+
+// consume validates and counts body and hands it to the signal's sinks.
+// records is the record count once known (0 before).
+func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte) (out Outcome, records int, rerr *Error) {
+	info := &signals[sig]
+	if err := info.validate(body); err != nil {
+		return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+	}
+	n, err := info.count(body)
+	if err != nil { // Validate walked the same structure, so this is a bug
+		return out, 0, refuse(KindInternal, "count %s: %w", info.name, err)
+	}
+	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n}
+	var msgs []string
+	for _, s := range r.sinks.of(sig) {
+		o, err := s.Consume(ctx, &req)
+		if err != nil {
+			return out, n, classify(err)
+		}
+		out.Rejected = max(out.Rejected, o.Rejected)
+		if o.Message != "" {
+			msgs = append(msgs, o.Message)
+		}
+	}
+	out.Rejected = min(out.Rejected, int64(n))
+	if len(msgs) > 0 {
+		out.Message = strings.Join(msgs, "; ")
+	}
+	return out, n, nil
+}
+
+// finish records a request's metrics and logs refusals.
+func (r *Receiver) finish(sig Signal, t transport, start time.Time, size, records int, out Outcome, rerr *Error) {
+	r.m.observe(sig, t, start, size, records, out, rerr)
+	if rerr != nil {
+		r.log.Debug("refused export", "signal", sig.String(), "transport", t.String(),
+			"reason", rerr.Kind.String(), "records", records, "err", rerr.Err)
+	} else if out.Rejected > 0 {
+		r.log.Debug("partial success", "signal", sig.String(), "transport", t.String(),
+			"rejected", out.Rejected, "records", records, "message", out.Message)
+	}
+}

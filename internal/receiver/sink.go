@@ -1,0 +1,79 @@
+package receiver
+
+import (
+	"context"
+)
+
+// Signal is an OTLP signal.
+type Signal uint8
+
+const (
+	SignalMetrics Signal = iota
+	SignalLogs
+	SignalTraces
+	numSignals
+)
+
+// String is "metrics", "logs" or "traces".
+func (s Signal) String() string {
+	if s < numSignals {
+		return signals[s].name
+	}
+	return "unknown"
+}
+
+// Request is one validated OTLP export request handed to a sink.
+type Request struct {
+	Signal    Signal
+	Transport string // "grpc" or "http"
+	// Body is the decompressed Export*ServiceRequest in protobuf wire
+	// format, already checked by otlpwire's Validate. It is owned by the
+	// receiver and reused after Consume returns: a sink that keeps any of
+	// it must copy it.
+	Body []byte
+	// Records is the number of data points, log records or spans in Body.
+	Records int
+}
+
+// Outcome is what a sink did with a request it did not refuse as a whole.
+type Outcome struct {
+	// Rejected is the number of records the sink refused for good; the
+	// response carries them as an OTLP partial success.
+	Rejected int64
+	// Message says why, for the partial success's error_message.
+	Message string
+}
+
+// Sink receives validated requests of one signal.
+//
+// Consume returns once the sink has made the data as durable as it
+// promises; the receiver acknowledges a request only after every sink of
+// its signal returned without error. A returned error refuses the whole
+// request: wrap ErrOverloaded, ErrUnavailable or ErrInvalid (or return an
+// *Error) to choose the status. Consume is called concurrently.
+type Sink interface {
+	Consume(ctx context.Context, req *Request) (Outcome, error)
+}
+
+// SinkFunc adapts a function to the Sink interface.
+type SinkFunc func(ctx context.Context, req *Request) (Outcome, error)
+
+// Consume calls f.
+func (f SinkFunc) Consume(ctx context.Context, req *Request) (Outcome, error) { return f(ctx, req) }
+
+// Sinks are the sinks of each signal. A signal without sinks is not served:
+// gRPC answers UNIMPLEMENTED and HTTP 404.
+type Sinks struct {
+	Metrics, Logs, Traces []Sink
+}
+
+func (s Sinks) of(sig Signal) []Sink {
+	switch sig {
+	case SignalMetrics:
+		return s.Metrics
+	case SignalLogs:
+		return s.Logs
+	default:
+		return s.Traces
+	}
+}

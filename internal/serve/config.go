@@ -1,0 +1,206 @@
+package serve
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/wirehouse/wirehouse/internal/receiver"
+)
+
+// Config is the whole configuration of wirehouse serve. The YAML file
+// (--config) uses the yaml names below; every setting also has a flag.
+type Config struct {
+	DataDir string    `yaml:"data_dir"`
+	Log     LogConfig `yaml:"log"`
+	OTLP    struct {
+		GRPC struct {
+			Listen               string `yaml:"listen"`
+			MaxConcurrentStreams uint32 `yaml:"max_concurrent_streams"`
+		} `yaml:"grpc"`
+		HTTP struct {
+			Listen            string        `yaml:"listen"`
+			ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+			ReadTimeout       time.Duration `yaml:"read_timeout"`
+			WriteTimeout      time.Duration `yaml:"write_timeout"`
+			IdleTimeout       time.Duration `yaml:"idle_timeout"`
+		} `yaml:"http"`
+	} `yaml:"otlp"`
+	Admin struct {
+		Listen string `yaml:"listen"`
+	} `yaml:"admin"`
+	Limits struct {
+		MaxRequestSize      ByteSize      `yaml:"max_request_size"`
+		MaxDecompressedSize ByteSize      `yaml:"max_decompressed_size"`
+		MaxInflight         ByteSize      `yaml:"max_inflight"`
+		RetryAfter          time.Duration `yaml:"retry_after"`
+		MaxServices         int           `yaml:"max_services"`
+	} `yaml:"limits"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// LogConfig sets the structured log on stderr.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// DefaultConfig returns the embedded defaults: data in ./wirehouse-data,
+// OTLP/gRPC on localhost:4317, OTLP/HTTP on localhost:4318, admin and
+// query HTTP on localhost:9090.
+func DefaultConfig() Config {
+	rc := receiver.DefaultConfig()
+	var c Config
+	c.DataDir = "./wirehouse-data"
+	c.Log = LogConfig{Level: "info", Format: "text"}
+	c.OTLP.GRPC.Listen = rc.GRPCAddr
+	c.OTLP.GRPC.MaxConcurrentStreams = rc.MaxConcurrentStreams
+	c.OTLP.HTTP.Listen = rc.HTTPAddr
+	c.OTLP.HTTP.ReadHeaderTimeout = rc.ReadHeaderTimeout
+	c.OTLP.HTTP.ReadTimeout = rc.ReadTimeout
+	c.OTLP.HTTP.WriteTimeout = rc.WriteTimeout
+	c.OTLP.HTTP.IdleTimeout = rc.IdleTimeout
+	c.Admin.Listen = "localhost:9090"
+	c.Limits.MaxRequestSize = ByteSize(rc.MaxRequestBytes)
+	c.Limits.MaxDecompressedSize = ByteSize(rc.MaxDecompressedBytes)
+	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
+	c.Limits.RetryAfter = rc.RetryAfter
+	c.Limits.MaxServices = 1000
+	c.ShutdownTimeout = 30 * time.Second
+	return c
+}
+
+// LoadFile overlays the YAML file at path on c. Unknown keys are errors,
+// so a misspelt setting is not silently ignored.
+func (c *Config) LoadFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
+		return fmt.Errorf("parse config %s: %w", path, err)
+	}
+	return nil
+}
+
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("data dir must be set")
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		return err
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		return fmt.Errorf("log format must be text or json, got %q", c.Log.Format)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("shutdown timeout must be positive")
+	}
+	if c.Limits.MaxServices <= 0 {
+		return errors.New("max services must be positive")
+	}
+	return c.receiverConfig().Validate()
+}
+
+func (c Config) receiverConfig() receiver.Config {
+	return receiver.Config{
+		GRPCAddr:             c.OTLP.GRPC.Listen,
+		HTTPAddr:             c.OTLP.HTTP.Listen,
+		MaxRequestBytes:      int64(c.Limits.MaxRequestSize),
+		MaxDecompressedBytes: int64(c.Limits.MaxDecompressedSize),
+		MaxInflightBytes:     int64(c.Limits.MaxInflight),
+		MaxConcurrentStreams: c.OTLP.GRPC.MaxConcurrentStreams,
+		ReadHeaderTimeout:    c.OTLP.HTTP.ReadHeaderTimeout,
+		ReadTimeout:          c.OTLP.HTTP.ReadTimeout,
+		WriteTimeout:         c.OTLP.HTTP.WriteTimeout,
+		IdleTimeout:          c.OTLP.HTTP.IdleTimeout,
+		RetryAfter:           c.Limits.RetryAfter,
+	}
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level must be debug, info, warn or error, got %q", s)
+	}
+	return l, nil
+}
+
+// ByteSize is a size in bytes written as an integer or with a unit: B, KB,
+// MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. "16MiB".
+type ByteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+}
+
+// ParseByteSize parses s as a ByteSize.
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q: want e.g. 1048576, 16MiB or 10MB", s)
+	}
+	return ByteSize(n * mult), nil
+}
+
+// String writes the size with the largest binary unit that divides it.
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && int64(b)%u.m == 0 {
+			return strconv.FormatInt(int64(b)/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// Set implements flag.Value.
+func (b *ByteSize) Set(s string) error {
+	v, err := ParseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// UnmarshalYAML accepts an integer or a string with a unit.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: size must be a scalar", n.Line)
+	}
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// MarshalYAML writes the String form.
+func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }

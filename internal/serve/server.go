@@ -1,0 +1,161 @@
+// Package serve wires wirehouse serve together: the OTLP receiver, its
+// sinks, and the admin HTTP server with /metrics, /healthz and /readyz.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wirehouse/wirehouse/internal/countsink"
+	"github.com/wirehouse/wirehouse/internal/receiver"
+)
+
+// Server is a configured wirehouse serve process.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	reg      *prometheus.Registry
+	receiver *receiver.Receiver
+	admin    *http.Server
+	adminMux *http.ServeMux
+	adminLn  net.Listener
+	ready    atomic.Bool
+	serving  sync.WaitGroup
+	errs     chan error
+}
+
+// New validates cfg and builds the server; logs go to logOut.
+func New(cfg Config, logOut io.Writer) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	level, _ := parseLevel(cfg.Log.Level)
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(logOut, opts)
+	if cfg.Log.Format == "json" {
+		h = slog.NewJSONHandler(logOut, opts)
+	}
+	s := &Server{cfg: cfg, log: slog.New(h), reg: prometheus.NewRegistry(), errs: make(chan error, 1)}
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	sink, err := countsink.New(s.reg, cfg.Limits.MaxServices)
+	if err != nil {
+		return nil, err
+	}
+	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink}, Logs: []receiver.Sink{sink}, Traces: []receiver.Sink{sink}}
+	s.receiver, err = receiver.New(cfg.receiverConfig(), sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
+	if err != nil {
+		return nil, err
+	}
+	s.adminMux = http.NewServeMux()
+	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
+	s.adminMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n") //nolint:errcheck
+	})
+	s.adminMux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n") //nolint:errcheck
+	})
+	return s, nil
+}
+
+// Start creates the data directory and opens every listener.
+func (s *Server) Start() error {
+	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", s.cfg.Admin.Listen)
+	if err != nil {
+		return fmt.Errorf("listen admin HTTP: %w", err)
+	}
+	s.adminLn = ln
+	if err := s.receiver.Start(); err != nil {
+		ln.Close()
+		return err
+	}
+	s.admin = &http.Server{
+		Handler:           s.adminMux,
+		ReadHeaderTimeout: s.cfg.OTLP.HTTP.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.OTLP.HTTP.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.serving.Go(func() {
+		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			select {
+			case s.errs <- fmt.Errorf("serve admin HTTP: %w", err):
+			default:
+			}
+		}
+	})
+	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir)
+	s.ready.Store(true)
+	return nil
+}
+
+// Addrs are the bound addresses (nil for a disabled transport).
+type Addrs struct{ GRPC, HTTP, Admin net.Addr }
+
+// Addrs returns the bound addresses after Start.
+func (s *Server) Addrs() Addrs {
+	return Addrs{GRPC: s.receiver.GRPCAddr(), HTTP: s.receiver.HTTPAddr(), Admin: s.adminLn.Addr()}
+}
+
+// Wait blocks until ctx ends or a listener fails.
+func (s *Server) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-s.receiver.Err():
+		return err
+	case err := <-s.errs:
+		return err
+	}
+}
+
+// Shutdown turns /readyz to 503, stops accepting OTLP, drains the requests
+// in flight (each is acknowledged only after its sinks accepted it), then
+// stops the admin server. It gives up after the configured shutdown
+// timeout.
+func (s *Server) Shutdown() error {
+	s.ready.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	s.log.Info("shutting down: draining requests in flight")
+	err := s.receiver.Shutdown(ctx)
+	if e := s.admin.Shutdown(ctx); e != nil {
+		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
+	}
+	s.serving.Wait()
+	if err == nil {
+		s.log.Info("shut down cleanly")
+	}
+	return err
+}
+
+// Run starts the server, serves until ctx ends, and shuts down.
+func Run(ctx context.Context, cfg Config, logOut io.Writer) error {
+	s, err := New(cfg, logOut)
+	if err != nil {
+		return err
+	}
+	if err := s.Start(); err != nil {
+		return err
+	}
+	werr := s.Wait(ctx)
+	return errors.Join(werr, s.Shutdown())
+}
