@@ -1,22 +1,33 @@
 # The one test command: what .ci/run and the README's quick start call.
-# Format, vet, then every package's tests (including fuzz seed corpora).
+# Format, vet, install the real OTLP peers the end-to-end tests drive, then
+# every package's tests (including fuzz seed corpora).
 GO ?= go
+
+# telemetrygen, the OpenTelemetry Collector project's load generator, pinned.
+TELEMETRYGEN_VERSION := v0.161.0
+TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 
 .PHONY: test bench fuzz
 
-test:
+test: $(TELEMETRYGEN)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) $(GO) test -count=1 ./...
+
+$(TELEMETRYGEN):
+	mkdir -p $(CURDIR)/bin/tmp
+	GOBIN=$(CURDIR)/bin/tmp $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
+	mv $(CURDIR)/bin/tmp/telemetrygen $@
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/
+	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/
 
 # Each otlpwire fuzz target for FUZZTIME (default 3m), one after another.
 FUZZTIME ?= 3m
 fuzz:
 	for f in FuzzCount FuzzValidate FuzzIterate FuzzSplit FuzzHash; do \
-		$(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) ./otlpwire/ || exit 1; \
+		$(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./otlpwire/ || exit 1; \
 	done
+	$(GO) test -run='^$$' -fuzz='^FuzzHTTPBody$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/receiver/

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,12 +32,23 @@ flags:
 `
 
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, format, quiet, err := parseLoadFlags(args, stderr)
+	cfg, format, quiet, prof, err := parseLoadFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var progress io.Writer = stderr
 	if quiet {
@@ -54,7 +67,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format string, quiet bool, err error) {
+func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format string, quiet bool, prof string, err error) {
 	cfg = loadgen.DefaultConfig()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -81,17 +94,18 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format
 	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&prof, "cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, "", false, err
+			return cfg, "", false, "", err
 		}
-		return cfg, "", false, usageError{err: err, printed: true}
+		return cfg, "", false, "", usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
-		return cfg, "", false, usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
+		return cfg, "", false, "", usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
 	}
 	if cfg.Signal, err = synth.ParseSignal(signal); err != nil {
-		return cfg, "", false, usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
+		return cfg, "", false, "", usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
 	}
 	cfg.Endpoint = endpoint
 	if endpoint == "" {
@@ -103,16 +117,16 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format
 	format = "table"
 	switch {
 	case asCSV && asJSON:
-		return cfg, "", false, usageError{err: errors.New("--csv and --json exclude each other")}
+		return cfg, "", false, "", usageError{err: errors.New("--csv and --json exclude each other")}
 	case asCSV:
 		format = "csv"
 	case asJSON:
 		format = "json"
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, "", false, usageError{err: err}
+		return cfg, "", false, "", usageError{err: err}
 	}
-	return cfg, format, quiet, nil
+	return cfg, format, quiet, prof, nil
 }
 
 func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.Result) error {

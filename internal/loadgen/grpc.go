@@ -26,6 +26,9 @@ func newGRPCSender(cfg Config, bodies [][]byte) (*grpcSender, error) {
 	conn, err := grpc.NewClient(cfg.Endpoint,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(receiver.Codec{})),
+		// Static windows, as the server uses: no BDP pings.
+		grpc.WithInitialWindowSize(4<<20),
+		grpc.WithInitialConnWindowSize(16<<20),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", cfg.Endpoint, err)

@@ -162,5 +162,3 @@ func (s *httpSender) close() error {
 	s.client.CloseIdleConnections()
 	return nil
 }
-
-

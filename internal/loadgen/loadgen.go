@@ -192,7 +192,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 						return
 					}
 				}
-				if runCtx.Err() != nil {
+				if ended(runCtx) {
 					return
 				}
 				i := int(n % int64(len(sizes)))
@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 				rej, code, responded := s.send(rctx, i)
 				lat := time.Since(t0)
 				rcancel()
-				if runCtx.Err() != nil && code != "" {
+				if code != "" && ended(runCtx) {
 					return // cut off by the end of the run, not a server error
 				}
 				done.Add(1)
@@ -246,7 +246,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 
 	res := Result{
 		Requests: done.Load(), Failed: failed.Load(), Rejected: rejected.Load(), BytesSent: sent.Load(),
-		Elapsed: elapsed, Errors: errs, Interrupted: ctx.Err() != nil,
+		Elapsed: elapsed, Errors: errs, Interrupted: ended(ctx),
 		BatchSize: cfg.Batch, ConcurrencyN: cfg.Concurrency, TransportName: cfg.Transport,
 	}
 	res.OK = res.Requests - res.Failed
@@ -258,6 +258,17 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	}
 	res.Latency = percentiles(slices.Concat(lats...))
 	return res, nil
+}
+
+// ended reports whether ctx is done or past its deadline: a context's
+// timer can fire late on a busy machine, and requests sent meanwhile fail
+// fast with DeadlineExceeded without being server errors.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

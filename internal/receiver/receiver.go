@@ -154,7 +154,6 @@ func New(cfg Config, sinks Sinks, opts ...Option) (*Receiver, error) {
 	r.budget.max = cfg.MaxInflightBytes
 	r.m = newMetrics(r.reg, &r.budget)
 	r.handler = r.newHTTPHandler()
-	r.grpcSrv = r.newGRPCServer()
 	return r, nil
 }
 
@@ -176,12 +175,14 @@ func (r *Receiver) Start() error {
 		if err != nil {
 			if r.grpcLn != nil {
 				r.grpcLn.Close()
+				r.grpcLn = nil
 			}
 			return fmt.Errorf("listen OTLP/HTTP: %w", err)
 		}
 		r.httpLn = ln
 	}
 	if r.grpcLn != nil {
+		r.grpcSrv = r.newGRPCServer() // starts its stream workers
 		r.serving.Go(func() {
 			if err := r.grpcSrv.Serve(r.grpcLn); err != nil {
 				r.errs <- fmt.Errorf("serve OTLP/gRPC: %w", err)
@@ -236,7 +237,7 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 			r.httpSrv.Close()
 		}
 	}
-	if r.grpcLn != nil {
+	if r.grpcSrv != nil {
 		done := make(chan struct{})
 		go func() { r.grpcSrv.GracefulStop(); close(done) }()
 		select {

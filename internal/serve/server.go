@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,6 +33,7 @@ type Server struct {
 	admin    *http.Server
 	adminMux *http.ServeMux
 	adminLn  net.Listener
+	closers  []io.Closer // sinks to flush and close after the receiver drained
 	ready    atomic.Bool
 	serving  sync.WaitGroup
 	errs     chan error
@@ -55,12 +58,24 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink}, Logs: []receiver.Sink{sink}, Traces: []receiver.Sink{sink}}
+	for _, list := range [][]receiver.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
+		for _, sk := range list {
+			if c, ok := sk.(io.Closer); ok && !slices.Contains(s.closers, c) {
+				s.closers = append(s.closers, c)
+			}
+		}
+	}
 	s.receiver, err = receiver.New(cfg.receiverConfig(), sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
 	if err != nil {
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
+	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
+	s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	s.adminMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	s.adminMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	s.adminMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	s.adminMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n") //nolint:errcheck
 	})
@@ -128,8 +143,9 @@ func (s *Server) Wait(ctx context.Context) error {
 }
 
 // Shutdown turns /readyz to 503, stops accepting OTLP, drains the requests
-// in flight (each is acknowledged only after its sinks accepted it), then
-// stops the admin server. It gives up after the configured shutdown
+// in flight (each is acknowledged only after its sinks accepted it), closes
+// (flushes) the sinks that implement io.Closer, then stops the admin
+// server. It gives up after the configured shutdown
 // timeout.
 func (s *Server) Shutdown() error {
 	s.ready.Store(false)
@@ -137,6 +153,11 @@ func (s *Server) Shutdown() error {
 	defer cancel()
 	s.log.Info("shutting down: draining requests in flight")
 	err := s.receiver.Shutdown(ctx)
+	for _, c := range s.closers {
+		if e := c.Close(); e != nil {
+			err = errors.Join(err, fmt.Errorf("close sink: %w", e))
+		}
+	}
 	if e := s.admin.Shutdown(ctx); e != nil {
 		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
 	}

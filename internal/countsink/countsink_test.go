@@ -1,0 +1,129 @@
+package countsink
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// oracle counts records per service.name with pdata.
+func oracle(t *testing.T, sig synth.Signal, b []byte) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	name := func(r pcommon.Resource) string {
+		if v, ok := r.Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return v.Str()
+		}
+		return UnknownService
+	}
+	switch sig {
+	case synth.SignalLogs:
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		rls := req.Logs().ResourceLogs()
+		for i := range rls.Len() {
+			n := 0
+			for j := range rls.At(i).ScopeLogs().Len() {
+				n += rls.At(i).ScopeLogs().At(j).LogRecords().Len()
+			}
+			out[name(rls.At(i).Resource())] += n
+		}
+	case synth.SignalTraces:
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		rss := req.Traces().ResourceSpans()
+		for i := range rss.Len() {
+			n := 0
+			for j := range rss.At(i).ScopeSpans().Len() {
+				n += rss.At(i).ScopeSpans().At(j).Spans().Len()
+			}
+			out[name(rss.At(i).Resource())] += n
+		}
+	default:
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		rms := req.Metrics().ResourceMetrics()
+		for i := range rms.Len() {
+			one := pmetricotlp.NewExportRequest()
+			rms.At(i).CopyTo(one.Metrics().ResourceMetrics().AppendEmpty())
+			out[name(rms.At(i).Resource())] += one.Metrics().DataPointCount()
+		}
+	}
+	return out
+}
+
+func TestCounts(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s, err := New(reg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[receiver.Signal]map[string]int{}
+	for i, sig := range []synth.Signal{synth.SignalMetrics, synth.SignalLogs, synth.SignalTraces} {
+		rsig := receiver.Signal(i)
+		want[rsig] = map[string]int{}
+		for seed := range int64(20) {
+			b := synth.Generate(sig, synth.Config{Seed: seed, Resources: 3, ScopesPerResource: 2, TotalRecords: 60})
+			for svc, n := range oracle(t, sig, b) {
+				want[rsig][svc] += n
+			}
+			req := &receiver.Request{Signal: rsig, Body: b}
+			if _, err := s.Consume(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for sig, services := range want {
+		if len(services) < 2 {
+			t.Fatalf("%s: test data has %d services; want several", sig, len(services))
+		}
+		for svc, n := range services {
+			got := testutil.ToFloat64(s.records.WithLabelValues(sig.String(), svc))
+			if int(got) != n {
+				t.Errorf("%s %s: %v records, want %d", sig, svc, got, n)
+			}
+		}
+	}
+}
+
+func TestMaxServices(t *testing.T) {
+	s, err := New(nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range int64(30) {
+		b := synth.Generate(synth.SignalLogs, synth.Config{Seed: seed, Resources: 4, ScopesPerResource: 1, TotalRecords: 8})
+		if _, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testutil.CollectAndCount(s.records); n != 3 { // two services and __other__
+		t.Errorf("%d series, want 3", n)
+	}
+	if v := testutil.ToFloat64(s.records.WithLabelValues("logs", OtherService)); v == 0 {
+		t.Error("nothing counted as __other__")
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	s, _ := New(nil, 0)
+	_, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: []byte{0x0a, 0x05, 0x0a}})
+	if err == nil {
+		t.Fatal("truncated request accepted")
+	}
+}

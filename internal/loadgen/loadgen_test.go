@@ -1,0 +1,171 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// server starts a receiver whose sinks run sink and counts records.
+func server(t *testing.T, sink receiver.SinkFunc) (*receiver.Receiver, *atomic.Int64) {
+	t.Helper()
+	var records atomic.Int64
+	s := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
+		records.Add(int64(req.Records))
+		if sink != nil {
+			return sink(ctx, req)
+		}
+		return receiver.Outcome{}, nil
+	})
+	cfg := receiver.DefaultConfig()
+	cfg.GRPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	r, err := receiver.New(cfg, receiver.Sinks{Metrics: []receiver.Sink{s}, Logs: []receiver.Sink{s}, Traces: []receiver.Sink{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Shutdown(context.Background()) })
+	return r, &records
+}
+
+func TestRun(t *testing.T) {
+	r, records := server(t, nil)
+	for _, tc := range []struct {
+		transport, encoding, compression string
+		signal                           synth.Signal
+	}{
+		{"grpc", "proto", "none", synth.SignalLogs},
+		{"grpc", "proto", "gzip", synth.SignalTraces},
+		{"grpc", "proto", "zstd", synth.SignalMetrics},
+		{"http", "proto", "none", synth.SignalMetrics},
+		{"http", "proto", "gzip", synth.SignalLogs},
+		{"http", "json", "zstd", synth.SignalTraces},
+		{"http", "json", "none", synth.SignalLogs},
+	} {
+		name := fmt.Sprintf("%s/%s/%s/%s", tc.transport, tc.encoding, tc.compression, tc.signal)
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Transport, cfg.Encoding, cfg.Compression, cfg.Signal = tc.transport, tc.encoding, tc.compression, tc.signal
+			cfg.Endpoint = r.GRPCAddr().String()
+			if tc.transport == "http" {
+				cfg.Endpoint = "http://" + r.HTTPAddr().String()
+			}
+			cfg.Batch, cfg.Resources, cfg.Concurrency, cfg.Count, cfg.Variants = 25, 2, 3, 40, 4
+			before := records.Load()
+			res, err := Run(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests != 40 || res.OK != 40 || res.Failed != 0 || len(res.Errors) != 0 {
+				t.Fatalf("result %+v", res)
+			}
+			if res.Accepted != 1000 || records.Load()-before != 1000 {
+				t.Fatalf("accepted %d, server counted %d, want 1000", res.Accepted, records.Load()-before)
+			}
+			if l := res.Latency; l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
+				t.Errorf("latency percentiles out of order: %+v", l)
+			}
+		})
+	}
+}
+
+func TestRunCountsRefusals(t *testing.T) {
+	var n atomic.Int64
+	r, _ := server(t, func(context.Context, *receiver.Request) (receiver.Outcome, error) {
+		switch n.Add(1) % 3 {
+		case 0:
+			return receiver.Outcome{}, fmt.Errorf("full: %w", receiver.ErrOverloaded)
+		case 1:
+			return receiver.Outcome{Rejected: 2, Message: "two too old"}, nil
+		}
+		return receiver.Outcome{}, nil
+	})
+	for _, transport := range []string{"grpc", "http"} {
+		n.Store(0)
+		cfg := DefaultConfig()
+		cfg.Transport, cfg.Batch, cfg.Count = transport, 10, 30
+		cfg.Endpoint = r.GRPCAddr().String()
+		code := "ResourceExhausted"
+		if transport == "http" {
+			cfg.Endpoint, code = r.HTTPAddr().String(), "http_429"
+		}
+		res, err := Run(context.Background(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed != 10 || res.Errors[code] != 10 || res.Rejected != 20 || res.Accepted != 20*10-20 {
+			t.Errorf("%s: result %+v", transport, res)
+		}
+	}
+}
+
+func TestRunDurationAndRate(t *testing.T) {
+	r, _ := server(t, nil)
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.Batch, cfg.Duration, cfg.Rate, cfg.Concurrency = r.GRPCAddr().String(), 1, 300*time.Millisecond, 100, 2
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 requests/s for 0.3 s: about 30; the bound is loose, the point is
+	// that the rate limits (unlimited would be thousands).
+	if res.Requests < 1 || res.Requests > 40 || res.Failed != 0 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	r, _ := server(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.Batch, cfg.Count = r.GRPCAddr().String(), 1, 1<<30
+	res, err := Run(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Requests == 0 || res.Failed != 0 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Transport, cfg.Endpoint, cfg.Count, cfg.Batch = "http", "127.0.0.1:1", 3, 1
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 3 || res.Errors["connection"] != 3 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"transport":   func(c *Config) { c.Transport = "udp" },
+		"json grpc":   func(c *Config) { c.Encoding = "json" },
+		"compression": func(c *Config) { c.Compression = "lz4" },
+		"batch":       func(c *Config) { c.Batch = 0 },
+		"resources":   func(c *Config) { c.Resources = c.Batch + 1 },
+		"no end":      func(c *Config) { c.Duration = 0 },
+		"rate":        func(c *Config) { c.Rate = -1 },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package receiver
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestTelemetrygen sends with the Collector project's telemetrygen, over
+// gRPC and HTTP, and counts what arrived. `make test` installs the pinned
+// telemetrygen into ./bin and points WIREHOUSE_TELEMETRYGEN at it; a plain
+// `go test` without it skips this test.
+func TestTelemetrygen(t *testing.T) {
+	bin := os.Getenv("WIREHOUSE_TELEMETRYGEN")
+	if bin == "" {
+		t.Skip("WIREHOUSE_TELEMETRYGEN not set; `make test` installs telemetrygen and sets it")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("WIREHOUSE_TELEMETRYGEN: %v", err)
+	}
+	for _, tc := range []struct {
+		signal  Signal
+		command string
+		flag    string
+		n, want int // records asked for, records expected (a trace is a root and a child span)
+	}{
+		{SignalLogs, "logs", "--logs", 300, 300},
+		{SignalTraces, "traces", "--traces", 150, 300},
+		{SignalMetrics, "metrics", "--metrics", 200, 200},
+	} {
+		for _, transport := range []string{"grpc", "http"} {
+			t.Run(tc.command+"/"+transport, func(t *testing.T) {
+				r, rec := start(t, testConfig())
+				args := []string{tc.command, "--otlp-insecure", tc.flag, strconv.Itoa(tc.n), "--rate", "0", "--workers", "1"}
+				if transport == "grpc" {
+					args = append(args, "--otlp-endpoint", r.GRPCAddr().String())
+				} else {
+					args = append(args, "--otlp-http", "--otlp-endpoint", r.HTTPAddr().String(), "--otlp-http-url-path", signals[tc.signal].path)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("telemetrygen %v: %v\n%s", args, err, out)
+				}
+				if got := rec.waitRecords(t, tc.signal, tc.want); got != tc.want {
+					t.Fatalf("received %d %s records, want %d\n%s", got, tc.signal, tc.want, out)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package serve
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{
+		"0": 0, "1024": 1024, "16MiB": 16 << 20, "16 MiB": 16 << 20, "1GiB": 1 << 30,
+		"10MB": 10_000_000, "2KB": 2000, "3KiB": 3072, "7B": 7,
+	} {
+		got, err := ParseByteSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "-1", "1.5MiB", "16mb", "99999999999GiB"} {
+		if _, err := ParseByteSize(in); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", in)
+		}
+	}
+	if s := ByteSize(64 << 20).String(); s != "64MiB" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wirehouse.yaml")
+	const doc = `
+data_dir: /var/lib/wirehouse
+log: {level: debug, format: json}
+otlp:
+  grpc: {listen: "0.0.0.0:14317", max_concurrent_streams: 7}
+  http: {listen: "0.0.0.0:14318", read_header_timeout: 3s}
+admin: {listen: "0.0.0.0:19090"}
+limits: {max_request_size: 8MiB, max_decompressed_size: 32MiB, max_inflight: 1GiB, retry_after: 5s}
+shutdown_timeout: 1m
+`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	if err := c.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/var/lib/wirehouse" || c.Log.Level != "debug" || c.Log.Format != "json" ||
+		c.OTLP.GRPC.Listen != "0.0.0.0:14317" || c.OTLP.GRPC.MaxConcurrentStreams != 7 ||
+		c.OTLP.HTTP.Listen != "0.0.0.0:14318" || c.OTLP.HTTP.ReadHeaderTimeout != 3*time.Second ||
+		c.Admin.Listen != "0.0.0.0:19090" || c.Limits.MaxRequestSize != 8<<20 ||
+		c.Limits.MaxDecompressedSize != 32<<20 || c.Limits.MaxInflight != 1<<30 ||
+		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute {
+		t.Errorf("loaded %+v", c)
+	}
+	if c.OTLP.HTTP.IdleTimeout != DefaultConfig().OTLP.HTTP.IdleTimeout {
+		t.Error("a key absent from the file lost its default")
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+
+	for bad, want := range map[string]string{
+		"data_dri: x\n":                        "data_dri",
+		"limits: {max_inflight: lots}\n":       "invalid size",
+		"otlp: {http: {read_timeout: soon}}\n": "soon",
+		"log: [1, 2]\n":                        "LogConfig",
+	} {
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := DefaultConfig()
+		if err := c.LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one mentioning %q", bad, err, want)
+		}
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = DefaultConfig()
+	if err := c.LoadFile(path); err != nil {
+		t.Errorf("empty file: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"log level":    func(c *Config) { c.Log.Level = "loud" },
+		"log format":   func(c *Config) { c.Log.Format = "xml" },
+		"data dir":     func(c *Config) { c.DataDir = "" },
+		"limits order": func(c *Config) { c.Limits.MaxInflight = 1 },
+		"shutdown":     func(c *Config) { c.ShutdownTimeout = 0 },
+		"max services": func(c *Config) { c.Limits.MaxServices = 0 },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

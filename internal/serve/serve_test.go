@@ -1,0 +1,147 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func testConfig(t *testing.T) Config {
+	c := DefaultConfig()
+	c.DataDir = filepath.Join(t.TempDir(), "data")
+	c.OTLP.GRPC.Listen = "127.0.0.1:0"
+	c.OTLP.HTTP.Listen = "127.0.0.1:0"
+	c.Admin.Listen = "127.0.0.1:0"
+	c.Log.Level = "error"
+	return c
+}
+
+var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServe runs the whole server: an OTLP/HTTP request is counted per
+// service on /metrics, health and readiness answer, and shutdown is clean.
+func TestServe(t *testing.T) {
+	s, err := New(testConfig(t), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	a := s.Addrs()
+	if _, err := os.Stat(s.cfg.DataDir); err != nil {
+		t.Errorf("data dir not created: %v", err)
+	}
+	admin := "http://" + a.Admin.String()
+	if code, body := get(t, admin+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, _ := get(t, admin+"/readyz"); code != 200 {
+		t.Errorf("/readyz: %d", code)
+	}
+
+	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 37})
+	req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTP.String()+"/v1/traces", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("export: status %d", resp.StatusCode)
+	}
+	_, metrics := get(t, admin+"/metrics")
+	for _, want := range []string{
+		`wirehouse_receiver_accepted_records_total{signal="traces",transport="http"} 37`,
+		`wirehouse_receiver_requests_total{outcome="accepted",reason="",signal="traces",transport="http"} 1`,
+		`wirehouse_receiver_inflight_bytes 0`,
+		`wirehouse_receiver_request_duration_seconds_count{signal="traces",transport="http"} 1`,
+		`wirehouse_receiver_request_size_bytes_sum{signal="traces",transport="http"} ` + itoa(len(body)),
+		`go_goroutines`, `process_cpu_seconds_total`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if !strings.Contains(metrics, `wirehouse_sink_records_total{service="`) || !strings.Contains(metrics, `signal="traces"} 37`) {
+		t.Errorf("/metrics lacks the per-service count of 37 spans:\n%s", grep(metrics, "wirehouse_sink"))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestRunStopsOnCancel: Run returns nil once its context ends.
+func TestRunStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- Run(ctx, testConfig(t), io.Discard) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
+
+func TestStartFailsOnBusyPort(t *testing.T) {
+	a, err := New(testConfig(t), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown()
+	cfg := testConfig(t)
+	cfg.OTLP.GRPC.Listen = a.Addrs().GRPC.String()
+	b, err := New(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err == nil || !strings.Contains(err.Error(), "listen OTLP/gRPC") {
+		t.Fatalf("second server on the same port: %v", err)
+	}
+}
