@@ -1,0 +1,72 @@
+// Command grpcecho is a measurement aid: a bare grpc-go server that answers
+// the OTLP logs, traces and metrics Export calls with an empty response and
+// does nothing else, not even validation. Run wirehouse load against it to
+// see the latency floor of the grpc-go transport on a machine, and compare
+// with wirehouse serve under the same load (docs/BENCHMARKS.md).
+//
+// It uses the same server options as wirehouse's receiver (pass-through
+// codec, static flow-control windows, stream workers).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"google.golang.org/grpc"
+
+	"github.com/wirehouse/wirehouse/internal/receiver"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "grpcecho:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("grpcecho", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("listen", "localhost:4317", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	s := grpc.NewServer(
+		grpc.ForceServerCodecV2(receiver.Codec{}),
+		grpc.InitialWindowSize(4<<20),
+		grpc.InitialConnWindowSize(16<<20),
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+	)
+	empty := &receiver.Message{}
+	handler := func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		var m receiver.Message
+		if err := dec(&m); err != nil {
+			return nil, err
+		}
+		m.Release()
+		return empty, nil
+	}
+	for _, svc := range []string{"logs.v1.LogsService", "trace.v1.TraceService", "metrics.v1.MetricsService"} {
+		s.RegisterService(&grpc.ServiceDesc{
+			ServiceName: "opentelemetry.proto.collector." + svc,
+			HandlerType: (*any)(nil),
+			Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: handler}},
+		}, struct{}{})
+	}
+	fmt.Fprintln(stderr, "grpcecho: serving on", ln.Addr())
+	go func() { <-ctx.Done(); s.Stop() }()
+	return s.Serve(ln)
+}
