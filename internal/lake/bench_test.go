@@ -1,0 +1,139 @@
+package lake
+
+import (
+	"runtime"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// benchLogs is a seed-shaped workload: synth logs (bodies of about 47
+// bytes) in 4 resources × 2 scopes, 2,000 records.
+func benchLogs() []byte {
+	return synth.Generate(synth.SignalLogs, synth.Config{Seed: 42, Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
+}
+
+// attrsPerLog counts resource + scope + record attributes per record with
+// pdata, reported beside the benchmark so the workload's shape is visible.
+func attrsPerLog(b *testing.B, body []byte) float64 {
+	req := plogotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		b.Fatal(err)
+	}
+	total, n := 0, 0
+	rls := req.Logs().ResourceLogs()
+	for i := range rls.Len() {
+		ra := rls.At(i).Resource().Attributes().Len()
+		for j := range rls.At(i).ScopeLogs().Len() {
+			sl := rls.At(i).ScopeLogs().At(j)
+			for k := range sl.LogRecords().Len() {
+				total += ra + sl.Scope().Attributes().Len() + sl.LogRecords().At(k).Attributes().Len()
+				n++
+			}
+		}
+	}
+	return float64(total) / float64(n)
+}
+
+// BenchmarkLogsToRows turns a decompressed ExportLogsServiceRequest into
+// rows, on one core (GOMAXPROCS=1 inside the benchmark).
+//
+//   - impl=wirehouse: LogRows.AppendLogs into a reused batch (columns and
+//     arenas), every attribute typed.
+//   - impl=pdata: what the seed's ingester does: unmarshal into pdata, then
+//     one map[string]any per record filled with Map.Range over resource,
+//     scope and record attributes under their column names.
+func BenchmarkLogsToRows(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	body := benchLogs()
+	n, err := (&LogRows{}).countRecords(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "logs/s")
+		b.ReportMetric(attrsPerLog(b, body), "attrs/log")
+	}
+	b.Run("impl=wirehouse", func(b *testing.B) {
+		var rows LogRows
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		b.ReportAllocs()
+		for b.Loop() {
+			rows.Reset()
+			if err := rows.AppendLogs(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/log")
+		report(b)
+	})
+	b.Run("impl=pdata", func(b *testing.B) {
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		b.ReportAllocs()
+		sink := 0
+		for b.Loop() {
+			rows := pdataRows(b, body)
+			sink += len(rows)
+		}
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/log")
+		report(b)
+	})
+}
+
+func pdataRows(b *testing.B, body []byte) []map[string]any {
+	req := plogotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		b.Fatal(err)
+	}
+	var rows []map[string]any
+	rls := req.Logs().ResourceLogs()
+	for i := range rls.Len() {
+		rl := rls.At(i)
+		for j := range rl.ScopeLogs().Len() {
+			sl := rl.ScopeLogs().At(j)
+			for k := range sl.LogRecords().Len() {
+				lr := sl.LogRecords().At(k)
+				row := map[string]any{
+					"timestamp":          int64(lr.Timestamp()),
+					"observed_timestamp": int64(lr.ObservedTimestamp()),
+					"severity_number":    int32(lr.SeverityNumber()),
+					"severity_text":      lr.SeverityText(),
+					"body":               lr.Body().AsString(),
+					"trace_id":           lr.TraceID().String(),
+					"span_id":            lr.SpanID().String(),
+					"flags":              uint32(lr.Flags()),
+					"event_name":         lr.EventName(),
+					"scope_name":         sl.Scope().Name(),
+					"scope_version":      sl.Scope().Version(),
+				}
+				put := func(o Origin) func(string, pcommon.Value) bool {
+					return func(key string, v pcommon.Value) bool {
+						row[ColumnName(o, []byte(key))] = v.AsRaw()
+						return true
+					}
+				}
+				rl.Resource().Attributes().Range(put(OriginResource))
+				sl.Scope().Attributes().Range(put(OriginScope))
+				lr.Attributes().Range(put(OriginRecord))
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+// countRecords is a test helper: the record count of a logs request.
+func (r *LogRows) countRecords(body []byte) (int, error) {
+	var tmp LogRows
+	if err := tmp.AppendLogs(body); err != nil {
+		return 0, err
+	}
+	return tmp.Len(), nil
+}

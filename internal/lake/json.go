@@ -1,0 +1,117 @@
+package lake
+
+import (
+	"encoding/base64"
+	"errors"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// appendJSON appends v as JSON text: strings as JSON strings, ints and
+// doubles as numbers (NaN and ±Inf as the strings "NaN", "Infinity",
+// "-Infinity", as proto3 JSON writes them), bools, bytes as base64
+// strings, arrays as arrays, key-value lists as objects (keys in the order
+// sent) and an empty value as null.
+func appendJSON(dst []byte, v otlpwire.Value, depth int) ([]byte, error) {
+	if depth > otlpwire.MaxAnyValueDepth {
+		return dst, errors.New("AnyValue nesting too deep")
+	}
+	switch v.Type() {
+	case otlpwire.ValueString:
+		return appendJSONString(dst, v.Str()), nil
+	case otlpwire.ValueInt:
+		return strconv.AppendInt(dst, v.Int(), 10), nil
+	case otlpwire.ValueDouble:
+		f := v.Double()
+		switch {
+		case math.IsNaN(f):
+			return append(dst, `"NaN"`...), nil
+		case math.IsInf(f, 1):
+			return append(dst, `"Infinity"`...), nil
+		case math.IsInf(f, -1):
+			return append(dst, `"-Infinity"`...), nil
+		}
+		return strconv.AppendFloat(dst, f, 'g', -1, 64), nil
+	case otlpwire.ValueBool:
+		return strconv.AppendBool(dst, v.Bool()), nil
+	case otlpwire.ValueBytes:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.Bytes())
+		return append(dst, '"'), nil
+	case otlpwire.ValueArray:
+		dst = append(dst, '[')
+		first := true
+		for e, err := range v.Array().All() {
+			if err != nil {
+				return dst, err
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			if dst, err = appendJSON(dst, e, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case otlpwire.ValueKVList:
+		dst = append(dst, '{')
+		first := true
+		for kv, err := range v.KVList().All() {
+			if err != nil {
+				return dst, err
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendJSONString(dst, kv.Key)
+			dst = append(dst, ':')
+			if dst, err = appendJSON(dst, kv.Value, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	}
+	return append(dst, "null"...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes
+// U+FFFD, as encoding/json does.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c >= 0x20:
+				dst = append(dst, c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,226 @@
+// Package lake turns OTLP logs and spans into flat rows, decoded from the
+// wire bytes in one pass with otlpwire, for writing as Parquet.
+//
+// A batch (LogRows) holds its columns as slices and byte arenas; appending
+// a request allocates only when a slice or arena grows or a new attribute
+// key appears, so in the steady state (Reset and reuse) rows cost no
+// allocation. Resource and scope values are copied once per resource or
+// scope and referenced from each of their rows.
+//
+// Columns: the fixed columns of each signal, then one dynamic column per
+// attribute key and origin, named by ColumnName (resource_<k>, scope_<k>,
+// attr_<k>). Attribute values keep their type (string, int64, float64,
+// bool, bytes); arrays and key-value lists become JSON text; an attribute
+// whose AnyValue is empty is a null. Trace and span ids are kept as raw
+// bytes (16 and 8), empty when absent.
+package lake
+
+import (
+	"fmt"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// LogRows is a batch of log records as columns. Row i of every fixed
+// column belongs to the same record; dynamic columns carry their row
+// numbers.
+type LogRows struct {
+	Time, ObservedTime []int64
+	SeverityNumber     []int32
+	Flags              []uint32
+	SeverityText       Strings
+	Body               Strings // string bodies as is; other kinds as JSON text; empty when absent
+	BodyKind           []Kind  // 0 when the body is absent
+	TraceID, SpanID    Strings
+	EventName          Strings
+	ScopeName          Strings
+	ScopeVersion       Strings
+	ServiceName        Strings // the resource's service.name string, for sorting; empty if none
+
+	cols    columns
+	byPos   []*Column // record attribute column at each position last seen, to skip map lookups
+	res     []staged
+	scope   []staged
+	scratch []byte
+}
+
+// Len is the number of rows.
+func (r *LogRows) Len() int { return len(r.Time) }
+
+// Columns returns the dynamic columns in order of first appearance. The
+// slice and columns are owned by r and valid until the next Append or
+// Reset.
+func (r *LogRows) Columns() []*Column { return r.cols.list }
+
+// Reset empties the batch and keeps its capacity.
+func (r *LogRows) Reset() {
+	r.Time, r.ObservedTime = r.Time[:0], r.ObservedTime[:0]
+	r.SeverityNumber, r.Flags, r.BodyKind = r.SeverityNumber[:0], r.Flags[:0], r.BodyKind[:0]
+	for _, s := range r.strings() {
+		s.Reset()
+	}
+	r.cols.reset()
+}
+
+func (r *LogRows) strings() []*Strings {
+	return []*Strings{&r.SeverityText, &r.Body, &r.TraceID, &r.SpanID, &r.EventName, &r.ScopeName, &r.ScopeVersion, &r.ServiceName}
+}
+
+// AppendLogs appends the records of an ExportLogsServiceRequest. On error
+// the batch is left as it was before the call; the error is an
+// *otlpwire.Error (or wraps one) naming where the request is malformed.
+func (r *LogRows) AppendLogs(req []byte) error {
+	row0, ncols := r.Len(), len(r.cols.list)
+	if err := r.appendLogs(otlpwire.LogsRequest(req)); err != nil {
+		r.truncate(row0, ncols)
+		return err
+	}
+	return nil
+}
+
+func (r *LogRows) truncate(n, ncols int) {
+	r.Time, r.ObservedTime = r.Time[:n], r.ObservedTime[:n]
+	r.SeverityNumber, r.Flags, r.BodyKind = r.SeverityNumber[:n], r.Flags[:n], r.BodyKind[:n]
+	for _, s := range r.strings() {
+		s.spans = s.spans[:n]
+	}
+	r.cols.rollback(int32(n), ncols)
+}
+
+func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
+	var (
+		rf otlpwire.ResourceFields
+		sf otlpwire.ScopeFields
+		lf otlpwire.LogRecordFields
+	)
+	for rl, err := range req.ResourceLogs() {
+		if err != nil {
+			return err
+		}
+		res, err := rl.Resource()
+		if err != nil {
+			return err
+		}
+		if err := res.Read(&rf); err != nil {
+			return err
+		}
+		var svc Ref
+		if r.res, svc, err = r.stageAttrs(r.res[:0], OriginResource, rf.Attributes, true); err != nil {
+			return err
+		}
+		for sl, err := range rl.ScopeLogs() {
+			if err != nil {
+				return err
+			}
+			sc, err := sl.Scope()
+			if err != nil {
+				return err
+			}
+			if err := sc.Read(&sf); err != nil {
+				return err
+			}
+			if r.scope, _, err = r.stageAttrs(r.scope[:0], OriginScope, sf.Attributes, false); err != nil {
+				return err
+			}
+			name, version := r.ScopeName.store(sf.Name), r.ScopeVersion.store(sf.Version)
+			for lr, err := range sl.LogRecords() {
+				if err != nil {
+					return err
+				}
+				if err := lr.Read(&lf); err != nil {
+					return err
+				}
+				if err := r.appendRecord(&lf, svc, name, version); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// stageAttrs decodes attributes once into dst; with service, it also
+// stores the service.name string in ServiceName's arena.
+func (r *LogRows) stageAttrs(dst []staged, o Origin, attrs otlpwire.Attributes, service bool) ([]staged, Ref, error) {
+	var svc Ref
+	seenService := false
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return dst, svc, err
+		}
+		s, err := r.cols.get(o, kv.Key).stage(kv.Value, &r.scratch)
+		if err != nil {
+			return dst, svc, err
+		}
+		dst = append(dst, s)
+		if service && !seenService && string(kv.Key) == "service.name" {
+			seenService = true // the first occurrence counts, as with pdata's Map.Get
+			if kv.Value.Type() == otlpwire.ValueString {
+				svc = r.ServiceName.store(kv.Value.Str())
+			}
+		}
+	}
+	return dst, svc, nil
+}
+
+func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scopeVersion Ref) error {
+	row := int32(len(r.Time))
+	for _, s := range r.res {
+		s.col.add(row, s.kind, s.num, s.ref)
+	}
+	for _, s := range r.scope {
+		s.col.add(row, s.kind, s.num, s.ref)
+	}
+	pos := 0
+	for kv, err := range f.Attributes.All() {
+		if err != nil {
+			return err
+		}
+		// Records of one source repeat their keys in the same order: try
+		// the column seen at this position before hashing the key.
+		var c *Column
+		if pos < len(r.byPos) && r.byPos[pos].Key == string(kv.Key) && r.byPos[pos].gen == r.cols.gen {
+			c = r.byPos[pos]
+		} else {
+			c = r.cols.get(OriginRecord, kv.Key)
+			if pos < len(r.byPos) {
+				r.byPos[pos] = c
+			} else {
+				r.byPos = append(r.byPos, c)
+			}
+		}
+		pos++
+		s, err := c.stage(kv.Value, &r.scratch)
+		if err != nil {
+			return err
+		}
+		c.add(row, s.kind, s.num, s.ref)
+	}
+	switch f.Body.Type() {
+	case otlpwire.ValueEmpty:
+		r.Body.Append(nil)
+		r.BodyKind = append(r.BodyKind, 0)
+	case otlpwire.ValueString:
+		r.Body.Append(f.Body.Str())
+		r.BodyKind = append(r.BodyKind, KindString)
+	default:
+		var err error
+		if r.scratch, err = appendJSON(r.scratch[:0], f.Body, 0); err != nil {
+			return fmt.Errorf("body: %w", err)
+		}
+		r.Body.Append(r.scratch)
+		r.BodyKind = append(r.BodyKind, KindJSON)
+	}
+	r.Time = append(r.Time, int64(f.Time))
+	r.ObservedTime = append(r.ObservedTime, int64(f.ObservedTime))
+	r.SeverityNumber = append(r.SeverityNumber, f.SeverityNumber)
+	r.Flags = append(r.Flags, f.Flags)
+	r.SeverityText.Append(f.SeverityText)
+	r.TraceID.Append(f.TraceID)
+	r.SpanID.Append(f.SpanID)
+	r.EventName.Append(f.EventName)
+	r.ScopeName.AppendRef(scopeName)
+	r.ScopeVersion.AppendRef(scopeVersion)
+	r.ServiceName.AppendRef(svc)
+	return nil
+}
