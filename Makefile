@@ -22,12 +22,13 @@ $(TELEMETRYGEN):
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/
+	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/ ./internal/lake/
 
-# Each otlpwire fuzz target for FUZZTIME (default 3m), one after another.
+# Every fuzz target for FUZZTIME (default 3m), one after another.
 FUZZTIME ?= 3m
 fuzz:
 	for f in FuzzCount FuzzValidate FuzzIterate FuzzSplit FuzzHash; do \
 		$(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./otlpwire/ || exit 1; \
 	done
 	$(GO) test -run='^$$' -fuzz='^FuzzHTTPBody$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/receiver/
+	$(GO) test -run='^$$' -fuzz='^FuzzLogRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/

@@ -1,0 +1,45 @@
+package lake
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// FuzzLogRows appends arbitrary bytes to a batch that already holds rows.
+// It must not panic; a refused request must leave the batch exactly as it
+// was; an accepted one must add as many rows as otlpwire counts records.
+func FuzzLogRows(f *testing.F) {
+	for seed := range uint64(6) {
+		b := synth.Random(rand.New(rand.NewPCG(seed, 2)), synth.SignalLogs, synth.Order(seed%2))
+		if len(b) < 2048 { // large seeds stall the fuzzer's minimizer
+			f.Add(b)
+		}
+	}
+	f.Add(synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 1}))
+	f.Add([]byte{0x0a, 0x02, 0x12, 0x00})
+	base := synth.Generate(synth.SignalLogs, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var rows LogRows
+		if err := rows.AppendLogs(base); err != nil {
+			t.Fatal(err)
+		}
+		n, ncols := rows.Len(), len(rows.Columns())
+		err := rows.AppendLogs(b)
+		if err != nil {
+			if rows.Len() != n || len(rows.Columns()) != ncols {
+				t.Fatalf("refused request changed the batch: %d rows, %d columns; want %d, %d", rows.Len(), len(rows.Columns()), n, ncols)
+			}
+			return
+		}
+		want, cerr := otlpwire.LogsRequest(b).LogRecordCount()
+		if cerr != nil {
+			t.Fatalf("AppendLogs accepted what LogRecordCount refuses: %v", cerr)
+		}
+		if rows.Len() != n+want {
+			t.Fatalf("%d rows added, request has %d records", rows.Len()-n, want)
+		}
+	})
+}
