@@ -307,3 +307,19 @@ func TestGRPCSlowClients(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONTooBigForBudget: a JSON request whose transcoding can never fit
+// the in-flight budget is refused as too large (413), not as overloaded
+// (429), which the client would retry forever.
+func TestJSONTooBigForBudget(t *testing.T) {
+	cfg := smallLimits()
+	cfg.MaxRequestBytes = 1 << 20
+	cfg.MaxInflightBytes = cfg.MaxDecompressedBytes // 1 MiB
+	r, _ := start(t, cfg)
+	doc := []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"` + strings.Repeat("x", 400<<10) + `"}}]}]}]}`)
+	status, _, resp := post(t, httpURL(r, SignalLogs), doc, "Content-Type", "application/json")
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(string(resp), "in-flight limit") {
+		t.Errorf("status %d: %s", status, resp)
+	}
+	mustServe(t, r)
+}

@@ -30,6 +30,9 @@ func (b *budget) full() bool { return b.used.Load() >= b.max }
 type reservation struct {
 	b    *budget
 	held int64
+	// never is set when a grow failed that could not succeed even on an
+	// idle server: the request is too large, not the server too busy.
+	never bool
 }
 
 // grow reserves n more bytes; false if the budget is spent.
@@ -38,6 +41,7 @@ func (r *reservation) grow(n int64) bool {
 		return true
 	}
 	if !r.b.acquire(n) {
+		r.never = r.held+n > r.b.max
 		return false
 	}
 	r.held += n

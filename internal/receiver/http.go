@@ -101,7 +101,7 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	case errors.Is(err, errTooLarge):
 		return out, size, 0, refuse(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
 	case errors.Is(err, errOverBudget):
-		return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", err)
+		return out, size, 0, overBudget(&res, err)
 	case err != nil:
 		return out, size, 0, refuse(KindBadData, "read request body: %v", err)
 	}
@@ -115,7 +115,7 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 		case errors.Is(err, errTooLarge):
 			return out, size, 0, refuse(KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
 		case errors.Is(err, errOverBudget):
-			return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", err)
+			return out, size, 0, overBudget(&res, err)
 		case err != nil:
 			return out, size, 0, refuse(KindBadData, "decompress request body: %v", err)
 		}
@@ -124,6 +124,9 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	if isJSON {
 		// pdata builds an object graph of a few times the JSON's size.
 		if !res.grow(3 * int64(len(body))) {
+			if res.never {
+				return out, size, 0, refuse(KindTooLarge, "OTLP/JSON request of %d bytes needs more memory than the in-flight limit of %d bytes; send it in smaller requests or as protobuf", len(body), r.budget.max)
+			}
 			return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget)
 		}
 		body, err = transcodeJSON(sig, body)
@@ -137,6 +140,15 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	size = len(body)
 	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body)
 	return out, size, records, rerr
+}
+
+// overBudget is the refusal for a failed reservation: too large if the
+// request could not fit even on an idle server, else overloaded.
+func overBudget(res *reservation, err error) *Error {
+	if res.never {
+		return refuse(KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
+	}
+	return refuse(KindOverloaded, "server busy: %v, retry later", err)
 }
 
 // parseMediaType reports whether ct is OTLP's JSON (true) or protobuf
