@@ -77,38 +77,30 @@ func BenchmarkReceive(b *testing.B) {
 		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 	})
 	b.Run("transport=http/signal=logs/impl=wirehouse", func(b *testing.B) {
-		h := benchReceiver(b, &sunk).Handler()
-		req, rb, w := benchRequest(b, body)
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			rb.Reset(body)
-			w.reset()
-			h.ServeHTTP(w, req)
-			if w.status != http.StatusOK {
-				b.Fatalf("status %d", w.status)
-			}
-		}
-		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+		benchHTTP(b, benchReceiver(b, &sunk).Handler(), body)
 	})
 	b.Run("transport=http/signal=logs/impl=pdata", func(b *testing.B) {
-		h := pdataHTTPHandler(&sunk)
-		req, rb, w := benchRequest(b, body)
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			rb.Reset(body)
-			w.reset()
-			h.ServeHTTP(w, req)
-			if w.status != http.StatusOK {
-				b.Fatalf("status %d", w.status)
-			}
-		}
-		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+		benchHTTP(b, pdataHTTPHandler(&sunk), body)
 	})
 	if sunk < 0 {
 		b.Log(sunk)
 	}
+}
+
+// benchHTTP posts body to h once per iteration, reusing the request.
+func benchHTTP(b *testing.B, h http.Handler, body []byte) {
+	req, rb, w := benchRequest(b, body)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rb.Reset(body)
+		w.reset()
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 }
 
 // frameSlices splits b into n-byte buffers, as gRPC's transport delivers a
