@@ -10,10 +10,11 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// benchLogs is a seed-shaped workload: synth logs (bodies of about 47
-// bytes) in 4 resources × 2 scopes, 2,000 records.
+// benchLogs is the seed-shaped workload: synth.SeedLogs (bodies of about
+// 47 bytes, ~15 attributes per log) in 4 resources × 2 scopes, 2,000
+// records.
 func benchLogs() []byte {
-	return synth.Generate(synth.SignalLogs, synth.Config{Seed: 42, Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
+	return synth.SeedLogs(synth.Config{Seed: 42, Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
 }
 
 // attrsPerLog counts resource + scope + record attributes per record with

@@ -15,6 +15,17 @@ func Logs(cfg Config) []byte {
 	return g.generate(cfg)
 }
 
+// SeedLogs returns logs shaped like the workload of the lake's seed report
+// (seeds/001): ~47-byte string bodies and about 15 attributes per record
+// across resource, scope and record (5 resource attributes, 9-10 record
+// attributes, the scope's own). Otherwise it is Logs(cfg).
+func SeedLogs(cfg Config) []byte {
+	g := newLogsGen(cfg, seedLogsProfile)
+	return g.generate(cfg)
+}
+
+var seedLogsProfile = profile{resourceAttrs: [2]int{5, 5}, recordAttrs: [2]int{9, 10}}
+
 type logsGen struct {
 	gen
 }
