@@ -86,6 +86,9 @@ func TestZeroAllocs(t *testing.T) {
 							if _, _, err := a.Get("service.name"); err != nil {
 								t.Fatal(err)
 							}
+							if _, err := r.ServiceName(); err != nil {
+								t.Fatal(err)
+							}
 						}
 					}
 				},

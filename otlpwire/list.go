@@ -101,6 +101,19 @@ func (r Resource) Attributes() (Attributes, error) {
 	return f.Attributes, err
 }
 
+// ServiceName returns the string value of the resource's first
+// "service.name" attribute (as pdata's Map.Get finds it), or nil when there
+// is none or it is not a string. The result aliases r. It does not
+// allocate.
+func (r Resource) ServiceName() ([]byte, error) {
+	attrs, err := r.Attributes()
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := attrs.Get("service.name")
+	return v.Str(), err
+}
+
 func newAttributes(msg []byte, s span, num protowire.Number) Attributes {
 	if s.last == 0 {
 		return Attributes{}

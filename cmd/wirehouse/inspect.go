@@ -151,16 +151,9 @@ type resourceInfo struct {
 
 func describe(r otlpwire.Resource, size, scopes, records int) (resourceInfo, error) {
 	info := resourceInfo{size: size, scopes: scopes, records: records}
-	attrs, err := r.Attributes()
-	if err != nil {
+	var err error
+	if info.service, err = r.ServiceName(); err != nil {
 		return info, err
-	}
-	v, ok, err := attrs.Get("service.name")
-	if err != nil {
-		return info, err
-	}
-	if ok {
-		info.service = v.Str()
 	}
 	info.hash, err = r.Hash()
 	return info, err

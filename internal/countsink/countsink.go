@@ -109,7 +109,7 @@ func (s *Sink) add(sig receiver.Signal, container []byte, iterErr error, resourc
 	if err != nil {
 		return err
 	}
-	service, err := serviceName(res)
+	service, err := res.ServiceName()
 	if err != nil {
 		return err
 	}
@@ -121,22 +121,6 @@ func (s *Sink) add(sig receiver.Signal, container []byte, iterErr error, resourc
 	c.records.Add(float64(n))
 	c.bytes.Add(float64(len(container)))
 	return nil
-}
-
-// serviceName returns the resource's service.name string, aliasing res.
-func serviceName(res otlpwire.Resource) ([]byte, error) {
-	if len(res) == 0 {
-		return nil, nil
-	}
-	attrs, err := res.Attributes()
-	if err != nil {
-		return nil, err
-	}
-	v, ok, err := attrs.Get("service.name")
-	if err != nil || !ok || v.Type() != otlpwire.ValueString {
-		return nil, err
-	}
-	return v.Str(), nil
 }
 
 // counters returns the counters of service (nil or empty: UnknownService),
