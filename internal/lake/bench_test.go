@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // benchLogs is the seed-shaped workload: synth.SeedLogs (bodies of about
@@ -50,7 +51,7 @@ func attrsPerLog(b *testing.B, body []byte) float64 {
 func BenchmarkLogsToRows(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	body := benchLogs()
-	n, err := (&LogRows{}).countRecords(body)
+	n, err := otlpwire.LogsRequest(body).LogRecordCount()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,13 +129,4 @@ func pdataRows(b *testing.B, body []byte) []map[string]any {
 		}
 	}
 	return rows
-}
-
-// countRecords is a test helper: the record count of a logs request.
-func (r *LogRows) countRecords(body []byte) (int, error) {
-	var tmp LogRows
-	if err := tmp.AppendLogs(body); err != nil {
-		return 0, err
-	}
-	return tmp.Len(), nil
 }

@@ -29,23 +29,8 @@ type Column struct {
 	Kinds  []Kind
 	Nums   []uint64
 	Strs   Strings
-	seen   uint8 // bit per Kind present
 	taken  int32 // 1 + the last row given a value or a null, 0 if none
 	gen    uint32
-}
-
-// Mixed reports whether the column holds more than one kind of value; a
-// mixed column is written as strings.
-func (c *Column) Mixed() bool { return c.seen&(c.seen-1) != 0 }
-
-// Kind returns the column's kind when not mixed.
-func (c *Column) Kind() Kind {
-	for k := KindString; k <= KindJSON; k++ {
-		if c.seen == 1<<k {
-			return k
-		}
-	}
-	return KindString
 }
 
 // staged is a resource or scope value decoded once and repeated on every
@@ -73,7 +58,6 @@ func (c *Column) add(row int32, k Kind, num uint64, ref Ref) {
 	c.Kinds = append(c.Kinds, k)
 	c.Nums = append(c.Nums, num)
 	c.Strs.AppendRef(ref)
-	c.seen |= 1 << k
 }
 
 // stage decodes v into a staged value, copying its bytes into the column's
@@ -116,10 +100,6 @@ func (c *Column) truncate(row int32) {
 	c.Rows, c.Kinds, c.Nums = c.Rows[:n], c.Kinds[:n], c.Nums[:n]
 	c.Strs.spans = c.Strs.spans[:n]
 	c.taken = 0
-	c.seen = 0
-	for _, k := range c.Kinds {
-		c.seen |= 1 << k
-	}
 }
 
 // columns indexes the dynamic columns of a batch by origin and key. Columns
@@ -159,7 +139,7 @@ func (cs *columns) get(o Origin, key []byte) *Column {
 func (c *Column) clear() {
 	c.Rows, c.Kinds, c.Nums = c.Rows[:0], c.Kinds[:0], c.Nums[:0]
 	c.Strs.Reset()
-	c.seen, c.taken = 0, 0
+	c.taken = 0
 }
 
 // rollback removes rows >= row and the columns created after the first

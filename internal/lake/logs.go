@@ -62,8 +62,8 @@ func (r *LogRows) Reset() {
 	r.cols.reset()
 }
 
-func (r *LogRows) strings() []*Strings {
-	return []*Strings{&r.SeverityText, &r.Body, &r.TraceID, &r.SpanID, &r.EventName, &r.ScopeName, &r.ScopeVersion, &r.ServiceName}
+func (r *LogRows) strings() [8]*Strings {
+	return [...]*Strings{&r.SeverityText, &r.Body, &r.TraceID, &r.SpanID, &r.EventName, &r.ScopeName, &r.ScopeVersion, &r.ServiceName}
 }
 
 // AppendLogs appends the records of an ExportLogsServiceRequest. On error
