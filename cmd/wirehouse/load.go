@@ -146,10 +146,13 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Signal      string `json:"signal"`
+			Transport   string `json:"transport"`
 			Encoding    string `json:"encoding"`
 			Compression string `json:"compression"`
+			Batch       int    `json:"batch"`
+			Concurrency int    `json:"concurrency"`
 			loadgen.Result
-		}{cfg.Signal.String(), cfg.Encoding, cfg.Compression, r})
+		}{cfg.Signal.String(), cfg.Transport, cfg.Encoding, cfg.Compression, cfg.Batch, cfg.Concurrency, r})
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"signal", "transport", "encoding", "compression", "batch", "concurrency", "requests", "ok", "failed",

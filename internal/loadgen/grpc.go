@@ -33,21 +33,23 @@ func newGRPCSender(cfg Config, bodies [][]byte) (*grpcSender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", cfg.Endpoint, err)
 	}
-	s := &grpcSender{conn: conn, method: grpcMethod(cfg.Signal), bodies: bodies}
+	s := &grpcSender{conn: conn, method: receiverSignal(cfg.Signal).ExportMethod(), bodies: bodies}
 	if cfg.Compression != "none" {
 		s.opts = append(s.opts, grpc.UseCompressor(cfg.Compression))
 	}
 	return s, nil
 }
 
-func grpcMethod(sig synth.Signal) string {
+// receiverSignal is the receiver's name for sig, for its gRPC method and
+// HTTP path.
+func receiverSignal(sig synth.Signal) receiver.Signal {
 	switch sig {
 	case synth.SignalMetrics:
-		return "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+		return receiver.SignalMetrics
 	case synth.SignalTraces:
-		return "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+		return receiver.SignalTraces
 	default:
-		return "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+		return receiver.SignalLogs
 	}
 }
 

@@ -81,7 +81,7 @@ func httpURL(endpoint string, sig synth.Signal) string {
 	if !strings.Contains(endpoint, "://") {
 		endpoint = "http://" + endpoint
 	}
-	return strings.TrimRight(endpoint, "/") + "/v1/" + sig.String()
+	return strings.TrimRight(endpoint, "/") + receiverSignal(sig).HTTPPath()
 }
 
 func toJSON(sig synth.Signal, b []byte) ([]byte, error) {

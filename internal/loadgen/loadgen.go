@@ -91,22 +91,19 @@ func (c Config) Validate() error {
 // response, successful or not; requests that failed without one (e.g. a
 // refused connection) count only in Errors.
 type Result struct {
-	Requests      int64            `json:"requests"`
-	OK            int64            `json:"ok"`
-	Failed        int64            `json:"failed"`
-	Records       int64            `json:"records_sent"`
-	Accepted      int64            `json:"records_accepted"`
-	Rejected      int64            `json:"records_rejected"` // partial-success rejections
-	BytesSent     int64            `json:"bytes_sent"`       // request bodies as sent (HTTP: compressed)
-	Elapsed       time.Duration    `json:"elapsed_ns"`
-	RequestsPerS  float64          `json:"requests_per_second"`
-	RecordsPerS   float64          `json:"records_per_second"`
-	Latency       Latency          `json:"latency"`
-	Errors        map[string]int64 `json:"errors"`
-	Interrupted   bool             `json:"interrupted"`
-	BatchSize     int              `json:"batch"`
-	ConcurrencyN  int              `json:"concurrency"`
-	TransportName string           `json:"transport"`
+	Requests     int64            `json:"requests"`
+	OK           int64            `json:"ok"`
+	Failed       int64            `json:"failed"`
+	Records      int64            `json:"records_sent"`
+	Accepted     int64            `json:"records_accepted"`
+	Rejected     int64            `json:"records_rejected"` // partial-success rejections
+	BytesSent    int64            `json:"bytes_sent"`       // request bodies as sent (HTTP: compressed)
+	Elapsed      time.Duration    `json:"elapsed_ns"`
+	RequestsPerS float64          `json:"requests_per_second"`
+	RecordsPerS  float64          `json:"records_per_second"`
+	Latency      Latency          `json:"latency"`
+	Errors       map[string]int64 `json:"errors"`
+	Interrupted  bool             `json:"interrupted"`
 }
 
 // Latency percentiles, in nanoseconds when encoded as JSON.
@@ -135,11 +132,9 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	bodies, records, err := generate(cfg)
-	if err != nil {
-		return Result{}, err
-	}
+	bodies, records := generate(cfg), cfg.Batch
 	var s sender
+	var err error
 	if cfg.Transport == "grpc" {
 		s, err = newGRPCSender(cfg, bodies)
 	} else {
@@ -247,7 +242,6 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	res := Result{
 		Requests: done.Load(), Failed: failed.Load(), Rejected: rejected.Load(), BytesSent: sent.Load(),
 		Elapsed: elapsed, Errors: errs, Interrupted: ended(ctx),
-		BatchSize: cfg.Batch, ConcurrencyN: cfg.Concurrency, TransportName: cfg.Transport,
 	}
 	res.OK = res.Requests - res.Failed
 	res.Records = res.Requests * int64(records)
@@ -301,12 +295,12 @@ func percentiles(l []time.Duration) Latency {
 
 // generate builds cfg.Variants distinct protobuf requests of cfg.Batch
 // records each.
-func generate(cfg Config) ([][]byte, int, error) {
+func generate(cfg Config) [][]byte {
 	out := make([][]byte, cfg.Variants)
 	for i := range out {
 		out[i] = synth.Generate(cfg.Signal, synth.Config{
 			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
 		})
 	}
-	return out, cfg.Batch, nil
+	return out
 }

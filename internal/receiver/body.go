@@ -168,5 +168,5 @@ func decompress(dst, src []byte, c coding, limit int64, res *reservation) ([]byt
 		}
 		return dst, err
 	}
-	return append(dst[:0], src...), nil
+	return dst, fmt.Errorf("no decoder for content coding %d", c) // callers pass gzip or zstd only
 }

@@ -148,7 +148,7 @@ func (r *Receiver) tap(ctx context.Context, _ *tap.Info) (context.Context, error
 func (r *Receiver) grpcHandler(sig Signal) grpc.MethodHandler {
 	return func(_ any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 		if interceptor != nil {
-			info := &grpc.UnaryServerInfo{FullMethod: "/" + signals[sig].service + "/Export"}
+			info := &grpc.UnaryServerInfo{FullMethod: sig.ExportMethod()}
 			return interceptor(ctx, nil, info, func(ctx context.Context, _ any) (any, error) {
 				return r.exportGRPC(ctx, sig, dec)
 			})

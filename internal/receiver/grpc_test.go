@@ -34,7 +34,7 @@ func dialGRPC(t *testing.T, r *Receiver) *grpc.ClientConn {
 func exportGRPC(ctx context.Context, conn *grpc.ClientConn, sig Signal, body []byte, resp *[]byte, opts ...grpc.CallOption) error {
 	var out Message
 	defer out.Release()
-	err := conn.Invoke(ctx, "/"+signals[sig].service+"/Export", &Message{B: body}, &out, opts...)
+	err := conn.Invoke(ctx, sig.ExportMethod(), &Message{B: body}, &out, opts...)
 	if resp != nil {
 		*resp = bytes.Clone(out.B)
 	}

@@ -9,11 +9,29 @@ type signalInfo struct {
 	name     string // "logs"
 	path     string // OTLP/HTTP path
 	service  string // gRPC service
+	method   string // full gRPC method, "/<service>/Export"
 	request  string // protobuf message name, for error messages
 	rejected string // JSON name of the partial success's rejected_* field
 	validate func([]byte) error
 	count    func([]byte) (int, error)
 }
+
+func init() {
+	for i := range signals {
+		signals[i].method = "/" + signals[i].service + "/Export"
+	}
+}
+
+// ServiceName is the signal's OTLP gRPC service, e.g.
+// "opentelemetry.proto.collector.logs.v1.LogsService".
+func (s Signal) ServiceName() string { return signals[s].service }
+
+// ExportMethod is the full gRPC method of the signal's Export call, e.g.
+// "/opentelemetry.proto.collector.logs.v1.LogsService/Export".
+func (s Signal) ExportMethod() string { return signals[s].method }
+
+// HTTPPath is the signal's OTLP/HTTP path, e.g. "/v1/logs".
+func (s Signal) HTTPPath() string { return signals[s].path }
 
 var signals = [numSignals]signalInfo{
 	SignalMetrics: {

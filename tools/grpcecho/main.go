@@ -59,9 +59,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		m.Release()
 		return empty, nil
 	}
-	for _, svc := range []string{"logs.v1.LogsService", "trace.v1.TraceService", "metrics.v1.MetricsService"} {
+	for _, sig := range []receiver.Signal{receiver.SignalMetrics, receiver.SignalLogs, receiver.SignalTraces} {
 		s.RegisterService(&grpc.ServiceDesc{
-			ServiceName: "opentelemetry.proto.collector." + svc,
+			ServiceName: sig.ServiceName(),
 			HandlerType: (*any)(nil),
 			Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: handler}},
 		}, struct{}{})
