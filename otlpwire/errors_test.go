@@ -196,3 +196,31 @@ func TestDeepErrorAllocs(t *testing.T) {
 		t.Errorf("%v allocations for an error %d levels deep", allocs, MaxAnyValueDepth)
 	}
 }
+
+// TestBucketCountsOffsetAfterRepeatedSide: when a data point repeats its
+// positive buckets and only the first occurrence has counts, a malformed
+// count is still reported at its offset within the data point.
+func TestBucketCountsOffsetAfterRepeatedSide(t *testing.T) {
+	point := []byte{
+		0x42, 0x03, 0x12, 0x01, 0x80, // positive { bucket_counts: [truncated varint at offset 4] }
+		0x42, 0x02, 0x08, 0x01, // positive { offset: -1 }, no counts
+	}
+	var f ExponentialHistogramDataPointFields
+	if err := ExponentialHistogramDataPoint(point).Read(&f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Positive.Offset != -1 {
+		t.Errorf("offset %d, want -1 (merged from the second occurrence)", f.Positive.Offset)
+	}
+	var err error
+	for _, e := range f.Positive.BucketCounts.All() {
+		err = e
+	}
+	var we *Error
+	if !errors.As(err, &we) || !errors.Is(err, ErrTruncated) {
+		t.Fatalf("error %v, want a truncated *Error", err)
+	}
+	if we.Offset != 4 {
+		t.Errorf("error at offset %d, want 4", we.Offset)
+	}
+}

@@ -272,10 +272,9 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 			if n == 9 {
 				name, side = "negative", &f.Negative
 			}
-			if err := readBuckets(s, side); err != nil {
+			if err := readBuckets(s, side, j-len(s)); err != nil {
 				return within(err, name, -1, j-len(s))
 			}
-			side.BucketCounts.p.off += j - len(s)
 		case 10:
 			f.Flags = uint32(v)
 		case 11:
@@ -301,9 +300,11 @@ var expSchema = newSchema(map[protowire.Number]fieldSpec{
 	10: varintf("flags"), 11: bytesf("exemplars"), 12: fixed("min"), 13: fixed("max"), 14: fixed("zero_threshold"),
 })
 
-// readBuckets merges a Buckets message into side: the offset merges, and
-// the counts of the last occurrence that has any replace earlier ones.
-func readBuckets(b []byte, side *ExponentialBuckets) error {
+// readBuckets merges a Buckets message, found at offset base of the data
+// point, into side: the offset merges, and the counts of the last
+// occurrence that has any replace earlier ones (their offsets made
+// relative to the data point).
+func readBuckets(b []byte, side *ExponentialBuckets, base int) error {
 	var counts span
 	for i := 0; i < len(b); {
 		t, v, _, j := field(b, i)
@@ -323,6 +324,7 @@ func readBuckets(b []byte, side *ExponentialBuckets) error {
 	}
 	if counts.last != 0 {
 		side.BucketCounts = Uint64s{newPacked(b, counts, 2)}
+		side.BucketCounts.p.off += base
 	}
 	return nil
 }
