@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"encoding/binary"
 	"io"
 	"sync"
 
@@ -25,14 +26,12 @@ const (
 
 // header returns the last resource or scope message of a container.
 func header(msg []byte, name string) ([]byte, error) {
-	v, _, err := last(msg, fieldHeader, name)
-	return v, err
+	return last(msg, fieldHeader, name)
 }
 
 // schemaURL returns the container's schema_url.
 func schemaURL(msg []byte) ([]byte, error) {
-	v, _, err := last(msg, fieldSchemaURL, "schema_url")
-	return v, err
+	return last(msg, fieldSchemaURL, "schema_url")
 }
 
 // countIn counts the leaves below msg: names[0] is the repeated field of msg
@@ -77,13 +76,11 @@ func appendRequest(dst, rc []byte) []byte {
 
 // headerBufs holds scratch space for writing a request header to an
 // io.Writer without a per-call allocation.
-var headerBufs = sync.Pool{New: func() any { return new([1 + binaryMaxVarintLen]byte) }}
-
-const binaryMaxVarintLen = 10
+var headerBufs = sync.Pool{New: func() any { return new([1 + binary.MaxVarintLen64]byte) }}
 
 // writeRequest writes the same bytes appendRequest appends.
 func writeRequest(w io.Writer, rc []byte) (int64, error) {
-	hp := headerBufs.Get().(*[1 + binaryMaxVarintLen]byte)
+	hp := headerBufs.Get().(*[1 + binary.MaxVarintLen64]byte)
 	h := protowire.AppendTag(hp[:0], fieldResources, wireBytes)
 	h = protowire.AppendVarint(h, uint64(len(rc)))
 	n, err := w.Write(h)

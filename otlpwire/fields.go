@@ -28,23 +28,16 @@ func newSchema(fields map[protowire.Number]fieldSpec) *schema {
 	for i := range sc.types {
 		sc.types[i] = 0xff
 	}
-	max := protowire.Number(0)
+	top := protowire.Number(0)
 	for n := range fields {
-		max = maxNum(max, n)
+		top = max(top, n)
 	}
-	sc.fields = make([]fieldSpec, max+1)
+	sc.fields = make([]fieldSpec, top+1)
 	for n, f := range fields {
 		sc.fields[n] = f
 		sc.types[n] = byte(f.typ)
 	}
 	return sc
-}
-
-func maxNum(a, b protowire.Number) protowire.Number {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // bad reports whether a declared field arrived with another wire type.

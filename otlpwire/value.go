@@ -334,10 +334,7 @@ func shortAnyValue(s []byte) (Value, bool) {
 	switch t := s[0]; t {
 	case 0x0a, 0x2a, 0x32, 0x3a: // string, array, kvlist, bytes
 		if int(s[1]) == len(s)-2 {
-			if len(s) == 2 {
-				return Value{typ: bytesValueTypes[t>>3]}, true
-			}
-			return Value{p: &s[2], n: uint64(len(s) - 2), typ: bytesValueTypes[t>>3]}, true
+			return bytesValue(bytesValueTypes[t>>3], s[2:]), true
 		}
 	case 0x10: // bool
 		if len(s) == 2 && s[1] < 0x80 {

@@ -348,11 +348,10 @@ func count(msg []byte, num protowire.Number, name string) (int, error) {
 }
 
 // last returns the value of the last occurrence of the length-delimited
-// field num in msg (protobuf's last-one-wins rule for singular fields), and
-// whether it occurred.
-func last(msg []byte, num protowire.Number, name string) ([]byte, bool, error) {
+// field num in msg (protobuf's last-one-wins rule for singular fields), nil
+// if there is none.
+func last(msg []byte, num protowire.Number, name string) ([]byte, error) {
 	var out []byte
-	found := false
 	want := byte(num)<<3 | byte(wireBytes)
 	for i := 0; i < len(msg); {
 		// Fast path: step over other length-delimited fields (the records
@@ -373,16 +372,16 @@ func last(msg []byte, num protowire.Number, name string) ([]byte, bool, error) {
 		n, typ, _, s, j, err := next(msg, i)
 		if n == num {
 			if err != nil {
-				return nil, false, within(err, name, -1, 0)
+				return nil, within(err, name, -1, 0)
 			}
 			if typ != wireBytes {
-				return nil, false, newErr(ErrWireType, i, "for field "+name)
+				return nil, newErr(ErrWireType, i, "for field "+name)
 			}
-			out, found = s, true
+			out = s
 		} else if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		i = j
 	}
-	return out, found, nil
+	return out, nil
 }

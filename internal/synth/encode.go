@@ -190,9 +190,6 @@ func (e *encoder) reorder(f frame) {
 			}
 		}
 	case Descending:
-		if len(gs) < 2 {
-			return
-		}
 		for i, j := 0, len(gs)-1; i < j; i, j = i+1, j-1 {
 			gs[i], gs[j] = gs[j], gs[i]
 		}
