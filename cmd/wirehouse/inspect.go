@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,52 +162,23 @@ func describe(r otlpwire.Resource, size, scopes, records int) (resourceInfo, err
 
 func inspectRequest(w io.Writer, name string, s synth.Signal, body []byte, total *inspectTotals) error {
 	var infos []resourceInfo
+	var err error
 	switch s {
 	case synth.SignalLogs:
 		req := otlpwire.LogsRequest(body)
-		if err := req.Validate(); err != nil {
-			return err
-		}
-		for rl, err := range req.ResourceLogs() {
-			if err != nil {
-				return err
-			}
-			info, err := describeLogs(rl)
-			if err != nil {
-				return err
-			}
-			infos = append(infos, info)
-		}
+		infos, err = describeAll(req.Validate, req.ResourceLogs(), otlpwire.ResourceLogs.Resource,
+			otlpwire.ResourceLogs.LogRecordCount, otlpwire.ResourceLogs.ScopeLogs)
 	case synth.SignalTraces:
 		req := otlpwire.TracesRequest(body)
-		if err := req.Validate(); err != nil {
-			return err
-		}
-		for rs, err := range req.ResourceSpans() {
-			if err != nil {
-				return err
-			}
-			info, err := describeSpans(rs)
-			if err != nil {
-				return err
-			}
-			infos = append(infos, info)
-		}
+		infos, err = describeAll(req.Validate, req.ResourceSpans(), otlpwire.ResourceSpans.Resource,
+			otlpwire.ResourceSpans.SpanCount, otlpwire.ResourceSpans.ScopeSpans)
 	default:
 		req := otlpwire.MetricsRequest(body)
-		if err := req.Validate(); err != nil {
-			return err
-		}
-		for rm, err := range req.ResourceMetrics() {
-			if err != nil {
-				return err
-			}
-			info, err := describeMetrics(rm)
-			if err != nil {
-				return err
-			}
-			infos = append(infos, info)
-		}
+		infos, err = describeAll(req.Validate, req.ResourceMetrics(), otlpwire.ResourceMetrics.Resource,
+			otlpwire.ResourceMetrics.DataPointCount, otlpwire.ResourceMetrics.ScopeMetrics)
+	}
+	if err != nil {
+		return err
 	}
 	for i, info := range infos {
 		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%016x\t\n", name, i, info.service, info.scopes, info.records, info.size, info.hash)
@@ -218,59 +190,39 @@ func inspectRequest(w io.Writer, name string, s synth.Signal, body []byte, total
 	return nil
 }
 
-func describeLogs(rl otlpwire.ResourceLogs) (resourceInfo, error) {
-	r, err := rl.Resource()
-	if err != nil {
-		return resourceInfo{}, err
+// describeAll validates a request and describes each of its resource
+// containers, given the signal's accessors.
+func describeAll[RC ~[]byte, SC any](validate func() error, containers iter.Seq2[RC, error],
+	resource func(RC) (otlpwire.Resource, error), records func(RC) (int, error),
+	scopes func(RC) iter.Seq2[SC, error]) ([]resourceInfo, error) {
+	if err := validate(); err != nil {
+		return nil, err
 	}
-	n, err := rl.LogRecordCount()
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	scopes := 0
-	for _, err := range rl.ScopeLogs() {
+	var infos []resourceInfo
+	for rc, err := range containers {
 		if err != nil {
-			return resourceInfo{}, err
+			return nil, err
 		}
-		scopes++
-	}
-	return describe(r, len(rl), scopes, n)
-}
-
-func describeSpans(rs otlpwire.ResourceSpans) (resourceInfo, error) {
-	r, err := rs.Resource()
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	n, err := rs.SpanCount()
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	scopes := 0
-	for _, err := range rs.ScopeSpans() {
+		r, err := resource(rc)
 		if err != nil {
-			return resourceInfo{}, err
+			return nil, err
 		}
-		scopes++
-	}
-	return describe(r, len(rs), scopes, n)
-}
-
-func describeMetrics(rm otlpwire.ResourceMetrics) (resourceInfo, error) {
-	r, err := rm.Resource()
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	n, err := rm.DataPointCount()
-	if err != nil {
-		return resourceInfo{}, err
-	}
-	scopes := 0
-	for _, err := range rm.ScopeMetrics() {
+		n, err := records(rc)
 		if err != nil {
-			return resourceInfo{}, err
+			return nil, err
 		}
-		scopes++
+		ns := 0
+		for _, err := range scopes(rc) {
+			if err != nil {
+				return nil, err
+			}
+			ns++
+		}
+		info, err := describe(r, len(rc), ns, n)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, info)
 	}
-	return describe(r, len(rm), scopes, n)
+	return infos, nil
 }
