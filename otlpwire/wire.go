@@ -115,6 +115,10 @@ func bytesFieldSlow(b []byte, i int) ([]byte, int, error) {
 // are errors. On error num is the field number when the tag was read, else
 // 0. The fast path covers one-byte tags, one-byte lengths and one-byte
 // varints, which is nearly every field of an OTLP record.
+//
+// It repeats field's fast path on purpose: written as a wrapper around
+// field, the counting loops that call it (count, repeated) ran about 35 %
+// slower (BenchmarkCount 3.0 -> 4.1 µs, 2026-11-23).
 func next(b []byte, i int) (num protowire.Number, typ protowire.Type, v uint64, s []byte, j int, err error) {
 	if uint(i) < uint(len(b)) {
 		if x := b[i]; x < 0x80 && x >= 8 {
