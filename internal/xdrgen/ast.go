@@ -38,6 +38,9 @@ type Def struct {
 	Cases   []*Case       // DefUnion
 	Default *Decl         // DefUnion default arm, nil if none
 
+	discKind TypeKind // DefUnion: the discriminant's base type (TIdent for an enum)
+	discEnum *Def     // DefUnion: the discriminant's enum, following typedefs
+
 	inline bool   // lifted from an anonymous type specifier
 	parent *Def   // inline: the definition it appeared in
 	field  string // inline: the declaration it typed
@@ -76,7 +79,8 @@ type Decl struct {
 	Type *TypeSpec
 	Size *Value // DeclFixed: length; DeclVar: maximum, nil if unbounded
 
-	elemMin int // DeclVar arrays: fewest wire bytes per element
+	min     int // fewest wire bytes the declaration takes
+	elemMin int // DeclVar arrays: fewest wire bytes per element; DeclOptional: of the value
 }
 
 // TypeKind is a type specifier's base type.
@@ -116,4 +120,6 @@ type Value struct {
 type Spec struct {
 	Defs []*Def
 	Pass []string // %-lines, without the %, in input order
+
+	checked bool // Check succeeded and nothing was parsed since
 }

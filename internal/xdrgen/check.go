@@ -20,24 +20,18 @@ type checker struct {
 // file:line:col: duplicate or undeclared identifiers, sizes that are not
 // constants, bad discriminant types, duplicate or invalid case values,
 // and types that would contain themselves.
+//
+// Check also records on spec what the generator needs: resolved names and
+// values, each declaration's minimum wire size and each union's
+// discriminant type.
 func Check(spec *Spec) error {
-	_, err := check(spec)
-	return err
-}
-
-// minSizes returns each definition's minimum wire size; spec must have
-// passed Check.
-func minSizes(spec *Spec) map[*Def]int {
-	c, _ := check(spec)
-	return c.min
-}
-
-func check(spec *Spec) (*checker, error) {
 	c := &checker{
 		spec: spec, types: map[string]*Def{}, consts: map[string]int64{"TRUE": 1, "FALSE": 0},
 		enumOf: map[string]*Def{}, where: map[string]Pos{}, min: map[*Def]int{}, minBusy: map[*Def]bool{},
 	}
-	return c, c.run()
+	err := c.run()
+	spec.checked = err == nil
+	return err
 }
 
 func errorf(pos Pos, format string, args ...any) error {
@@ -116,18 +110,24 @@ func (c *checker) run() error {
 			return err
 		}
 	}
-	// Pass 5: record each variable array's minimum element size, used to
-	// check counts against the remaining input before allocating.
+	// Pass 5: record minimum sizes, used to check counts and lengths
+	// against the remaining input before allocating: each declaration's,
+	// and each variable array's element or optional value's.
 	for _, d := range c.spec.Defs {
 		for _, x := range declsOf(d) {
-			if x.Kind != DeclVar || x.Type.Kind == TOpaque || x.Type.Kind == TString {
+			m, err := c.declMin(x)
+			if err != nil {
+				return err
+			}
+			x.min = m
+			if x.Kind != DeclVar && x.Kind != DeclOptional || x.Type.Kind == TOpaque || x.Type.Kind == TString {
 				continue
 			}
 			em, err := c.typeMin(x.Type)
 			if err != nil {
 				return err
 			}
-			if em == 0 {
+			if em == 0 && x.Kind == DeclVar {
 				return errorf(x.Pos, "array %s has elements that encode to zero bytes", x.Name)
 			}
 			x.elemMin = em
@@ -251,6 +251,7 @@ func (c *checker) union(d *Def) error {
 	if err != nil {
 		return err
 	}
+	d.discKind, d.discEnum = kind, enum
 	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 	if kind == TUint {
 		lo, hi = 0, math.MaxUint32
@@ -316,10 +317,7 @@ func (c *checker) minSize(d *Def) (int, error) {
 	if n, ok := c.min[d]; ok {
 		return n, nil
 	}
-	if c.minBusy[d] {
-		return 0, errorf(d.Pos, "%s contains itself; use optional data (*) or a variable-length array", d.Name)
-	}
-	c.minBusy[d] = true
+	c.minBusy[d] = true // typeMin reports reaching d again as a cycle
 	defer delete(c.minBusy, d)
 	n := 0
 	switch d.Kind {
@@ -341,14 +339,7 @@ func (c *checker) minSize(d *Def) (int, error) {
 		}
 	case DefUnion:
 		best := -1
-		arms := []*Decl{}
-		for _, cs := range d.Cases {
-			arms = append(arms, cs.Decl)
-		}
-		if d.Default != nil {
-			arms = append(arms, d.Default)
-		}
-		for _, a := range arms {
+		for _, a := range declsOf(d)[1:] { // the arms, after the discriminant
 			m, err := c.declMin(a)
 			if err != nil {
 				return 0, err

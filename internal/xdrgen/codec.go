@@ -156,7 +156,7 @@ func (g *gen) dec(buf *bytes.Buffer, x string, decl *Decl, depth int) {
 		ok := fmt.Sprintf("ok%d", depth)
 		w(buf, "{\nvar %s bool\nif %s, err = d.DecodeOptional(); err != nil {\nreturn err\n}", ok, ok)
 		w(buf, "if !%s {\n%s = nil\n} else {", ok, x)
-		if m := g.typeMin(decl.Type); m > 4 {
+		if m := decl.elemMin; m > 4 {
 			// Check that the input can hold the value before allocating it.
 			w(buf, "if err = d.CheckCount(1, %d); err != nil {\nreturn err\n}", m)
 		}
@@ -164,16 +164,4 @@ func (g *gen) dec(buf *bytes.Buffer, x string, decl *Decl, depth int) {
 		g.decType(buf, "(*"+x+")", decl.Type, depth+1)
 		w(buf, "}\n}")
 	}
-}
-
-// typeMin returns the fewest bytes a value of t takes on the wire (the
-// checker has already computed it for named types).
-func (g *gen) typeMin(t *TypeSpec) int {
-	if k, ok := fixedSize[t.Kind]; ok {
-		return k
-	}
-	if t.Kind == TIdent {
-		return g.min[t.def]
-	}
-	return 4
 }

@@ -36,10 +36,15 @@ func Compile(pkg string, srcs []Source) ([]byte, error) {
 	return Generate(spec, pkg, names)
 }
 
-// Generate writes Go code for a checked Spec; sources name the inputs in
-// the header comment.
+// Generate writes Go code for a Spec, checking it first unless Check has
+// already accepted it; sources name the inputs in the header comment.
 func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
-	g := &gen{spec: spec, min: minSizes(spec)}
+	if !spec.checked {
+		if err := Check(spec); err != nil {
+			return nil, err
+		}
+	}
+	g := &gen{spec: spec}
 	if err := g.checkNames(); err != nil {
 		return nil, err
 	}
@@ -78,7 +83,6 @@ func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
 
 type gen struct {
 	spec        *Spec
-	min         map[*Def]int // fewest wire bytes per type, from the checker
 	buf         bytes.Buffer
 	usesXDR     bool
 	usesStrconv bool
@@ -302,20 +306,17 @@ func (g *gen) structDef(d *Def) {
 	g.p("}\n")
 	g.appendMethods(name, true)
 	var body bytes.Buffer
-	g.needErr = false
 	for _, f := range d.Fields {
 		g.enc(&body, "v."+goName(f.Name), f, 0)
 	}
 	g.emitEncBody(body.String())
 	g.p("// DecodeXDR consumes a %s from d. Slices already in v are reused, so", name)
 	g.p("// they must not be shared; decoded data never aliases d's input.")
-	g.p("func (v *%s) DecodeXDR(d *xdr.Decoder) error {", name)
-	g.p("if err := d.Enter(); err != nil {\nreturn err\n}")
 	body.Reset()
 	for _, f := range d.Fields {
 		g.dec(&body, "v."+goName(f.Name), f, 0)
 	}
-	g.emitDecBody(body.String())
+	g.decodeMethod(name, "", body.String(), true)
 	body.Reset()
 	for _, f := range d.Fields {
 		g.sizeDecl(&body, "v."+goName(f.Name), f, 0)
@@ -352,12 +353,24 @@ func (g *gen) emitEncBody(body string) {
 	g.p("return b, nil\n}\n")
 }
 
-func (g *gen) emitDecBody(body string) {
+// decodeMethod emits DecodeXDR for name, after the caller's doc comment.
+// Structs and unions (counts) take one nesting level from d with Enter, as
+// appendXDR counts depth, and give it back on success; setup runs after
+// Enter and before body, which consumes the value.
+func (g *gen) decodeMethod(name, setup, body string, counts bool) {
+	g.p("func (v *%s) DecodeXDR(d *xdr.Decoder) error {", name)
+	if counts {
+		g.p("if err := d.Enter(); err != nil {\nreturn err\n}")
+	}
+	g.buf.WriteString(setup)
 	if g.takeErr() {
 		g.p("var err error")
 	}
 	g.buf.WriteString(body)
-	g.p("d.Leave()\nreturn nil\n}\n")
+	if counts {
+		g.p("d.Leave()")
+	}
+	g.p("return nil\n}\n")
 }
 
 func (g *gen) typedef(d *Def) {
@@ -376,15 +389,9 @@ func (g *gen) typedef(d *Def) {
 	g.enc(&body, x, d.Decl, 0)
 	g.emitEncBody(body.String())
 	g.p("// DecodeXDR consumes a %s from d, reusing v's capacity.", name)
-	g.p("func (v *%s) DecodeXDR(d *xdr.Decoder) error {", name)
 	body.Reset()
 	g.dec(&body, x, d.Decl, 0)
-	s := body.String()
-	if g.takeErr() {
-		g.p("var err error")
-	}
-	g.buf.WriteString(s)
-	g.p("return nil\n}\n")
+	g.decodeMethod(name, "", body.String(), false)
 	body.Reset()
 	g.sizeDecl(&body, x, d.Decl, 0)
 	g.sizeMethod(name, body.String(), false)

@@ -54,10 +54,6 @@ func (l *lexer) advance(n int) {
 	}
 }
 
-func (l *lexer) errorf(p Pos, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", p, fmt.Sprintf(format, args...))
-}
-
 func (l *lexer) addComment(text string, startLine, endLine int) {
 	if startLine == l.tokLine {
 		return // a trailing comment documents its own line, not the next
@@ -97,7 +93,7 @@ func (l *lexer) next() (token, error) {
 			p := l.pos()
 			end := strings.Index(l.src[l.off+2:], "*/")
 			if end < 0 {
-				return token{}, l.errorf(p, "unterminated /* comment")
+				return token{}, errorf(p, "unterminated /* comment")
 			}
 			body := l.src[l.off+2 : l.off+2+end]
 			l.advance(end + 4)
@@ -151,7 +147,7 @@ func (l *lexer) token() (token, error) {
 		t.kind, t.text = tNum, l.src[l.off:l.off+n]
 		v, err := parseNumber(t.text)
 		if err != nil {
-			return t, l.errorf(t.pos, "bad constant %q: %v", t.text, err)
+			return t, errorf(t.pos, "bad constant %q: %v", t.text, err)
 		}
 		t.num = v
 		l.advance(n)
@@ -161,7 +157,7 @@ func (l *lexer) token() (token, error) {
 		l.advance(1)
 		return t, nil
 	}
-	return t, l.errorf(t.pos, "unexpected character %q", c)
+	return t, errorf(t.pos, "unexpected character %q", c)
 }
 
 // parseNumber reads an RFC 4506 constant: decimal, 0x hex, or 0-led octal,

@@ -8,6 +8,7 @@ import (
 // Parse reads the RFC 4506 §6 language from src (named file in positions)
 // and appends its definitions to spec. Errors name file:line:col.
 func Parse(spec *Spec, file, src string) error {
+	spec.checked = false
 	p := &parser{lx: newLexer(file, src), spec: spec}
 	if err := p.advance(); err != nil {
 		return err
@@ -42,10 +43,6 @@ func (p *parser) advance() error {
 	return nil
 }
 
-func (p *parser) errorf(pos Pos, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", pos, fmt.Sprintf(format, args...))
-}
-
 func describe(t token) string {
 	switch t.kind {
 	case tEOF:
@@ -62,7 +59,7 @@ func (p *parser) is(text string) bool {
 
 func (p *parser) expect(text string) error {
 	if !p.is(text) {
-		return p.errorf(p.tok.pos, "expected %q, found %s", text, describe(p.tok))
+		return errorf(p.tok.pos, "expected %q, found %s", text, describe(p.tok))
 	}
 	return p.advance()
 }
@@ -77,7 +74,7 @@ var keywords = map[string]bool{
 func (p *parser) ident() (string, Pos, error) {
 	t := p.tok
 	if t.kind != tIdent || keywords[t.text] {
-		return "", t.pos, p.errorf(t.pos, "expected identifier, found %s", describe(t))
+		return "", t.pos, errorf(t.pos, "expected identifier, found %s", describe(t))
 	}
 	return t.text, t.pos, p.advance()
 }
@@ -90,7 +87,7 @@ func (p *parser) value() (*Value, error) {
 	case t.kind == tIdent && !keywords[t.text]:
 		return &Value{Pos: t.pos, Ident: t.text}, p.advance()
 	}
-	return nil, p.errorf(t.pos, "expected constant or identifier, found %s", describe(t))
+	return nil, errorf(t.pos, "expected constant or identifier, found %s", describe(t))
 }
 
 // definition parses one type-def or constant-def.
@@ -115,7 +112,7 @@ func (p *parser) definition() error {
 		}
 		err = p.body(kw, d)
 	default:
-		return p.errorf(start.pos, "expected definition (const, typedef, enum, struct or union), found %s", describe(start))
+		return errorf(start.pos, "expected definition (const, typedef, enum, struct or union), found %s", describe(start))
 	}
 	if err != nil {
 		return err
@@ -154,7 +151,7 @@ func (p *parser) constDef(d *Def) error {
 		return err
 	}
 	if p.tok.kind != tNum {
-		return p.errorf(p.tok.pos, "const %s: expected a number, found %s", d.Name, describe(p.tok))
+		return errorf(p.tok.pos, "const %s: expected a number, found %s", d.Name, describe(p.tok))
 	}
 	d.Value, err = p.value()
 	return err
@@ -169,7 +166,7 @@ func (p *parser) typedef(d *Def) error {
 		return err
 	}
 	if decl.Kind == DeclVoid {
-		return p.errorf(decl.Pos, "typedef of void")
+		return errorf(decl.Pos, "typedef of void")
 	}
 	d.Kind, d.Name, d.Pos, d.Decl = DefTypedef, decl.Name, decl.Pos, decl
 	// typedef struct {...} name; names the anonymous type itself.
@@ -243,7 +240,7 @@ func (p *parser) structBody(d *Def) error {
 			return err
 		}
 		if decl.Kind == DeclVoid {
-			return p.errorf(decl.Pos, "void is only allowed as a union arm")
+			return errorf(decl.Pos, "void is only allowed as a union arm")
 		}
 		d.Fields = append(d.Fields, decl)
 		if err := p.expect(";"); err != nil {
@@ -297,7 +294,7 @@ func (p *parser) unionBody(d *Def) error {
 		d.Cases = append(d.Cases, c)
 	}
 	if len(d.Cases) == 0 {
-		return p.errorf(p.tok.pos, "union %s: expected case, found %s", d.Name, describe(p.tok))
+		return errorf(p.tok.pos, "union %s: expected case, found %s", d.Name, describe(p.tok))
 	}
 	if p.is("default") {
 		if err := p.advance(); err != nil {
@@ -330,7 +327,7 @@ func (p *parser) declaration() (*Decl, error) {
 	decl.Type = ts
 	if p.is("*") {
 		if ts.Kind == TOpaque || ts.Kind == TString {
-			return nil, p.errorf(p.tok.pos, "%s cannot be optional; use a typedef", p.prev.text)
+			return nil, errorf(p.tok.pos, "%s cannot be optional; use a typedef", p.prev.text)
 		}
 		if err := p.advance(); err != nil {
 			return nil, err
@@ -376,9 +373,9 @@ func (p *parser) declaration() (*Decl, error) {
 	}
 	switch {
 	case ts.Kind == TString && decl.Kind != DeclVar:
-		return nil, p.errorf(decl.Pos, "string %s needs a maximum: string %s<N> or <>", decl.Name, decl.Name)
+		return nil, errorf(decl.Pos, "string %s needs a maximum: string %s<N> or <>", decl.Name, decl.Name)
 	case ts.Kind == TOpaque && decl.Kind == DeclScalar:
-		return nil, p.errorf(decl.Pos, "opaque %s needs a length: [N] or <N>", decl.Name)
+		return nil, errorf(decl.Pos, "opaque %s needs a length: [N] or <N>", decl.Name)
 	}
 	return decl, nil
 }
@@ -392,7 +389,7 @@ func (p *parser) typeSpec() (*TypeSpec, error) {
 	t := p.tok
 	ts := &TypeSpec{Pos: t.pos}
 	if t.kind != tIdent {
-		return nil, p.errorf(t.pos, "expected type, found %s", describe(t))
+		return nil, errorf(t.pos, "expected type, found %s", describe(t))
 	}
 	if t.text == "unsigned" {
 		if err := p.advance(); err != nil {
@@ -429,7 +426,7 @@ func (p *parser) typeSpec() (*TypeSpec, error) {
 		return ts, nil
 	}
 	if keywords[t.text] {
-		return nil, p.errorf(t.pos, "expected type, found %s", describe(t))
+		return nil, errorf(t.pos, "expected type, found %s", describe(t))
 	}
 	ts.Kind, ts.Name = TIdent, t.text
 	return ts, p.advance()

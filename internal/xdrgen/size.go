@@ -48,7 +48,7 @@ func declStatic(x *Decl) (int64, bool) {
 		return typeStatic(x.Type)
 	case DeclFixed:
 		if x.Type.Kind == TOpaque {
-			return x.Size.val + (-x.Size.val & 3), true
+			return int64(x.min), true // the padded length, from the checker
 		}
 		k, ok := typeStatic(x.Type)
 		return k * x.Size.val, ok
@@ -63,10 +63,6 @@ func (g *gen) sizeType(buf *bytes.Buffer, x string, t *TypeSpec, depth int) {
 	}
 	if opt := optionalAlias(t); opt != nil {
 		g.sizeDecl(buf, x, opt, depth)
-		return
-	}
-	if t.def.Kind == DefEnum {
-		w(buf, "n += 4")
 		return
 	}
 	w(buf, "n += %s.sizeXDR(depth)", x)

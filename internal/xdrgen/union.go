@@ -7,39 +7,20 @@ import (
 	"strings"
 )
 
-// unionDisc describes a union's discriminant after following typedefs.
-func (g *gen) unionDisc(d *Def) (TypeKind, *Def) {
-	x := d.Disc
-	for x.Type.Kind == TIdent && x.Type.def.Kind == DefTypedef {
-		x = x.Type.def.Decl
-	}
-	if x.Type.Kind == TIdent {
-		return TIdent, x.Type.def
-	}
-	return x.Type.Kind, nil
-}
-
 // label renders a case value as a Go switch label of the discriminant's
 // type: bool literal, the enum member or const name, or the number.
 func (g *gen) label(v *Value, kind TypeKind, enum *Def) string {
 	if kind == TBool {
 		return strconv.FormatBool(v.val != 0)
 	}
-	if v.Ident != "" {
-		if enum != nil {
-			for _, m := range enum.Members {
-				if m.Name == v.Ident {
-					return goConst(v.Ident)
-				}
-			}
-		}
-		for _, d := range g.spec.Defs {
-			if d.Kind == DefConst && d.Name == v.Ident {
+	if v.Ident != "" && enum != nil {
+		for _, m := range enum.Members {
+			if m.Name == v.Ident {
 				return goConst(v.Ident)
 			}
 		}
 	}
-	return strconv.FormatInt(v.val, 10)
+	return g.size(v)
 }
 
 func (g *gen) caseLabels(c *Case, kind TypeKind, enum *Def) string {
@@ -89,23 +70,6 @@ func (g *gen) armType(x *Decl) string {
 	return g.declType(x)
 }
 
-// declMin returns the fewest wire bytes a declaration takes.
-func (g *gen) declMin(x *Decl) int {
-	switch x.Kind {
-	case DeclVoid:
-		return 0
-	case DeclFixed:
-		if x.Type.Kind == TOpaque {
-			n := int(x.Size.val)
-			return n + (-n & 3)
-		}
-		return g.typeMin(x.Type) * int(x.Size.val)
-	case DeclScalar:
-		return g.typeMin(x.Type)
-	}
-	return 4
-}
-
 // armEnc emits the encoding of arm field f; a nil boxed arm encodes as
 // the zero value.
 func (g *gen) armEnc(buf *bytes.Buffer, f string, x *Decl) {
@@ -127,7 +91,7 @@ func (g *gen) armDec(buf *bytes.Buffer, f string, x *Decl) {
 	}
 	g.needErr = true
 	w(buf, "if v.%s = prev.%s; v.%s == nil {", f, f, f)
-	if m := g.declMin(x); m > 0 {
+	if m := x.min; m > 0 {
 		w(buf, "if err = d.CheckCount(1, %d); err != nil {\nreturn err\n}", m)
 	}
 	w(buf, "v.%s = new(%s)\n}", f, g.declType(x))
@@ -150,7 +114,7 @@ func (g *gen) armSize(buf *bytes.Buffer, f string, x *Decl) {
 
 func (g *gen) union(d *Def) {
 	name := goName(d.Name)
-	kind, enum := g.unionDisc(d)
+	kind, enum := d.discKind, d.discEnum
 	disc := goName(d.Disc.Name)
 	discType := g.declType(d.Disc)
 	g.doc(d, fmt.Sprintf("%s is an XDR discriminated union: %s selects which arm field is valid.", name, disc))
@@ -172,7 +136,6 @@ func (g *gen) union(d *Def) {
 	// xdr.ErrDiscriminant.
 	g.appendMethods(name, true)
 	var body bytes.Buffer
-	g.needErr = false
 	g.enc(&body, "v."+disc, d.Disc, 0)
 	w(&body, "switch v.%s {", disc)
 	for _, c := range d.Cases {
@@ -200,15 +163,15 @@ func (g *gen) union(d *Def) {
 		g.p("// DecodeXDR consumes a %s from d, first clearing v.", name)
 	}
 	g.p("// A discriminant with no case and no default arm is xdr.ErrDiscriminant.")
-	g.p("func (v *%s) DecodeXDR(d *xdr.Decoder) error {", name)
-	g.p("if err := d.Enter(); err != nil {\nreturn err\n}")
+	var setup bytes.Buffer
 	if anyBoxed {
-		g.p("prev := *v")
+		w(&setup, "prev := *v")
 	}
-	g.p("*v = %s{}", name)
+	w(&setup, "*v = %s{}", name)
 	body.Reset()
-	g.needErr = false
-	w(&body, "off := d.Offset()")
+	if d.Default == nil {
+		w(&body, "off := d.Offset()") // for ErrDiscriminant
+	}
 	g.dec(&body, "v."+disc, d.Disc, 0)
 	w(&body, "switch v.%s {", disc)
 	for _, c := range d.Cases {
@@ -218,12 +181,11 @@ func (g *gen) union(d *Def) {
 	w(&body, "default:")
 	if d.Default != nil {
 		g.armDec(&body, goName(d.Default.Name), d.Default)
-		w(&body, "_ = off")
 	} else {
 		w(&body, "return xdr.NewError(off, \"decode %s\", xdr.ErrDiscriminant)", name)
 	}
 	w(&body, "}")
-	g.emitDecBody(body.String())
+	g.decodeMethod(name, setup.String(), body.String(), true)
 
 	body.Reset()
 	w(&body, "n += 4")

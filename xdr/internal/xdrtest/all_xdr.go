@@ -1158,7 +1158,6 @@ func (v *Shape) DecodeXDR(d *xdr.Decoder) error {
 	prev := *v
 	*v = Shape{}
 	var err error
-	off := d.Offset()
 	if v.Kind, err = d.DecodeInt32(); err != nil {
 		return err
 	}
@@ -1182,7 +1181,6 @@ func (v *Shape) DecodeXDR(d *xdr.Decoder) error {
 		if err = v.Other.DecodeXDR(d); err != nil {
 			return err
 		}
-		_ = off
 	}
 	d.Leave()
 	return nil
@@ -2013,7 +2011,6 @@ func (v *EverythingInnerDetail) DecodeXDR(d *xdr.Decoder) error {
 	}
 	*v = EverythingInnerDetail{}
 	var err error
-	off := d.Offset()
 	if err = v.Tint.DecodeXDR(d); err != nil {
 		return err
 	}
@@ -2023,7 +2020,6 @@ func (v *EverythingInnerDetail) DecodeXDR(d *xdr.Decoder) error {
 			return err
 		}
 	default:
-		_ = off
 	}
 	d.Leave()
 	return nil

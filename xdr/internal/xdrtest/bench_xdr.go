@@ -1344,7 +1344,6 @@ func (v *Operation) DecodeXDR(d *xdr.Decoder) error {
 	prev := *v
 	*v = Operation{}
 	var err error
-	off := d.Offset()
 	if err = v.Op.DecodeXDR(d); err != nil {
 		return err
 	}
@@ -1374,7 +1373,6 @@ func (v *Operation) DecodeXDR(d *xdr.Decoder) error {
 			return err
 		}
 	default:
-		_ = off
 	}
 	d.Leave()
 	return nil
