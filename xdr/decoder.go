@@ -24,29 +24,23 @@ type Decoder struct {
 	buf      []byte
 	off      int
 	depth    int
-	maxDepth int
+	maxDepth int // 0: DefaultMaxDepth, applied by Enter
 }
 
 // NewDecoder returns a Decoder reading b. The Decoder aliases b.
 func NewDecoder(b []byte) *Decoder {
-	return &Decoder{buf: b, maxDepth: DefaultMaxDepth}
+	return &Decoder{buf: b}
 }
 
 // Reset makes d read b from the start, keeping its depth limit.
 func (d *Decoder) Reset(b []byte) {
 	d.buf, d.off, d.depth = b, 0, 0
-	if d.maxDepth == 0 {
-		d.maxDepth = DefaultMaxDepth
-	}
 }
 
 // SetMaxDepth sets the nesting limit (see DefaultMaxDepth); n <= 0 restores
 // the default.
 func (d *Decoder) SetMaxDepth(n int) {
-	if n <= 0 {
-		n = DefaultMaxDepth
-	}
-	d.maxDepth = n
+	d.maxDepth = max(n, 0)
 }
 
 // Offset returns the number of bytes consumed so far.
@@ -257,28 +251,24 @@ func (d *Decoder) length(max uint32, unit int, op string) (int, error) {
 // checked against max (ErrTooLong) and the remaining input (ErrTruncated)
 // before anything else.
 func (d *Decoder) DecodeOpaque(max uint32) ([]byte, error) {
-	start := d.off
-	n, err := d.length(max, 1, "decode opaque")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.padded(n, "decode opaque")
-	if err != nil {
-		d.off = start
-		return nil, err
-	}
-	return b, nil
+	return d.varBytes(max, "decode opaque")
 }
 
 // DecodeStringView is DecodeString without the copy: the returned bytes
 // alias the input. Contents are not validated (XDR strings are bytes).
 func (d *Decoder) DecodeStringView(max uint32) ([]byte, error) {
+	return d.varBytes(max, "decode string")
+}
+
+// varBytes consumes a length of at most max and that many bytes plus
+// padding, returning a view of the bytes.
+func (d *Decoder) varBytes(max uint32, op string) ([]byte, error) {
 	start := d.off
-	n, err := d.length(max, 1, "decode string")
+	n, err := d.length(max, 1, op)
 	if err != nil {
 		return nil, err
 	}
-	b, err := d.padded(n, "decode string")
+	b, err := d.padded(n, op)
 	if err != nil {
 		d.off = start
 		return nil, err

@@ -23,7 +23,7 @@ func Marshal(v Marshaler) ([]byte, error) {
 // Unmarshal decodes exactly one value from b into v. Bytes left over after
 // the value are an error (ErrTrailing). v does not alias b.
 func Unmarshal(b []byte, v Unmarshaler) error {
-	d := Decoder{buf: b, maxDepth: DefaultMaxDepth}
+	d := Decoder{buf: b}
 	if err := v.DecodeXDR(&d); err != nil {
 		return err
 	}

@@ -10,11 +10,10 @@ import (
 // is a no-op and Flush (and Err) return that error, so a run of writes
 // needs one check. Call Flush when done.
 type Writer struct {
-	w     io.Writer
-	buf   []byte
-	n     int64 // bytes handed to w
-	err   error
-	limit int
+	w   io.Writer
+	buf []byte
+	n   int64 // bytes handed to w
+	err error
 }
 
 // writerFlushAt is the buffered size above which a Writer flushes.
@@ -22,7 +21,7 @@ const writerFlushAt = 32 << 10
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: w, buf: make([]byte, 0, 4096), limit: writerFlushAt}
+	return &Writer{w: w, buf: make([]byte, 0, 4096)}
 }
 
 // Reset discards buffered data and any error and makes z write to w,
@@ -32,7 +31,7 @@ func (z *Writer) Reset(w io.Writer) {
 }
 
 func (z *Writer) maybeFlush() {
-	if len(z.buf) >= z.limit {
+	if len(z.buf) >= writerFlushAt {
 		z.flush()
 	}
 }
