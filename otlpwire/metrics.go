@@ -287,7 +287,7 @@ func (m Metric) DataPointCount() (int, error) {
 	dataOff := 0
 	for i := 0; i < len(m); {
 		n, typ, _, s, j, err := next(m, i)
-		if n == 5 || n == 7 || n == 9 || n == 10 || n == 11 {
+		if isDataField(n) {
 			if err != nil || typ != wireBytes {
 				return 0, metricSchema.fail(n, typ, i, err)
 			}
