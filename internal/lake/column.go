@@ -82,7 +82,7 @@ func (c *Column) stage(v otlpwire.Value, scratch *[]byte) (s staged, err error) 
 			s.num = 1
 		}
 	default:
-		*scratch, err = appendJSON((*scratch)[:0], v, 0)
+		*scratch, err = appendJSON((*scratch)[:0], v, 1)
 		if err != nil {
 			return s, err
 		}

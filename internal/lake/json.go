@@ -2,7 +2,6 @@ package lake
 
 import (
 	"encoding/base64"
-	"errors"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -10,14 +9,16 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// appendJSON appends v as JSON text: strings as JSON strings, ints and
+// appendJSON appends v as JSON text. depth is v's nesting depth as
+// otlpwire.Validate counts it: 1 for an attribute's or a body's value.
+// Values are written as follows: strings as JSON strings, ints and
 // doubles as numbers (NaN and ±Inf as the strings "NaN", "Infinity",
 // "-Infinity", as proto3 JSON writes them), bools, bytes as base64
 // strings, arrays as arrays, key-value lists as objects (keys in the order
 // sent) and an empty value as null.
 func appendJSON(dst []byte, v otlpwire.Value, depth int) ([]byte, error) {
 	if depth > otlpwire.MaxAnyValueDepth {
-		return dst, errors.New("AnyValue nesting too deep")
+		return dst, &otlpwire.Error{What: "AnyValue", Err: otlpwire.ErrTooDeep}
 	}
 	switch v.Type() {
 	case otlpwire.ValueString:

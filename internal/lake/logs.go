@@ -28,42 +28,34 @@ type LogRows struct {
 	Time, ObservedTime []int64
 	SeverityNumber     []int32
 	Flags              []uint32
+	DroppedAttributes  []uint32
 	SeverityText       Strings
 	Body               Strings // string bodies as is; other kinds as JSON text; empty when absent
 	BodyKind           []Kind  // 0 when the body is absent
-	TraceID, SpanID    Strings
+	TraceID, SpanID    Strings // raw bytes, empty when absent or all zero
 	EventName          Strings
 	ScopeName          Strings
 	ScopeVersion       Strings
-	ServiceName        Strings // the resource's service.name string, for sorting; empty if none
 
-	cols    columns
-	byPos   []*Column // record attribute column at each position last seen, to skip map lookups
-	res     []staged
-	scope   []staged
-	scratch []byte
+	attrRows // dynamic columns and ServiceName
 }
 
 // Len is the number of rows.
 func (r *LogRows) Len() int { return len(r.Time) }
 
-// Columns returns the dynamic columns in order of first appearance. The
-// slice and columns are owned by r and valid until the next Append or
-// Reset.
-func (r *LogRows) Columns() []*Column { return r.cols.list }
-
 // Reset empties the batch and keeps its capacity.
 func (r *LogRows) Reset() {
 	r.Time, r.ObservedTime = r.Time[:0], r.ObservedTime[:0]
 	r.SeverityNumber, r.Flags, r.BodyKind = r.SeverityNumber[:0], r.Flags[:0], r.BodyKind[:0]
+	r.DroppedAttributes = r.DroppedAttributes[:0]
 	for _, s := range r.strings() {
 		s.Reset()
 	}
-	r.cols.reset()
+	r.attrRows.reset()
 }
 
-func (r *LogRows) strings() [8]*Strings {
-	return [...]*Strings{&r.SeverityText, &r.Body, &r.TraceID, &r.SpanID, &r.EventName, &r.ScopeName, &r.ScopeVersion, &r.ServiceName}
+func (r *LogRows) strings() [7]*Strings {
+	return [...]*Strings{&r.SeverityText, &r.Body, &r.TraceID, &r.SpanID, &r.EventName, &r.ScopeName, &r.ScopeVersion}
 }
 
 // AppendLogs appends the records of an ExportLogsServiceRequest. On error
@@ -81,10 +73,11 @@ func (r *LogRows) AppendLogs(req []byte) error {
 func (r *LogRows) truncate(n, ncols int) {
 	r.Time, r.ObservedTime = r.Time[:n], r.ObservedTime[:n]
 	r.SeverityNumber, r.Flags, r.BodyKind = r.SeverityNumber[:n], r.Flags[:n], r.BodyKind[:n]
+	r.DroppedAttributes = r.DroppedAttributes[:n]
 	for _, s := range r.strings() {
 		s.spans = s.spans[:n]
 	}
-	r.cols.rollback(int32(n), ncols)
+	r.attrRows.truncate(n, ncols)
 }
 
 func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
@@ -104,8 +97,8 @@ func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
 		if err := res.Read(&rf); err != nil {
 			return err
 		}
-		var svc Ref
-		if r.res, svc, err = r.stageAttrs(r.res[:0], OriginResource, rf.Attributes, true); err != nil {
+		svc, err := r.stageResource(rf.Attributes)
+		if err != nil {
 			return err
 		}
 		for sl, err := range rl.ScopeLogs() {
@@ -119,7 +112,7 @@ func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
 			if err := sc.Read(&sf); err != nil {
 				return err
 			}
-			if r.scope, _, err = r.stageAttrs(r.scope[:0], OriginScope, sf.Attributes, false); err != nil {
+			if err := r.stageScope(sf.Attributes); err != nil {
 				return err
 			}
 			name, version := r.ScopeName.store(sf.Name), r.ScopeVersion.store(sf.Version)
@@ -139,62 +132,9 @@ func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
 	return nil
 }
 
-// stageAttrs decodes attributes once into dst; with service, it also
-// stores the service.name string in ServiceName's arena.
-func (r *LogRows) stageAttrs(dst []staged, o Origin, attrs otlpwire.Attributes, service bool) ([]staged, Ref, error) {
-	var svc Ref
-	seenService := false
-	for kv, err := range attrs.All() {
-		if err != nil {
-			return dst, svc, err
-		}
-		s, err := r.cols.get(o, kv.Key).stage(kv.Value, &r.scratch)
-		if err != nil {
-			return dst, svc, err
-		}
-		dst = append(dst, s)
-		if service && !seenService && string(kv.Key) == "service.name" {
-			seenService = true // the first occurrence counts, as with pdata's Map.Get
-			if kv.Value.Type() == otlpwire.ValueString {
-				svc = r.ServiceName.store(kv.Value.Str())
-			}
-		}
-	}
-	return dst, svc, nil
-}
-
 func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scopeVersion Ref) error {
-	row := int32(len(r.Time))
-	for _, s := range r.res {
-		s.col.add(row, s.kind, s.num, s.ref)
-	}
-	for _, s := range r.scope {
-		s.col.add(row, s.kind, s.num, s.ref)
-	}
-	pos := 0
-	for kv, err := range f.Attributes.All() {
-		if err != nil {
-			return err
-		}
-		// Records of one source repeat their keys in the same order: try
-		// the column seen at this position before hashing the key.
-		var c *Column
-		if pos < len(r.byPos) && r.byPos[pos].Key == string(kv.Key) && r.byPos[pos].gen == r.cols.gen {
-			c = r.byPos[pos]
-		} else {
-			c = r.cols.get(OriginRecord, kv.Key)
-			if pos < len(r.byPos) {
-				r.byPos[pos] = c
-			} else {
-				r.byPos = append(r.byPos, c)
-			}
-		}
-		pos++
-		s, err := c.stage(kv.Value, &r.scratch)
-		if err != nil {
-			return err
-		}
-		c.add(row, s.kind, s.num, s.ref)
+	if err := r.addAttrs(int32(len(r.Time)), svc, f.Attributes); err != nil {
+		return err
 	}
 	switch f.Body.Type() {
 	case otlpwire.ValueEmpty:
@@ -205,7 +145,7 @@ func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scop
 		r.BodyKind = append(r.BodyKind, KindString)
 	default:
 		var err error
-		if r.scratch, err = appendJSON(r.scratch[:0], f.Body, 0); err != nil {
+		if r.scratch, err = appendJSON(r.scratch[:0], f.Body, 1); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
 		r.Body.Append(r.scratch)
@@ -215,12 +155,12 @@ func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scop
 	r.ObservedTime = append(r.ObservedTime, int64(f.ObservedTime))
 	r.SeverityNumber = append(r.SeverityNumber, f.SeverityNumber)
 	r.Flags = append(r.Flags, f.Flags)
+	r.DroppedAttributes = append(r.DroppedAttributes, f.DroppedAttributesCount)
 	r.SeverityText.Append(f.SeverityText)
-	r.TraceID.Append(f.TraceID)
-	r.SpanID.Append(f.SpanID)
+	r.TraceID.Append(validID(f.TraceID))
+	r.SpanID.Append(validID(f.SpanID))
 	r.EventName.Append(f.EventName)
 	r.ScopeName.AppendRef(scopeName)
 	r.ScopeVersion.AppendRef(scopeVersion)
-	r.ServiceName.AppendRef(svc)
 	return nil
 }

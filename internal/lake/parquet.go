@@ -1,0 +1,529 @@
+package lake
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// How a file is laid out (see docs/ARCHITECTURE.md, "Lake"):
+//
+//   - Fixed columns per signal (logSchema, spanSchema), then one optional
+//     column per dynamic attribute column present in the file's rows.
+//   - Trace, span and parent span ids are lowercase hex strings (32 and 16
+//     characters), null when absent, so they compare with the ids every
+//     tracing UI shows; trace_id has a bloom filter.
+//   - Dynamic columns keep their type. A column whose values have more than
+//     one type in one file is written as strings (resolveKind). Column name
+//     collisions are resolved by resolveNames. The original keys are kept
+//     in the key-value metadata "wirehouse.columns".
+//   - Everything is zstd compressed; string columns of resources, scopes and
+//     low-cardinality fields are dictionary encoded.
+
+// zstdCodec is the compression of every column. The fastest level: the
+// lake is written on the ingest path; a later compaction can recompress.
+var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
+
+// chunkRows is how many values are handed to a column writer at once.
+const chunkRows = 4096
+
+// kindMask has bit k set when a column holds a value of Kind k.
+type kindMask uint8
+
+// resolveKind returns the Kind a column of mask is written as: its only
+// kind, string for strings mixed with JSON text, and string for any other
+// mix (a type conflict within one file).
+func resolveKind(m kindMask) Kind {
+	for k := KindString; k <= KindJSON; k++ {
+		if m == 1<<k {
+			if k == KindJSON {
+				return KindString
+			}
+			return k
+		}
+	}
+	return KindString
+}
+
+// fileCol is one column of a file being written: its schema node and how
+// to produce its values for a run of rows.
+type fileCol struct {
+	name string
+	node parquet.Node
+	fill func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value
+	dyn  *Column  // a dynamic column, marked in e.at while filled
+	n    int      // rows in dyn's batch
+	mask kindMask // the kinds of dyn's values in the file
+}
+
+// encoder writes batches as Parquet files. Its scratch buffers are reused
+// from file to file.
+type encoder struct {
+	rowGroupRows int
+	keys         []sortKey
+	ranks        []uint32
+	sel          []int32
+	vals         []parquet.Value
+	text         []byte  // hex ids and converted values of the current chunk
+	at           []int32 // at[row] is the index of row's value in the column being filled, or -1
+}
+
+// mark fills e.at for column c; unmark undoes it.
+func (e *encoder) mark(c *Column, n int) {
+	if len(e.at) < n {
+		e.at = slices.Grow(e.at[:0], n)[:n]
+		for i := range e.at {
+			e.at[i] = -1
+		}
+	}
+	for i, r := range c.Rows {
+		e.at[r] = int32(i)
+	}
+}
+
+func (e *encoder) unmark(c *Column) {
+	for _, r := range c.Rows {
+		e.at[r] = -1
+	}
+}
+
+// kinds returns the kinds of c's values in rows sel of a batch of n rows.
+func (e *encoder) kinds(c *Column, sel []int32, n int) kindMask {
+	var m kindMask
+	if len(sel) == n { // the file holds every row of the batch
+		for _, k := range c.Kinds {
+			m |= 1 << k
+		}
+		return m
+	}
+	e.mark(c, n)
+	for _, r := range sel {
+		if i := e.at[r]; i >= 0 {
+			m |= 1 << c.Kinds[i]
+		}
+	}
+	e.unmark(c)
+	return m
+}
+
+// dynamicCols returns the columns for the dynamic columns with a value in
+// rows sel, named by resolveNames, and the metadata that maps names back
+// to keys. reserved holds the fixed column names.
+func (e *encoder) dynamicCols(cols []*Column, sel []int32, n int, reserved map[string]bool) ([]fileCol, string, error) {
+	present := make([]*Column, 0, len(cols))
+	masks := make([]kindMask, 0, len(cols))
+	for _, c := range cols {
+		if m := e.kinds(c, sel, n); m != 0 {
+			present = append(present, c)
+			masks = append(masks, m)
+		}
+	}
+	names := resolveNames(present, reserved)
+	out := make([]fileCol, len(present))
+	meta := make(map[string]columnMeta, len(present))
+	for i, c := range present {
+		k := resolveKind(masks[i])
+		out[i] = fileCol{name: names[i], node: dynamicNode(c, k), fill: dynamicFill(c, k), dyn: c, n: n, mask: masks[i]}
+		meta[names[i]] = columnMeta{Origin: originNames[c.Origin], Key: c.Key, Type: kindNames[k]}
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode column metadata: %w", err)
+	}
+	return out, string(b), nil
+}
+
+// columnMeta is one entry of the "wirehouse.columns" metadata.
+type columnMeta struct {
+	Origin string `json:"origin"`
+	Key    string `json:"key"`
+	Type   string `json:"type"`
+}
+
+var (
+	originNames = [numOrigins]string{"resource", "scope", "record"}
+	kindNames   = [...]string{KindString: "string", KindInt: "int64", KindDouble: "double", KindBool: "bool", KindBytes: "bytes", KindJSON: "json"}
+)
+
+// resolveNames names the columns: ColumnName of each, and where several
+// columns share a name, the columns in order of (origin: resource, scope,
+// record; keys without upper-case letters first; key bytes) take the name,
+// then name_2, name_3, … skipping names already taken. A name that is a
+// fixed column's starts at name_2. So "service.name" keeps
+// resource_service_name beside "Service.Name" (resource_service_name_2),
+// and "http.method" keeps attr_http_method beside "http_method". The result
+// depends only on the set of (origin, key) in the file, not on arrival
+// order.
+func resolveNames(cols []*Column, reserved map[string]bool) []string {
+	order := make([]int, len(cols))
+	base := make([]string, len(cols))
+	for i, c := range cols {
+		order[i] = i
+		base[i] = ColumnName(c.Origin, []byte(c.Key))
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmpStr(base[a], base[b]); c != 0 {
+			return c
+		}
+		if cols[a].Origin != cols[b].Origin {
+			return int(cols[a].Origin) - int(cols[b].Origin)
+		}
+		if ua, ub := hasUpper(cols[a].Key), hasUpper(cols[b].Key); ua != ub {
+			if ub {
+				return -1
+			}
+			return 1
+		}
+		return cmpStr(cols[a].Key, cols[b].Key)
+	})
+	taken := make(map[string]bool, len(cols))
+	for _, i := range order { // every distinct base name is taken first
+		if !reserved[base[i]] {
+			taken[base[i]] = true
+		}
+	}
+	names := make([]string, len(cols))
+	for j, i := range order {
+		if j > 0 && base[order[j-1]] == base[i] || reserved[base[i]] {
+			for n := 2; ; n++ {
+				name := base[i] + "_" + strconv.Itoa(n)
+				if !taken[name] && !reserved[name] {
+					taken[name] = true
+					names[i] = name
+					break
+				}
+			}
+			continue
+		}
+		names[i] = base[i]
+	}
+	return names
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// dynamicNode is the schema node of a dynamic column written as kind k.
+// Resource and scope strings repeat on every row of their resource and are
+// dictionary encoded; record strings are when a sample of them repeats.
+func dynamicNode(c *Column, k Kind) parquet.Node {
+	var n parquet.Node
+	switch k {
+	case KindInt:
+		n = parquet.Int(64)
+	case KindDouble:
+		n = parquet.Leaf(parquet.DoubleType)
+	case KindBool:
+		n = parquet.Leaf(parquet.BooleanType)
+	case KindBytes:
+		n = parquet.Leaf(parquet.ByteArrayType)
+	default:
+		n = parquet.String()
+		if c.Origin != OriginRecord || repetitive(c) {
+			n = parquet.Encoded(n, &parquet.RLEDictionary)
+		}
+	}
+	return parquet.Optional(n)
+}
+
+// repetitive reports whether the first values of a string column repeat
+// enough for a dictionary to pay: fewer than half of them distinct.
+func repetitive(c *Column) bool {
+	n := min(c.Strs.Len(), 256)
+	if n < 16 {
+		return true
+	}
+	seen := make(map[string]struct{}, n)
+	for i := range n {
+		seen[string(c.Strs.At(int(i)))] = struct{}{}
+	}
+	return len(seen)*2 < n
+}
+
+// dynamicFill returns the fill function of a dynamic column, which must
+// be marked in e.at: its value in each row of sel, or a null. Values of
+// another kind than k (a type conflict) are converted to text by
+// appendText.
+func dynamicFill(c *Column, k Kind) func(*encoder, []parquet.Value, []int32, int) []parquet.Value {
+	return func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		null := parquet.Value{}.Level(0, 0, idx)
+		for _, r := range sel {
+			i := e.at[r]
+			if i < 0 {
+				dst = append(dst, null)
+				continue
+			}
+			var v parquet.Value
+			switch ck := c.Kinds[i]; {
+			case ck == k || k == KindString && ck == KindJSON:
+				switch k {
+				case KindInt:
+					v = parquet.Int64Value(int64(c.Nums[i]))
+				case KindDouble:
+					v = parquet.DoubleValue(math.Float64frombits(c.Nums[i]))
+				case KindBool:
+					v = parquet.BooleanValue(c.Nums[i] == 1)
+				default:
+					v = parquet.ByteArrayValue(c.Strs.At(int(i)))
+				}
+			default:
+				start := len(e.text)
+				e.text = appendText(e.text, ck, c.Nums[i], c.Strs.At(int(i)))
+				v = parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)])
+			}
+			dst = append(dst, v.Level(0, 1, idx))
+		}
+		return dst
+	}
+}
+
+// appendText renders a value as the string a conflicting column holds:
+// ints in decimal, doubles in the shortest form that reads back the same
+// (NaN, +Inf, -Inf as strconv writes them), bools as true or false, bytes
+// in standard base64, strings and JSON text as they are.
+func appendText(dst []byte, k Kind, num uint64, s []byte) []byte {
+	switch k {
+	case KindInt:
+		return strconv.AppendInt(dst, int64(num), 10)
+	case KindDouble:
+		return strconv.AppendFloat(dst, math.Float64frombits(num), 'g', -1, 64)
+	case KindBool:
+		return strconv.AppendBool(dst, num == 1)
+	case KindBytes:
+		return base64.StdEncoding.AppendEncode(dst, s)
+	}
+	return append(dst, s...)
+}
+
+// Fixed column helpers. Each returns a fileCol whose fill reads one field
+// of the batch by row number.
+
+func int64Col(name string, get func(r int32) int64) fileCol {
+	return fileCol{name: name, node: parquet.Int(64), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		for _, r := range sel {
+			dst = append(dst, parquet.Int64Value(get(r)).Level(0, 0, idx))
+		}
+		return dst
+	}}
+}
+
+func int32Col(name string, s []int32) fileCol {
+	return fileCol{name: name, node: parquet.Int(32), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		for _, r := range sel {
+			dst = append(dst, parquet.Int32Value(s[r]).Level(0, 0, idx))
+		}
+		return dst
+	}}
+}
+
+func uint32Col(name string, s []uint32) fileCol {
+	return fileCol{name: name, node: parquet.Uint(32), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		for _, r := range sel {
+			dst = append(dst, parquet.Int32Value(int32(s[r])).Level(0, 0, idx))
+		}
+		return dst
+	}}
+}
+
+// stringCol is a required string column; dict chooses dictionary encoding.
+func stringCol(name string, s *Strings, dict bool) fileCol {
+	node := parquet.String()
+	if dict {
+		node = parquet.Encoded(node, &parquet.RLEDictionary)
+	}
+	return fileCol{name: name, node: node, fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		for _, r := range sel {
+			dst = append(dst, parquet.ByteArrayValue(s.At(int(r))).Level(0, 0, idx))
+		}
+		return dst
+	}}
+}
+
+// idCol is an optional column of ids as lowercase hex; an empty id is null.
+func idCol(name string, s *Strings) fileCol {
+	return fileCol{name: name, node: parquet.Optional(parquet.String()), fill: func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		null := parquet.Value{}.Level(0, 0, idx)
+		for _, r := range sel {
+			id := s.At(int(r))
+			if len(id) == 0 {
+				dst = append(dst, null)
+				continue
+			}
+			start := len(e.text)
+			e.text = hex.AppendEncode(e.text, id)
+			dst = append(dst, parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)]).Level(0, 1, idx))
+		}
+		return dst
+	}}
+}
+
+// writeFile writes the rows sel (in that order) as one Parquet file to out.
+// cols are the fixed then dynamic columns; sorting names the columns the
+// rows are sorted by; meta is added as key-value metadata.
+func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting []parquet.SortingColumn, meta map[string]string) error {
+	group := make(parquet.Group, len(cols))
+	for _, c := range cols {
+		if _, dup := group[c.name]; dup {
+			return fmt.Errorf("write parquet: column %q twice", c.name)
+		}
+		group[c.name] = parquet.Compressed(c.node, zstdCodec)
+	}
+	schema := parquet.NewSchema("wirehouse", group)
+	opts := []parquet.WriterOption{
+		schema,
+		parquet.Compression(zstdCodec),
+		parquet.CreatedBy("wirehouse", "dev", ""),
+		parquet.DataPageStatistics(true),
+		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
+	}
+	if _, ok := group["trace_id"]; ok {
+		opts = append(opts, parquet.BloomFilters(parquet.SplitBlockFilter(10, "trace_id")))
+	}
+	for k, v := range meta {
+		opts = append(opts, parquet.KeyValueMetadata(k, v))
+	}
+	w := parquet.NewGenericWriter[any](out, opts...)
+	// The writer orders columns as the schema does (by name); map ours.
+	leaf := make([]int, len(cols))
+	for i, c := range cols {
+		lc, ok := schema.Lookup(c.name)
+		if !ok {
+			return fmt.Errorf("write parquet: column %q missing from schema", c.name)
+		}
+		leaf[i] = lc.ColumnIndex
+	}
+	writers := w.ColumnWriters()
+	for g := 0; g < len(sel); g += e.rowGroupRows {
+		rg := sel[g:min(g+e.rowGroupRows, len(sel))]
+		for i, c := range cols {
+			if err := e.writeColumn(writers[leaf[i]], c, rg, leaf[i]); err != nil {
+				return err
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("write parquet row group: %w", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write parquet: %w", err)
+	}
+	clear(e.vals[:cap(e.vals)]) // drop references to the batch's arenas
+	return nil
+}
+
+// writeColumn writes column c of the rows rg to cw in chunks.
+func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c fileCol, rg []int32, idx int) error {
+	if c.dyn != nil {
+		e.mark(c.dyn, c.n)
+		defer e.unmark(c.dyn)
+	}
+	for k := 0; k < len(rg); k += chunkRows {
+		chunk := rg[k:min(k+chunkRows, len(rg))]
+		e.text = e.text[:0]
+		e.vals = c.fill(e, e.vals[:0], chunk, idx)
+		if _, err := cw.WriteRowValues(e.vals); err != nil {
+			return fmt.Errorf("write parquet column %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// sortKey orders rows: by partition hour, then service name rank, then
+// time, then arrival.
+type sortKey struct {
+	hi  uint64 // hour<<32 | service rank
+	t   int64
+	row int32
+}
+
+func cmpKeys(a, b sortKey) int {
+	switch {
+	case a.hi != b.hi:
+		if a.hi < b.hi {
+			return -1
+		}
+		return 1
+	case a.t != b.t:
+		if a.t < b.t {
+			return -1
+		}
+		return 1
+	}
+	return int(a.row) - int(b.row)
+}
+
+// order sorts the n rows of a batch by (hour, service name, time, arrival)
+// and returns the sort keys and the row numbers in that order, both owned
+// by e and valid until the next call. hour gives a row's partition hour.
+func (e *encoder) order(n int, services *Strings, times []int64, hour func(int32) int64) ([]sortKey, []int32) {
+	e.ranks = serviceRanks(services, e.ranks)
+	e.keys = e.keys[:0]
+	for r := range int32(n) {
+		e.keys = append(e.keys, sortKey{hi: uint64(hour(r))<<32 | uint64(e.ranks[r]), t: times[r], row: r})
+	}
+	slices.SortFunc(e.keys, cmpKeys)
+	e.sel = e.sel[:0]
+	for _, k := range e.keys {
+		e.sel = append(e.sel, k.row)
+	}
+	return e.keys, e.sel
+}
+
+// serviceRanks gives each row the rank of its service name among the
+// batch's distinct names (0 for none). Rows of one resource share one
+// arena reference, so the map is consulted once per resource.
+func serviceRanks(s *Strings, dst []uint32) []uint32 {
+	dst = dst[:0]
+	distinct := map[string]uint32{}
+	refs := make([]strSpan, 0, 16)
+	for i, sp := range s.spans {
+		if i > 0 && sp == s.spans[i-1] {
+			continue
+		}
+		if _, ok := distinct[string(s.At(i))]; !ok {
+			distinct[string(s.At(i))] = 0
+			refs = append(refs, sp)
+		}
+	}
+	names := make([]string, 0, len(distinct))
+	for k := range distinct {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for i, k := range names {
+		distinct[k] = uint32(i)
+	}
+	var last strSpan
+	var rank uint32
+	for i, sp := range s.spans {
+		if i == 0 || sp != last {
+			rank, last = distinct[string(s.At(i))], sp
+		}
+		dst = append(dst, rank)
+	}
+	return dst
+}

@@ -1,0 +1,110 @@
+package lake
+
+import "github.com/wirehouse/wirehouse/otlpwire"
+
+// attrRows is the part of a batch that both signals share: the dynamic
+// columns, the staged resource and scope values of the resource and scope
+// being appended, and the service name of every row.
+type attrRows struct {
+	ServiceName Strings // the resource's service.name string, for sorting; empty if none
+
+	cols    columns
+	byPos   []*Column // record attribute column at each position last seen, to skip map lookups
+	res     []staged
+	scope   []staged
+	scratch []byte
+}
+
+// Columns returns the dynamic columns in order of first appearance. The
+// slice and columns are owned by the batch and valid until its next Append
+// or Reset.
+func (r *attrRows) Columns() []*Column { return r.cols.list }
+
+func (r *attrRows) reset() {
+	r.ServiceName.Reset()
+	r.cols.reset()
+}
+
+func (r *attrRows) truncate(n, ncols int) {
+	r.ServiceName.spans = r.ServiceName.spans[:n]
+	r.cols.rollback(int32(n), ncols)
+}
+
+// stageResource decodes a resource's attributes once, to be added to each
+// of its rows, and returns its service.name (the first occurrence, as with
+// pdata's Map.Get; empty unless a string).
+func (r *attrRows) stageResource(attrs otlpwire.Attributes) (svc Ref, err error) {
+	r.res = r.res[:0]
+	seen := false
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return svc, err
+		}
+		s, err := r.cols.get(OriginResource, kv.Key).stage(kv.Value, &r.scratch)
+		if err != nil {
+			return svc, err
+		}
+		r.res = append(r.res, s)
+		if !seen && string(kv.Key) == "service.name" {
+			seen = true
+			if kv.Value.Type() == otlpwire.ValueString {
+				svc = r.ServiceName.store(kv.Value.Str())
+			}
+		}
+	}
+	return svc, nil
+}
+
+// stageScope decodes a scope's attributes once.
+func (r *attrRows) stageScope(attrs otlpwire.Attributes) error {
+	r.scope = r.scope[:0]
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return err
+		}
+		s, err := r.cols.get(OriginScope, kv.Key).stage(kv.Value, &r.scratch)
+		if err != nil {
+			return err
+		}
+		r.scope = append(r.scope, s)
+	}
+	return nil
+}
+
+// addAttrs gives row the staged resource and scope values, its service
+// name and the record's own attributes.
+func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error {
+	for _, s := range r.res {
+		s.col.add(row, s.kind, s.num, s.ref)
+	}
+	for _, s := range r.scope {
+		s.col.add(row, s.kind, s.num, s.ref)
+	}
+	pos := 0
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return err
+		}
+		// Records of one source repeat their keys in the same order: try
+		// the column seen at this position before hashing the key.
+		var c *Column
+		if pos < len(r.byPos) && r.byPos[pos].Key == string(kv.Key) && r.byPos[pos].gen == r.cols.gen {
+			c = r.byPos[pos]
+		} else {
+			c = r.cols.get(OriginRecord, kv.Key)
+			if pos < len(r.byPos) {
+				r.byPos[pos] = c
+			} else {
+				r.byPos = append(r.byPos, c)
+			}
+		}
+		pos++
+		s, err := c.stage(kv.Value, &r.scratch)
+		if err != nil {
+			return err
+		}
+		c.add(row, s.kind, s.num, s.ref)
+	}
+	r.ServiceName.AppendRef(svc)
+	return nil
+}

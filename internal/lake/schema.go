@@ -1,0 +1,104 @@
+package lake
+
+import (
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// logColumns are the fixed columns of a logs file.
+func logColumns(r *LogRows) []fileCol {
+	return []fileCol{
+		int64Col("timestamp", func(i int32) int64 { return r.Time[i] }),
+		int64Col("observed_timestamp", func(i int32) int64 { return r.ObservedTime[i] }),
+		int32Col("severity_number", r.SeverityNumber),
+		stringCol("severity_text", &r.SeverityText, true),
+		bodyCol(r),
+		idCol("trace_id", &r.TraceID),
+		idCol("span_id", &r.SpanID),
+		uint32Col("flags", r.Flags),
+		stringCol("event_name", &r.EventName, true),
+		stringCol("scope_name", &r.ScopeName, true),
+		stringCol("scope_version", &r.ScopeVersion, true),
+		uint32Col("dropped_attributes_count", r.DroppedAttributes),
+	}
+}
+
+// spanColumns are the fixed columns of a traces file.
+func spanColumns(r *SpanRows) []fileCol {
+	return []fileCol{
+		idCol("trace_id", &r.TraceID),
+		idCol("span_id", &r.SpanID),
+		idCol("parent_span_id", &r.ParentSpanID),
+		stringCol("trace_state", &r.TraceState, true),
+		stringCol("name", &r.Name, true),
+		int32Col("kind", r.Kind),
+		int64Col("start_time", func(i int32) int64 { return r.StartTime[i] }),
+		int64Col("end_time", func(i int32) int64 { return r.EndTime[i] }),
+		int64Col("duration", func(i int32) int64 { return r.EndTime[i] - r.StartTime[i] }),
+		int32Col("status_code", r.StatusCode),
+		stringCol("status_message", &r.StatusMessage, true),
+		stringCol("events", &r.Events, false),
+		stringCol("links", &r.Links, false),
+		uint32Col("flags", r.Flags),
+		uint32Col("dropped_attributes_count", r.DroppedAttributes),
+		uint32Col("dropped_events_count", r.DroppedEvents),
+		uint32Col("dropped_links_count", r.DroppedLinks),
+		stringCol("scope_name", &r.ScopeName, true),
+		stringCol("scope_version", &r.ScopeVersion, true),
+	}
+}
+
+// bodyCol is a log's body: a string body as is, any other kind as JSON
+// text, null when absent.
+func bodyCol(r *LogRows) fileCol {
+	return fileCol{name: "body", node: parquet.Optional(parquet.String()), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+		for _, i := range sel {
+			if r.BodyKind[i] == 0 {
+				dst = append(dst, parquet.Value{}.Level(0, 0, idx))
+				continue
+			}
+			dst = append(dst, parquet.ByteArrayValue(r.Body.At(int(i))).Level(0, 1, idx))
+		}
+		return dst
+	}}
+}
+
+// serviceColumn is the column resource attribute service.name gets when it
+// is the only column of that name; rows are sorted by it.
+const serviceColumn = "resource_service_name"
+
+// writeLogs writes rows sel of r, in that order, as one Parquet file.
+func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
+	return e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
+}
+
+// writeSpans writes rows sel of r, in that order, as one Parquet file.
+func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
+	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
+}
+
+func (e *encoder) writeRows(out io.Writer, signal string, fixed []fileCol, cols []*Column, n int, sel []int32, timeCol string) error {
+	reserved := make(map[string]bool, len(fixed))
+	for _, c := range fixed {
+		reserved[c.name] = true
+	}
+	dyn, meta, err := e.dynamicCols(cols, sel, n, reserved)
+	if err != nil {
+		return err
+	}
+	// Rows are sorted by the string service.name then time; the service
+	// column is named in sorting_columns only when it holds exactly those
+	// strings (present, named resource_service_name, typed string).
+	var sorting []parquet.SortingColumn
+	for _, c := range dyn {
+		if c.name == serviceColumn && c.dyn.Origin == OriginResource && c.dyn.Key == "service.name" && c.mask == 1<<KindString {
+			sorting = append(sorting, parquet.NullsFirst(parquet.Ascending(serviceColumn)))
+		}
+	}
+	sorting = append(sorting, parquet.Ascending(timeCol))
+	return e.writeFile(out, append(fixed, dyn...), sel, sorting, map[string]string{
+		"wirehouse.signal":  signal,
+		"wirehouse.columns": meta,
+	})
+}

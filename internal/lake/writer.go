@@ -1,0 +1,484 @@
+package lake
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Signal is the kind of records a Writer batch holds.
+type Signal uint8
+
+// The signals the lake stores.
+const (
+	SignalLogs Signal = iota + 1
+	SignalTraces
+)
+
+// String returns "logs" or "traces", the directory under the root.
+func (s Signal) String() string {
+	switch s {
+	case SignalLogs:
+		return "logs"
+	case SignalTraces:
+		return "traces"
+	}
+	return fmt.Sprintf("Signal(%d)", uint8(s))
+}
+
+// ParseSignal parses "logs" or "traces".
+func ParseSignal(s string) (Signal, error) {
+	switch s {
+	case "logs":
+		return SignalLogs, nil
+	case "traces":
+		return SignalTraces, nil
+	}
+	return 0, fmt.Errorf("parse signal: %q is not logs or traces", s)
+}
+
+// AppendError is returned by Writer.Append when request Index of the call
+// is malformed; Err is the decoding error (an *otlpwire.Error or wrapping
+// one). No row of the call was kept.
+type AppendError struct {
+	Index int
+	Err   error
+}
+
+func (e *AppendError) Error() string { return fmt.Sprintf("request %d: %v", e.Index, e.Err) }
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// ErrClosed is returned by a Writer's methods after Close.
+var ErrClosed = errors.New("lake writer closed")
+
+// Stats are a Writer's totals since it was created.
+type Stats struct {
+	Files    int   // Parquet files written (renamed into place)
+	Rows     int64 // rows in those files
+	BytesIn  int64 // protobuf bytes of the requests appended
+	BytesOut int64 // bytes of those files
+}
+
+// config is what Options set.
+type config struct {
+	fileSize     int64
+	maxAge       time.Duration
+	rowGroupRows int
+	now          func() time.Time
+	noSync       bool // tests only: skip fsync, which costs ~10 ms a file here
+}
+
+// Option configures a Writer; NewWriter reports invalid values.
+type Option func(*config) error
+
+// WithFileSize sets the size a Parquet file is aimed at: a batch is
+// written once its rows would make a file of about n bytes, estimated from
+// the compression of the files written before. Default 128 MiB.
+func WithFileSize(n int64) Option {
+	return func(c *config) error {
+		if n < 1<<10 {
+			return fmt.Errorf("file size %d: below 1 KiB", n)
+		}
+		c.fileSize = n
+		return nil
+	}
+}
+
+// WithMaxAge sets how long rows wait in memory: a batch whose first row is
+// older than d is written at the next Append or FlushOld. Default 5 minutes.
+func WithMaxAge(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("max age %v: not positive", d)
+		}
+		c.maxAge = d
+		return nil
+	}
+}
+
+// WithRowGroupRows sets the most rows in one row group. Default 131,072.
+func WithRowGroupRows(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("row group rows %d: not positive", n)
+		}
+		c.rowGroupRows = n
+		return nil
+	}
+}
+
+// WithClock sets the clock used for ages and for the partition of records
+// without a timestamp. Default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return errors.New("clock: nil")
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// Writer buffers the rows of each signal and tenant in memory and writes
+// them as Parquet files under root:
+//
+//	<root>/<signal>/tenant=<tenant>/date=YYYY-MM-DD/hour=HH/<id>.parquet
+//
+// partitioned by the record's time (a log's timestamp, else its observed
+// timestamp; a span's start time; else the time it was appended), in UTC.
+// A batch is written when its rows would make a file of about the file
+// size, when its first row is older than the max age, and on Flush and
+// Close. Each file is written as .<id>.parquet.tmp in its partition, synced
+// and renamed into place, so no reader ever sees a partial file; a crash
+// can leave only such hidden temporary files.
+//
+// A Writer is safe for concurrent use; appends and writes are serialized.
+type Writer struct {
+	root string
+	cfg  config
+
+	mu      sync.Mutex
+	batches map[batchKey]*batch
+	enc     encoder
+	stats   Stats
+	ratio   float64 // Parquet bytes per protobuf byte of the files written so far
+	closed  bool
+}
+
+type batchKey struct {
+	sig    Signal
+	tenant string
+}
+
+// batch is the rows of one signal and tenant waiting to be written.
+type batch struct {
+	logs     LogRows
+	spans    SpanRows
+	bytesIn  int64
+	first    time.Time // when the first row was appended
+	fallback int64     // partition hour of rows without a usable time
+}
+
+func (b *batch) len(sig Signal) int {
+	if sig == SignalLogs {
+		return b.logs.Len()
+	}
+	return b.spans.Len()
+}
+
+// NewWriter returns a Writer that writes under root, creating it if
+// needed.
+func NewWriter(root string, opts ...Option) (*Writer, error) {
+	cfg := config{fileSize: 128 << 20, maxAge: 5 * time.Minute, rowGroupRows: 128 << 10, now: time.Now}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("new lake writer: %w", err)
+		}
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("new lake writer: %w", err)
+	}
+	w := &Writer{root: root, cfg: cfg, batches: map[batchKey]*batch{}, ratio: 0.1}
+	w.enc.rowGroupRows = cfg.rowGroupRows
+	return w, nil
+}
+
+// validTenant reports whether t can be a partition directory name.
+func validTenant(t string) bool {
+	if t == "" || len(t) > 128 || t == "." || t == ".." {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Append appends the rows of reqs, each an encoded Export*ServiceRequest
+// of sig, to the tenant's batch: all of them or, when one is malformed,
+// none (the error is an *AppendError). It returns the number of rows
+// added. It then writes the batch if it is full or old; a write error is
+// returned after the rows were added, which stay buffered for a retry.
+func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) {
+	if sig != SignalLogs && sig != SignalTraces {
+		return 0, fmt.Errorf("lake append: unknown %v", sig)
+	}
+	if !validTenant(tenant) {
+		return 0, fmt.Errorf("lake append: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, ErrClosed
+	}
+	key := batchKey{sig, tenant}
+	b := w.batches[key]
+	if b == nil {
+		b = &batch{}
+		w.batches[key] = b
+	}
+	n0 := b.len(sig)
+	ncols := len(b.logs.cols.list)
+	if sig == SignalTraces {
+		ncols = len(b.spans.cols.list)
+	}
+	var in int64
+	for i, req := range reqs {
+		var err error
+		if sig == SignalLogs {
+			err = b.logs.AppendLogs(req)
+		} else {
+			err = b.spans.AppendTraces(req)
+		}
+		if err != nil {
+			if sig == SignalLogs {
+				b.logs.truncate(n0, ncols)
+			} else {
+				b.spans.truncate(n0, ncols)
+			}
+			return 0, &AppendError{Index: i, Err: err}
+		}
+		in += int64(len(req))
+	}
+	added := b.len(sig) - n0
+	if added == 0 {
+		return 0, nil
+	}
+	now := w.cfg.now()
+	if n0 == 0 {
+		b.first = now
+		b.fallback = now.UnixNano() / 3600e9
+	}
+	b.bytesIn += in
+	if float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || now.Sub(b.first) >= w.cfg.maxAge {
+		return added, w.writeBatch(key, b)
+	}
+	return added, nil
+}
+
+// FlushOld writes every batch whose first row is older than the max age.
+// A server calls it from a ticker so quiet tenants are written too.
+func (w *Writer) FlushOld() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.cfg.now()
+	var errs []error
+	for key, b := range w.sortedBatches() {
+		if b.len(key.sig) > 0 && now.Sub(b.first) >= w.cfg.maxAge {
+			errs = append(errs, w.writeBatch(key, b))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Flush writes every buffered row.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushAll()
+}
+
+func (w *Writer) flushAll() error {
+	var errs []error
+	for key, b := range w.sortedBatches() {
+		if b.len(key.sig) > 0 {
+			errs = append(errs, w.writeBatch(key, b))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sortedBatches yields the batches in a fixed order.
+func (w *Writer) sortedBatches() iter.Seq2[batchKey, *batch] {
+	keys := make([]batchKey, 0, len(w.batches))
+	for k := range w.batches {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b batchKey) int {
+		if a.sig != b.sig {
+			return int(a.sig) - int(b.sig)
+		}
+		return cmpStr(a.tenant, b.tenant)
+	})
+	return func(yield func(batchKey, *batch) bool) {
+		for _, k := range keys {
+			if !yield(k, w.batches[k]) {
+				return
+			}
+		}
+	}
+}
+
+// Close writes every buffered row; the Writer is then unusable.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	err := w.flushAll()
+	w.closed = true
+	return err
+}
+
+// Stats returns the totals so far.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// writeBatch sorts the batch by (hour, service, time), writes one file per
+// hour and empties the batch. On error the batch is kept: files already
+// renamed into place stay, and the rows are written again by the next
+// flush (a retry can duplicate them; it never loses them).
+func (w *Writer) writeBatch(key batchKey, b *batch) error {
+	var (
+		n        int
+		times    []int64
+		services *Strings
+		hourOf   func(r int32) int64
+	)
+	if key.sig == SignalLogs {
+		n, times, services = b.logs.Len(), b.logs.Time, &b.logs.ServiceName
+		hourOf = func(r int32) int64 {
+			if h, ok := partitionHour(b.logs.Time[r]); ok {
+				return h
+			}
+			if h, ok := partitionHour(b.logs.ObservedTime[r]); ok {
+				return h
+			}
+			return b.fallback
+		}
+	} else {
+		n, times, services = b.spans.Len(), b.spans.StartTime, &b.spans.ServiceName
+		hourOf = func(r int32) int64 {
+			if h, ok := partitionHour(b.spans.StartTime[r]); ok {
+				return h
+			}
+			return b.fallback
+		}
+	}
+	keys, sel := w.enc.order(n, services, times, hourOf)
+	var out int64
+	for start := 0; start < n; {
+		end := start + 1
+		for end < n && keys[end].hi>>32 == keys[start].hi>>32 {
+			end++
+		}
+		size, err := w.writePartition(key, b, int64(keys[start].hi>>32), sel[start:end], n)
+		if err != nil {
+			return err
+		}
+		out += size
+		w.stats.Files++
+		w.stats.Rows += int64(end - start)
+		start = end
+	}
+	w.stats.BytesIn += b.bytesIn
+	w.stats.BytesOut += out
+	if b.bytesIn > 0 && out > 0 {
+		w.ratio = max(float64(out)/float64(b.bytesIn), 0.01)
+	}
+	b.bytesIn = 0
+	if key.sig == SignalLogs {
+		b.logs.Reset()
+	} else {
+		b.spans.Reset()
+	}
+	return nil
+}
+
+// partitionHour is the hour since the Unix epoch of a time in ns, ok false
+// for a zero, negative or absurd (past 2100) time.
+func partitionHour(ns int64) (int64, bool) {
+	const maxNs = 4102444800 * 1e9 // 2100-01-01T00:00:00Z
+	if ns <= 0 || ns >= maxNs {
+		return 0, false
+	}
+	return ns / 3600e9, true
+}
+
+// writePartition writes rows sel of the batch as one file of the hour's
+// partition and returns its size.
+func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int) (int64, error) {
+	t := time.Unix(hour*3600, 0).UTC()
+	dir := filepath.Join(w.root, key.sig.String(), "tenant="+key.tenant, "date="+t.Format("2006-01-02"), fmt.Sprintf("hour=%02d", t.Hour()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("write lake file: %w", err)
+	}
+	id := fmt.Sprintf("%s-%016x", w.cfg.now().UTC().Format("20060102T150405.000000000Z"), rand.Uint64())
+	final := filepath.Join(dir, id+".parquet")
+	tmp := filepath.Join(dir, "."+id+".parquet.tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("write lake file: %w", err)
+	}
+	cw := &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	err = w.encode(cw, key.sig, b, sel, n)
+	if err == nil {
+		err = cw.w.Flush()
+	}
+	if err == nil && !w.cfg.noSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("write lake file %s: %w", final, err)
+	}
+	if w.cfg.noSync {
+		return cw.n, nil
+	}
+	if err := syncDir(dir); err != nil {
+		return 0, fmt.Errorf("write lake file %s: %w", final, err)
+	}
+	return cw.n, nil
+}
+
+// encode writes the rows sel of the batch as Parquet to out.
+func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int) error {
+	if sig == SignalLogs {
+		return w.enc.writeLogs(out, &b.logs, sel)
+	}
+	return w.enc.writeSpans(out, &b.spans, sel)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type countingWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
