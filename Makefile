@@ -7,18 +7,26 @@ GO ?= go
 TELEMETRYGEN_VERSION := v0.161.0
 TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 
+# A Python venv with DuckDB and pyarrow, which read the lake in the tests.
+PYVENV := $(CURDIR)/bin/pyenv
+
 .PHONY: test bench fuzz
 
-test: $(TELEMETRYGEN)
+test: $(TELEMETRYGEN) $(PYVENV)/.installed
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) $(GO) test -count=1 ./...
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python $(GO) test -count=1 ./...
 
 $(TELEMETRYGEN):
 	mkdir -p $(CURDIR)/bin/tmp
 	GOBIN=$(CURDIR)/bin/tmp $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
 	mv $(CURDIR)/bin/tmp/telemetrygen $@
+
+$(PYVENV)/.installed: requirements-test.txt
+	python3 -m venv $(PYVENV)
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	touch $@
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).
 bench:
@@ -32,3 +40,4 @@ fuzz:
 	done
 	$(GO) test -run='^$$' -fuzz='^FuzzHTTPBody$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/receiver/
 	$(GO) test -run='^$$' -fuzz='^FuzzLogRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
+	$(GO) test -run='^$$' -fuzz='^FuzzSpanRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/

@@ -2,10 +2,16 @@ package lake
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
+	"io"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/parquet-go/parquet-go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
@@ -203,4 +209,102 @@ func BenchmarkLogsToParquet(b *testing.B) {
 		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/log")
 		b.ReportMetric(float64(out.Len())/float64(n), "parquetB/log")
 	})
+	b.Run("impl=pdata", func(b *testing.B) {
+		var (
+			zr  gzip.Reader
+			buf bytes.Buffer
+			out bytes.Buffer
+			ms0 runtime.MemStats
+			ms1 runtime.MemStats
+		)
+		runtime.ReadMemStats(&ms0)
+		b.ReportAllocs()
+		for b.Loop() {
+			var rows []map[string]any
+			for _, f := range files {
+				if err := zr.Reset(bytes.NewReader(f)); err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				if _, err := buf.ReadFrom(&zr); err != nil {
+					b.Fatal(err)
+				}
+				rows = append(rows, pdataRows(b, buf.Bytes())...)
+			}
+			out.Reset()
+			pdataParquet(b, rows, &out)
+		}
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "logs/s")
+		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/log")
+		b.ReportMetric(float64(out.Len())/float64(n), "parquetB/log")
+	})
+}
+
+// pdataParquet writes rows built by pdataRows as one Parquet file the way
+// a map-based ingester does: a schema from the union of the keys (each
+// key typed by its first value; arrays and maps as JSON text), rows sorted
+// by (service, time), parquet-go's map writer, the same zstd codec and
+// trace_id bloom filter.
+func pdataParquet(b *testing.B, rows []map[string]any, out io.Writer) {
+	types := map[string]parquet.Node{}
+	for _, row := range rows {
+		for k, v := range row {
+			switch x := v.(type) {
+			case []any, map[string]any:
+				j, err := json.Marshal(x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				row[k] = string(j)
+				v = row[k]
+			}
+			if _, ok := types[k]; ok {
+				continue
+			}
+			switch v.(type) {
+			case int64:
+				types[k] = parquet.Optional(parquet.Int(64))
+			case int32:
+				types[k] = parquet.Optional(parquet.Int(32))
+			case uint32:
+				types[k] = parquet.Optional(parquet.Uint(32))
+			case float64:
+				types[k] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
+			case bool:
+				types[k] = parquet.Optional(parquet.Leaf(parquet.BooleanType))
+			case []byte:
+				types[k] = parquet.Optional(parquet.Leaf(parquet.ByteArrayType))
+			default:
+				types[k] = parquet.Optional(parquet.String())
+			}
+		}
+	}
+	group := parquet.Group{}
+	for k, n := range types {
+		group[k] = parquet.Compressed(n, zstdCodec)
+	}
+	slices.SortFunc(rows, func(x, y map[string]any) int {
+		sx, _ := x["resource_service_name"].(string)
+		sy, _ := y["resource_service_name"].(string)
+		if c := strings.Compare(sx, sy); c != 0 {
+			return c
+		}
+		return cmp.Compare(x["timestamp"].(int64), y["timestamp"].(int64))
+	})
+	w := parquet.NewGenericWriter[any](out, parquet.NewSchema("pdata", group),
+		parquet.BloomFilters(parquet.SplitBlockFilter(10, "trace_id")))
+	batch := make([]any, 0, 1024)
+	for i, row := range rows {
+		batch = append(batch, row)
+		if len(batch) == cap(batch) || i == len(rows)-1 {
+			if _, err := w.Write(batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
 }

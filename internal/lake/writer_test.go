@@ -3,6 +3,7 @@ package lake
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -470,6 +472,7 @@ func TestCollisionsAndConflicts(t *testing.T) {
 		}
 	}
 	checkSorted(t, f, "timestamp")
+	checkEncoding(t, f, "timestamp", testNow.UnixNano(), testNow.UnixNano()+int64(len(values)-1))
 	sc := f.file.RowGroups()[0].SortingColumns()
 	if len(sc) != 2 || sc[0].Path()[0] != serviceColumn || !sc[0].NullsFirst() {
 		t.Errorf("sorting columns %v, want %s (nulls first), timestamp", sc, serviceColumn)
@@ -702,5 +705,45 @@ func TestSpansParquetRoundTrip(t *testing.T) {
 				t.Fatalf("seed %d order %d: rows differ\n%s", seed, order, diffLines(got, want))
 			}
 		}
+	}
+}
+
+// checkEncoding checks the file's layout: every column chunk zstd
+// compressed; the time column's statistics are [minT, maxT]; trace_id has
+// a bloom filter; resource_service_name is dictionary encoded, with
+// statistics.
+func checkEncoding(t *testing.T, f *lakeFile, timeCol string, minT, maxT int64) {
+	t.Helper()
+	md := f.file.Metadata()
+	sawBloom, sawDict := false, false
+	for _, rg := range md.RowGroups {
+		for _, cc := range rg.Columns {
+			m := cc.MetaData
+			name := m.PathInSchema[0]
+			if m.Codec != format.Zstd {
+				t.Errorf("%s: codec %v, want ZSTD", name, m.Codec)
+			}
+			switch name {
+			case timeCol:
+				lo := int64(binary.LittleEndian.Uint64(m.Statistics.MinValue))
+				hi := int64(binary.LittleEndian.Uint64(m.Statistics.MaxValue))
+				if lo != minT || hi != maxT {
+					t.Errorf("%s statistics [%d, %d], want [%d, %d]", name, lo, hi, minT, maxT)
+				}
+			case "trace_id":
+				sawBloom = m.BloomFilterOffset > 0
+			case serviceColumn:
+				sawDict = slices.Contains(m.Encoding, format.RLEDictionary)
+				if string(m.Statistics.MinValue) == "" || string(m.Statistics.MinValue) > string(m.Statistics.MaxValue) {
+					t.Errorf("%s statistics [%q, %q]", name, m.Statistics.MinValue, m.Statistics.MaxValue)
+				}
+			}
+		}
+	}
+	if !sawBloom {
+		t.Error("trace_id has no bloom filter")
+	}
+	if !sawDict {
+		t.Errorf("%s is not dictionary encoded", serviceColumn)
 	}
 }
