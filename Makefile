@@ -41,3 +41,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzHTTPBody$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/receiver/
 	$(GO) test -run='^$$' -fuzz='^FuzzLogRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
 	$(GO) test -run='^$$' -fuzz='^FuzzSpanRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
+	$(GO) test -run='^$$' -fuzz='^FuzzSplitDelimited$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/ingest/

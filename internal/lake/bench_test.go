@@ -308,3 +308,58 @@ func pdataParquet(b *testing.B, rows []map[string]any, out io.Writer) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkSpansToParquet is BenchmarkLogsToParquet for spans: gzipped
+// synth.Traces requests (service graphs with events, links, exceptions) to
+// the bytes of one Parquet file of 100,000 spans, on one core.
+func BenchmarkSpansToParquet(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var files [][]byte
+	n := 0
+	for i := range benchFiles {
+		body := synth.Traces(synth.Config{Seed: int64(42 + i), Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
+		c, err := otlpwire.TracesRequest(body).SpanCount()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += c
+		files = append(files, gzipped(b, body))
+	}
+	b.Run("impl=wirehouse", func(b *testing.B) {
+		var (
+			rows SpanRows
+			enc  = encoder{rowGroupRows: 128 << 10}
+			zr   gzip.Reader
+			buf  bytes.Buffer
+			out  bytes.Buffer
+			ms0  runtime.MemStats
+			ms1  runtime.MemStats
+		)
+		runtime.ReadMemStats(&ms0)
+		b.ReportAllocs()
+		for b.Loop() {
+			rows.Reset()
+			for _, f := range files {
+				if err := zr.Reset(bytes.NewReader(f)); err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				if _, err := buf.ReadFrom(&zr); err != nil {
+					b.Fatal(err)
+				}
+				if err := rows.AppendTraces(buf.Bytes()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_, sel := enc.order(rows.Len(), &rows.ServiceName, rows.StartTime, func(int32) int64 { return 0 })
+			out.Reset()
+			if err := enc.writeSpans(&out, &rows, sel); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&ms1)
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "spans/s")
+		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/span")
+		b.ReportMetric(float64(out.Len())/float64(n), "parquetB/span")
+	})
+}

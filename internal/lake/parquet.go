@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 
@@ -31,6 +32,22 @@ import (
 // zstdCodec is the compression of every column. The fastest level: the
 // lake is written on the ingest path; a later compaction can recompress.
 var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
+
+// buildVersion and buildRevision name the build in each file's created_by.
+var buildVersion, buildRevision = func() (string, string) {
+	version, revision := "devel", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	return version, revision
+}()
 
 // chunkRows is how many values are handed to a column writer at once.
 const chunkRows = 4096
@@ -402,7 +419,7 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 	opts := []parquet.WriterOption{
 		schema,
 		parquet.Compression(zstdCodec),
-		parquet.CreatedBy("wirehouse", "dev", ""),
+		parquet.CreatedBy("wirehouse", buildVersion, buildRevision),
 		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
 		parquet.PageBufferSize(pageSize),
 	}

@@ -191,8 +191,9 @@ func NewWriter(root string, opts ...Option) (*Writer, error) {
 	return w, nil
 }
 
-// validTenant reports whether t can be a partition directory name.
-func validTenant(t string) bool {
+// ValidTenant reports whether t can name a tenant: 1 to 128 of
+// [A-Za-z0-9._-], and not "." or "..", since it becomes a directory name.
+func ValidTenant(t string) bool {
 	if t == "" || len(t) > 128 || t == "." || t == ".." {
 		return false
 	}
@@ -214,7 +215,7 @@ func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) 
 	if sig != SignalLogs && sig != SignalTraces {
 		return 0, fmt.Errorf("lake append: unknown %v", sig)
 	}
-	if !validTenant(tenant) {
+	if !ValidTenant(tenant) {
 		return 0, fmt.Errorf("lake append: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
 	}
 	w.mu.Lock()

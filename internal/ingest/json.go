@@ -1,0 +1,97 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// jsonState is what a Reader keeps between JSON files.
+type jsonState struct {
+	raw json.RawMessage // the current document; its capacity is reused
+}
+
+// readJSON streams the OTLP/JSON documents of r.src and appends each,
+// transcoded to protobuf, to r.reqs, with its offset to r.offs.
+func (r *Reader) readJSON() error {
+	dec := json.NewDecoder(&r.src)
+	for {
+		start := dec.InputOffset()
+		err := dec.Decode(&r.json.raw)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) { // from r.src: decompression or size
+				return e
+			}
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return &Error{Offset: se.Offset, Err: fmt.Errorf("json: %w", err)}
+			}
+			return &Error{Offset: start, Err: fmt.Errorf("json: %w", err)} // e.g. io.ErrUnexpectedEOF
+		}
+		off := dec.InputOffset() - int64(len(r.json.raw))
+		req, err := transcodeJSON(r.sig, r.json.raw)
+		if err != nil {
+			return &Error{Offset: off, Err: err}
+		}
+		r.reqs = append(r.reqs, req)
+		r.offs = append(r.offs, off)
+	}
+}
+
+// transcodeJSON turns one OTLP/JSON export request of signal sig into
+// protobuf with pdata, like the receiver does. The result is a new slice.
+// pdata ignores unknown fields, so a document of another signal would
+// transcode to an empty request; that case is checked for and refused.
+func transcodeJSON(sig Signal, doc []byte) ([]byte, error) {
+	var (
+		b   []byte
+		err error
+	)
+	switch sig {
+	case SignalLogs:
+		req := plogotlp.NewExportRequest()
+		if err = req.UnmarshalJSON(doc); err == nil {
+			b, err = req.MarshalProto()
+		}
+	default:
+		req := ptraceotlp.NewExportRequest()
+		if err = req.UnmarshalJSON(doc); err == nil {
+			b, err = req.MarshalProto()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("otlp/json %s: %w", sig, err)
+	}
+	if len(b) == 0 {
+		if key := otherSignalKey(sig, doc); key != "" {
+			return nil, fmt.Errorf("%w: the document holds %s, not %s", ErrWrongSignal, key, sig)
+		}
+	}
+	return b, nil
+}
+
+// otherSignalKey returns the top-level field of doc that belongs to
+// another signal's request, or "". It runs only for empty requests.
+func otherSignalKey(sig Signal, doc []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(doc, &top) != nil {
+		return ""
+	}
+	keys := []string{"resourceLogs", "resource_logs", "resourceSpans", "resource_spans",
+		"resourceMetrics", "resource_metrics", "resourceProfiles", "resource_profiles"}
+	own := map[Signal]string{SignalLogs: "resourceLogs", SignalTraces: "resourceSpans"}[sig]
+	for i, k := range keys {
+		if _, ok := top[k]; ok && keys[i&^1] != own {
+			return k
+		}
+	}
+	return ""
+}

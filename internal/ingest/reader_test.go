@@ -1,0 +1,286 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+func TestReadFormats(t *testing.T) {
+	dir := t.TempDir()
+	l0, l1, l2 := logsReq(0, 10), logsReq(1, 20), logsReq(2, 5)
+	t0 := tracesReq(0, 7)
+	jl0, jl1 := toJSON(t, SignalLogs, l0), toJSON(t, SignalLogs, l1)
+	pl0, pl1 := pdataProto(t, SignalLogs, l0), pdataProto(t, SignalLogs, l1)
+	var pretty bytes.Buffer
+	pretty.WriteString("\n  ")
+	if err := indentJSON(&pretty, jl0); err != nil {
+		t.Fatal(err)
+	}
+	pretty.WriteString("\n")
+	jsonLines := append(append(append(append([]byte{}, jl0...), '\n'), jl1...), '\n')
+	d := delimited(l0, l1, l2)
+	tests := []struct {
+		name string
+		sig  Signal
+		file []byte
+		want [][]byte
+		offs []int64
+	}{
+		{"raw.binpb", SignalLogs, l0, [][]byte{l0}, []int64{0}},
+		{"raw.pb", SignalTraces, t0, [][]byte{t0}, []int64{0}},
+		{"delim.pb", SignalLogs, d, [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(l0)), int64(12 + len(l0) + len(l1))}},
+		{"raw.binpb.gz", SignalLogs, gzipped(t, l1), [][]byte{l1}, []int64{0}},
+		{"delim.binpb.gz", SignalLogs, gzipped(t, d), [][]byte{l0, l1, l2}, nil},
+		{"raw.binpb.zst", SignalTraces, zstded(t, t0), [][]byte{t0}, []int64{0}},
+		{"delim.pb.zst", SignalLogs, zstded(t, d), [][]byte{l0, l1, l2}, nil},
+		{"upper.BINPB.GZ", SignalLogs, gzipped(t, l2), [][]byte{l2}, nil},
+		{"lines.json", SignalLogs, jsonLines, [][]byte{pl0, pl1}, []int64{0, int64(len(jl0) + 1)}},
+		{"pretty.json", SignalLogs, pretty.Bytes(), [][]byte{pl0}, []int64{3}},
+		{"lines.json.gz", SignalLogs, gzipped(t, jsonLines), [][]byte{pl0, pl1}, nil},
+		{"lines.json.zst", SignalLogs, zstded(t, jsonLines), [][]byte{pl0, pl1}, nil},
+		{"traces.json", SignalTraces, toJSON(t, SignalTraces, t0), [][]byte{pdataProto(t, SignalTraces, t0)}, []int64{0}},
+		{"empty.binpb", SignalLogs, nil, nil, nil},
+		{"empty.json.gz", SignalLogs, gzipped(t, []byte("\n\n")), nil, nil},
+		{"empty-request.pb", SignalLogs, delimited(nil), [][]byte{{}}, []int64{4}},
+	}
+	readers := map[Signal]*Reader{SignalLogs: newReader(t, SignalLogs), SignalTraces: newReader(t, SignalTraces)}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(t, writeFile(t, dir, tc.name, tc.file))
+			f, err := readers[tc.sig].ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Requests) != len(tc.want) || len(f.Offsets) != len(tc.want) {
+				t.Fatalf("%d requests, %d offsets; want %d", len(f.Requests), len(f.Offsets), len(tc.want))
+			}
+			var proto int64
+			for i := range tc.want {
+				if !bytes.Equal(f.Requests[i], tc.want[i]) {
+					t.Errorf("request %d: %d bytes, differ from the %d written", i, len(f.Requests[i]), len(tc.want[i]))
+				}
+				if tc.offs != nil && f.Offsets[i] != tc.offs[i] {
+					t.Errorf("request %d: offset %d, want %d", i, f.Offsets[i], tc.offs[i])
+				}
+				proto += int64(len(tc.want[i]))
+			}
+			if f.DiskBytes != int64(len(tc.file)) || f.ProtoBytes != proto || f.Path != in.Path {
+				t.Errorf("DiskBytes %d ProtoBytes %d Path %s; want %d, %d, %s", f.DiskBytes, f.ProtoBytes, f.Path, len(tc.file), proto, in.Path)
+			}
+			if in.Compression == CompressionNone && f.ContentBytes != f.DiskBytes {
+				t.Errorf("ContentBytes %d, DiskBytes %d", f.ContentBytes, f.DiskBytes)
+			}
+		})
+	}
+}
+
+// TestReadReuse reads a large file, then smaller ones, and checks that the
+// buffer is reused and stale bytes of the earlier file never show.
+func TestReadReuse(t *testing.T) {
+	dir := t.TempDir()
+	r := newReader(t, SignalLogs)
+	big, small := logsReq(1, 2000), logsReq(2, 3)
+	if _, err := r.ReadFile(input(t, writeFile(t, dir, "big.binpb.zst", zstded(t, delimited(big, big))))); err != nil {
+		t.Fatal(err)
+	}
+	c := cap(r.buf)
+	if c < 2*len(big) {
+		t.Fatalf("buffer cap %d after a %d-byte file", c, 2*len(big)+8)
+	}
+	for _, name := range []string{"small.binpb", "small.binpb.gz", "small.binpb.zst"} {
+		b := small
+		switch filepath.Ext(name) {
+		case ".gz":
+			b = gzipped(t, small)
+		case ".zst":
+			b = zstded(t, small)
+		}
+		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Requests) != 1 || !bytes.Equal(f.Requests[0], small) || f.ContentBytes != int64(len(small)) {
+			t.Fatalf("%s: %d requests, content %d bytes; want the %d-byte request", name, len(f.Requests), f.ContentBytes, len(small))
+		}
+		if cap(f.Requests[0]) != len(small) {
+			t.Errorf("%s: request capacity %d not capped at %d", name, cap(f.Requests[0]), len(small))
+		}
+		if cap(r.buf) != c {
+			t.Errorf("%s: buffer reallocated: cap %d, was %d", name, cap(r.buf), c)
+		}
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := r.ReadFile(input(t, filepath.Join(dir, "small.binpb.zst"))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.0f allocations per small zstd file (including Collect)", allocs)
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	l0, l1 := logsReq(0, 10), logsReq(1, 10)
+	d := delimited(l0, l1)
+	gz := gzipped(t, d)
+	zs := zstded(t, d)
+	jl := toJSON(t, SignalLogs, l0)
+	lines := append(append([]byte{}, jl...), '\n')
+	badLen := append(delimited(l0), 0, 0, 0x10, 0, 1, 2, 3) // claims 4096 bytes, 3 follow
+	tests := []struct {
+		name    string
+		sig     Signal
+		file    []byte
+		is      error  // want errors.Is
+		text    string // want in the message
+		off     int64
+		nreqs   int // requests before the failure
+		maxSize int64
+	}{
+		{"bad-length.pb", SignalLogs, badLen, ErrLengthPrefix, "length 4096, only 3 bytes follow", int64(4 + len(l0)), 1, 0},
+		{"short-prefix.pb", SignalLogs, append(delimited(l0), 0, 0), ErrLengthPrefix, "2 bytes left", int64(4 + len(l0)), 1, 0},
+		{"cut-delimited.pb", SignalLogs, d[:len(d)-5], ErrLengthPrefix, "only", int64(4 + len(l0)), 1, 0},
+		{"truncated.binpb.gz", SignalLogs, gz[:len(gz)/2], nil, "gzip: unexpected EOF", -2, 0, 0},
+		{"corrupt.binpb.gz", SignalLogs, flip(gz, 20), nil, "gzip: ", -2, 0, 0},
+		{"not-gzip.binpb.gz", SignalLogs, d, nil, "gzip: ", 0, 0, 0},
+		{"truncated.binpb.zst", SignalLogs, zs[:len(zs)/2], nil, "zstd: ", -2, 0, 0},
+		{"not-zstd.binpb.zst", SignalLogs, d, nil, "zstd: ", -2, 0, 0},
+		{"syntax.json", SignalLogs, append(append([]byte{}, lines...), `{"resourceLogs": x}`...), nil, "json: invalid character 'x'", int64(len(lines) + 18), 1, 0},
+		{"cut.json", SignalLogs, append(append([]byte{}, lines...), jl[:len(jl)/2]...), nil, "json: unexpected EOF", int64(len(jl)), 1, 0}, // the end of the document before
+		{"bad-otlp.json", SignalLogs, append(append([]byte{}, lines...), ` {"resourceLogs": 5}`...), nil, "otlp/json logs", int64(len(lines) + 1), 1, 0},
+		{"wrong-signal.json", SignalLogs, append(append([]byte{}, lines...), toJSON(t, SignalTraces, tracesReq(0, 3))...), ErrWrongSignal, "holds resourceSpans, not logs", int64(len(lines)), 1, 0},
+		{"wrong-signal-traces.json", SignalTraces, jl, ErrWrongSignal, "holds resourceLogs, not traces", 0, 0, 0},
+		{"large.binpb", SignalLogs, d, ErrTooLarge, "larger than the maximum", 1000, 0, 1000},
+		{"large.json.zst", SignalLogs, zstded(t, lines), ErrTooLarge, "larger than the maximum", -2, 0, 1000}, // refused by its frame header
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []Option
+			if tc.maxSize > 0 {
+				opts = append(opts, WithMaxFileSize(tc.maxSize))
+			}
+			r := newReader(t, tc.sig, opts...)
+			path := writeFile(t, dir, tc.name, tc.file)
+			f, err := r.ReadFile(input(t, path))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("err = %v (%T), want an *Error", err, err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err = %v, want errors.Is %v", err, tc.is)
+			}
+			t.Log(err)
+			if !strings.Contains(err.Error(), tc.text) || !strings.HasPrefix(err.Error(), path+": ") {
+				t.Errorf("err = %q, want the path and %q", err, tc.text)
+			}
+			switch {
+			case tc.off >= 0 && e.Offset != tc.off:
+				t.Errorf("offset %d, want %d (%v)", e.Offset, tc.off, err)
+			case tc.off == -2 && (e.Offset < 0 || e.Offset > int64(len(d))):
+				t.Errorf("offset %d outside the %d-byte content (%v)", e.Offset, len(d), err)
+			}
+			if len(f.Requests) != tc.nreqs {
+				t.Errorf("%d requests before the error, want %d", len(f.Requests), tc.nreqs)
+			}
+			if tc.maxSize > 0 && cap(r.buf) > int(2*tc.maxSize+2) {
+				t.Errorf("buffer grew to %d bytes with a maximum of %d", cap(r.buf), tc.maxSize)
+			}
+			if tc.maxSize > 0 {
+				return
+			}
+			// The Reader stays usable.
+			good := writeFile(t, dir, "good-"+tc.name+".binpb", l1)
+			if f, err := r.ReadFile(input(t, good)); err != nil || len(f.Requests) != 1 || !bytes.Equal(f.Requests[0], l1) {
+				t.Fatalf("next file: %d requests, %v", len(f.Requests), err)
+			}
+		})
+	}
+}
+
+// TestReadBomb reads a small gzip file that decompresses to far more than
+// the maximum: it must stop at the maximum.
+func TestReadBomb(t *testing.T) {
+	const limit = 1 << 20
+	dir := t.TempDir()
+	zeros := make([]byte, 16<<20)
+	spaces := bytes.Repeat([]byte{' '}, 16<<20) // JSON whitespace
+	for _, name := range []string{"bomb.binpb.gz", "bomb.binpb.zst", "bomb.json.gz"} {
+		var b []byte
+		switch name {
+		case "bomb.binpb.gz":
+			b = gzipped(t, zeros)
+		case "bomb.binpb.zst":
+			b = zstded(t, zeros)
+		default:
+			b = gzipped(t, spaces)
+		}
+		r := newReader(t, SignalLogs, WithMaxFileSize(limit))
+		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+		if !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("%s (%d bytes): err = %v, want ErrTooLarge", name, len(b), err)
+		}
+		if f.ContentBytes > limit+1 || cap(r.buf) > 2*limit+2 {
+			t.Errorf("%s: read %d bytes into a %d-byte buffer, limit %d", name, f.ContentBytes, cap(r.buf), limit)
+		}
+	}
+}
+
+func TestReadMissing(t *testing.T) {
+	r := newReader(t, SignalLogs)
+	path := filepath.Join(t.TempDir(), "gone.binpb")
+	_, err := r.ReadFile(Input{Path: path, Format: FormatProto})
+	var e *Error
+	if !errors.As(err, &e) || e.Offset != -1 || !errors.Is(err, os.ErrNotExist) || e.Path != path {
+		t.Fatalf("err = %v, want an *Error with no offset wrapping ErrNotExist", err)
+	}
+}
+
+// TestReadCounts checks that the records of what is read match those of
+// what was written, for every protobuf and JSON variant of one request.
+func TestReadCounts(t *testing.T) {
+	dir := t.TempDir()
+	req := tracesReq(5, 321)
+	want, err := otlpwire.TracesRequest(req).SpanCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := toJSON(t, SignalTraces, req)
+	files := map[string][]byte{
+		"a.binpb": req, "b.pb.gz": gzipped(t, delimited(req)), "c.json.zst": zstded(t, js), "d.json": js,
+	}
+	r := newReader(t, SignalTraces)
+	for name, b := range files {
+		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := otlpwire.TracesRequest(f.Requests[0]).SpanCount()
+		if err != nil || got != want || len(f.Requests) != 1 {
+			t.Errorf("%s: %d requests, %d spans, %v; want 1 request of %d spans", name, len(f.Requests), got, err, want)
+		}
+		if err := otlpwire.TracesRequest(f.Requests[0]).Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestNewReaderOptions(t *testing.T) {
+	if _, err := NewReader(SignalLogs, WithMaxFileSize(0)); err == nil {
+		t.Error("WithMaxFileSize(0) accepted")
+	}
+	if _, err := NewReader(0); err == nil {
+		t.Error("signal 0 accepted")
+	}
+}
+
+// flip returns b with byte i inverted.
+func flip(b []byte, i int) []byte {
+	c := append([]byte{}, b...)
+	c[i] ^= 0xff
+	return c
+}
