@@ -17,7 +17,17 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, or, with WIREHOUSE_TEST_MAIN=1 in the
+// environment, the wirehouse command itself: tests that must kill a real
+// process (kill -9) start this test binary that way instead of building
+// the command.
+func TestMain(m *testing.M) {
+	if os.Getenv("WIREHOUSE_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
 type syncBuffer struct {
