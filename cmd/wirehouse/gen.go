@@ -35,6 +35,7 @@ type genFlags struct {
 	resources, scopes            int
 	seed                         int64
 	fixture                      bool
+	seedLogs                     bool
 
 	sig synth.Signal
 	ord synth.Order
@@ -76,6 +77,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var req []byte
 		if f.fixture {
 			req = synth.Fixture(f.sig, f.ord)
+		} else if f.seedLogs {
+			cfg.Seed = f.seed + int64(i)
+			req = synth.SeedLogs(cfg)
 		} else {
 			cfg.Seed = f.seed + int64(i)
 			req = synth.Generate(f.sig, cfg)
@@ -131,6 +135,7 @@ func parseGenFlags(args []string, stderr io.Writer) (*genFlags, error) {
 	fs.StringVar(&f.order, "order", "asc", "field order: asc (OpenTelemetry SDKs) or desc (Collector pdata)")
 	fs.StringVar(&f.compress, "compress", "none", "compression: none, gzip or zstd")
 	fs.BoolVar(&f.fixture, "fixture", false, "write the benchmark fixture (5 resources × 100 records) as one file")
+	fs.BoolVar(&f.seedLogs, "seed-logs", false, "logs shaped like the lake seed's: ~47-byte bodies, ~15 attributes per log (with --signal logs)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -160,6 +165,9 @@ func (f *genFlags) check(rest []string, set map[string]bool) error {
 	}
 	if f.out == "" {
 		return errors.New("--out: a directory is required")
+	}
+	if f.seedLogs && (f.sig != synth.SignalLogs || f.fixture) {
+		return errors.New("--seed-logs: only with --signal logs and without --fixture")
 	}
 	if f.fixture {
 		for _, name := range []string{"requests", "per-request", "resources", "scopes", "seed"} {
