@@ -9,7 +9,7 @@ type attrRows struct {
 	ServiceName Strings // the resource's service.name string, for sorting; empty if none
 
 	cols    columns
-	byPos   []*Column // record attribute column at each position last seen, to skip map lookups
+	recent  [256]*Column // record attribute columns by keySlot, to skip most map lookups
 	res     []staged
 	scope   []staged
 	scratch []byte
@@ -80,25 +80,19 @@ func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error
 	for _, s := range r.scope {
 		s.col.add(row, s.kind, s.num, s.ref)
 	}
-	pos := 0
 	for kv, err := range attrs.All() {
 		if err != nil {
 			return err
 		}
-		// Records of one source repeat their keys in the same order: try
-		// the column seen at this position before hashing the key.
-		var c *Column
-		if pos < len(r.byPos) && r.byPos[pos].Key == string(kv.Key) && r.byPos[pos].gen == r.cols.gen {
-			c = r.byPos[pos]
-		} else {
+		// Records repeat a small set of keys: a direct-mapped cache on a
+		// cheap hash of the key finds most columns with one comparison,
+		// where the map would hash the whole key.
+		slot := keySlot(kv.Key)
+		c := r.recent[slot]
+		if c == nil || c.gen != r.cols.gen || c.Key != string(kv.Key) {
 			c = r.cols.get(OriginRecord, kv.Key)
-			if pos < len(r.byPos) {
-				r.byPos[pos] = c
-			} else {
-				r.byPos = append(r.byPos, c)
-			}
+			r.recent[slot] = c
 		}
-		pos++
 		s, err := c.stage(kv.Value, &r.scratch)
 		if err != nil {
 			return err
@@ -107,4 +101,14 @@ func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error
 	}
 	r.ServiceName.AppendRef(svc)
 	return nil
+}
+
+// keySlot is a slot of attrRows.recent for an attribute key: its length
+// and three of its bytes, which tell apart the keys of one source.
+func keySlot(k []byte) uint8 {
+	n := len(k)
+	if n == 0 {
+		return 0
+	}
+	return uint8(n*31 + int(k[0])*7 + int(k[n/2])*3 + int(k[n-1]))
 }
