@@ -252,7 +252,7 @@ func expectLogRow(f *lakeFile, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.
 
 // TestLogsParquetRoundTrip writes randomized requests (every AnyValue
 // kind, missing fields, both field orders, colliding and conflicting keys)
-// through a Writer and reads every file back: each record of pdata's view
+// and realistic ones (synth.Logs, synth.SeedLogs) through a Writer and reads every file back: each record of pdata's view
 // of the input is a row of exactly one file, field for field.
 func TestLogsParquetRoundTrip(t *testing.T) {
 	for seed := range uint64(30) {
@@ -263,6 +263,8 @@ func TestLogsParquetRoundTrip(t *testing.T) {
 			for i := range uint64(3) {
 				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), synth.SignalLogs, order))
 			}
+			cfg := synth.Config{Seed: int64(seed), Order: order, Resources: 2, ScopesPerResource: 2, TotalRecords: 40}
+			reqs = append(reqs, synth.Logs(cfg), synth.SeedLogs(cfg))
 			if _, err := w.Append(SignalLogs, "t1", reqs...); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
