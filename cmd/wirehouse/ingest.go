@@ -43,6 +43,7 @@ var ingestProgressEvery = 2 * time.Second
 type ingestFlags struct {
 	signal, tenant, out string
 	fileSize, maxFile   int64
+	maxBuffer           int64
 	rowGroupRows        int
 	asJSON              bool
 	paths               []string
@@ -95,7 +96,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !lake.ValidTenant(f.tenant) {
 		return usageError{err: fmt.Errorf("--tenant %q: want 1 to 128 of [A-Za-z0-9._-]", f.tenant)}
 	}
-	opts := []lake.Option{lake.WithFileSize(f.fileSize)}
+	opts := []lake.Option{lake.WithFileSize(f.fileSize), lake.WithMaxBuffer(f.maxBuffer)}
 	if f.rowGroupRows > 0 {
 		opts = append(opts, lake.WithRowGroupRows(f.rowGroupRows))
 	}
@@ -214,7 +215,8 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 	fs.StringVar(&f.signal, "signal", "logs", "signal of every file: logs or traces")
 	fs.StringVar(&f.tenant, "tenant", "default", "tenant partition to write to")
 	fs.StringVar(&f.out, "out", "", "root directory of the lake, created if missing (required)")
-	fs.Int64Var(&f.fileSize, "file-size", 128<<20, "Parquet file size to aim at, in bytes (at least 1024)")
+	fs.Int64Var(&f.fileSize, "file-size", 64<<20, "Parquet file size to aim at, in bytes (at least 1024)")
+	fs.Int64Var(&f.maxBuffer, "max-buffer", 256<<20, "write a file once this many protobuf bytes are buffered, whatever --file-size says; memory is about 2x this (at least 1024)")
 	fs.IntVar(&f.rowGroupRows, "row-group-rows", 0, "most rows in a Parquet row group (default: the lake's, 131072)")
 	fs.Int64Var(&f.maxFile, "max-file-size", ingest.DefaultMaxFileSize, "largest decompressed input file, in bytes")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
@@ -247,6 +249,8 @@ func (f *ingestFlags) check() error {
 		return errors.New("--tenant: empty")
 	case f.fileSize < 1<<10:
 		return fmt.Errorf("--file-size: %d is below 1024", f.fileSize)
+	case f.maxBuffer < 1<<10:
+		return fmt.Errorf("--max-buffer: %d is below 1024", f.maxBuffer)
 	case f.rowGroupRows < 0:
 		return fmt.Errorf("--row-group-rows: %d is negative", f.rowGroupRows)
 	case f.maxFile < 1:

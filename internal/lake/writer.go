@@ -70,6 +70,7 @@ type Stats struct {
 // config is what Options set.
 type config struct {
 	fileSize     int64
+	maxBuffer    int64
 	maxAge       time.Duration
 	rowGroupRows int
 	now          func() time.Time
@@ -81,13 +82,30 @@ type Option func(*config) error
 
 // WithFileSize sets the size a Parquet file is aimed at: a batch is
 // written once its rows would make a file of about n bytes, estimated from
-// the compression of the files written before. Default 128 MiB.
+// the compression of the files written before. Default 64 MiB. WithMaxBuffer
+// caps the memory this takes, so with the defaults a file of
+// well-compressed logs is smaller.
 func WithFileSize(n int64) Option {
 	return func(c *config) error {
 		if n < 1<<10 {
 			return fmt.Errorf("file size %d: below 1 KiB", n)
 		}
 		c.fileSize = n
+		return nil
+	}
+}
+
+// WithMaxBuffer bounds the memory of one batch: it is written once the
+// requests appended to it reach n protobuf bytes, whatever the file size
+// estimate says. A process holds about 2.5 to 3 times n per full batch
+// (arenas, columns, Parquet buffers and the garbage collector's headroom;
+// measured with wirehouse ingest). Default 256 MiB.
+func WithMaxBuffer(n int64) Option {
+	return func(c *config) error {
+		if n < 1<<10 {
+			return fmt.Errorf("max buffer %d: below 1 KiB", n)
+		}
+		c.maxBuffer = n
 		return nil
 	}
 }
@@ -135,8 +153,8 @@ func WithClock(now func() time.Time) Option {
 // partitioned by the record's time (a log's timestamp, else its observed
 // timestamp; a span's start time; else the time it was appended), in UTC.
 // A batch is written when its rows would make a file of about the file
-// size, when its first row is older than the max age, and on Flush and
-// Close. Each file is written as .<id>.parquet.tmp in its partition, synced
+// size, when the requests in it reach the max buffer, when its first row
+// is older than the max age, and on Flush and Close. Each file is written as .<id>.parquet.tmp in its partition, synced
 // and renamed into place, so no reader ever sees a partial file; a crash
 // can leave only such hidden temporary files.
 //
@@ -177,7 +195,7 @@ func (b *batch) len(sig Signal) int {
 // NewWriter returns a Writer that writes under root, creating it if
 // needed.
 func NewWriter(root string, opts ...Option) (*Writer, error) {
-	cfg := config{fileSize: 128 << 20, maxAge: 5 * time.Minute, rowGroupRows: 128 << 10, now: time.Now}
+	cfg := config{fileSize: 64 << 20, maxBuffer: 256 << 20, maxAge: 5 * time.Minute, rowGroupRows: 128 << 10, now: time.Now}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, fmt.Errorf("new lake writer: %w", err)
@@ -262,7 +280,7 @@ func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) 
 		b.fallback = now.UnixNano() / 3600e9
 	}
 	b.bytesIn += in
-	if float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || now.Sub(b.first) >= w.cfg.maxAge {
+	if float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || b.bytesIn >= w.cfg.maxBuffer || now.Sub(b.first) >= w.cfg.maxAge {
 		return added, w.writeBatch(key, b)
 	}
 	return added, nil
