@@ -74,6 +74,7 @@ type config struct {
 	maxAge       time.Duration
 	rowGroupRows int
 	now          func() time.Time
+	manual       bool // WithManualFlush
 	noSync       bool // tests only: skip fsync, which costs ~10 ms a file here
 }
 
@@ -129,6 +130,19 @@ func WithRowGroupRows(n int) Option {
 			return fmt.Errorf("row group rows %d: not positive", n)
 		}
 		c.rowGroupRows = n
+		return nil
+	}
+}
+
+// WithManualFlush leaves every write to the caller: Append never writes a
+// file, Due says when a batch reached its size, buffer or age limit,
+// FlushAs writes everything under names the caller chooses, and Close
+// drops what is buffered instead of writing it. It is for a caller that
+// replays its input after a crash (the spool consumer) and needs each
+// replayed range written under the same names.
+func WithManualFlush() Option {
+	return func(c *config) error {
+		c.manual = true
 		return nil
 	}
 }
@@ -230,6 +244,14 @@ func ValidTenant(t string) bool {
 // added. It then writes the batch if it is full or old; a write error is
 // returned after the rows were added, which stay buffered for a retry.
 func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) {
+	return w.AppendReceived(sig, tenant, time.Time{}, reqs...)
+}
+
+// AppendReceived is Append for requests received at a known time: rows
+// without a usable time of their own are partitioned by the received time
+// of the first request of their batch rather than by the clock, so a
+// replay partitions them the same way. A zero received means now.
+func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, reqs ...[]byte) (int, error) {
 	if sig != SignalLogs && sig != SignalTraces {
 		return 0, fmt.Errorf("lake append: unknown %v", sig)
 	}
@@ -276,14 +298,63 @@ func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) 
 	}
 	now := w.cfg.now()
 	if n0 == 0 {
+		if received.IsZero() {
+			received = now
+		}
 		b.first = now
-		b.fallback = now.UnixNano() / 3600e9
+		b.fallback = received.UnixNano() / 3600e9
 	}
 	b.bytesIn += in
-	if float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || b.bytesIn >= w.cfg.maxBuffer || now.Sub(b.first) >= w.cfg.maxAge {
-		return added, w.writeBatch(key, b)
+	if !w.cfg.manual && w.due(b, now) {
+		return added, w.writeBatch(key, b, "")
 	}
 	return added, nil
+}
+
+// due reports whether batch b reached its size, buffer or age limit.
+func (w *Writer) due(b *batch, now time.Time) bool {
+	return b.bytesIn > 0 && (float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || b.bytesIn >= w.cfg.maxBuffer || now.Sub(b.first) >= w.cfg.maxAge)
+}
+
+// Due reports whether any batch reached its size, buffer or age limit:
+// with WithManualFlush, the caller's cue to FlushAs.
+func (w *Writer) Due() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.cfg.now()
+	for _, b := range w.batches {
+		if w.due(b, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// Buffered is the number of rows waiting in memory.
+func (w *Writer) Buffered() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for k, b := range w.batches {
+		n += b.len(k.sig)
+	}
+	return n
+}
+
+// FlushAs writes every buffered row, naming each file name.parquet in its
+// partition; a file of that name already there (from an earlier attempt at
+// the same rows) is replaced atomically. name is 1 to 128 of
+// [A-Za-z0-9._-] and must not be reused for other rows.
+func (w *Writer) FlushAs(name string) error {
+	if !ValidTenant(name) {
+		return fmt.Errorf("lake flush: file name %q: want 1 to 128 of [A-Za-z0-9._-]", name)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	return w.flushAll(name)
 }
 
 // FlushOld writes every batch whose first row is older than the max age.
@@ -291,11 +362,14 @@ func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) 
 func (w *Writer) FlushOld() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.cfg.manual {
+		return nil
+	}
 	now := w.cfg.now()
 	var errs []error
 	for key, b := range w.sortedBatches() {
 		if b.len(key.sig) > 0 && now.Sub(b.first) >= w.cfg.maxAge {
-			errs = append(errs, w.writeBatch(key, b))
+			errs = append(errs, w.writeBatch(key, b, ""))
 		}
 	}
 	return errors.Join(errs...)
@@ -305,14 +379,15 @@ func (w *Writer) FlushOld() error {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.flushAll()
+	return w.flushAll("")
 }
 
-func (w *Writer) flushAll() error {
+// flushAll writes every batch, under name if not empty.
+func (w *Writer) flushAll(name string) error {
 	var errs []error
 	for key, b := range w.sortedBatches() {
 		if b.len(key.sig) > 0 {
-			errs = append(errs, w.writeBatch(key, b))
+			errs = append(errs, w.writeBatch(key, b, name))
 		}
 	}
 	return errors.Join(errs...)
@@ -339,16 +414,19 @@ func (w *Writer) sortedBatches() iter.Seq2[batchKey, *batch] {
 	}
 }
 
-// Close writes every buffered row; the Writer is then unusable.
+// Close writes every buffered row (with WithManualFlush it drops them);
+// the Writer is then unusable.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
-	err := w.flushAll()
 	w.closed = true
-	return err
+	if w.cfg.manual {
+		return nil
+	}
+	return w.flushAll("")
 }
 
 // Stats returns the totals so far.
@@ -362,7 +440,7 @@ func (w *Writer) Stats() Stats {
 // hour and empties the batch. On error the batch is kept: files already
 // renamed into place stay, and the rows are written again by the next
 // flush (a retry can duplicate them; it never loses them).
-func (w *Writer) writeBatch(key batchKey, b *batch) error {
+func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 	var (
 		n        int
 		times    []int64
@@ -396,7 +474,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch) error {
 		for end < n && keys[end].hi>>32 == keys[start].hi>>32 {
 			end++
 		}
-		size, err := w.writePartition(key, b, int64(keys[start].hi>>32), sel[start:end], n)
+		size, err := w.writePartition(key, b, int64(keys[start].hi>>32), sel[start:end], n, name)
 		if err != nil {
 			return err
 		}
@@ -431,16 +509,19 @@ func partitionHour(ns int64) (int64, bool) {
 
 // writePartition writes rows sel of the batch as one file of the hour's
 // partition and returns its size.
-func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int) (int64, error) {
+func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int, name string) (int64, error) {
 	t := time.Unix(hour*3600, 0).UTC()
 	dir := filepath.Join(w.root, key.sig.String(), "tenant="+key.tenant, "date="+t.Format("2006-01-02"), fmt.Sprintf("hour=%02d", t.Hour()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("write lake file: %w", err)
 	}
-	id := fmt.Sprintf("%s-%016x", w.cfg.now().UTC().Format("20060102T150405.000000000Z"), rand.Uint64())
+	id, flag := name, os.O_TRUNC // a temp file of a named flush is a crashed attempt's, ours to reuse
+	if id == "" {
+		id, flag = fmt.Sprintf("%s-%016x", w.cfg.now().UTC().Format("20060102T150405.000000000Z"), rand.Uint64()), os.O_EXCL
+	}
 	final := filepath.Join(dir, id+".parquet")
 	tmp := filepath.Join(dir, "."+id+".parquet.tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("write lake file: %w", err)
 	}

@@ -749,3 +749,69 @@ func checkEncoding(t *testing.T, f *lakeFile, timeCol string, minT, maxT int64) 
 		t.Errorf("%s is not dictionary encoded", serviceColumn)
 	}
 }
+
+// TestWriterManualFlush: with WithManualFlush nothing is written until
+// FlushAs; writing the same rows again under the same name replaces the
+// files instead of adding rows; rows without a time go to the hour they
+// were received; Close drops what is buffered.
+func TestWriterManualFlush(t *testing.T) {
+	root := t.TempDir()
+	w := newTestWriter(t, root, WithManualFlush(), WithFileSize(1<<10))
+	body := synth.SeedLogs(synth.Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 300})
+	// One record without any time, received at a known hour.
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("timeless")
+	timeless, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+	write := func() {
+		t.Helper()
+		if _, err := w.AppendReceived(SignalLogs, "t", received, timeless, body); err != nil {
+			t.Fatal(err)
+		}
+		if w.Stats().Files != 0 && !w.Due() {
+			t.Fatal("Due is false for a batch past its file size")
+		}
+		if err := w.FlushAs("00000000000000000001-00000000000000000002"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	first := w.Stats()
+	if first.Files == 0 {
+		t.Fatal("FlushAs wrote nothing")
+	}
+	write() // a replay of the same range
+	if _, err := w.Append(SignalLogs, "t", body); err != nil {
+		t.Fatal(err)
+	}
+	if w.Stats().Files != 2*first.Files {
+		t.Fatalf("Append wrote a file in manual mode: %d files, want %d", w.Stats().Files, 2*first.Files)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := readLake(t, root)
+	rows := 0
+	for _, f := range files {
+		rows += len(f.rows)
+	}
+	if want := logRecordCount(t, body) + 1; rows != want {
+		t.Fatalf("%d rows in the lake after a replay and a dropped batch, want %d once", rows, want)
+	}
+	fileFor(t, files, received.Truncate(time.Hour)) // the timeless record's partition
+	if err := w.FlushAs("../x"); err == nil {
+		t.Error("FlushAs accepted a name with a slash")
+	}
+}
+
+func logRecordCount(t *testing.T, b []byte) int {
+	t.Helper()
+	n, err := otlpwire.LogsRequest(b).LogRecordCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
