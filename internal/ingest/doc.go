@@ -27,8 +27,12 @@
 // the first request is shorter than 128 MiB (0x08000000 bytes). Content
 // whose first byte is below 0x08 is therefore split as length-delimited,
 // any other content is one raw request, and empty content holds no request.
-// The requests themselves are not decoded here; the lake's Writer
-// validates them.
+// In a length-delimited stream, a message that starts with the zstd frame
+// magic (28 b5 2f fd) is decompressed: the file exporter with
+// compression: zstd compresses each message on its own, for the proto and
+// the JSON format alike (a JSON file whose first byte is below 0x08 is
+// such a stream of JSON documents). The requests themselves are not
+// decoded here; the lake's Writer validates them.
 //
 // # JSON content
 //

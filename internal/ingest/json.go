@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,21 @@ type jsonState struct {
 // readJSON streams the OTLP/JSON documents of r.src and appends each,
 // transcoded to protobuf, to r.reqs, with its offset to r.offs.
 func (r *Reader) readJSON() error {
-	dec := json.NewDecoder(&r.src)
+	// The Collector's file exporter writes JSON with compression as a
+	// length-delimited stream of zstd-compressed documents; its first
+	// byte tells, as for protobuf.
+	var first [1]byte
+	n, err := io.ReadFull(&r.src, first[:])
+	if n == 0 {
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	}
+	if first[0] < 0x08 {
+		return r.readDelimitedJSON(first[0])
+	}
+	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(first[:]), &r.src))
 	for {
 		start := dec.InputOffset()
 		err := dec.Decode(&r.json.raw)
@@ -44,6 +59,30 @@ func (r *Reader) readJSON() error {
 		r.reqs = append(r.reqs, req)
 		r.offs = append(r.offs, off)
 	}
+}
+
+// readDelimitedJSON reads a length-delimited stream of OTLP/JSON
+// documents, each possibly zstd-compressed, whose first byte was read.
+func (r *Reader) readDelimitedJSON(first byte) error {
+	r.buf = append(r.buf[:0], first)
+	if err := r.fillMore(); err != nil {
+		return err
+	}
+	var err error
+	if r.reqs, r.offs, err = SplitDelimited(r.reqs, r.offs, r.buf); err != nil {
+		return err
+	}
+	if err := r.inflate(); err != nil {
+		return err
+	}
+	for i, doc := range r.reqs {
+		req, err := transcodeJSON(r.sig, doc)
+		if err != nil {
+			return &Error{Offset: r.offs[i], Err: err}
+		}
+		r.reqs[i] = req
+	}
+	return nil
 }
 
 // transcodeJSON turns one OTLP/JSON export request of signal sig into

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,10 +56,12 @@ type Reader struct {
 	offs []int64
 	json jsonState
 
-	br  *bufio.Reader // under gzip, which would otherwise allocate one per file
-	gz  *gzip.Reader
-	zs  *zstd.Decoder
-	src source
+	br    *bufio.Reader // under gzip, which would otherwise allocate one per file
+	gz    *gzip.Reader
+	zs    *zstd.Decoder
+	zm    *zstd.Decoder // for zstd-compressed messages in a length-delimited stream
+	inner []byte        // those messages decompressed
+	src   source
 }
 
 // NewReader returns a Reader of requests of signal sig.
@@ -80,6 +83,10 @@ func (r *Reader) Close() {
 	if r.zs != nil {
 		r.zs.Close()
 		r.zs = nil
+	}
+	if r.zm != nil {
+		r.zm.Close()
+		r.zm = nil
 	}
 }
 
@@ -215,7 +222,56 @@ func (r *Reader) readProto(hint int64) error {
 	}
 	var err error
 	r.reqs, r.offs, err = SplitProto(r.reqs, r.offs, r.buf)
-	return err
+	if err != nil {
+		return err
+	}
+	if IsDelimited(r.buf) {
+		return r.inflate()
+	}
+	return nil
+}
+
+// zstdMagic starts every zstd frame.
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// inflate replaces each message of a length-delimited stream that is a
+// zstd frame by its decompressed content: the Collector's file exporter
+// with compression: zstd compresses every message on its own. Offsets stay
+// those of the compressed messages. The decompressed messages go to
+// r.inner, reused from file to file; their total is held to the maximum
+// file size.
+func (r *Reader) inflate() error {
+	type span struct{ i, start, end int }
+	var spans []span
+	r.inner = r.inner[:0]
+	var total int64
+	for i, q := range r.reqs {
+		if !bytes.HasPrefix(q, zstdMagic) {
+			total += int64(len(q))
+			continue
+		}
+		if r.zm == nil {
+			var err error
+			r.zm, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(r.max)))
+			if err != nil {
+				return err
+			}
+		}
+		start := len(r.inner)
+		out, err := r.zm.DecodeAll(q, r.inner)
+		if err != nil {
+			return &Error{Offset: r.offs[i], Err: annotate("zstd", err)}
+		}
+		r.inner = out
+		if total += int64(len(out) - start); total > r.max {
+			return &Error{Offset: r.offs[i], Err: fmt.Errorf("%w (%d bytes)", ErrTooLarge, r.max)}
+		}
+		spans = append(spans, span{i, start, len(out)})
+	}
+	for _, s := range spans { // r.inner no longer moves
+		r.reqs[s.i] = r.inner[s.start:s.end:s.end]
+	}
+	return nil
 }
 
 // fill reads all of r.src into r.buf, reusing its capacity. The buffer
@@ -227,6 +283,14 @@ func (r *Reader) fill(hint int64) error {
 	if int64(cap(buf)) < want {
 		buf = make([]byte, 0, want)
 	}
+	r.buf = buf
+	return r.fillMore()
+}
+
+// fillMore appends the rest of r.src to r.buf, doubling it as needed, up
+// to the maximum.
+func (r *Reader) fillMore() error {
+	buf := r.buf
 	defer func() { r.buf = buf }()
 	for {
 		if len(buf) == cap(buf) {

@@ -48,6 +48,10 @@ func TestReadFormats(t *testing.T) {
 		{"empty.binpb", SignalLogs, nil, nil, nil},
 		{"empty.json.gz", SignalLogs, gzipped(t, []byte("\n\n")), nil, nil},
 		{"empty-request.pb", SignalLogs, delimited(nil), [][]byte{{}}, []int64{4}},
+		// The Collector file exporter with compression: zstd compresses
+		// each message inside the length-delimited stream.
+		{"exporter-zstd.pb", SignalLogs, delimited(zstded(t, l0), l1, zstded(t, l2)), [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(zstded(t, l0))), int64(12 + len(zstded(t, l0)) + len(l1))}},
+		{"exporter-zstd.json", SignalLogs, delimited(zstded(t, jl0), zstded(t, jl1)), [][]byte{pl0, pl1}, []int64{4, int64(8 + len(zstded(t, jl0)))}},
 	}
 	readers := map[Signal]*Reader{SignalLogs: newReader(t, SignalLogs), SignalTraces: newReader(t, SignalTraces)}
 	for _, tc := range tests {
@@ -157,6 +161,8 @@ func TestReadErrors(t *testing.T) {
 		{"wrong-signal-traces.json", SignalTraces, jl, ErrWrongSignal, "holds resourceLogs, not traces", 0, 0, 0},
 		{"large.binpb", SignalLogs, d, ErrTooLarge, "larger than the maximum", 1000, 0, 1000},
 		{"large.json.zst", SignalLogs, zstded(t, lines), ErrTooLarge, "larger than the maximum", -2, 0, 1000}, // refused by its frame header
+		{"bad-zstd-message.pb", SignalLogs, delimited(l0, append(append([]byte{}, zstdMagic...), 1, 2, 3)), nil, "zstd: ", int64(8 + len(l0)), 2, 0},
+		{"large-zstd-messages.pb", SignalLogs, delimited(zstded(t, l0), zstded(t, l1)), ErrTooLarge, "larger than the maximum", -2, 2, int64(len(l0) + 10)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
