@@ -43,3 +43,4 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzSpanRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitDelimited$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/ingest/
 	$(GO) test -run='^$$' -fuzz='^FuzzReadFile$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/ingest/
+	$(GO) test -run='^$$' -fuzz='^FuzzOpenSegment$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/spool/

@@ -1,0 +1,342 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCursorSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	appendN(t, s, 1, 10)
+	a, err := s.Consumer("lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Consumer("tsdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 6; i++ {
+		next(t, a, uint64(i))
+	}
+	if err := a.Commit(4); err != nil { // 5 and 6 read but not committed
+		t.Fatal(err)
+	}
+	if err := a.Commit(2); err != nil || a.Committed() != 4 {
+		t.Fatalf("Commit backwards: %v, committed %d", err, a.Committed())
+	}
+	next(t, b, 1)
+	s.Close()
+
+	s = open(t, dir)
+	if st := s.Stats(); st.Consumers != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	if a, err = s.Consumer("lake"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Consumer("lake"); again != a {
+		t.Error("Consumer returned a second handle for one name")
+	}
+	if a.Committed() != 4 || a.Name() != "lake" {
+		t.Fatalf("committed %d", a.Committed())
+	}
+	next(t, a, 5)
+	if b, err = s.Consumer("tsdb"); err != nil {
+		t.Fatal(err)
+	}
+	next(t, b, 1)
+}
+
+func TestSegmentDeletion(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, WithSegmentSize(3*recLen))
+	a, err := s.Consumer("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Consumer("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1, 11) // segments 1, 4, 7, 10 (current)
+	if err := a.Commit(10); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segFiles(t, dir)); n != 4 {
+		t.Fatalf("%d segments after one consumer committed everything", n)
+	}
+	if err := b.Commit(5); err != nil { // inside the second segment
+		t.Fatal(err)
+	}
+	if got := segFiles(t, dir); len(got) != 3 || got[0] != segName(4) {
+		t.Fatalf("segments %v", got)
+	}
+	if err := b.Commit(6); err != nil {
+		t.Fatal(err)
+	}
+	if got := segFiles(t, dir); len(got) != 2 || got[0] != segName(7) {
+		t.Fatalf("segments %v", got)
+	}
+	if err := b.Commit(10); err != nil { // the current segment stays
+		t.Fatal(err)
+	}
+	if got := segFiles(t, dir); len(got) != 1 || got[0] != segName(10) {
+		t.Fatalf("segments %v", got)
+	}
+	if err := b.Commit(11); err == nil {
+		t.Fatal("Commit beyond the newest record: no error")
+	}
+	// A consumer that is only on disk holds segments back too.
+	appendN(t, s, 11, 14)
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Committed() != 9 {
+		t.Fatalf("new consumer committed %d, want 9 (before the oldest record)", c.Committed())
+	}
+	s.Close()
+	s = open(t, dir, WithSegmentSize(3*recLen))
+	if a, err = s.Consumer("a"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = s.Consumer("b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Consumer{a, b} {
+		if err := x.Commit(13); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := segFiles(t, dir); len(got) != 2 || got[0] != segName(10) {
+		t.Fatalf("segments %v (c has not committed)", got)
+	}
+	if err := s.RemoveConsumer("c"); err != nil {
+		t.Fatal(err)
+	}
+	if got := segFiles(t, dir); len(got) != 1 || got[0] != segName(13) {
+		t.Fatalf("segments %v after removing c", got)
+	}
+	if err := s.RemoveConsumer("c"); err != nil {
+		t.Fatalf("removing again: %v", err)
+	}
+	s.Close()
+	s = open(t, dir)
+	if st := s.Stats(); st.Consumers != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestRemovedConsumer(t *testing.T) {
+	s := open(t, t.TempDir())
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveConsumer("c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(context.Background()); !errors.Is(err, ErrConsumerRemoved) {
+		t.Fatalf("Next: %v", err)
+	}
+	if err := c.Commit(1); !errors.Is(err, ErrConsumerRemoved) {
+		t.Fatalf("Commit: %v", err)
+	}
+	if c2, err := s.Consumer("c"); err != nil || c2 == c {
+		t.Fatalf("registering again: %v", err)
+	}
+}
+
+func TestConsumerNames(t *testing.T) {
+	s := open(t, t.TempDir())
+	for _, name := range []string{"", ".hidden", "a/b", "a b", "..", strings.Repeat("n", MAX_CONSUMER+1), "é"} {
+		if _, err := s.Consumer(name); err == nil {
+			t.Errorf("Consumer(%q): no error", name)
+		}
+	}
+	for _, name := range []string{"lake", "a.b-c_D9", strings.Repeat("n", MAX_CONSUMER)} {
+		if _, err := s.Consumer(name); err != nil {
+			t.Errorf("Consumer(%q): %v", name, err)
+		}
+	}
+}
+
+func TestNextBlocks(t *testing.T) {
+	s := open(t, t.TempDir(), WithSync(SyncNever, 0))
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ctx ends while waiting.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next on an empty spool: %v", err)
+	}
+	// An Append wakes a waiting Next, and the record is readable at once
+	// although nothing was fsynced.
+	got := make(chan Record, 1)
+	go func() {
+		r, err := c.Next(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case r := <-got:
+		t.Fatalf("Next returned %d before any Append", r.Seq)
+	default:
+	}
+	appendN(t, s, 1, 2)
+	select {
+	case r := <-got:
+		if r.Seq != 1 {
+			t.Fatalf("seq %d", r.Seq)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next not woken by Append")
+	}
+	// Close wakes a waiting Next with ErrClosed.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Next(context.Background())
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Next after Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next not woken by Close")
+	}
+	if err := c.Commit(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Commit after Close: %v", err)
+	}
+}
+
+func TestRewind(t *testing.T) {
+	s := open(t, t.TempDir(), WithSegmentSize(2*recLen))
+	appendN(t, s, 1, 8)
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		next(t, c, uint64(i))
+	}
+	c.Rewind()
+	next(t, c, 1)
+	if err := c.Commit(3); err != nil {
+		t.Fatal(err)
+	}
+	next(t, c, 4) // after what Next returned, or the cursor if further
+	next(t, c, 5)
+	c.Rewind()
+	next(t, c, 4)
+	// A Commit beyond what Next returned moves Next forward.
+	if err := c.Commit(6); err != nil {
+		t.Fatal(err)
+	}
+	next(t, c, 7)
+}
+
+// TestSeekInLargeSegment: Next finds a cursor deep in a segment through
+// the segment index.
+func TestSeekInLargeSegment(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	const n = 5000 // 720 KB: index entries every 256 KiB
+	appendN(t, s, 1, n+1)
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{1800, 1821, 4000, n} {
+		if err := c.Commit(seq - 1); err != nil {
+			t.Fatal(err)
+		}
+		c.Rewind()
+		next(t, c, seq)
+	}
+	s.Close()
+	s = open(t, dir)
+	if c, err = s.Consumer("c"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.segs[0].index) != 3 {
+		t.Errorf("index %v", s.segs[0].index)
+	}
+	c.Rewind()
+	next(t, c, n)
+}
+
+func TestRemoveWakesNext(t *testing.T) {
+	s := open(t, t.TempDir())
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Next(context.Background())
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := s.RemoveConsumer("c"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrConsumerRemoved) {
+			t.Fatalf("Next: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next not woken by RemoveConsumer")
+	}
+}
+
+// TestNextChecksCRC: a record damaged after Open is reported by Next.
+func TestNextChecksCRC(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	appendN(t, s, 1, 4)
+	patchFile(t, filepath.Join(dir, segName(1)), recLen+44, 0xff)
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next(t, c, 1)
+	_, err = c.Next(context.Background())
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Offset != recLen || ce.Segment != segName(1) || !errors.Is(err, ErrChecksum) {
+		t.Fatalf("Next: %v", err)
+	}
+}
+
+// TestStickyError: once the segment cannot be written, and a partial
+// write cannot be undone, every Append fails.
+func TestStickyError(t *testing.T) {
+	s := open(t, t.TempDir(), WithSync(SyncNever, 0))
+	appendN(t, s, 1, 2)
+	s.mu.Lock()
+	s.f.Close() // writes and the truncation that would undo them fail
+	s.mu.Unlock()
+	_, err1 := s.Append(SignalLogs, "", time.Time{}, nil)
+	_, err2 := s.Append(SignalLogs, "", time.Time{}, nil)
+	if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "could not be undone") {
+		t.Fatalf("Append errors %v, %v", err1, err2)
+	}
+}

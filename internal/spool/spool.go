@@ -1,0 +1,445 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Spool is an append-only log of records in a directory. Its methods are
+// safe for concurrent use.
+type Spool struct {
+	dir  string
+	cfg  config
+	lock *os.File // holds the directory lock
+
+	regMu sync.Mutex // serializes Consumer and RemoveConsumer
+
+	mu        sync.Mutex
+	segs      []*segment // oldest first; the last is the current segment
+	f         *os.File   // the current segment, open for appending
+	buf       []byte     // encoding buffer of Append
+	next      uint64     // sequence number of the next record
+	bytes     int64      // total size of segs
+	consumers map[string]*Consumer
+	notify    chan struct{} // closed by the next Append; made by waiting readers
+	closed    bool
+	err       error // sticky: appending is no longer possible
+	repairs   []*CorruptError
+
+	// Group commit state (see sync.go), under mu.
+	written  uint64     // bytes written since Open, over all segments
+	synced   uint64     // prefix of written known to be durable
+	syncing  bool       // an fsync batch is running without mu
+	syncDone sync.Cond  // on mu: a batch finished
+	pending  []*os.File // segments rolled since the last batch, still open
+	dirDirty bool       // a segment was created since the last batch
+
+	stop chan struct{} // closed by Close: stops the interval syncer
+	wg   sync.WaitGroup
+
+	appends, syncs, fulls atomic.Uint64
+}
+
+// Stats are a Spool's counters.
+type Stats struct {
+	Segments int   // segment files, the current one included
+	Bytes    int64 // their total size
+	// FirstSeq is the sequence number of the oldest retained record,
+	// LastSeq+1 if no record is retained.
+	FirstSeq uint64
+	// LastSeq is the sequence number of the newest record (0 if none was
+	// ever appended). After a repair or a crash it may be above the last
+	// retained record: Open never reuses a number a consumer committed.
+	LastSeq   uint64
+	Consumers int    // registered consumers, those found on disk included
+	Appends   uint64 // records appended since Open
+	Syncs     uint64 // fsync batches of segment data since Open
+	Full      uint64 // Appends refused with ErrFull since Open
+}
+
+// Open opens the spool in dir, creating the directory if needed. It
+// scans every segment, repairs what is corrupt (see the package doc;
+// Repairs lists what was done) and loads the consumers' cursors. A
+// directory is used by one Spool at a time: a second Open fails while
+// the first is open, in this or another process.
+func Open(dir string, opts ...Option) (*Spool, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Spool{dir: dir, cfg: cfg, lock: lock, consumers: map[string]*Consumer{}, stop: make(chan struct{})}
+	s.syncDone.L = &s.mu
+	if err := s.load(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	if cfg.sync == SyncInterval {
+		s.wg.Add(1)
+		go s.syncLoop(cfg.interval)
+	}
+	return s, nil
+}
+
+// load reads the directory: cursors, then segments, then opens or creates
+// the current segment.
+func (s *Spool) load() error {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	var maxCommitted uint64
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, tmpSuffix):
+			if err := os.Remove(filepath.Join(s.dir, name)); err != nil {
+				return fmt.Errorf("spool: %w", err)
+			}
+		case strings.HasSuffix(name, cursorSuffix):
+			c, repair, err := s.loadCursor(name)
+			if err != nil {
+				return err
+			}
+			if repair != nil {
+				s.repairs = append(s.repairs, repair)
+			}
+			if c != nil {
+				s.consumers[c.name] = c
+				maxCommitted = max(maxCommitted, c.Committed())
+			}
+		default:
+			if base, ok := parseSegName(name); ok && e.Type().IsRegular() {
+				s.segs = append(s.segs, &segment{name: name, base: base})
+			}
+		}
+	}
+	sort.Slice(s.segs, func(i, j int) bool { return s.segs[i].base < s.segs[j].base })
+	for i, g := range s.segs {
+		before := uint64(1<<64 - 1)
+		if i+1 < len(s.segs) {
+			before = s.segs[i+1].base
+		}
+		repair, err := scanSegment(s.dir, g, before, s.cfg.sync != SyncNever)
+		if err != nil {
+			return fmt.Errorf("spool: scan %s: %w", g.name, err)
+		}
+		if repair != nil {
+			s.repairs = append(s.repairs, repair)
+		}
+		s.bytes += g.size
+	}
+	// The next number follows the last record, and every committed
+	// cursor: a number a consumer committed is never given to another
+	// record, even if the record it had was lost in a power failure.
+	s.next = 1
+	if len(s.segs) > 0 {
+		s.next = s.segs[len(s.segs)-1].last + 1
+	}
+	if s.next <= maxCommitted {
+		s.next = maxCommitted + 1
+	}
+	if n := len(s.segs); n > 0 && s.segs[n-1].last+1 == s.next {
+		path := filepath.Join(s.dir, s.segs[n-1].name)
+		if s.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+	} else if err := s.createSegment(); err != nil {
+		return err
+	}
+	if s.cfg.sync != SyncNever {
+		if err := syncDir(s.dir); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+	}
+	return removeFiles(s.dir, s.collectLocked())
+}
+
+// createSegment starts a new current segment whose first record will be
+// s.next. The previous current segment, if any, is closed or, unless the
+// policy is SyncNever, kept open for the next fsync batch.
+func (s *Spool) createSegment() error {
+	g := &segment{name: segName(s.next), base: s.next, last: s.next - 1}
+	f, err := os.OpenFile(filepath.Join(s.dir, g.name), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("spool: new segment: %w", err)
+	}
+	if s.f != nil {
+		if s.cfg.sync == SyncNever {
+			s.f.Close()
+		} else {
+			s.pending = append(s.pending, s.f)
+		}
+	}
+	s.f = f
+	s.dirDirty = true
+	s.segs = append(s.segs, g)
+	return nil
+}
+
+// Append writes a record and returns its sequence number. The payload is
+// written to the segment file (write(2)) before Append returns, so the
+// caller may reuse it; under SyncAlways Append also waits for an fsync
+// covering the record. tenant must be at most MAX_TENANT bytes.
+//
+// Errors: ErrFull (retry later), ErrTooLarge, ErrClosed, invalid
+// arguments, and I/O errors. After a failed fsync, or a failed write that
+// could not be undone, every later Append fails with the same error.
+func (s *Spool) Append(sig Signal, tenant string, received time.Time, payload []byte) (seq uint64, err error) {
+	switch {
+	case sig != SignalLogs && sig != SignalTraces:
+		return 0, fmt.Errorf("spool: append: invalid signal %v", sig)
+	case len(tenant) > MAX_TENANT:
+		return 0, fmt.Errorf("spool: append: tenant of %d bytes, over %d", len(tenant), MAX_TENANT)
+	case len(payload) > MAX_PAYLOAD:
+		return 0, fmt.Errorf("%w: payload of %d bytes, over %d", ErrTooLarge, len(payload), MAX_PAYLOAD)
+	}
+	crc := crc32.Checksum(payload, castagnoli)
+	h := RecordHeader{
+		Type:             RECORD_OTLP_PROTOBUF,
+		Signal:           SignalCode(sig),
+		Tenant:           tenant,
+		ReceivedUnixNano: unixNano(received),
+		PayloadLength:    uint32(len(payload)),
+	}
+
+	s.mu.Lock()
+	seq, drop, err := s.appendLocked(&h, crc, payload)
+	if err == nil && s.cfg.sync == SyncAlways {
+		err = s.waitSyncedLocked(s.written)
+	}
+	s.mu.Unlock()
+	// A segment that cannot be deleted here is not lost track of: it is
+	// found, and deleted, by the next Open.
+	_ = removeFiles(s.dir, drop)
+	if err != nil {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// smallPayload is the size up to which Append copies the payload behind
+// the header to write both with one system call; larger payloads are
+// written with a second one.
+const smallPayload = 16 << 10
+
+func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq uint64, drop []string, err error) {
+	if s.closed {
+		return 0, nil, ErrClosed
+	}
+	if s.err != nil {
+		return 0, nil, s.err
+	}
+	h.Seq = s.next
+	b, err := appendHeader(s.buf[:0], h, crc)
+	if err != nil {
+		return 0, nil, fmt.Errorf("spool: append: %w", err)
+	}
+	n := int64(len(b) + len(payload))
+	if max := s.cfg.maxBytes; max > 0 {
+		if n > max {
+			return 0, nil, fmt.Errorf("%w: record of %d bytes, spool limit %d", ErrTooLarge, n, max)
+		}
+		if s.bytes+n > max {
+			// Start a new segment so that the current one can be
+			// deleted once consumed, then delete what is consumed.
+			if !s.segs[len(s.segs)-1].empty() {
+				if err := s.createSegment(); err != nil {
+					return 0, nil, err
+				}
+			}
+			drop = s.collectLocked()
+			if s.bytes+n > max {
+				s.fulls.Add(1)
+				return 0, drop, ErrFull
+			}
+		}
+	}
+	cur := s.segs[len(s.segs)-1]
+	if cur.size > 0 && cur.size+n > s.cfg.segmentSize {
+		if err := s.createSegment(); err != nil {
+			return 0, drop, err
+		}
+		cur = s.segs[len(s.segs)-1]
+	}
+	if len(payload) <= smallPayload {
+		b = append(b, payload...)
+		_, err = s.f.Write(b)
+	} else if _, err = s.f.Write(b); err == nil {
+		_, err = s.f.Write(payload)
+	}
+	s.buf = b[:0]
+	if err != nil {
+		// Undo a partial write, so that the file stays a sequence of
+		// whole records; if that fails too, stop appending.
+		if terr := s.f.Truncate(cur.size); terr != nil {
+			s.err = fmt.Errorf("spool: write failed (%v) and could not be undone: %w", err, terr)
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			s.fulls.Add(1)
+			return 0, drop, fmt.Errorf("%w: %w", ErrFull, err)
+		}
+		return 0, drop, fmt.Errorf("spool: append: %w", err)
+	}
+	cur.add(h.Seq, n)
+	s.bytes += n
+	s.written += uint64(n)
+	s.next++
+	s.appends.Add(1)
+	if s.notify != nil {
+		close(s.notify)
+		s.notify = nil
+	}
+	return h.Seq, drop, nil
+}
+
+// collectLocked removes from s.segs the segments every consumer has
+// committed past (never the current one, and none if there is no
+// consumer) and returns their file names, for the caller to delete
+// after releasing s.mu.
+func (s *Spool) collectLocked() []string {
+	if len(s.consumers) == 0 {
+		return nil
+	}
+	done := uint64(1<<64 - 1)
+	for _, c := range s.consumers {
+		done = min(done, c.Committed())
+	}
+	var drop []string
+	for len(s.segs) > 1 && s.segs[0].last <= done {
+		drop = append(drop, s.segs[0].name)
+		s.bytes -= s.segs[0].size
+		s.segs[0] = nil
+		s.segs = s.segs[1:]
+	}
+	return drop
+}
+
+// removeFiles deletes the named files of dir.
+func removeFiles(dir string, names []string) error {
+	var errs []error
+	for _, name := range names {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("spool: delete segment: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// waitChLocked returns a channel closed by the next Append or by Close.
+func (s *Spool) waitChLocked() <-chan struct{} {
+	if s.notify == nil {
+		s.notify = make(chan struct{})
+	}
+	return s.notify
+}
+
+// Repairs returns what Open repaired, in the order found: one
+// *CorruptError per truncated segment or unreadable cursor file.
+func (s *Spool) Repairs() []*CorruptError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*CorruptError(nil), s.repairs...)
+}
+
+// Stats returns the spool's counters.
+func (s *Spool) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{
+		Segments:  len(s.segs),
+		Bytes:     s.bytes,
+		FirstSeq:  s.next,
+		LastSeq:   s.next - 1,
+		Consumers: len(s.consumers),
+		Appends:   s.appends.Load(),
+		Syncs:     s.syncs.Load(),
+		Full:      s.fulls.Load(),
+	}
+	for _, g := range s.segs {
+		if !g.empty() {
+			st.FirstSeq = g.base
+			break
+		}
+	}
+	return st
+}
+
+// Close stops the spool: unless the policy is SyncNever it fsyncs what
+// was written, then it closes the files and releases the directory.
+// Appends waiting for an fsync complete; blocked Next calls and later
+// calls of any method return ErrClosed. Close returns the error of the
+// last fsync, if any.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	if s.notify != nil {
+		close(s.notify)
+		s.notify = nil
+	}
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+
+	s.mu.Lock()
+	var err error
+	if s.cfg.sync != SyncNever {
+		err = s.syncBatchLocked()
+	}
+	for s.syncing {
+		s.syncDone.Wait()
+	}
+	consumers := make([]*Consumer, 0, len(s.consumers))
+	for _, c := range s.consumers {
+		consumers = append(consumers, c)
+	}
+	s.mu.Unlock()
+	for _, c := range consumers {
+		c.close()
+	}
+	if cerr := s.closeFiles(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeFiles closes the segment files and releases the directory lock.
+func (s *Spool) closeFiles() error {
+	var errs []error
+	for _, f := range s.pending {
+		errs = append(errs, f.Close())
+	}
+	s.pending = nil
+	if s.f != nil {
+		errs = append(errs, s.f.Close())
+	}
+	errs = append(errs, unlockDir(s.lock))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("spool: close: %w", err)
+	}
+	return nil
+}
