@@ -71,6 +71,14 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.DurationVar(&cfg.OTLP.HTTP.WriteTimeout, "write-timeout", cfg.OTLP.HTTP.WriteTimeout, "time to handle a request and write its response")
 	fs.DurationVar(&cfg.OTLP.HTTP.IdleTimeout, "idle-timeout", cfg.OTLP.HTTP.IdleTimeout, "time an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "time to drain requests in flight on SIGINT/SIGTERM")
+	fs.StringVar(&cfg.Spool.Sync, "spool-sync", cfg.Spool.Sync, "when the spool fsyncs before a request is acknowledged: always, interval or never")
+	fs.DurationVar(&cfg.Spool.SyncInterval, "spool-sync-interval", cfg.Spool.SyncInterval, "fsync period of --spool-sync interval")
+	fs.Var(&cfg.Spool.SegmentSize, "spool-segment-size", "size of one spool segment file")
+	fs.Var(&cfg.Spool.MaxSize, "spool-max-size", "spool disk use past which logs and traces are refused with 429 / RESOURCE_EXHAUSTED (0: no limit)")
+	fs.StringVar(&cfg.Lake.Tenant, "lake-tenant", cfg.Lake.Tenant, "tenant partition of the logs and traces received")
+	fs.DurationVar(&cfg.Lake.MaxDelay, "lake-max-delay", cfg.Lake.MaxDelay, "longest a log or span waits before it is in a Parquet file")
+	fs.Var(&cfg.Lake.FileSize, "lake-file-size", "Parquet file size aimed at")
+	fs.Var(&cfg.Lake.MaxBuffer, "lake-max-buffer", "protobuf bytes buffered before a Parquet write, whatever --lake-file-size says")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err

@@ -13,7 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/spool"
 )
 
 // Config is the whole configuration of wirehouse serve. The YAML file
@@ -44,7 +46,27 @@ type Config struct {
 		RetryAfter          time.Duration `yaml:"retry_after"`
 		MaxServices         int           `yaml:"max_services"`
 	} `yaml:"limits"`
+	Spool           SpoolConfig   `yaml:"spool"`
+	Lake            LakeConfig    `yaml:"lake"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// SpoolConfig sets the write-ahead log logs and traces are acknowledged
+// from, under <data_dir>/spool.
+type SpoolConfig struct {
+	Sync         string        `yaml:"sync"`          // always, interval or never
+	SyncInterval time.Duration `yaml:"sync_interval"` // for interval
+	SegmentSize  ByteSize      `yaml:"segment_size"`
+	MaxSize      ByteSize      `yaml:"max_size"` // past it requests are refused with 429 / RESOURCE_EXHAUSTED; 0: no limit
+}
+
+// LakeConfig sets the Parquet files logs and traces end in, under
+// <data_dir>/lake.
+type LakeConfig struct {
+	Tenant    string        `yaml:"tenant"`     // the tenant= partition of everything received
+	MaxDelay  time.Duration `yaml:"max_delay"`  // longest a record waits before it is in a file
+	FileSize  ByteSize      `yaml:"file_size"`  // file size aimed at
+	MaxBuffer ByteSize      `yaml:"max_buffer"` // protobuf bytes buffered before a write, whatever file_size says
 }
 
 // LogConfig sets the structured log on stderr.
@@ -74,6 +96,8 @@ func DefaultConfig() Config {
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
+	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
+	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 256 << 20}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
@@ -109,6 +133,27 @@ func (c Config) Validate() error {
 	}
 	if c.Limits.MaxServices <= 0 {
 		return errors.New("max services must be positive")
+	}
+	if _, err := spool.ParseSyncPolicy(c.Spool.Sync); err != nil {
+		return fmt.Errorf("spool sync: %w", err)
+	}
+	if c.Spool.Sync == "interval" && c.Spool.SyncInterval <= 0 {
+		return errors.New("spool sync interval must be positive")
+	}
+	if c.Spool.SegmentSize < 1<<20 {
+		return errors.New("spool segment size must be at least 1MiB")
+	}
+	if c.Spool.MaxSize != 0 && c.Spool.MaxSize < 2*c.Spool.SegmentSize {
+		return errors.New("spool max size must be 0 (no limit) or at least two segments")
+	}
+	if !lake.ValidTenant(c.Lake.Tenant) {
+		return fmt.Errorf("lake tenant %q: want 1 to 128 of [A-Za-z0-9._-]", c.Lake.Tenant)
+	}
+	if c.Lake.MaxDelay <= 0 {
+		return errors.New("lake max delay must be positive")
+	}
+	if c.Lake.FileSize < 1<<10 || c.Lake.MaxBuffer < 1<<10 {
+		return errors.New("lake file size and max buffer must be at least 1KiB")
 	}
 	return c.receiverConfig().Validate()
 }

@@ -1,5 +1,7 @@
 // Package serve wires wirehouse serve together: the OTLP receiver, its
-// sinks, and the admin HTTP server with /metrics, /healthz and /readyz.
+// sinks (per-service counters for every signal; the spool for logs and
+// traces, loaded into the Parquet lake), and the admin HTTP server with
+// /metrics, /healthz and /readyz.
 package serve
 
 import (
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,7 +24,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wirehouse/wirehouse/internal/countsink"
+	"github.com/wirehouse/wirehouse/internal/lakesink"
 	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/spool"
 )
 
 // Server is a configured wirehouse serve process.
@@ -34,6 +39,10 @@ type Server struct {
 	adminMux *http.ServeMux
 	adminLn  net.Listener
 	closers  []io.Closer // sinks to flush and close after the receiver drained
+	spool    *spool.Spool
+	loader   *lakesink.Loader
+	stopLoad context.CancelFunc
+	loading  sync.WaitGroup
 	ready    atomic.Bool
 	serving  sync.WaitGroup
 	errs     chan error
@@ -57,7 +66,15 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink}, Logs: []receiver.Sink{sink}, Traces: []receiver.Sink{sink}}
+	if err := s.openLake(); err != nil {
+		return nil, err
+	}
+	ls, err := lakesink.NewSink(s.spool, cfg.Lake.Tenant)
+	if err != nil {
+		s.spool.Close()
+		return nil, err
+	}
+	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink}, Logs: []receiver.Sink{sink, ls}, Traces: []receiver.Sink{sink, ls}}
 	for _, list := range [][]receiver.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
 		for _, sk := range list {
 			if c, ok := sk.(io.Closer); ok && !slices.Contains(s.closers, c) {
@@ -67,6 +84,8 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	}
 	s.receiver, err = receiver.New(cfg.receiverConfig(), sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
 	if err != nil {
+		s.loader.Close()
+		s.spool.Close()
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
@@ -89,20 +108,64 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	return s, nil
 }
 
-// Start creates the data directory and opens every listener.
-func (s *Server) Start() error {
+// openLake creates the data directory, opens the spool (repairing a torn
+// tail, which it logs) and the loader that moves the spool into the lake.
+func (s *Server) openLake() error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	policy, _ := spool.ParseSyncPolicy(s.cfg.Spool.Sync) // checked by Validate
+	sp, err := spool.Open(filepath.Join(s.cfg.DataDir, "spool"),
+		spool.WithSync(policy, s.cfg.Spool.SyncInterval),
+		spool.WithSegmentSize(int64(s.cfg.Spool.SegmentSize)),
+		spool.WithMaxBytes(int64(s.cfg.Spool.MaxSize)))
+	if err != nil {
+		return fmt.Errorf("open spool: %w", err)
+	}
+	for _, r := range sp.Repairs() {
+		s.log.Warn("spool: repaired a torn or corrupt tail", "segment", r.Segment, "offset", r.Offset, "err", r.Err)
+	}
+	s.spool = sp
+	s.loader, err = lakesink.NewLoader(sp, lakesink.LoaderConfig{
+		Dir:      filepath.Join(s.cfg.DataDir, "lake"),
+		Consumer: "lake",
+		MaxDelay: s.cfg.Lake.MaxDelay,
+		FileSize: int64(s.cfg.Lake.FileSize),
+		Buffer:   int64(s.cfg.Lake.MaxBuffer),
+		Logger:   s.log,
+	})
+	if err != nil {
+		sp.Close()
+		return fmt.Errorf("open lake: %w", err)
+	}
+	return nil
+}
+
+// Start opens every listener and starts loading the spool into the lake.
+// When it fails, the server is unusable and has released the spool.
+func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Admin.Listen)
 	if err != nil {
+		s.closeStorage()
 		return fmt.Errorf("listen admin HTTP: %w", err)
 	}
 	s.adminLn = ln
 	if err := s.receiver.Start(); err != nil {
 		ln.Close()
+		s.closeStorage()
 		return err
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopLoad = cancel
+	s.loading.Go(func() {
+		if err := s.loader.Run(ctx); err != nil {
+			s.log.Error("lake loader stopped", "err", err)
+			select {
+			case s.errs <- err:
+			default:
+			}
+		}
+	})
 	s.admin = &http.Server{
 		Handler:           s.adminMux,
 		ReadHeaderTimeout: s.cfg.OTLP.HTTP.ReadHeaderTimeout,
@@ -120,6 +183,18 @@ func (s *Server) Start() error {
 	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir)
 	s.ready.Store(true)
 	return nil
+}
+
+// closeStorage closes the lake loader and the spool.
+func (s *Server) closeStorage() error {
+	var err error
+	if e := s.loader.Close(); e != nil {
+		err = fmt.Errorf("close lake: %w", e)
+	}
+	if e := s.spool.Close(); e != nil {
+		err = errors.Join(err, fmt.Errorf("close spool: %w", e))
+	}
+	return err
 }
 
 // Addrs are the bound addresses (nil for a disabled transport).
@@ -158,6 +233,13 @@ func (s *Server) Shutdown() error {
 			err = errors.Join(err, fmt.Errorf("close sink: %w", e))
 		}
 	}
+	// The loader writes what it buffered, then the spool is closed
+	// (synced); what the loader did not write stays in the spool.
+	if s.stopLoad != nil {
+		s.stopLoad()
+		s.loading.Wait()
+	}
+	err = errors.Join(err, s.closeStorage())
 	if e := s.admin.Shutdown(ctx); e != nil {
 		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
 	}

@@ -1,0 +1,300 @@
+// Package lakesink takes logs and traces from the receiver into the lake
+// through the spool, so that nothing acknowledged is lost and nothing is
+// written to the lake twice.
+//
+// Sink is the receiver's sink for logs and traces: it appends each
+// validated request to the spool and returns once the spool's fsync policy
+// is met; the receiver acknowledges only then. A full spool refuses the
+// request as overloaded (HTTP 429, gRPC RESOURCE_EXHAUSTED, retryable).
+//
+// Loader consumes the spool into a lake.Writer in manual-flush mode. It
+// writes the buffered rows when a batch reaches its size, buffer or age
+// limit (age: the configured max delay, so data is queryable within it),
+// naming every file of one write after the spool records it holds:
+// <first seq>-<last seq>.parquet, 20 digits each. The order is
+//
+//  1. write the intent file <lake>/.flush ("first last"), fsynced;
+//  2. write and rename every Parquet file of the range;
+//  3. commit the consumer cursor to last;
+//  4. remove the intent file.
+//
+// After a crash the consumer replays from its cursor. If an intent file
+// names the range that starts there, the replay stops at the same last
+// record and writes under the same name, so each file it rewrites
+// replaces the one an earlier attempt renamed into place: every record
+// ends up in the lake exactly once. (If the spool lost records of that
+// range, say to a power loss under the interval or never fsync policy, the
+// rewrite holds the records that remain.)
+package lakesink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/spool"
+)
+
+// Sink appends requests to a spool.
+type Sink struct {
+	spool  *spool.Spool
+	tenant string
+}
+
+// NewSink returns a sink that appends to sp under tenant.
+func NewSink(sp *spool.Spool, tenant string) (*Sink, error) {
+	if !lake.ValidTenant(tenant) {
+		return nil, fmt.Errorf("lake sink: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
+	}
+	return &Sink{spool: sp, tenant: tenant}, nil
+}
+
+// Consume appends the request's body to the spool.
+func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outcome, error) {
+	var sig spool.Signal
+	switch req.Signal {
+	case receiver.SignalLogs:
+		sig = spool.SignalLogs
+	case receiver.SignalTraces:
+		sig = spool.SignalTraces
+	default:
+		return receiver.Outcome{}, fmt.Errorf("lake sink: %v: %w", req.Signal, receiver.ErrInvalid)
+	}
+	if _, err := s.spool.Append(sig, s.tenant, time.Now(), req.Body); err != nil {
+		if errors.Is(err, spool.ErrFull) {
+			return receiver.Outcome{}, fmt.Errorf("spool full: %w", receiver.ErrOverloaded)
+		}
+		return receiver.Outcome{}, fmt.Errorf("spool append: %v: %w", err, receiver.ErrUnavailable)
+	}
+	return receiver.Outcome{}, nil
+}
+
+// LoaderConfig configures a Loader.
+type LoaderConfig struct {
+	Dir      string        // the lake's root
+	Consumer string        // the spool consumer's name
+	MaxDelay time.Duration // the longest a record waits before it is written
+	FileSize int64         // lake.WithFileSize
+	Buffer   int64         // lake.WithMaxBuffer
+	Logger   *slog.Logger
+}
+
+// Loader moves records from the spool into the lake.
+type Loader struct {
+	cfg  LoaderConfig
+	cons *spool.Consumer
+	w    *lake.Writer
+	log  *slog.Logger
+
+	first, last uint64    // spool records in the writer's batches; first 0 when none
+	firstAt     time.Time // when first was read
+	stopAt      uint64    // replaying an interrupted write: write when last reaches it
+	stopName    string    // ... under this name
+	skipped     int64     // records the lake refused
+}
+
+// intentFile is where the range being written is recorded.
+const intentFile = ".flush"
+
+// NewLoader opens the lake writer and the spool consumer and reads an
+// interrupted write's intent, if any.
+func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
+	if cfg.MaxDelay <= 0 {
+		return nil, errors.New("lake loader: max delay must be positive")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts := []lake.Option{lake.WithManualFlush(), lake.WithMaxAge(cfg.MaxDelay)}
+	if cfg.FileSize > 0 {
+		opts = append(opts, lake.WithFileSize(cfg.FileSize))
+	}
+	if cfg.Buffer > 0 {
+		opts = append(opts, lake.WithMaxBuffer(cfg.Buffer))
+	}
+	w, err := lake.NewWriter(cfg.Dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := sp.Consumer(cfg.Consumer)
+	if err != nil {
+		return nil, fmt.Errorf("lake loader: %w", err)
+	}
+	l := &Loader{cfg: cfg, cons: cons, w: w, log: cfg.Logger}
+	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
+	if err != nil {
+		return nil, err
+	}
+	if ok && first == cons.Committed()+1 {
+		l.stopAt, l.stopName = last, rangeName(first, last)
+		if end := sp.Stats().LastSeq; end < last {
+			l.stopAt = end // the spool lost the rest; rewrite what remains
+		}
+		l.log.Info("replaying an interrupted lake write", "first", first, "last", last)
+		if l.stopAt < first { // nothing of it left to replay
+			l.stopAt, l.stopName = 0, ""
+			os.Remove(filepath.Join(cfg.Dir, intentFile))
+		}
+	}
+	return l, nil
+}
+
+// Run loads until ctx ends. Rows not yet written when it returns stay in
+// the spool, uncommitted, for the next run.
+func (l *Loader) Run(ctx context.Context) error {
+	tick := min(l.cfg.MaxDelay/4, time.Second)
+	for {
+		wait, cancel := context.WithTimeout(ctx, tick)
+		rec, err := l.cons.Next(wait)
+		cancel()
+		switch {
+		case err == nil:
+			l.add(rec)
+		case ctx.Err() != nil:
+			// Shutting down: write what is buffered so it is queryable
+			// now rather than after the next start's replay.
+			if l.first != 0 && l.stopAt == 0 {
+				if err := l.write(); err != nil {
+					l.log.Error("lake write at shutdown failed; the spool keeps the records", "err", err)
+				}
+			}
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+		default:
+			return fmt.Errorf("lake loader: read spool: %w", err)
+		}
+		if l.first == 0 {
+			continue
+		}
+		if l.stopAt != 0 && l.last < l.stopAt {
+			continue // a replay writes only at the interrupted write's end
+		}
+		// A range of only refused records has no rows to make the writer
+		// due; it is committed after the max delay all the same.
+		idle := l.w.Buffered() == 0 && time.Since(l.firstAt) >= l.cfg.MaxDelay
+		if l.stopAt != 0 || idle || l.w.Due() {
+			if err := l.write(); err != nil {
+				l.log.Error("lake write failed; retrying", "first", l.first, "last", l.last, "err", err)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(tick):
+				}
+			}
+		}
+	}
+}
+
+// add appends one record to the writer. A record the lake refuses (the
+// receiver validated it, so this is a bug or a version skew) is logged and
+// counted, and still part of the range.
+func (l *Loader) add(rec spool.Record) {
+	var sig lake.Signal
+	switch rec.Signal {
+	case spool.SignalLogs:
+		sig = lake.SignalLogs
+	case spool.SignalTraces:
+		sig = lake.SignalTraces
+	}
+	if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, rec.Payload); err != nil {
+		l.skipped++
+		l.log.Error("lake refused a spooled record", "seq", rec.Seq, "err", err)
+	}
+	if l.first == 0 {
+		l.first, l.firstAt = rec.Seq, time.Now()
+	}
+	l.last = rec.Seq
+}
+
+// write writes the buffered range and commits it.
+func (l *Loader) write() error {
+	name := rangeName(l.first, l.last)
+	if l.stopName != "" {
+		name = l.stopName
+	}
+	intent := filepath.Join(l.cfg.Dir, intentFile)
+	if err := writeIntent(intent, name); err != nil {
+		return err
+	}
+	if err := l.w.FlushAs(name); err != nil {
+		return err
+	}
+	if err := l.cons.Commit(l.last); err != nil {
+		return fmt.Errorf("commit spool cursor: %w", err)
+	}
+	if err := os.Remove(intent); err != nil {
+		return fmt.Errorf("remove lake intent: %w", err)
+	}
+	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
+	return nil
+}
+
+// Close drops what is buffered (it is still in the spool) and closes the
+// writer.
+func (l *Loader) Close() error { return l.w.Close() }
+
+// Skipped is the number of spooled records the lake refused.
+func (l *Loader) Skipped() int64 { return l.skipped }
+
+func rangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
+
+func writeIntent(path, name string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("write lake intent: %w", err)
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("write lake intent: %w", err)
+	}
+	return nil
+}
+
+// readIntent reads the range of an interrupted write; ok is false when
+// there is none.
+func readIntent(path string) (first, last uint64, ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("read lake intent: %w", err)
+	}
+	a, z, found := strings.Cut(strings.TrimSpace(string(b)), "-")
+	first, err1 := strconv.ParseUint(a, 10, 64)
+	last, err2 := strconv.ParseUint(z, 10, 64)
+	if !found || err1 != nil || err2 != nil || first == 0 || last < first {
+		return 0, 0, false, fmt.Errorf("read lake intent %s: malformed %q", path, b)
+	}
+	return first, last, true, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
