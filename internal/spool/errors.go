@@ -10,8 +10,8 @@ var (
 	// ErrFull: the record would take the spool past its WithMaxBytes
 	// limit, or the file system has no space left (then the error also
 	// wraps the system's ENOSPC). It clears as consumers commit and
-	// segments are deleted; the caller should retry later (OTLP: 503 /
-	// UNAVAILABLE with a retry delay).
+	// segments are deleted; the caller should retry later (OTLP: 429 /
+	// RESOURCE_EXHAUSTED with a retry delay).
 	ErrFull = errors.New("spool: full")
 	// ErrTooLarge: the payload is larger than MAX_PAYLOAD, or the record
 	// alone is larger than the WithMaxBytes limit; retrying cannot help.

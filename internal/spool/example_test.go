@@ -30,7 +30,7 @@ func Example() {
 	for _, body := range []string{"request 1", "request 2"} {
 		seq, err := s.Append(spool.SignalLogs, "acme", time.Now(), []byte(body))
 		if err != nil {
-			log.Fatal(err) // errors.Is(err, spool.ErrFull): answer 503 and retry later
+			log.Fatal(err) // errors.Is(err, spool.ErrFull): answer 429 and retry later
 		}
 		fmt.Println("appended", seq)
 	}
