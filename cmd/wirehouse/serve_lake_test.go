@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +17,17 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/log/logtest"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // serveProc is a `wirehouse serve` child process (this test binary run
@@ -69,48 +72,81 @@ type acked struct {
 	span []int64
 }
 
-// sendUntil sends requests of 20 records, each with a unique test.id, over
-// transport until ctx ends, and records the ids of acknowledged requests.
+// sendUntil sends batches of 20 records, each with a unique test.id, with
+// the OpenTelemetry Go SDK's OTLP exporter for signal over transport
+// (called directly, retries off, so each Export call's result is the
+// acknowledgement of exactly its records) until ctx ends, and records the
+// ids of acknowledged batches.
 func sendUntil(ctx context.Context, t *testing.T, p *serveProc, transport, signal string, next func() int64, a *acked) {
-	var cc *grpc.ClientConn
-	if transport == "grpc" {
-		var err error
-		cc, err = grpc.NewClient(p.addrs["OTLP/gRPC"], grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer cc.Close()
+	res := resource.NewSchemaless(attribute.String("service.name", "kill-test"))
+	var (
+		logExp  sdklog.Exporter
+		spanExp sdktrace.SpanExporter
+		err     error
+	)
+	grpcEP, httpEP := p.addrs["OTLP/gRPC"], p.addrs["OTLP/HTTP"]
+	switch transport + "/" + signal {
+	case "grpc/logs":
+		logExp, err = otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(grpcEP), otlploggrpc.WithInsecure(),
+			otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}), otlploggrpc.WithTimeout(5*time.Second))
+	case "http/logs":
+		logExp, err = otlploghttp.New(ctx, otlploghttp.WithEndpoint(httpEP), otlploghttp.WithInsecure(),
+			otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(5*time.Second))
+	case "grpc/traces":
+		spanExp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(grpcEP), otlptracegrpc.WithInsecure(),
+			otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}), otlptracegrpc.WithTimeout(5*time.Second))
+	case "http/traces":
+		spanExp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(httpEP), otlptracehttp.WithInsecure(),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(5*time.Second))
 	}
-	client := &http.Client{Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if logExp != nil {
+			logExp.Shutdown(sctx)
+		} else {
+			spanExp.Shutdown(sctx)
+		}
+	}()
 	for ctx.Err() == nil {
 		ids := make([]int64, 20)
 		for i := range ids {
 			ids[i] = next()
 		}
-		var ok bool
-		switch signal {
-		case "logs":
-			req := plogotlp.NewExportRequestFromLogs(idLogs(ids))
-			if cc != nil {
-				_, err := plogotlp.NewGRPCClient(cc).Export(ctx, req)
-				ok = err == nil
-			} else {
-				body, _ := req.MarshalProto()
-				ok = post(ctx, client, "http://"+p.addrs["OTLP/HTTP"]+"/v1/logs", body)
+		now := time.Now()
+		if logExp != nil {
+			recs := make([]sdklog.Record, len(ids))
+			for i, id := range ids {
+				recs[i] = logtest.RecordFactory{
+					Timestamp:  now,
+					Body:       attribute.StringValue(fmt.Sprint("record ", id)),
+					Attributes: []attribute.KeyValue{attribute.Int64("test.id", id)},
+					Resource:   res,
+				}.NewRecord()
 			}
-		case "traces":
-			req := ptraceotlp.NewExportRequestFromTraces(idTraces(ids))
-			if cc != nil {
-				_, err := ptraceotlp.NewGRPCClient(cc).Export(ctx, req)
-				ok = err == nil
-			} else {
-				body, _ := req.MarshalProto()
-				ok = post(ctx, client, "http://"+p.addrs["OTLP/HTTP"]+"/v1/traces", body)
+			err = logExp.Export(ctx, recs)
+		} else {
+			stubs := make(tracetest.SpanStubs, len(ids))
+			for i, id := range ids {
+				stubs[i] = tracetest.SpanStub{
+					Name: "op",
+					SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+						TraceID: trace.TraceID{1, byte(id >> 16), byte(id >> 8), byte(id)},
+						SpanID:  trace.SpanID{2, byte(id >> 16), byte(id >> 8), byte(id)},
+					}),
+					StartTime:  now,
+					EndTime:    now.Add(time.Millisecond),
+					Attributes: []attribute.KeyValue{attribute.Int64("test.id", id)},
+					Resource:   res,
+				}
 			}
+			err = spanExp.ExportSpans(ctx, stubs.Snapshots())
 		}
-		if ok {
+		if err == nil {
 			a.mu.Lock()
 			if signal == "logs" {
 				a.logs = append(a.logs, ids...)
@@ -120,52 +156,6 @@ func sendUntil(ctx context.Context, t *testing.T, p *serveProc, transport, signa
 			a.mu.Unlock()
 		}
 	}
-}
-
-func post(ctx context.Context, c *http.Client, url string, body []byte) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := c.Do(req)
-	if err != nil {
-		return false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-func idLogs(ids []int64) plog.Logs {
-	ld := plog.NewLogs()
-	rl := ld.ResourceLogs().AppendEmpty()
-	rl.Resource().Attributes().PutStr("service.name", "kill-test")
-	sl := rl.ScopeLogs().AppendEmpty()
-	for _, id := range ids {
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
-		lr.Body().SetStr("record " + fmt.Sprint(id))
-		lr.Attributes().PutInt("test.id", id)
-	}
-	return ld
-}
-
-func idTraces(ids []int64) ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "kill-test")
-	ss := rs.ScopeSpans().AppendEmpty()
-	for _, id := range ids {
-		sp := ss.Spans().AppendEmpty()
-		sp.SetName("op")
-		sp.SetTraceID(pcommon.TraceID{1, byte(id >> 8), byte(id)})
-		sp.SetSpanID(pcommon.SpanID{2, byte(id >> 8), byte(id)})
-		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Now()))
-		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(time.Millisecond)))
-		sp.Attributes().PutInt("test.id", id)
-	}
-	return td
 }
 
 // lakeIDs reads attr_test_id of every row of the signal's Parquet files
@@ -208,8 +198,8 @@ func lakeIDs(t *testing.T, root, signal string) map[int64]int {
 	return ids
 }
 
-// TestServeKill9Lake sends logs and spans over gRPC and HTTP, each record
-// with a unique id, kills the server with SIGKILL mid-stream and restarts
+// TestServeKill9Lake sends logs and spans over gRPC and HTTP with the
+// OpenTelemetry Go SDK's exporters, each record with a unique id, kills the server with SIGKILL mid-stream and restarts
 // it, 20 times; then stops it cleanly and checks that every acknowledged
 // record is in the Parquet lake exactly once, and that no record is there
 // twice. With WIREHOUSE_PYTHON (make test) DuckDB counts the same.
