@@ -7,11 +7,13 @@
 // is met; the receiver acknowledges only then. A full spool refuses the
 // request as overloaded (HTTP 429, gRPC RESOURCE_EXHAUSTED, retryable).
 //
-// Loader consumes the spool into a lake.Writer in manual-flush mode. It
+// Loader consumes the spool into lake.Writers in manual-flush mode. It
 // writes the buffered rows when a batch reaches its size, buffer or age
 // limit (age: the configured max delay, so data is queryable within it),
-// naming every file of one write after the spool records it holds:
-// <first seq>-<last seq>.parquet, 20 digits each. The order is
+// in the background while a second writer takes the next records, naming
+// every file of one write after the spool records it holds:
+// <first seq>-<last seq>.parquet, 20 digits each. Writes run one at a
+// time, in spool order. The order within one is
 //
 //  1. write the intent file <lake>/.flush ("first last"), fsynced;
 //  2. write and rename every Parquet file of the range;
@@ -36,6 +38,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -87,18 +90,25 @@ type LoaderConfig struct {
 	Logger   *slog.Logger
 }
 
-// Loader moves records from the spool into the lake.
+// Loader moves records from the spool into the lake. It keeps two
+// writers: while one is written and committed in the background, the
+// other takes the next records, so decoding and Parquet encoding run on
+// both cores. Writes and commits stay in spool order: a write starts only
+// after the one before it committed.
 type Loader struct {
-	cfg  LoaderConfig
-	cons *spool.Consumer
-	w    *lake.Writer
-	log  *slog.Logger
+	cfg   LoaderConfig
+	cons  *spool.Consumer
+	w     *lake.Writer // takes the records read
+	spare *lake.Writer // the other: idle, or being written while inflight is set
+	log   *slog.Logger
 
-	first, last uint64    // spool records in the writer's batches; first 0 when none
+	inflight chan error // the background write's result; nil when none runs
+
+	first, last uint64    // spool records in w's batches; first 0 when none
 	firstAt     time.Time // when first was read
 	stopAt      uint64    // replaying an interrupted write: write when last reaches it
 	stopName    string    // ... under this name
-	skipped     int64     // records the lake refused
+	skipped     atomic.Int64
 }
 
 // intentFile is where the range being written is recorded.
@@ -124,11 +134,15 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
+	spare, err := lake.NewWriter(cfg.Dir, opts...)
+	if err != nil {
+		return nil, err
+	}
 	cons, err := sp.Consumer(cfg.Consumer)
 	if err != nil {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
-	l := &Loader{cfg: cfg, cons: cons, w: w, log: cfg.Logger}
+	l := &Loader{cfg: cfg, cons: cons, w: w, spare: spare, log: cfg.Logger}
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
@@ -159,13 +173,7 @@ func (l *Loader) Run(ctx context.Context) error {
 		case err == nil:
 			l.add(rec)
 		case ctx.Err() != nil:
-			// Shutting down: write what is buffered so it is queryable
-			// now rather than after the next start's replay.
-			if l.first != 0 && l.stopAt == 0 {
-				if err := l.write(); err != nil {
-					l.log.Error("lake write at shutdown failed; the spool keeps the records", "err", err)
-				}
-			}
+			l.shutdown()
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
 		default:
@@ -174,21 +182,94 @@ func (l *Loader) Run(ctx context.Context) error {
 		if l.first == 0 {
 			continue
 		}
-		if l.stopAt != 0 && l.last < l.stopAt {
-			continue // a replay writes only at the interrupted write's end
+		if l.stopAt != 0 {
+			if l.last < l.stopAt {
+				continue // a replay writes only at the interrupted write's end
+			}
+			if !l.writeNow(ctx) {
+				return nil
+			}
+			continue
 		}
 		// A range of only refused records has no rows to make the writer
 		// due; it is committed after the max delay all the same.
 		idle := l.w.Buffered() == 0 && time.Since(l.firstAt) >= l.cfg.MaxDelay
-		if l.stopAt != 0 || idle || l.w.Due() {
-			if err := l.write(); err != nil {
-				l.log.Error("lake write failed; retrying", "first", l.first, "last", l.last, "err", err)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(tick):
-				}
+		if idle || l.w.Due() {
+			if !l.writeBehind(ctx) {
+				return nil
 			}
+		}
+	}
+}
+
+// shutdown writes what is buffered so it is queryable now rather than
+// after the next start's replay, unless an earlier write failed (then
+// committing a later range would skip it).
+func (l *Loader) shutdown() {
+	if err := l.wait(); err != nil {
+		return
+	}
+	if l.first == 0 || l.stopAt != 0 {
+		return
+	}
+	if err := l.write(l.w, l.first, l.last, rangeName(l.first, l.last)); err != nil {
+		l.log.Error("lake write at shutdown failed; the spool keeps the records", "err", err)
+	}
+}
+
+// wait waits for the background write, if any, and returns its error.
+func (l *Loader) wait() error {
+	if l.inflight == nil {
+		return nil
+	}
+	err := <-l.inflight
+	l.inflight = nil
+	return err
+}
+
+// writeBehind hands the current writer to a background write and
+// continues with the spare one. It returns false when ctx ended while a
+// write was being retried.
+func (l *Loader) writeBehind(ctx context.Context) bool {
+	if err := l.wait(); err != nil {
+		return false // only ctx ends a retrying write
+	}
+	w, first, last := l.w, l.first, l.last
+	l.w, l.spare = l.spare, w
+	l.first, l.last = 0, 0
+	done := make(chan error, 1)
+	l.inflight = done
+	go func() { done <- l.writeRetrying(ctx, w, first, last, rangeName(first, last)) }()
+	return true
+}
+
+// writeNow writes the current writer in the foreground: the replay of an
+// interrupted write.
+func (l *Loader) writeNow(ctx context.Context) bool {
+	if err := l.wait(); err != nil {
+		return false
+	}
+	name := l.stopName
+	if err := l.writeRetrying(ctx, l.w, l.first, l.last, name); err != nil {
+		return false
+	}
+	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
+	return true
+}
+
+// writeRetrying writes until it succeeds or ctx ends.
+func (l *Loader) writeRetrying(ctx context.Context, w *lake.Writer, first, last uint64, name string) error {
+	tick := min(l.cfg.MaxDelay/4, time.Second)
+	for {
+		err := l.write(w, first, last, name)
+		if err == nil {
+			return nil
+		}
+		l.log.Error("lake write failed; retrying", "first", first, "last", last, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(tick):
 		}
 	}
 }
@@ -205,7 +286,7 @@ func (l *Loader) add(rec spool.Record) {
 		sig = lake.SignalTraces
 	}
 	if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, rec.Payload); err != nil {
-		l.skipped++
+		l.skipped.Add(1)
 		l.log.Error("lake refused a spooled record", "seq", rec.Seq, "err", err)
 	}
 	if l.first == 0 {
@@ -214,35 +295,34 @@ func (l *Loader) add(rec spool.Record) {
 	l.last = rec.Seq
 }
 
-// write writes the buffered range and commits it.
-func (l *Loader) write() error {
-	name := rangeName(l.first, l.last)
-	if l.stopName != "" {
-		name = l.stopName
-	}
+// write writes w's rows, the spool records first to last, under name and
+// commits them.
+func (l *Loader) write(w *lake.Writer, first, last uint64, name string) error {
 	intent := filepath.Join(l.cfg.Dir, intentFile)
 	if err := writeIntent(intent, name); err != nil {
 		return err
 	}
-	if err := l.w.FlushAs(name); err != nil {
+	if err := w.FlushAs(name); err != nil {
 		return err
 	}
-	if err := l.cons.Commit(l.last); err != nil {
+	if err := l.cons.Commit(last); err != nil {
 		return fmt.Errorf("commit spool cursor: %w", err)
 	}
 	if err := os.Remove(intent); err != nil {
 		return fmt.Errorf("remove lake intent: %w", err)
 	}
-	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
 	return nil
 }
 
-// Close drops what is buffered (it is still in the spool) and closes the
-// writer.
-func (l *Loader) Close() error { return l.w.Close() }
+// Close waits for a background write, then drops what is buffered (it is
+// still in the spool) and closes the writers.
+func (l *Loader) Close() error {
+	l.wait()
+	return errors.Join(l.w.Close(), l.spare.Close())
+}
 
 // Skipped is the number of spooled records the lake refused.
-func (l *Loader) Skipped() int64 { return l.skipped }
+func (l *Loader) Skipped() int64 { return l.skipped.Load() }
 
 func rangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
 

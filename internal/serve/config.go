@@ -97,7 +97,7 @@ func DefaultConfig() Config {
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
-	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 256 << 20}
+	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
