@@ -7,16 +7,21 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
@@ -288,4 +293,179 @@ print(json.dumps(r))`
 			}
 		}
 	}
+}
+
+// postLogs posts a protobuf logs request of one log per id to serve's
+// OTLP/HTTP endpoint and returns the status code and Retry-After.
+func postLogs(t *testing.T, p *serveProc, ids []int64) (int, string) {
+	t.Helper()
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "spool-test")
+	sl := rl.ScopeLogs().AppendEmpty()
+	for _, id := range ids {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
+		lr.Body().SetStr(strings.Repeat("x", 200))
+		lr.Attributes().PutInt("test.id", id)
+	}
+	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+p.addrs["OTLP/HTTP"]+"/v1/logs", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After")
+}
+
+func (p *serveProc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, p.stderr)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func idRange(from, n int64) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = from + int64(i)
+	}
+	return ids
+}
+
+// TestServeSpoolTornTail: serve is killed, the last record of its spool
+// segment is torn (as a power loss can leave it), and the next start
+// repairs the segment, says so in its log, and goes on serving; every
+// other acknowledged record reaches the lake once.
+func TestServeSpoolTornTail(t *testing.T) {
+	data := t.TempDir()
+	p := startServeProc(t, data, "--lake-max-delay", "1h")
+	for i := range int64(10) {
+		if code, _ := postLogs(t, p, idRange(100*i, 20)); code != http.StatusOK {
+			t.Fatalf("batch %d: HTTP %d", i, code)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+	segs, _ := filepath.Glob(filepath.Join(data, "spool", "*.seg"))
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	st, err := os.Stat(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(segs[0], st.Size()-10); err != nil { // cut into the last record (batch 9)
+		t.Fatal(err)
+	}
+	p = startServeProc(t, data, "--lake-max-delay", "200ms")
+	if !strings.Contains(p.stderr.String(), "spool: repaired") {
+		t.Errorf("no repair in the log:\n%s", p.stderr)
+	}
+	for i := int64(10); i < 13; i++ {
+		if code, _ := postLogs(t, p, idRange(100*i, 20)); code != http.StatusOK {
+			t.Fatalf("batch %d after the repair: HTTP %d", i, code)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	p.stop(t)
+	got := lakeIDs(t, filepath.Join(data, "lake"), "logs")
+	for i := range int64(13) {
+		for _, id := range idRange(100*i, 20) {
+			want := 1
+			if i == 9 {
+				want = 0 // the torn record
+			}
+			if got[id] != want {
+				t.Fatalf("id %d (batch %d) is in the lake %d times, want %d", id, i, got[id], want)
+			}
+		}
+	}
+}
+
+// TestServeSpoolFull: the lake cannot be written (a file stands where
+// its logs directory goes), so the spool consumer falls behind until the
+// spool reaches its size limit; serve then refuses logs with 429 and a
+// Retry-After instead of filling the disk. Once the lake is writable again
+// the consumer catches up, serve accepts again, and every acknowledged log
+// is in the lake once.
+func TestServeSpoolFull(t *testing.T) {
+	data := t.TempDir()
+	block := filepath.Join(data, "lake", "logs")
+	if err := os.MkdirAll(filepath.Dir(block), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(block, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeProc(t, data, "--lake-max-delay", "100ms", "--spool-segment-size", "1MiB", "--spool-max-size", "2MiB")
+	var acked []int64
+	full := false
+	for i := int64(0); i < 2000 && !full; i++ {
+		ids := idRange(1000*i, 100)
+		switch code, retry := postLogs(t, p, ids); code {
+		case http.StatusOK:
+			acked = append(acked, ids...)
+		case http.StatusTooManyRequests:
+			if retry == "" {
+				t.Error("429 without Retry-After")
+			}
+			full = true
+		default:
+			t.Fatalf("HTTP %d", code)
+		}
+	}
+	if !full {
+		t.Fatalf("the spool never filled after %d acknowledged logs", len(acked))
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), "lake write failed"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed lake write in the log:\n%s", p.stderr)
+		}
+	}
+	// Still refused: the consumer is stuck, so nothing freed the space.
+	for i := int64(0); ; i++ {
+		ids := idRange(5_000_000+100*i, 100)
+		code, _ := postLogs(t, p, ids)
+		if code == http.StatusTooManyRequests {
+			break
+		}
+		if code != http.StatusOK || i == 100 {
+			t.Fatalf("HTTP %d while the lake is blocked and the spool full, want 429", code)
+		}
+		acked = append(acked, ids...)
+	}
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	ok := false
+	for i := int64(0); i < 200 && !ok; i++ {
+		ids := idRange(10_000_000+100*i, 100)
+		if code, _ := postLogs(t, p, ids); code == http.StatusOK {
+			acked = append(acked, ids...)
+			ok = true
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if !ok {
+		t.Fatal("serve still refuses logs after the lake became writable")
+	}
+	time.Sleep(300 * time.Millisecond)
+	p.stop(t)
+	got := lakeIDs(t, filepath.Join(data, "lake"), "logs")
+	for _, id := range acked {
+		if got[id] != 1 {
+			t.Fatalf("acknowledged id %d is in the lake %d times", id, got[id])
+		}
+	}
+	t.Logf("%d logs acknowledged before the spool filled, all in the lake once", len(acked))
 }
