@@ -128,6 +128,8 @@ func TestServeAndLoad(t *testing.T) {
 	for _, want := range []string{
 		`wirehouse_receiver_accepted_records_total{signal="logs",transport="grpc"} 600`,
 		`wirehouse_receiver_accepted_records_total{signal="traces",transport="http"} 600`,
+		"wirehouse_spool_appends_total 60", // every logs and traces request went to the spool
+		"wirehouse_lake_lag_records 60",    // and waits for the lake's 1 min max delay
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("/metrics lacks %q", want)

@@ -321,6 +321,15 @@ func (l *Loader) Close() error {
 	return errors.Join(l.w.Close(), l.spare.Close())
 }
 
+// Written returns the lake files, rows and bytes written so far.
+func (l *Loader) Written() lake.Stats {
+	a, b := l.w.Stats(), l.spare.Stats()
+	return lake.Stats{Files: a.Files + b.Files, Rows: a.Rows + b.Rows, BytesIn: a.BytesIn + b.BytesIn, BytesOut: a.BytesOut + b.BytesOut}
+}
+
+// Committed is the last spool record written to the lake and committed.
+func (l *Loader) Committed() uint64 { return l.cons.Committed() }
+
 // Skipped is the number of spooled records the lake refused.
 func (l *Loader) Skipped() int64 { return l.skipped.Load() }
 

@@ -126,6 +126,7 @@ func (s *Server) openLake() error {
 		s.log.Warn("spool: repaired a torn or corrupt tail", "segment", r.Segment, "offset", r.Offset, "err", r.Err)
 	}
 	s.spool = sp
+	defer s.registerStorageMetrics()
 	s.loader, err = lakesink.NewLoader(sp, lakesink.LoaderConfig{
 		Dir:      filepath.Join(s.cfg.DataDir, "lake"),
 		Consumer: "lake",
@@ -183,6 +184,38 @@ func (s *Server) Start() error {
 	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir)
 	s.ready.Store(true)
 	return nil
+}
+
+// registerStorageMetrics exports the spool's and the lake loader's
+// counters on /metrics, read when scraped.
+func (s *Server) registerStorageMetrics() {
+	if s.loader == nil {
+		return
+	}
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	sp, ld := s.spool, s.loader
+	s.reg.MustRegister(
+		gauge("wirehouse_spool_bytes", "Size of the spool's segment files.", func() float64 { return float64(sp.Stats().Bytes) }),
+		gauge("wirehouse_spool_segments", "Spool segment files.", func() float64 { return float64(sp.Stats().Segments) }),
+		gauge("wirehouse_spool_last_seq", "Sequence number of the newest spooled record.", func() float64 { return float64(sp.Stats().LastSeq) }),
+		counter("wirehouse_spool_appends_total", "Records appended to the spool since start.", func() float64 { return float64(sp.Stats().Appends) }),
+		counter("wirehouse_spool_syncs_total", "Fsync batches of spool data since start.", func() float64 { return float64(sp.Stats().Syncs) }),
+		counter("wirehouse_spool_full_total", "Appends refused because the spool was at its size limit.", func() float64 { return float64(sp.Stats().Full) }),
+		gauge("wirehouse_lake_committed_seq", "Last spool record written to the lake and committed.", func() float64 { return float64(ld.Committed()) }),
+		gauge("wirehouse_lake_lag_records", "Spooled records not yet written to the lake.", func() float64 {
+			last, done := sp.Stats().LastSeq, ld.Committed()
+			return float64(last - min(last, done))
+		}),
+		counter("wirehouse_lake_files_total", "Parquet files written since start.", func() float64 { return float64(ld.Written().Files) }),
+		counter("wirehouse_lake_rows_total", "Rows written to Parquet since start.", func() float64 { return float64(ld.Written().Rows) }),
+		counter("wirehouse_lake_bytes_total", "Bytes of Parquet written since start.", func() float64 { return float64(ld.Written().BytesOut) }),
+		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not decode (logged), skipped.", func() float64 { return float64(ld.Skipped()) }),
+	)
 }
 
 // closeStorage closes the lake loader and the spool.
