@@ -48,8 +48,7 @@ type ingestFlags struct {
 	asJSON              bool
 	paths               []string
 
-	sig  lake.Signal
-	isig ingest.Signal
+	sig lake.Signal
 }
 
 // ingestSummary is what ingest reports on stdout.
@@ -88,7 +87,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(inputs) == 0 {
 		return fmt.Errorf("ingest: no .binpb, .pb or .json files (optionally .gz or .zst) in %q", f.paths)
 	}
-	rd, err := ingest.NewReader(f.isig, ingest.WithMaxFileSize(f.maxFile))
+	rd, err := ingest.NewReader(f.sig, ingest.WithMaxFileSize(f.maxFile))
 	if err != nil {
 		return err
 	}
@@ -237,9 +236,6 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 func (f *ingestFlags) check() error {
 	var err error
 	if f.sig, err = lake.ParseSignal(f.signal); err != nil {
-		return fmt.Errorf("--signal: %q is not logs or traces", f.signal)
-	}
-	if f.isig, err = ingest.ParseSignal(f.signal); err != nil {
 		return fmt.Errorf("--signal: %q is not logs or traces", f.signal)
 	}
 	switch {

@@ -6,39 +6,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
 )
 
-// Signal is the kind of requests a Reader reads; it only matters for JSON,
-// which is transcoded to that signal's protobuf request.
-type Signal uint8
+// Signal is the kind of requests a Reader reads: the lake's signals. It
+// only matters for JSON, which is transcoded to that signal's protobuf
+// request.
+type Signal = lake.Signal
 
 // The signals.
 const (
-	SignalLogs Signal = iota + 1
-	SignalTraces
+	SignalLogs   = lake.SignalLogs
+	SignalTraces = lake.SignalTraces
 )
-
-// String returns "logs" or "traces".
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalTraces:
-		return "traces"
-	}
-	return fmt.Sprintf("Signal(%d)", uint8(s))
-}
-
-// ParseSignal parses "logs" or "traces"; other text is an error naming it.
-func ParseSignal(s string) (Signal, error) {
-	switch s {
-	case "logs":
-		return SignalLogs, nil
-	case "traces":
-		return SignalTraces, nil
-	}
-	return 0, fmt.Errorf("ingest: unknown signal %q (want logs or traces)", s)
-}
 
 // Format is the encoding of a file's decompressed content.
 type Format uint8

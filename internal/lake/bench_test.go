@@ -156,9 +156,8 @@ func gzipped(b *testing.B, body []byte) []byte {
 // a gzipped OTLP file to the bytes of a Parquet file: gunzip into a reused
 // buffer, LogRows.AppendLogs, sort by (service, time), encode with zstd,
 // dictionaries, statistics and the trace_id bloom filter. Each iteration
-// writes one file of 20,000 logs (10 requests of the seed workload).
-var benchFiles = 50
-
+// writes one file of 100,000 logs (benchFiles requests of the seed
+// workload). impl=pdata is pdataParquet's map-based path.
 func BenchmarkLogsToParquet(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var files [][]byte
@@ -173,41 +172,11 @@ func BenchmarkLogsToParquet(b *testing.B) {
 		files = append(files, gzipped(b, body))
 	}
 	b.Run("impl=wirehouse", func(b *testing.B) {
-		var (
-			rows LogRows
-			enc  = encoder{rowGroupRows: 128 << 10}
-			zr   gzip.Reader
-			buf  bytes.Buffer
-			out  bytes.Buffer
-			ms0  runtime.MemStats
-			ms1  runtime.MemStats
-		)
-		runtime.ReadMemStats(&ms0)
-		b.ReportAllocs()
-		for b.Loop() {
-			rows.Reset()
-			for _, f := range files {
-				if err := zr.Reset(bytes.NewReader(f)); err != nil {
-					b.Fatal(err)
-				}
-				buf.Reset()
-				if _, err := buf.ReadFrom(&zr); err != nil {
-					b.Fatal(err)
-				}
-				if err := rows.AppendLogs(buf.Bytes()); err != nil {
-					b.Fatal(err)
-				}
-			}
+		var rows LogRows
+		benchParquet(b, files, n, "log", rows.Reset, rows.AppendLogs, func(enc *encoder, out io.Writer) error {
 			_, sel := enc.order(rows.Len(), &rows.ServiceName, rows.Time, func(int32) int64 { return 0 })
-			out.Reset()
-			if err := enc.writeLogs(&out, &rows, sel); err != nil {
-				b.Fatal(err)
-			}
-		}
-		runtime.ReadMemStats(&ms1)
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "logs/s")
-		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/log")
-		b.ReportMetric(float64(out.Len())/float64(n), "parquetB/log")
+			return enc.writeLogs(out, &rows, sel)
+		})
 	})
 	b.Run("impl=pdata", func(b *testing.B) {
 		var (
@@ -326,40 +295,52 @@ func BenchmarkSpansToParquet(b *testing.B) {
 		files = append(files, gzipped(b, body))
 	}
 	b.Run("impl=wirehouse", func(b *testing.B) {
-		var (
-			rows SpanRows
-			enc  = encoder{rowGroupRows: 128 << 10}
-			zr   gzip.Reader
-			buf  bytes.Buffer
-			out  bytes.Buffer
-			ms0  runtime.MemStats
-			ms1  runtime.MemStats
-		)
-		runtime.ReadMemStats(&ms0)
-		b.ReportAllocs()
-		for b.Loop() {
-			rows.Reset()
-			for _, f := range files {
-				if err := zr.Reset(bytes.NewReader(f)); err != nil {
-					b.Fatal(err)
-				}
-				buf.Reset()
-				if _, err := buf.ReadFrom(&zr); err != nil {
-					b.Fatal(err)
-				}
-				if err := rows.AppendTraces(buf.Bytes()); err != nil {
-					b.Fatal(err)
-				}
-			}
+		var rows SpanRows
+		benchParquet(b, files, n, "span", rows.Reset, rows.AppendTraces, func(enc *encoder, out io.Writer) error {
 			_, sel := enc.order(rows.Len(), &rows.ServiceName, rows.StartTime, func(int32) int64 { return 0 })
-			out.Reset()
-			if err := enc.writeSpans(&out, &rows, sel); err != nil {
+			return enc.writeSpans(out, &rows, sel)
+		})
+	})
+}
+
+// benchFiles is how many gzipped requests of 2,000 records the Parquet
+// benchmarks read per iteration.
+const benchFiles = 50
+
+// benchParquet runs one wirehouse Parquet benchmark: each iteration resets
+// the batch, gunzips every file into a reused buffer and appends it, then
+// writes one file with write. It reports <unit>s/s, B/<unit> and
+// parquetB/<unit> for the n records of files.
+func benchParquet(b *testing.B, files [][]byte, n int, unit string, reset func(), add func([]byte) error, write func(*encoder, io.Writer) error) {
+	var (
+		enc      = encoder{rowGroupRows: 128 << 10}
+		zr       gzip.Reader
+		buf, out bytes.Buffer
+		ms0, ms1 runtime.MemStats
+	)
+	runtime.ReadMemStats(&ms0)
+	b.ReportAllocs()
+	for b.Loop() {
+		reset()
+		for _, f := range files {
+			if err := zr.Reset(bytes.NewReader(f)); err != nil {
+				b.Fatal(err)
+			}
+			buf.Reset()
+			if _, err := buf.ReadFrom(&zr); err != nil {
+				b.Fatal(err)
+			}
+			if err := add(buf.Bytes()); err != nil {
 				b.Fatal(err)
 			}
 		}
-		runtime.ReadMemStats(&ms1)
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "spans/s")
-		b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/span")
-		b.ReportMetric(float64(out.Len())/float64(n), "parquetB/span")
-	})
+		out.Reset()
+		if err := write(&enc, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), unit+"s/s")
+	b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/"+unit)
+	b.ReportMetric(float64(out.Len())/float64(n), "parquetB/"+unit)
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/durable"
 )
 
 // Signal is the kind of records a Writer batch holds.
@@ -546,7 +548,7 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	if w.cfg.noSync {
 		return cw.n, nil
 	}
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return 0, fmt.Errorf("write lake file %s: %w", final, err)
 	}
 	return cw.n, nil
@@ -558,18 +560,6 @@ func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int)
 		return w.enc.writeLogs(out, &b.logs, sel)
 	}
 	return w.enc.writeSpans(out, &b.spans, sel)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 type countingWriter struct {

@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
@@ -336,23 +337,8 @@ func (l *Loader) Skipped() int64 { return l.skipped.Load() }
 func rangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
 
 func writeIntent(path, name string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
-		return fmt.Errorf("write lake intent: %w", err)
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		return fmt.Errorf("write lake intent: %w", err)
+	if err := durable.WriteFile(path, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("lake intent: %w", err)
 	}
 	return nil
 }
@@ -374,16 +360,4 @@ func readIntent(path string) (first, last uint64, ok bool, err error) {
 		return 0, 0, false, fmt.Errorf("read lake intent %s: malformed %q", path, b)
 	}
 	return first, last, true, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wirehouse/wirehouse/internal/durable"
 )
 
 // Consumer reads the spool's records in order and keeps a durable cursor:
@@ -125,7 +127,7 @@ func (s *Spool) RemoveConsumer(name string) error {
 	if err := os.Remove(filepath.Join(s.dir, name+cursorSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("spool: remove consumer: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := durable.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("spool: remove consumer: %w", err)
 	}
 	s.mu.Lock()
@@ -328,27 +330,7 @@ func writeCursor(dir, name string, committed uint64) error {
 		return fmt.Errorf("spool: cursor: %w", err)
 	}
 	binary.BigEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
-	path := filepath.Join(dir, name+cursorSuffix)
-	tmp := path + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("spool: cursor: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(filepath.Join(dir, name+cursorSuffix), b, 0o644); err != nil {
 		return fmt.Errorf("spool: cursor: %w", err)
 	}
 	return nil

@@ -126,17 +126,3 @@ func scanSegment(dir string, g *segment, before uint64, sync bool) (repair *Corr
 	}
 	return repair, f.Close()
 }
-
-// syncDir fsyncs a directory, making file creations, renames and removals
-// in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

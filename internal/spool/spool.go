@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/durable"
 )
 
 // Spool is an append-only log of records in a directory. Its methods are
@@ -165,7 +167,7 @@ func (s *Spool) load() error {
 		return err
 	}
 	if s.cfg.sync != SyncNever {
-		if err := syncDir(s.dir); err != nil {
+		if err := durable.SyncDir(s.dir); err != nil {
 			return fmt.Errorf("spool: %w", err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/durable"
 )
 
 // Group commit. Appends write under s.mu and advance s.written, a byte
@@ -62,7 +64,7 @@ func (s *Spool) runBatchLocked() {
 	// Close is the only other closer of cur, and it waits for the batch.
 	errs = append(errs, cur.Sync())
 	if dir {
-		errs = append(errs, syncDir(s.dir))
+		errs = append(errs, durable.SyncDir(s.dir))
 	}
 	err := errors.Join(errs...)
 
