@@ -98,6 +98,7 @@ type LoaderConfig struct {
 // after the one before it committed.
 type Loader struct {
 	cfg   LoaderConfig
+	sp    *spool.Spool
 	cons  *spool.Consumer
 	w     *lake.Writer // takes the records read
 	spare *lake.Writer // the other: idle, or being written while inflight is set
@@ -143,7 +144,7 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
-	l := &Loader{cfg: cfg, cons: cons, w: w, spare: spare, log: cfg.Logger}
+	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger}
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
@@ -173,6 +174,16 @@ func (l *Loader) Run(ctx context.Context) error {
 		switch {
 		case err == nil:
 			l.add(rec)
+			if l.caughtUp(rec.Seq) {
+				// Nothing more to read: rest a moment rather than be woken
+				// by every single append, which on a small machine costs
+				// the receiver latency. The lake's delay is counted in
+				// seconds; this is milliseconds.
+				select {
+				case <-ctx.Done():
+				case <-time.After(idlePause):
+				}
+			}
 		case ctx.Err() != nil:
 			l.shutdown()
 			return nil
@@ -202,6 +213,12 @@ func (l *Loader) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// idlePause is how long the loader rests when it has read every record.
+const idlePause = 20 * time.Millisecond
+
+// caughtUp reports whether seq is the newest spooled record.
+func (l *Loader) caughtUp(seq uint64) bool { return l.sp.Stats().LastSeq <= seq }
 
 // shutdown writes what is buffered so it is queryable now rather than
 // after the next start's replay, unless an earlier write failed (then
