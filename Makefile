@@ -10,13 +10,17 @@ TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
 
+# promtool from Debian's prometheus package, which queries the PromQL API in
+# the tests; extracted from the .deb, no root install.
+PROMTOOL := $(CURDIR)/bin/promtool
+
 .PHONY: test bench fuzz
 
-test: $(TELEMETRYGEN) $(PYVENV)/.installed
+test: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python $(GO) test -count=1 ./...
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) $(GO) test -count=1 ./...
 
 $(TELEMETRYGEN):
 	mkdir -p $(CURDIR)/bin/tmp
@@ -27,6 +31,12 @@ $(PYVENV)/.installed: requirements-test.txt
 	python3 -m venv $(PYVENV)
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
+
+$(PROMTOOL):
+	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb
+	cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
+		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $@
+	rm -rf $(CURDIR)/bin/tmp/deb
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).
 bench:

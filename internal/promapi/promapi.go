@@ -1,0 +1,735 @@
+// Package promapi serves the read side of Prometheus' HTTP API over any
+// storage.Queryable, with Prometheus' own PromQL engine, so that promtool,
+// Grafana's Prometheus data source and the client_golang API client work
+// against wirehouse unchanged:
+//
+//	GET|POST /api/v1/query               query, time, timeout, limit
+//	GET|POST /api/v1/query_range         query, start, end, step, timeout, limit
+//	GET|POST /api/v1/series              match[], start, end, limit
+//	GET|POST /api/v1/labels              match[], start, end, limit
+//	GET      /api/v1/label/<name>/values match[], start, end, limit
+//	GET      /api/v1/status/buildinfo
+//
+// Parameters, response envelopes ({"status":"success","data":...} or
+// {"status":"error","errorType":...,"error":...}), status codes (400 bad
+// data, 422 execution error, 503 timeout, 499 canceled, 500 internal) and
+// value encodings (timestamps as seconds, sample values as strings, native
+// histograms with their buckets) follow Prometheus' documentation; values
+// are written with Prometheus' util/jsonutil.
+package promapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/util/annotations"
+	"github.com/prometheus/prometheus/util/jsonutil"
+)
+
+// PrometheusVersion is the version buildinfo reports: that of the
+// Prometheus PromQL engine built in (module v0.316.0 is Prometheus
+// 3.16.0). Clients such as Grafana choose features by it.
+const PrometheusVersion = "3.16.0"
+
+// maxPoints is the most points a range query may return per series, as in
+// Prometheus.
+const maxPoints = 11000
+
+// Option configures an API; New reports invalid values.
+type Option func(*config) error
+
+type config struct {
+	timeout    time.Duration
+	maxSamples int
+	lookback   time.Duration
+	logger     *slog.Logger
+	now        func() time.Time
+	revision   string
+}
+
+// WithTimeout bounds a query's run time (default 2m, Prometheus'
+// --query.timeout); a request's own timeout parameter can only lower it.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("query timeout %v: not positive", d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithMaxSamples bounds the samples one query may hold in memory (default
+// 50,000,000, Prometheus' --query.max-samples).
+func WithMaxSamples(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("max samples %d: not positive", n)
+		}
+		c.maxSamples = n
+		return nil
+	}
+}
+
+// WithLookbackDelta sets how far back an instant selector looks for a
+// sample (default 5m).
+func WithLookbackDelta(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("lookback delta %v: not positive", d)
+		}
+		c.lookback = d
+		return nil
+	}
+}
+
+// WithLogger sets where query errors are logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("logger: nil")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithRevision sets the revision buildinfo reports.
+func WithRevision(rev string) Option {
+	return func(c *config) error { c.revision = rev; return nil }
+}
+
+// API serves the query endpoints. It is safe for concurrent use.
+type API struct {
+	q      storage.Queryable
+	engine *promql.Engine
+	parser parser.Parser
+	cfg    config
+}
+
+// New returns an API over q.
+func New(q storage.Queryable, opts ...Option) (*API, error) {
+	cfg := config{timeout: 2 * time.Minute, maxSamples: 50_000_000, lookback: 5 * time.Minute,
+		logger: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("new query API: %w", err)
+		}
+	}
+	p := parser.NewParser(parser.Options{})
+	engine := promql.NewEngine(promql.EngineOpts{
+		Logger:               cfg.logger,
+		MaxSamples:           cfg.maxSamples,
+		Timeout:              cfg.timeout,
+		LookbackDelta:        cfg.lookback,
+		EnableAtModifier:     true,
+		EnableNegativeOffset: true,
+		Parser:               p,
+	})
+	return &API{q: q, engine: engine, parser: p, cfg: cfg}, nil
+}
+
+// Register adds the endpoints to mux.
+func (a *API) Register(mux *http.ServeMux) {
+	for _, m := range []string{"GET", "POST"} {
+		mux.HandleFunc(m+" /api/v1/query", a.query)
+		mux.HandleFunc(m+" /api/v1/query_range", a.queryRange)
+		mux.HandleFunc(m+" /api/v1/series", a.series)
+		mux.HandleFunc(m+" /api/v1/labels", a.labelNames)
+	}
+	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
+	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
+}
+
+// errorType is the errorType of an error response.
+type errorType string
+
+const (
+	errBadData  errorType = "bad_data"
+	errExec     errorType = "execution"
+	errTimeout  errorType = "timeout"
+	errCanceled errorType = "canceled"
+	errInternal errorType = "internal"
+)
+
+var statusOf = map[errorType]int{
+	errBadData:  http.StatusBadRequest,
+	errExec:     http.StatusUnprocessableEntity,
+	errTimeout:  http.StatusServiceUnavailable,
+	errCanceled: 499, // client closed request, as Prometheus answers
+	errInternal: http.StatusInternalServerError,
+}
+
+type apiError struct {
+	typ errorType
+	err error
+}
+
+func badData(format string, args ...any) *apiError {
+	return &apiError{errBadData, fmt.Errorf(format, args...)}
+}
+
+// queryError classifies an error of the engine.
+func queryError(err error) *apiError {
+	var (
+		canceled promql.ErrQueryCanceled
+		timeout  promql.ErrQueryTimeout
+		storErr  promql.ErrStorage
+	)
+	switch {
+	case errors.As(err, &canceled), errors.Is(err, context.Canceled):
+		return &apiError{errCanceled, err}
+	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{errTimeout, err}
+	case errors.As(err, &storErr):
+		return &apiError{errInternal, err}
+	}
+	return &apiError{errExec, err}
+}
+
+var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
+
+// respond writes a success envelope whose data is written by data.
+func (a *API) respond(w http.ResponseWriter, warnings annotations.Annotations, data func(*jsoniter.Stream)) {
+	s := jsonAPI.BorrowStream(nil)
+	defer jsonAPI.ReturnStream(s)
+	s.WriteObjectStart()
+	s.WriteObjectField("status")
+	s.WriteString("success")
+	s.WriteMore()
+	s.WriteObjectField("data")
+	data(s)
+	if len(warnings) > 0 {
+		warns, infos := warnings.AsStrings("", 0, 0)
+		writeStrings := func(field string, list []string) {
+			if len(list) == 0 {
+				return
+			}
+			s.WriteMore()
+			s.WriteObjectField(field)
+			s.WriteArrayStart()
+			for i, x := range list {
+				if i > 0 {
+					s.WriteMore()
+				}
+				s.WriteString(x)
+			}
+			s.WriteArrayEnd()
+		}
+		writeStrings("warnings", warns)
+		writeStrings("infos", infos)
+	}
+	s.WriteObjectEnd()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(s.Buffer()); err != nil {
+		a.cfg.logger.Debug("write query response", "err", err)
+	}
+}
+
+// fail writes an error envelope.
+func (a *API) fail(w http.ResponseWriter, e *apiError) {
+	s := jsonAPI.BorrowStream(nil)
+	defer jsonAPI.ReturnStream(s)
+	s.WriteObjectStart()
+	s.WriteObjectField("status")
+	s.WriteString("error")
+	s.WriteMore()
+	s.WriteObjectField("errorType")
+	s.WriteString(string(e.typ))
+	s.WriteMore()
+	s.WriteObjectField("error")
+	s.WriteString(e.err.Error())
+	s.WriteObjectEnd()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusOf[e.typ])
+	w.Write(s.Buffer()) //nolint:errcheck // the client went away
+}
+
+// parseTime reads a time parameter: Unix seconds (with a fraction) or
+// RFC 3339, as Prometheus accepts.
+func parseTime(r *http.Request, name string, def time.Time) (time.Time, error) {
+	v := r.FormValue(name)
+	if v == "" {
+		return def, nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e12 {
+			return time.Time{}, fmt.Errorf("invalid time value for '%s': %q", name, v)
+		}
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("invalid time value for '%s': cannot parse %q to a valid timestamp", name, v)
+}
+
+// parseDuration reads a duration: seconds (with a fraction) or a
+// Prometheus duration such as 5m or 1h30m.
+func parseDuration(v string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		d := f * float64(time.Second)
+		if math.IsNaN(d) || d >= math.MaxInt64 || d < math.MinInt64 {
+			return 0, fmt.Errorf("cannot parse %q to a valid duration: it overflows int64", v)
+		}
+		return time.Duration(d), nil
+	}
+	d, err := model.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q to a valid duration", v)
+	}
+	return time.Duration(d), nil
+}
+
+// withTimeout applies the request's timeout parameter to ctx.
+func withTimeout(r *http.Request) (context.Context, context.CancelFunc, *apiError) {
+	v := r.FormValue("timeout")
+	if v == "" {
+		return r.Context(), func() {}, nil
+	}
+	d, err := parseDuration(v)
+	if err != nil {
+		return nil, nil, badData("invalid parameter 'timeout': %v", err)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), d)
+	return ctx, cancel, nil
+}
+
+func parseLimit(r *http.Request) (int, *apiError) {
+	v := r.FormValue("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badData("invalid parameter 'limit': %q is not a non-negative integer", v)
+	}
+	return n, nil
+}
+
+func (a *API) query(w http.ResponseWriter, r *http.Request) {
+	ts, err := parseTime(r, "time", a.cfg.now())
+	if err != nil {
+		a.fail(w, badData("%v", err))
+		return
+	}
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	ctx, cancel, aerr := withTimeout(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	defer cancel()
+	qry, err := a.engine.NewInstantQuery(ctx, a.q, nil, r.FormValue("query"), ts)
+	if err != nil {
+		a.fail(w, badData("invalid parameter 'query': %v", err))
+		return
+	}
+	a.exec(ctx, w, qry, limit)
+}
+
+func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
+	start, err := parseTime(r, "start", time.Time{})
+	if err == nil && start.IsZero() {
+		err = errors.New("missing parameter 'start'")
+	}
+	if err != nil {
+		a.fail(w, badData("%v", err))
+		return
+	}
+	end, err := parseTime(r, "end", time.Time{})
+	if err == nil && end.IsZero() {
+		err = errors.New("missing parameter 'end'")
+	}
+	if err != nil {
+		a.fail(w, badData("%v", err))
+		return
+	}
+	if end.Before(start) {
+		a.fail(w, badData("end timestamp must not be before start time"))
+		return
+	}
+	step, err := parseDuration(r.FormValue("step"))
+	if err != nil {
+		a.fail(w, badData("invalid parameter 'step': %v", err))
+		return
+	}
+	if step <= 0 {
+		a.fail(w, badData("zero or negative query resolution step widths are not accepted. Try a positive integer"))
+		return
+	}
+	if end.Sub(start)/step > maxPoints {
+		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
+		return
+	}
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	ctx, cancel, aerr := withTimeout(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	defer cancel()
+	qry, err := a.engine.NewRangeQuery(ctx, a.q, nil, r.FormValue("query"), start, end, step)
+	if err != nil {
+		a.fail(w, badData("invalid parameter 'query': %v", err))
+		return
+	}
+	a.exec(ctx, w, qry, limit)
+}
+
+// exec runs qry and writes its result, cut to limit series if not 0.
+func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query, limit int) {
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		a.fail(w, queryError(res.Err))
+		return
+	}
+	warnings := res.Warnings
+	switch v := res.Value.(type) {
+	case promql.Vector:
+		if limit > 0 && len(v) > limit {
+			res.Value = v[:limit]
+			warnings = warnings.Add(fmt.Errorf("results truncated due to limit"))
+		}
+	case promql.Matrix:
+		if limit > 0 && len(v) > limit {
+			res.Value = v[:limit]
+			warnings = warnings.Add(fmt.Errorf("results truncated due to limit"))
+		}
+	}
+	a.respond(w, warnings, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("resultType")
+		s.WriteString(string(res.Value.Type()))
+		s.WriteMore()
+		s.WriteObjectField("result")
+		writeValue(s, res.Value)
+		s.WriteObjectEnd()
+	})
+}
+
+// writeValue writes a PromQL value as the API encodes it.
+func writeValue(s *jsoniter.Stream, v parser.Value) {
+	switch v := v.(type) {
+	case promql.Scalar:
+		writePoint(s, v.T, v.V)
+	case promql.String:
+		s.WriteArrayStart()
+		jsonutil.MarshalTimestamp(v.T, s)
+		s.WriteMore()
+		s.WriteString(v.V)
+		s.WriteArrayEnd()
+	case promql.Vector:
+		s.WriteArrayStart()
+		for i, smp := range v {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectStart()
+			s.WriteObjectField("metric")
+			writeLabels(s, smp.Metric)
+			s.WriteMore()
+			if smp.H != nil {
+				s.WriteObjectField("histogram")
+				writeHistPoint(s, promql.HPoint{T: smp.T, H: smp.H})
+			} else {
+				s.WriteObjectField("value")
+				writePoint(s, smp.T, smp.F)
+			}
+			s.WriteObjectEnd()
+		}
+		s.WriteArrayEnd()
+	case promql.Matrix:
+		s.WriteArrayStart()
+		for i, series := range v {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectStart()
+			s.WriteObjectField("metric")
+			writeLabels(s, series.Metric)
+			if len(series.Floats) > 0 {
+				s.WriteMore()
+				s.WriteObjectField("values")
+				s.WriteArrayStart()
+				for j, p := range series.Floats {
+					if j > 0 {
+						s.WriteMore()
+					}
+					writePoint(s, p.T, p.F)
+				}
+				s.WriteArrayEnd()
+			}
+			if len(series.Histograms) > 0 {
+				s.WriteMore()
+				s.WriteObjectField("histograms")
+				s.WriteArrayStart()
+				for j, p := range series.Histograms {
+					if j > 0 {
+						s.WriteMore()
+					}
+					writeHistPoint(s, p)
+				}
+				s.WriteArrayEnd()
+			}
+			s.WriteObjectEnd()
+		}
+		s.WriteArrayEnd()
+	default:
+		s.WriteNil()
+	}
+}
+
+func writePoint(s *jsoniter.Stream, t int64, v float64) {
+	s.WriteArrayStart()
+	jsonutil.MarshalTimestamp(t, s)
+	s.WriteMore()
+	jsonutil.MarshalFloat(v, s)
+	s.WriteArrayEnd()
+}
+
+func writeHistPoint(s *jsoniter.Stream, p promql.HPoint) {
+	s.WriteArrayStart()
+	jsonutil.MarshalTimestamp(p.T, s)
+	s.WriteMore()
+	jsonutil.MarshalHistogram(p.H, s)
+	s.WriteArrayEnd()
+}
+
+func writeLabels(s *jsoniter.Stream, ls labels.Labels) {
+	s.WriteObjectStart()
+	first := true
+	ls.Range(func(l labels.Label) {
+		if !first {
+			s.WriteMore()
+		}
+		first = false
+		s.WriteObjectField(l.Name)
+		s.WriteString(l.Value)
+	})
+	s.WriteObjectEnd()
+}
+
+// matchers parses the match[] parameters; required says at least one is
+// needed. Like Prometheus, a set whose every matcher matches the empty
+// string (it would select every series) is refused.
+func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *apiError) {
+	if err := r.ParseForm(); err != nil {
+		return nil, badData("parse form: %v", err)
+	}
+	raw := r.Form["match[]"]
+	if len(raw) == 0 {
+		if required {
+			return nil, badData("no match[] parameter provided")
+		}
+		return nil, nil
+	}
+	sets, err := a.parser.ParseMetricSelectors(raw)
+	if err != nil {
+		return nil, badData("invalid parameter 'match[]': %v", err)
+	}
+	for _, set := range sets {
+		if !slices.ContainsFunc(set, func(m *labels.Matcher) bool { return !m.Matches("") }) {
+			return nil, badData("match[] must contain at least one non-empty matcher")
+		}
+	}
+	return sets, nil
+}
+
+// window reads start and end, defaulting to all time.
+func window(r *http.Request) (int64, int64, *apiError) {
+	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
+	if err != nil {
+		return 0, 0, badData("%v", err)
+	}
+	end, err := parseTime(r, "end", time.UnixMilli(math.MaxInt64/2))
+	if err != nil {
+		return 0, 0, badData("%v", err)
+	}
+	if end.Before(start) {
+		return 0, 0, badData("end timestamp must not be before start time")
+	}
+	return start.UnixMilli(), end.UnixMilli(), nil
+}
+
+func (a *API) series(w http.ResponseWriter, r *http.Request) {
+	sets, aerr := a.matchers(r, true)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	mint, maxt, aerr := window(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	q, err := a.q.Querier(mint, maxt)
+	if err != nil {
+		a.fail(w, &apiError{errExec, err})
+		return
+	}
+	defer q.Close()
+	hints := &storage.SelectHints{Start: mint, End: maxt, Func: "series"}
+	var all []storage.SeriesSet
+	for _, set := range sets {
+		all = append(all, q.Select(r.Context(), len(sets) > 1, hints, set...))
+	}
+	merged := storage.NewMergeSeriesSet(all, 0, storage.ChainedSeriesMerge)
+	var (
+		found    []labels.Labels
+		warnings annotations.Annotations
+	)
+	for merged.Next() {
+		if limit > 0 && len(found) == limit {
+			warnings = warnings.Add(errors.New("results truncated due to limit"))
+			break
+		}
+		found = append(found, merged.At().Labels())
+	}
+	if err := merged.Err(); err != nil {
+		a.fail(w, queryError(err))
+		return
+	}
+	warnings.Merge(merged.Warnings())
+	a.respond(w, warnings, func(s *jsoniter.Stream) {
+		s.WriteArrayStart()
+		for i, ls := range found {
+			if i > 0 {
+				s.WriteMore()
+			}
+			writeLabels(s, ls)
+		}
+		s.WriteArrayEnd()
+	})
+}
+
+// stringsOf collects, for each matcher set (or once without one), what
+// get returns, sorted and without duplicates, cut to limit.
+func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage.Querier, []*labels.Matcher, *storage.LabelHints) ([]string, annotations.Annotations, error)) {
+	sets, aerr := a.matchers(r, false)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	mint, maxt, aerr := window(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	q, err := a.q.Querier(mint, maxt)
+	if err != nil {
+		a.fail(w, &apiError{errExec, err})
+		return
+	}
+	defer q.Close()
+	hints := &storage.LabelHints{Limit: limit}
+	if len(sets) == 0 {
+		sets = [][]*labels.Matcher{nil}
+	}
+	var (
+		out      []string
+		warnings annotations.Annotations
+	)
+	for _, set := range sets {
+		vals, ws, err := get(q, set, hints)
+		if err != nil {
+			a.fail(w, queryError(err))
+			return
+		}
+		warnings.Merge(ws)
+		out = append(out, vals...)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+		warnings = warnings.Add(errors.New("results truncated due to limit"))
+	}
+	a.respond(w, warnings, func(s *jsoniter.Stream) {
+		s.WriteArrayStart()
+		for i, v := range out {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteString(v)
+		}
+		s.WriteArrayEnd()
+	})
+}
+
+func (a *API) labelNames(w http.ResponseWriter, r *http.Request) {
+	a.stringsOf(w, r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
+		return q.LabelNames(r.Context(), h, ms...)
+	})
+}
+
+func (a *API) labelValues(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if strings.HasPrefix(name, "U__") { // Prometheus' escaping of names outside the legacy charset
+		name = model.UnescapeName(name, model.ValueEncodingEscaping)
+	}
+	if !model.UTF8Validation.IsValidLabelName(name) {
+		a.fail(w, badData("invalid label name: %q", name))
+		return
+	}
+	a.stringsOf(w, r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
+		return q.LabelValues(r.Context(), name, h, ms...)
+	})
+}
+
+func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		for i, kv := range [][2]string{
+			{"version", PrometheusVersion},
+			{"revision", a.cfg.revision},
+			{"branch", ""},
+			{"buildUser", "wirehouse"},
+			{"buildDate", ""},
+			{"goVersion", runtime.Version()},
+		} {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectField(kv[0])
+			s.WriteString(kv[1])
+		}
+		s.WriteObjectEnd()
+	})
+}

@@ -1,0 +1,282 @@
+package promapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// newServer opens a TSDB with known series and serves the API over it.
+//
+//	up{job="api",instance="a"} 1 and up{job="api",instance="b"} 0, every 15 s for 10 min
+//	http_requests_total{job="api",code="200"} rising by 30 every 15 s (2/s)
+//	latency{job="api"} a native histogram
+func newServer(t *testing.T) (*httptest.Server, v1.API) {
+	t.Helper()
+	opts := tsdb.DefaultOptions()
+	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	app := db.Appender(context.Background())
+	h := &histogram.Histogram{Count: 6, Sum: 12, ZeroThreshold: 0.001, Schema: 0,
+		PositiveSpans: []histogram.Span{{Offset: 0, Length: 2}}, PositiveBuckets: []int64{2, 2}}
+	for i := range 41 {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second).UnixMilli()
+		for _, s := range []struct {
+			ls labels.Labels
+			v  float64
+		}{
+			{labels.FromStrings("__name__", "up", "job", "api", "instance", "a"), 1},
+			{labels.FromStrings("__name__", "up", "job", "api", "instance", "b"), 0},
+			{labels.FromStrings("__name__", "http_requests_total", "job", "api", "code", "200"), float64(30 * i)},
+		} {
+			if _, err := app.Append(0, s.ls, ts, s.v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := app.AppendHistogram(0, labels.FromStrings("__name__", "latency", "job", "api"), ts, h, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(db, WithRevision("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, v1.NewAPI(c)
+}
+
+// TestClientGolang drives every endpoint with Prometheus' own Go API
+// client, the one promtool and many tools use.
+func TestClientGolang(t *testing.T) {
+	srv, c := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	ctx := context.Background()
+	at := t0.Add(10 * time.Minute)
+
+	v, _, _, err := c.Query(ctx, `sum by (job) (up)`, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.String(); got != `{job="api"} => 1 @[1795428600]` {
+		t.Errorf("sum by (job) (up) = %s", got)
+	}
+	v, _, _, err = c.Query(ctx, `up`, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vec, ok := v.(model.Vector); !ok || len(vec) != 2 {
+		t.Errorf("up = %v, want 2 samples", v)
+	}
+
+	v, _, _, err = c.QueryRange(ctx, `rate(http_requests_total[1m])`, v1.Range{Start: t0.Add(5 * time.Minute), End: at, Step: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok || len(m) != 1 || len(m[0].Values) != 6 {
+		t.Fatalf("rate over 5 min at 1 min steps = %v, want one series of 6 points", v)
+	}
+	for _, p := range m[0].Values {
+		if math.Abs(float64(p.Value)-2) > 1e-9 {
+			t.Errorf("rate at %v = %v, want 2", p.Timestamp, p.Value)
+		}
+	}
+
+	v, _, _, err = c.Query(ctx, `latency`, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok || len(vec) != 1 || vec[0].Histogram == nil || vec[0].Histogram.Count != 6 || vec[0].Histogram.Sum != 12 {
+		t.Errorf("latency = %v, want a native histogram with count 6, sum 12", v)
+	}
+
+	series, _, _, err := c.Series(ctx, []string{`up`, `{__name__="latency"}`}, t0, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != 3 {
+		t.Errorf("series = %v, want 3", series)
+	}
+
+	names, _, _, err := c.LabelNames(ctx, nil, t0, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(toStrings(names), ","); got != "__name__,code,instance,job" {
+		t.Errorf("labels = %s", got)
+	}
+	names, _, _, err = c.LabelNames(ctx, []string{`up`}, t0, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(toStrings(names), ","); got != "__name__,instance,job" {
+		t.Errorf("labels of up = %s", got)
+	}
+	vals, _, _, err := c.LabelValues(ctx, "instance", nil, t0, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 2 || vals[0] != "a" || vals[1] != "b" {
+		t.Errorf("values of instance = %v", vals)
+	}
+	vals, _, _, err = c.LabelValues(ctx, "__name__", nil, t0, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != 3 {
+		t.Errorf("metric names = %v", vals)
+	}
+
+	bi, err := c.Buildinfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bi.Version != PrometheusVersion || bi.Revision != "test" {
+		t.Errorf("buildinfo = %+v", bi)
+	}
+}
+
+func toStrings[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// TestErrors: each malformed request gets Prometheus' status code and
+// error envelope.
+func TestErrors(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	for _, tc := range []struct {
+		path   string
+		params url.Values
+		status int
+		typ    string
+		want   string
+	}{
+		{"/api/v1/query", url.Values{"query": {"sum(("}}, 400, "bad_data", "invalid parameter 'query'"},
+		{"/api/v1/query", url.Values{"query": {"up"}, "time": {"yesterday"}}, 400, "bad_data", "invalid time value for 'time'"},
+		{"/api/v1/query", url.Values{"query": {"up"}, "timeout": {"soon"}}, 400, "bad_data", "invalid parameter 'timeout'"},
+		{"/api/v1/query", url.Values{"query": {"up"}, "limit": {"-1"}}, 400, "bad_data", "invalid parameter 'limit'"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"1"}, "end": {"2"}, "step": {"0"}}, 400, "bad_data", "zero or negative"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"2"}, "end": {"1"}, "step": {"1"}}, 400, "bad_data", "end timestamp must not be before"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"0"}, "end": {"100000"}, "step": {"1"}}, 400, "bad_data", "11,000 points"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "end": {"2"}, "step": {"1"}}, 400, "bad_data", "missing parameter 'start'"},
+		{"/api/v1/series", nil, 400, "bad_data", "no match[]"},
+		{"/api/v1/series", url.Values{"match[]": {`{job=~".*"}`}}, 400, "bad_data", "non-empty matcher"},
+		{"/api/v1/series", url.Values{"match[]": {`up{`}}, 400, "bad_data", "invalid parameter 'match[]'"},
+		{"/api/v1/query", url.Values{"query": {`label_replace(up, "x", "$1", "instance", "(")`}, "time": {"1795428600"}}, 422, "execution", "invalid regular expression"},
+	} {
+		resp, err := http.PostForm(srv.URL+tc.path, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var env struct{ Status, ErrorType, Error string }
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("%s %v: %v in %s", tc.path, tc.params, err, b)
+		}
+		if resp.StatusCode != tc.status || env.Status != "error" || env.ErrorType != tc.typ || !strings.Contains(env.Error, tc.want) {
+			t.Errorf("%s %v: HTTP %d %s, want %d %s %q", tc.path, tc.params, resp.StatusCode, b, tc.status, tc.typ, tc.want)
+		}
+	}
+}
+
+// TestResponseShape checks the raw encoding of special values, of a scalar
+// and of a string, which clients parse by position. Timestamps carry three
+// decimals, as Prometheus writes them (util/jsonutil.MarshalTimestamp).
+func TestResponseShape(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	for q, want := range map[string]string{
+		`1/0`:              `{"status":"success","data":{"resultType":"scalar","result":[1795428600.500,"+Inf"]}}`,
+		`-1/0`:             `{"status":"success","data":{"resultType":"scalar","result":[1795428600.500,"-Inf"]}}`,
+		`0/0`:              `{"status":"success","data":{"resultType":"scalar","result":[1795428600.500,"NaN"]}}`,
+		`"text"`:           `{"status":"success","data":{"resultType":"string","result":[1795428600.500,"text"]}}`,
+		`up{instance="a"}`: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"up","instance":"a","job":"api"},"value":[1795428600.500,"1"]}]}}`,
+	} {
+		resp, err := http.Get(srv.URL + "/api/v1/query?" + url.Values{"query": {q}, "time": {"1795428600.5"}}.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != want {
+			t.Errorf("%s:\n got  %s\n want %s", q, b, want)
+		}
+	}
+}
+
+// TestPromtool runs promtool (the Debian prometheus package's; `make test`
+// extracts it into ./bin and points WIREHOUSE_PROMTOOL at it) against the
+// API: instant, range, series and label-value queries. A plain `go test`
+// without it skips this test.
+func TestPromtool(t *testing.T) {
+	promtool := os.Getenv("WIREHOUSE_PROMTOOL")
+	if promtool == "" {
+		t.Skip("WIREHOUSE_PROMTOOL not set; `make test` installs promtool and sets it")
+	}
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	at := strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10)
+	start := strconv.FormatInt(t0.Add(5*time.Minute).Unix(), 10)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"query", "instant", "--time", at, srv.URL, `sum by (job) (up)`}, []string{`{job="api"} => 1 @[1795428600]`}},
+		{[]string{"query", "instant", "-o", "json", "--time", at, srv.URL, `up`}, []string{`"instance":"a"`, `"instance":"b"`}},
+		{[]string{"query", "range", "--start", start, "--end", at, "--step", "1m", srv.URL, `http_requests_total`}, []string{`http_requests_total{code="200", job="api"} =>`, "600 @[1795428300]", "1200 @[1795428600]"}},
+		{[]string{"query", "series", "--match", "up", "--start", start, "--end", at, srv.URL}, []string{`{__name__="up", instance="a", job="api"}`, `{__name__="up", instance="b", job="api"}`}},
+		{[]string{"query", "labels", "--start", start, "--end", at, srv.URL, "instance"}, []string{"a", "b"}},
+	} {
+		out, err := exec.Command(promtool, tc.args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("promtool %v: %v\n%s", tc.args, err, out)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("promtool %v: output lacks %q:\n%s", tc.args, want, out)
+			}
+		}
+	}
+}
