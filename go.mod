@@ -10,6 +10,10 @@ require (
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.1
+	// Newest version the module proxy here serves. It needs go 1.26.7. Its
+	// config package's tests reach github.com/hashicorp/nomad/api at a
+	// version the proxy refuses (403), so plain `go mod tidy` fails here:
+	// use `go mod tidy -e`; builds and tests need none of those modules.
 	github.com/prometheus/prometheus v0.316.0
 	github.com/stellar/go-xdr v0.0.0-20260828180817-2b1309f8a5a6
 	go.opentelemetry.io/collector/pdata v1.70.0
@@ -33,6 +37,8 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/prometheus/otlptranslator v1.0.0
 
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
@@ -90,7 +96,6 @@ require (
 	github.com/pkg/browser v0.0.0-20240102092130-5ac0b6a4141c // indirect
 	github.com/prometheus/client_golang/exp v0.0.0-20261019101427-217707f26b14 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/prometheus/sigv4 v0.5.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
