@@ -1,0 +1,470 @@
+package metricstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// Result reports what AppendOTLP stored. Accepted and Rejected count OTLP
+// data points; a point is rejected when any of its samples is (a histogram
+// point whose _count was stored but whose _sum was out of order counts as
+// rejected, and its other samples stay stored). Accepted+Rejected is the
+// number of data points in the request.
+type Result struct {
+	Accepted, Rejected int64
+	// Samples is the number of TSDB samples appended, target_info included.
+	Samples int64
+	// Reasons counts the rejected points by reason, one of the Reason
+	// constants. Nil when nothing was rejected.
+	Reasons map[string]int64
+}
+
+// Reasons a data point is rejected.
+const (
+	ReasonTemporality      = "unsupported_temporality"   // delta or unspecified aggregation temporality
+	ReasonOutOfOrder       = "out_of_order"              // storage.ErrOutOfOrderSample
+	ReasonDuplicate        = "duplicate_timestamp"       // storage.ErrDuplicateSampleForTimestamp
+	ReasonTooOld           = "too_old"                   // storage.ErrTooOldSample
+	ReasonOutOfBounds      = "out_of_bounds"             // storage.ErrOutOfBounds: older than the head allows
+	ReasonLabelLimit       = "label_limit"               // more labels than WithLabelLimit
+	ReasonInvalidUTF8      = "invalid_utf8"              // a metric name, label name or value is not UTF-8
+	ReasonInvalidName      = "invalid_name"              // the metric or a label name cannot be translated
+	ReasonHistogramBuckets = "invalid_histogram_buckets" // len(bucket_counts) != len(explicit_bounds)+1
+	ReasonInvalidHistogram = "invalid_histogram"         // exponential histogram the TSDB refuses (scale, counts)
+	ReasonAppend           = "append_error"              // any other error from the TSDB appender
+)
+
+// AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest,
+// translated as Prometheus' OTLP endpoint translates them (see the package
+// documentation), in one TSDB appender, and commits it: on success every
+// accepted sample is in the WAL. Rejected points make a partial success,
+// not an error. A malformed request, a cancelled ctx or a failed commit
+// return an error, and then nothing of the request is stored. req is not
+// retained.
+func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
+	a, _ := s.states.Get().(*appendState)
+	if a == nil {
+		a = newAppendState()
+	}
+	defer func() {
+		a.reset()
+		s.states.Put(a)
+	}()
+	a.s = s
+	a.app = s.db.AppenderV2(ctx)
+	if s.wrap != nil {
+		a.app = s.wrap(a.app)
+	}
+	if err := a.request(ctx, otlpwire.MetricsRequest(req)); err != nil {
+		_ = a.app.Rollback()
+		return Result{}, err
+	}
+	if err := a.app.Commit(); err != nil {
+		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
+	}
+	return a.res, nil
+}
+
+func (a *appendState) request(ctx context.Context, req otlpwire.MetricsRequest) error {
+	for rm, err := range req.ResourceMetrics() {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.resourceMetrics(rm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
+	r, err := rm.Resource()
+	if err != nil {
+		return err
+	}
+	a.setResource(r)
+	a.minT, a.maxT = math.MaxUint64, 0
+	for sm, err := range rm.ScopeMetrics() {
+		if err != nil {
+			return err
+		}
+		sc, err := sm.Scope()
+		if err != nil {
+			return err
+		}
+		url, err := sm.SchemaURL()
+		if err != nil {
+			return err
+		}
+		a.setScope(sc, url)
+		for m, err := range sm.Metrics() {
+			if err != nil {
+				return err
+			}
+			if err := a.metric(m); err != nil {
+				return err
+			}
+		}
+	}
+	if a.minT <= a.maxT {
+		return a.targetInfo()
+	}
+	return nil
+}
+
+func (a *appendState) metric(m otlpwire.Metric) error {
+	mf := &a.mf
+	if err := m.Read(mf); err != nil {
+		return err
+	}
+	a.setMetric()
+	switch mf.Type {
+	case otlpwire.MetricTypeSum, otlpwire.MetricTypeHistogram, otlpwire.MetricTypeExponentialHistogram:
+		if mf.AggregationTemporality != aggregationCumulative {
+			// Prometheus' OTLP endpoint refuses delta unless the
+			// experimental native delta support is on; so do we.
+			a.metricReject = ReasonTemporality
+		}
+	}
+	switch mf.Type {
+	case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
+		for p, err := range mf.NumberDataPoints().All() {
+			if err != nil {
+				return err
+			}
+			if err := a.numberPoint(p); err != nil {
+				return err
+			}
+		}
+	case otlpwire.MetricTypeHistogram:
+		for p, err := range mf.HistogramDataPoints().All() {
+			if err != nil {
+				return err
+			}
+			if err := a.histogramPoint(p); err != nil {
+				return err
+			}
+		}
+	case otlpwire.MetricTypeExponentialHistogram:
+		for p, err := range mf.ExponentialHistogramDataPoints().All() {
+			if err != nil {
+				return err
+			}
+			if err := a.expHistogramPoint(p); err != nil {
+				return err
+			}
+		}
+	case otlpwire.MetricTypeSummary:
+		for p, err := range mf.SummaryDataPoints().All() {
+			if err != nil {
+				return err
+			}
+			if err := a.summaryPoint(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+const (
+	aggregationCumulative = 2
+	flagNoRecordedValue   = 1
+)
+
+var staleNaN = math.Float64frombits(value.StaleNaN)
+
+// convertTimestamp is Prometheus' convertTimeStamp: ns to ms, truncated.
+func convertTimestamp(ns uint64) int64 { return int64(ns) / 1_000_000 }
+
+func (a *appendState) seeTime(t uint64) {
+	a.minT = min(a.minT, t)
+	a.maxT = max(a.maxT, t)
+}
+
+func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
+	f := &a.np
+	if err := p.Read(f); err != nil {
+		return err
+	}
+	a.seeTime(f.Time)
+	if a.metricReject != "" {
+		a.reject(a.metricReject)
+		return nil
+	}
+	e, err := a.entry(kindNumber, f.Attributes, nil)
+	if err != nil || e == nil {
+		return err
+	}
+	var v float64
+	switch f.ValueType {
+	case otlpwire.PointValueInt:
+		v = float64(f.Int)
+	case otlpwire.PointValueDouble:
+		v = f.Double
+	}
+	if f.Flags&flagNoRecordedValue != 0 {
+		v = staleNaN
+	}
+	a.beginPoint(e)
+	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), v, nil)
+	a.endPoint()
+	return nil
+}
+
+func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
+	f := &a.hp
+	if err := p.Read(f); err != nil {
+		return err
+	}
+	a.seeTime(f.Time)
+	if a.metricReject != "" {
+		a.reject(a.metricReject)
+		return nil
+	}
+	var err error
+	if a.bounds, err = f.ExplicitBounds.AppendTo(a.bounds[:0]); err != nil {
+		return err
+	}
+	if a.counts, err = f.BucketCounts.AppendTo(a.counts[:0]); err != nil {
+		return err
+	}
+	if !(len(a.counts) == 0 && len(a.bounds) == 0) && len(a.counts) != len(a.bounds)+1 {
+		a.reject(ReasonHistogramBuckets)
+		return nil
+	}
+	a.shape = a.shape[:0]
+	for _, b := range a.bounds {
+		a.shape = binary.LittleEndian.AppendUint64(a.shape, math.Float64bits(b))
+	}
+	e, err := a.entry(kindHistogram, f.Attributes, a.shape)
+	if err != nil || e == nil {
+		return err
+	}
+	stale := f.Flags&flagNoRecordedValue != 0
+	val := func(v float64) float64 {
+		if stale {
+			return staleNaN
+		}
+		return v
+	}
+	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
+	a.beginPoint(e)
+	if f.HasSum {
+		a.sample(histSum, st, t, val(f.Sum), nil)
+	}
+	a.sample(histCount, st, t, val(float64(f.Count)), nil)
+	var cum uint64
+	for i := 0; i < len(a.bounds) && i < len(a.counts); i++ {
+		cum += a.counts[i]
+		if math.IsInf(a.bounds[i], 1) {
+			continue // le="+Inf" comes from count
+		}
+		a.sample(histBucket0+i, st, t, val(float64(cum)), nil)
+	}
+	a.sample(histInf, st, t, val(float64(f.Count)), nil)
+	a.endPoint()
+	return nil
+}
+
+func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
+	f := &a.sp
+	if err := p.Read(f); err != nil {
+		return err
+	}
+	a.seeTime(f.Time)
+	if a.metricReject != "" {
+		a.reject(a.metricReject)
+		return nil
+	}
+	a.quantiles = a.quantiles[:0]
+	a.shape = a.shape[:0]
+	for q, err := range f.QuantileValues.All() {
+		if err != nil {
+			return err
+		}
+		quantile, v, err := q.Read()
+		if err != nil {
+			return err
+		}
+		a.quantiles = append(a.quantiles, v)
+		a.shape = binary.LittleEndian.AppendUint64(a.shape, math.Float64bits(quantile))
+	}
+	e, err := a.entry(kindSummary, f.Attributes, a.shape)
+	if err != nil || e == nil {
+		return err
+	}
+	stale := f.Flags&flagNoRecordedValue != 0
+	val := func(v float64) float64 {
+		if stale {
+			return staleNaN
+		}
+		return v
+	}
+	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
+	a.beginPoint(e)
+	a.sample(sumSum, st, t, val(f.Sum), nil)
+	a.sample(sumCount, st, t, val(float64(f.Count)), nil)
+	for i, v := range a.quantiles {
+		a.sample(sumQuantile0+i, st, t, val(v), nil)
+	}
+	a.endPoint()
+	return nil
+}
+
+func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint) error {
+	f := &a.ep
+	if err := p.Read(f); err != nil {
+		return err
+	}
+	a.seeTime(f.Time)
+	if a.metricReject != "" {
+		a.reject(a.metricReject)
+		return nil
+	}
+	h, err := a.nativeHistogram(f)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		a.reject(ReasonInvalidHistogram)
+		return nil
+	}
+	e, err := a.entry(kindExpHistogram, f.Attributes, nil)
+	if err != nil || e == nil {
+		return err
+	}
+	a.beginPoint(e)
+	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), 0, h)
+	a.endPoint()
+	return nil
+}
+
+// targetInfo appends the target_info samples of the current resource, as
+// Prometheus' addResourceTargetInfo: one every half lookback delta from the
+// earliest point's timestamp, and one at the latest. Unlike Prometheus, the
+// samples are limited to the last targetInfoMaxSpan before the latest
+// timestamp, so that a request with a point at the epoch cannot make
+// millions of them.
+func (a *appendState) targetInfo() error {
+	e, err := a.targetEntry()
+	if err != nil || e == nil {
+		return err
+	}
+	earliest := time.Unix(0, int64(a.minT))
+	latest := time.Unix(0, int64(a.maxT))
+	if latest.Sub(earliest) > targetInfoMaxSpan {
+		earliest = latest.Add(-targetInfoMaxSpan)
+	}
+	a.beginPoint(e)
+	for ts := earliest; ts.Before(latest); ts = ts.Add(lookbackDelta / 2) {
+		a.targetSample(e, ts.UnixMilli())
+	}
+	a.targetSample(e, latest.UnixMilli())
+	a.endTarget()
+	return nil
+}
+
+const targetInfoMaxSpan = 24 * time.Hour
+
+type targetKey struct {
+	hash uint64
+	t    int64
+}
+
+func (a *appendState) targetSample(e *cacheEntry, t int64) {
+	k := targetKey{e.hash, t}
+	if _, ok := a.seenTarget[k]; ok {
+		return
+	}
+	a.seenTarget[k] = struct{}{}
+	a.sample(0, 0, t, 1, nil)
+}
+
+// beginPoint starts the samples of one data point of entry e.
+func (a *appendState) beginPoint(e *cacheEntry) {
+	a.cur = e
+	a.curFailed = ""
+	a.refsChanged = false
+}
+
+// sample appends one sample to slot of the current entry.
+func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Histogram) {
+	cs := &a.cur.series[slot]
+	if !a.s.cfg.startTimestamps {
+		st = 0
+	}
+	ref, err := a.app.Append(cs.ref, cs.lset, st, t, v, h, nil, storage.AOptions{})
+	if err != nil {
+		if a.curFailed == "" {
+			a.curFailed = appendReason(err, h != nil)
+		}
+		return
+	}
+	a.res.Samples++
+	if ref != cs.ref {
+		if !a.refsChanged && !a.fresh {
+			// Entries in the cache are immutable: copy before updating.
+			c := *a.cur
+			c.series = append([]cachedSeries(nil), c.series...)
+			a.cur = &c
+			cs = &a.cur.series[slot]
+		}
+		a.refsChanged = true
+		cs.ref = ref
+	}
+}
+
+// endPoint counts the current point and stores its entry if refs changed.
+func (a *appendState) endPoint() {
+	if a.curFailed != "" {
+		a.reject(a.curFailed)
+	} else {
+		a.res.Accepted++
+	}
+	a.endTarget()
+}
+
+func (a *appendState) endTarget() {
+	if a.refsChanged || a.fresh {
+		a.s.cache.put(a.cur)
+	}
+	a.cur, a.fresh, a.refsChanged = nil, false, false
+}
+
+func (a *appendState) reject(reason string) {
+	a.res.Rejected++
+	if a.res.Reasons == nil {
+		a.res.Reasons = make(map[string]int64)
+	}
+	a.res.Reasons[reason]++
+}
+
+func appendReason(err error, isHistogram bool) string {
+	switch {
+	case errors.Is(err, storage.ErrOutOfOrderSample):
+		return ReasonOutOfOrder
+	case errors.Is(err, storage.ErrDuplicateSampleForTimestamp):
+		return ReasonDuplicate
+	case errors.Is(err, storage.ErrTooOldSample):
+		return ReasonTooOld
+	case errors.Is(err, storage.ErrOutOfBounds):
+		return ReasonOutOfBounds
+	case isHistogram:
+		return ReasonInvalidHistogram
+	}
+	return ReasonAppend
+}

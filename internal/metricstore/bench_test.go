@@ -1,0 +1,146 @@
+package metricstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// counter counts the samples appended through it.
+type counter struct {
+	storage.AppenderV2
+	n int64
+}
+
+func (c *counter) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, o storage.AOptions) (storage.SeriesRef, error) {
+	r, err := c.AppenderV2.Append(ref, ls, st, t, v, h, fh, o)
+	if err == nil {
+		c.n++
+	}
+	return r, err
+}
+
+// BenchmarkMetricsIngest measures OTLP request bytes → TSDB append and
+// commit: the Store (otlpwire, series cache) against pdata unmarshal plus
+// Prometheus' OTLP translator into the same TSDB. Requests hold batch data
+// points of synth's Kubernetes metric set (40 names, 40 attributes per
+// point); as an exporter does, each request sends the same series again,
+// 15 s later (steadyRequests), so after the first request every sample
+// goes to a known series: the steady state of a metrics pipeline.
+func BenchmarkMetricsIngest(b *testing.B) {
+	const k = 3000 // distinct requests, in time order
+	for _, impl := range []string{"wirehouse", "pdata"} {
+		for _, batch := range []int{1, 8, 64, 100} {
+			b.Run(fmt.Sprintf("impl=%s/batch=%d", impl, batch), func(b *testing.B) {
+				reqs := steadyRequests(b, batch, k)
+				var s *Store
+				reopen := func() {
+					if s != nil {
+						s.Close()
+					}
+					var err error
+					if s, err = Open(b.TempDir()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reopen()
+				defer func() { s.Close() }()
+				conv := prometheusremotewrite.NewPrometheusConverter(nil)
+				settings := oracleSettings(nil)
+				var samples, bytes int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i > 0 && i%k == 0 {
+						b.StopTimer()
+						reopen()
+						b.StartTimer()
+					}
+					req := reqs[i%k]
+					bytes += int64(len(req))
+					if impl == "wirehouse" {
+						res, err := s.AppendOTLP(context.Background(), req)
+						if err != nil {
+							b.Fatal(err)
+						}
+						samples += res.Samples
+						continue
+					}
+					md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					app := &counter{AppenderV2: s.DB().AppenderV2(context.Background())}
+					conv.Reset(app)
+					if _, err := conv.FromMetrics(context.Background(), md, settings); err != nil {
+						b.Fatal(err)
+					}
+					if err := app.Commit(); err != nil {
+						b.Fatal(err)
+					}
+					samples += app.n
+				}
+				b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+				b.ReportMetric(float64(samples)/float64(b.N), "samples/op")
+				b.SetBytes(bytes / int64(b.N))
+			})
+		}
+	}
+}
+
+// steadyRequests returns k requests of the same batch data points (those
+// of synth.Metrics seed 0), request i with every point's time moved
+// i×15 s later (the next scrape). It uses pdata to rewrite the timestamps, before the clock
+// starts.
+func steadyRequests(b *testing.B, batch, k int) [][]byte {
+	base := synth.Metrics(synth.Config{Seed: 0, Resources: 1, ScopesPerResource: 1, TotalRecords: batch})
+	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := make([][]byte, k)
+	shift := func(t pcommon.Timestamp) pcommon.Timestamp { return t + 15e9 }
+	for i := range reqs {
+		if reqs[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(md); err != nil {
+			b.Fatal(err)
+		}
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					switch m.Type() {
+					case pmetric.MetricTypeGauge:
+						for _, p := range m.Gauge().DataPoints().All() {
+							p.SetTimestamp(shift(p.Timestamp()))
+						}
+					case pmetric.MetricTypeSum:
+						for _, p := range m.Sum().DataPoints().All() {
+							p.SetTimestamp(shift(p.Timestamp()))
+						}
+					case pmetric.MetricTypeHistogram:
+						for _, p := range m.Histogram().DataPoints().All() {
+							p.SetTimestamp(shift(p.Timestamp()))
+						}
+					case pmetric.MetricTypeExponentialHistogram:
+						for _, p := range m.ExponentialHistogram().DataPoints().All() {
+							p.SetTimestamp(shift(p.Timestamp()))
+						}
+					case pmetric.MetricTypeSummary:
+						for _, p := range m.Summary().DataPoints().All() {
+							p.SetTimestamp(shift(p.Timestamp()))
+						}
+					}
+				}
+			}
+		}
+	}
+	return reqs
+}

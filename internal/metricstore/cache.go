@@ -1,0 +1,116 @@
+package metricstore
+
+import (
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// A seriesCache maps the wire bytes that determine the label sets of one
+// data point's series to those label sets and their TSDB references, so that
+// steady-state ingest of known series neither decodes attribute values into
+// strings nor builds, sorts or hashes labels.
+//
+// The key (see appendState.pointKey) is the exact bytes: interned ids of the
+// resource and scope messages, the metric's name, unit and kind, and the
+// point's attributes re-encoded in wire order; a 64-bit hash finds it and the
+// bytes are compared, so a hash collision costs a rebuild, never a wrong
+// series. Two encodings of the same attributes (another order) are two
+// entries for the same series.
+//
+// Entries are immutable once stored; a changed reference replaces the entry.
+// A reference the head no longer knows (the series was garbage-collected
+// after a head compaction) is harmless: the entry also holds the labels, and
+// headAppenderV2.Append falls back to them when the reference is unknown,
+// returning the new reference, which then replaces the entry.
+type seriesCache struct {
+	mu      sync.RWMutex
+	max     int
+	entries map[uint64]*cacheEntry
+	// Interned resources and scopes: the ids keep keys short. Cleared with
+	// the entries, so an id never outlives the entries that use it.
+	resources map[string]uint32
+	scopes    map[string]uint32
+	nextID    uint32
+}
+
+// cacheEntry is one data point identity: its series in a fixed layout per
+// kind (see the slot constants), or the reason its points are rejected.
+type cacheEntry struct {
+	key    string
+	shape  string // histogram bounds or summary quantiles the layout was built for
+	series []cachedSeries
+	reject string // non-empty: every point of this identity is rejected
+	hash   uint64 // labels hash of series[0], for target_info deduplication
+}
+
+type cachedSeries struct {
+	ref  storage.SeriesRef
+	lset labels.Labels // empty: the slot has no series (a +Inf bound)
+}
+
+func (c *seriesCache) init(max int) {
+	c.max = max
+	c.entries = make(map[uint64]*cacheEntry)
+	c.resources = make(map[string]uint32)
+	c.scopes = make(map[string]uint32)
+}
+
+// get returns the entry for key, or nil.
+func (c *seriesCache) get(key []byte) *cacheEntry {
+	h := xxhash.Sum64(key)
+	c.mu.RLock()
+	e := c.entries[h]
+	c.mu.RUnlock()
+	if e == nil || e.key != string(key) {
+		return nil
+	}
+	return e
+}
+
+// put stores e under its key, emptying the cache first when it is full.
+// Interned ids are unique across resets, so keys built from ids interned
+// before the reset stay correct: they just miss.
+func (c *seriesCache) put(e *cacheEntry) {
+	h := xxhash.Sum64String(e.key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[h]; !ok && len(c.entries) >= c.max {
+		c.resetLocked()
+	}
+	c.entries[h] = e
+}
+
+func (c *seriesCache) resetLocked() {
+	clear(c.entries)
+	clear(c.resources)
+	clear(c.scopes)
+}
+
+// intern returns the id of b in m, adding it if needed.
+func (c *seriesCache) intern(m map[string]uint32, b []byte) uint32 {
+	c.mu.RLock()
+	id, ok := m[string(b)]
+	c.mu.RUnlock()
+	if ok {
+		return id
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := m[string(b)]; ok {
+		return id
+	}
+	// Ids are unique across resets: a key built before a reset can never
+	// match one built after it.
+	c.nextID++
+	m[string(b)] = c.nextID
+	return c.nextID
+}
+
+func (c *seriesCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.entries)
+}

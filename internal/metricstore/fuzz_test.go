@@ -1,0 +1,79 @@
+package metricstore
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// FuzzAppendOTLP checks that no input panics and that a request that fails
+// stores nothing.
+func FuzzAppendOTLP(f *testing.F) {
+	for seed := range uint64(40) {
+		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
+			if b := synth.Random(rand.New(rand.NewPCG(seed, 3)), synth.SignalMetrics, o); len(b) < 2048 {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add(synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 3}))
+	// One store for many inputs, replaced every 100 so that counting its
+	// samples (a scan) stays cheap.
+	var (
+		s    *Store
+		dir  string
+		used int
+	)
+	base := f.TempDir()
+	open := func(tb testing.TB) {
+		if s != nil {
+			s.Close()
+			os.RemoveAll(dir)
+		}
+		var err error
+		if dir, err = os.MkdirTemp(base, "store"); err != nil {
+			tb.Fatal(err)
+		}
+		if s, err = Open(dir, WithOutOfOrderWindow(100*365*24*time.Hour)); err != nil {
+			tb.Fatal(err)
+		}
+		used = 0
+	}
+	open(f)
+	f.Cleanup(func() { s.Close() })
+	f.Fuzz(func(t *testing.T, req []byte) {
+		if used++; used > 100 {
+			open(t)
+		}
+		before := countSamples(t, s)
+		if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+			if after := countSamples(t, s); after != before {
+				t.Fatalf("failed request stored %d samples: %v", after-before, err)
+			}
+		}
+	})
+}
+
+func countSamples(t *testing.T, s *Store) int {
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".*"))
+	n := 0
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() != 0 {
+			n++
+		}
+	}
+	return n
+}

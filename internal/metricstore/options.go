@@ -1,0 +1,207 @@
+package metricstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/prometheus/util/compression"
+)
+
+// ErrOption is wrapped by every error Open returns for an invalid option.
+var ErrOption = errors.New("invalid metricstore option")
+
+// Option configures a Store. Options are applied in order by Open, which
+// returns the first error.
+type Option func(*config) error
+
+// config holds every setting; defaultConfig sets the defaults and Validate
+// checks the combination.
+type config struct {
+	retention       time.Duration
+	retentionBytes  int64
+	oooWindow       time.Duration
+	minBlock        time.Duration
+	maxBlock        time.Duration // 0: derived from retention
+	walCompression  compression.Type
+	promoted        []string
+	scopeLabels     bool
+	startTimestamps bool
+	labelLimit      int
+	seriesCacheSize int
+	logger          *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{
+		retention:       15 * 24 * time.Hour,
+		minBlock:        2 * time.Hour,
+		walCompression:  compression.Snappy,
+		scopeLabels:     true,
+		labelLimit:      128,
+		seriesCacheSize: 1 << 20,
+		logger:          slog.New(slog.DiscardHandler),
+	}
+}
+
+// Validate checks the combination of settings and fills in derived
+// defaults.
+func (c *config) Validate() error {
+	if c.maxBlock == 0 {
+		// As Prometheus does: 10% of the retention, at most 31 days, at
+		// least the minimum block duration.
+		c.maxBlock = min(c.retention/10, 31*24*time.Hour)
+		if c.retention == 0 {
+			c.maxBlock = 31 * 24 * time.Hour
+		}
+		c.maxBlock = max(c.maxBlock, c.minBlock)
+	}
+	if c.maxBlock < c.minBlock {
+		return fmt.Errorf("%w: max block duration %v below min block duration %v", ErrOption, c.maxBlock, c.minBlock)
+	}
+	return nil
+}
+
+// WithRetention sets how long samples are kept; 0 keeps them until the
+// size limit applies. The default is 15 days, as in Prometheus.
+func WithRetention(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: negative retention %v", ErrOption, d)
+		}
+		c.retention = d
+		return nil
+	}
+}
+
+// WithRetentionSize caps the bytes of persisted blocks (plus WAL and head
+// chunks); 0, the default, sets no cap.
+func WithRetentionSize(bytes int64) Option {
+	return func(c *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("%w: negative retention size %d", ErrOption, bytes)
+		}
+		c.retentionBytes = bytes
+		return nil
+	}
+}
+
+// WithOutOfOrderWindow accepts samples up to d older than the newest sample
+// of the head. The default, 0, rejects every out-of-order sample.
+func WithOutOfOrderWindow(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: negative out-of-order window %v", ErrOption, d)
+		}
+		c.oooWindow = d
+		return nil
+	}
+}
+
+// WithBlockDuration sets the minimum and maximum duration of TSDB blocks.
+// min must be at least a minute and max at least min; max 0 derives it from
+// the retention as Prometheus does (10%, at most 31 days). The default is
+// 2h and derived.
+func WithBlockDuration(min, max time.Duration) Option {
+	return func(c *config) error {
+		if min < time.Minute {
+			return fmt.Errorf("%w: min block duration %v below 1m", ErrOption, min)
+		}
+		if max != 0 && max < min {
+			return fmt.Errorf("%w: max block duration %v below min block duration %v", ErrOption, max, min)
+		}
+		if min%time.Millisecond != 0 || max%time.Millisecond != 0 {
+			return fmt.Errorf("%w: block durations must be whole milliseconds", ErrOption)
+		}
+		c.minBlock, c.maxBlock = min, max
+		return nil
+	}
+}
+
+// WithWALCompression sets the compression of WAL records: "snappy" (the
+// default, as in Prometheus), "zstd" or "none".
+func WithWALCompression(t compression.Type) Option {
+	return func(c *config) error {
+		switch t {
+		case compression.Snappy, compression.Zstd, compression.None:
+			c.walCompression = t
+			return nil
+		}
+		return fmt.Errorf("%w: unknown WAL compression %q", ErrOption, t)
+	}
+}
+
+// WithPromotedResourceAttributes copies the named resource attributes onto
+// every series of the resource as labels (names sanitized), as Prometheus'
+// otlp.promote_resource_attributes does. A data point attribute of the same
+// label name wins. The default promotes none.
+func WithPromotedResourceAttributes(keys ...string) Option {
+	return func(c *config) error {
+		for _, k := range keys {
+			if k == "" {
+				return fmt.Errorf("%w: empty promoted resource attribute", ErrOption)
+			}
+		}
+		c.promoted = append([]string(nil), keys...)
+		return nil
+	}
+}
+
+// WithScopeLabels sets whether the instrumentation scope becomes the labels
+// otel_scope_name, otel_scope_version, otel_scope_schema_url and
+// otel_scope_<attribute> (Prometheus' otlp.promote_scope_metadata). The
+// default is true. Scopes with an empty name add no labels.
+func WithScopeLabels(on bool) Option {
+	return func(c *config) error {
+		c.scopeLabels = on
+		return nil
+	}
+}
+
+// WithStartTimestampZeroSamples sets whether a point's start timestamp is
+// stored as a zero sample before it (Prometheus' created-timestamp zero
+// ingestion, tsdb.Options.EnableSTAsZeroSample). The default, false,
+// ignores start timestamps.
+func WithStartTimestampZeroSamples(on bool) Option {
+	return func(c *config) error {
+		c.startTimestamps = on
+		return nil
+	}
+}
+
+// WithLabelLimit rejects the data points whose series would have more than
+// n labels, __name__ included (Prometheus' label_limit, applied per series
+// instead of per scrape). 0 sets no limit; the default is 128.
+func WithLabelLimit(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("%w: negative label limit %d", ErrOption, n)
+		}
+		c.labelLimit = n
+		return nil
+	}
+}
+
+// WithSeriesCacheSize bounds the entries of the series reference cache; when
+// it is full it is emptied. The default is 1<<20 entries; n must be positive.
+func WithSeriesCacheSize(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: series cache size %d not positive", ErrOption, n)
+		}
+		c.seriesCacheSize = n
+		return nil
+	}
+}
+
+// WithLogger sets the logger of the TSDB. The default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrOption)
+		}
+		c.logger = l
+		return nil
+	}
+}

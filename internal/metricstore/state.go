@@ -1,0 +1,572 @@
+package metricstore
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/prometheus/otlptranslator"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// seriesKind tags a cache key with the kind of data point it is for.
+type seriesKind byte
+
+const (
+	kindNumber       seriesKind = 'n'
+	kindHistogram    seriesKind = 'h'
+	kindExpHistogram seriesKind = 'e'
+	kindSummary      seriesKind = 's'
+	kindTarget       seriesKind = 't'
+)
+
+// Series slots of a histogram point: then one _bucket per explicit bound.
+const (
+	histCount = iota
+	histInf
+	histSum
+	histBucket0
+)
+
+// Series slots of a summary point: then one per quantile.
+const (
+	sumSum = iota
+	sumCount
+	sumQuantile0
+)
+
+// appendState is the reusable state of one AppendOTLP call: the decoded
+// fields, the lazily built label context of the current resource, scope and
+// metric, and scratch buffers. Pooled by the Store.
+type appendState struct {
+	s   *Store
+	app storage.AppenderV2
+	res Result
+
+	mf otlpwire.MetricFields
+	np otlpwire.NumberDataPointFields
+	hp otlpwire.HistogramDataPointFields
+	ep otlpwire.ExponentialHistogramDataPointFields
+	sp otlpwire.SummaryDataPointFields
+
+	bounds    []float64
+	counts    []uint64
+	quantiles []float64
+	shape     []byte
+	key, buf  []byte
+
+	minT, maxT uint64
+	seenTarget map[targetKey]struct{}
+
+	// Resource context; the labels are built on the first cache miss.
+	resource  otlpwire.Resource
+	resID     uint32
+	resBuilt  bool
+	resReject string
+	job, inst string
+	promoted  labels.Labels
+
+	// Scope context, likewise.
+	scope                             otlpwire.Scope
+	schemaURL                         []byte
+	scopeID                           uint32
+	scopeBuilt, scopeOn               bool
+	scopeReject                       string
+	scopeName, scopeVer, scopeURLText string
+	scopeAttrs                        labels.Labels
+
+	// Metric context.
+	metricReject string // applies to every point of the metric
+	nameBuilt    bool
+	name         string
+	nameReject   string
+
+	// The point being appended.
+	cur                *cacheEntry
+	fresh, refsChanged bool
+	curFailed          string
+
+	lb    *labels.Builder
+	pairs []labelPair
+	names map[string]string // sanitized label names
+	namer otlptranslator.LabelNamer
+}
+
+type labelPair struct{ name, value string }
+
+func newAppendState() *appendState {
+	return &appendState{
+		seenTarget: make(map[targetKey]struct{}),
+		lb:         labels.NewBuilder(labels.EmptyLabels()),
+		names:      make(map[string]string),
+		// Prometheus' defaults for the UnderscoreEscapingWithSuffixes
+		// translation strategy (config.DefaultOTLPConfig).
+		namer: otlptranslator.LabelNamer{
+			UnderscoreLabelSanitization: true, //nolint:staticcheck // Prometheus' default
+			PreserveMultipleUnderscores: true,
+		},
+	}
+}
+
+// reset drops every reference to the request and the store, keeping
+// capacity.
+func (a *appendState) reset() {
+	ns, lb, names, namer := a.seenTarget, a.lb, a.names, a.namer
+	clear(ns)
+	if len(names) > 4096 {
+		clear(names)
+	}
+	*a = appendState{
+		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
+		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
+		seenTarget: ns, lb: lb, names: names, namer: namer,
+	}
+	a.lb.Reset(labels.EmptyLabels())
+}
+
+func (a *appendState) setResource(r otlpwire.Resource) {
+	a.resource = r
+	a.resID = a.s.cache.intern(a.s.cache.resources, r)
+	a.resBuilt, a.resReject, a.job, a.inst, a.promoted = false, "", "", "", labels.EmptyLabels()
+}
+
+func (a *appendState) setScope(sc otlpwire.Scope, url []byte) {
+	a.scope, a.schemaURL = sc, url
+	a.buf = binary.AppendUvarint(a.buf[:0], uint64(len(sc)))
+	a.buf = append(append(a.buf, sc...), url...)
+	a.scopeID = a.s.cache.intern(a.s.cache.scopes, a.buf)
+	a.scopeBuilt, a.scopeOn, a.scopeReject = false, false, ""
+}
+
+func (a *appendState) setMetric() {
+	a.metricReject, a.nameBuilt, a.name, a.nameReject = "", false, "", ""
+}
+
+func appendLenBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
+
+// entry returns the cache entry of the current point's series, building and
+// caching it on a miss, or nil with the point counted as rejected. The key
+// is the exact wire content the labels depend on.
+func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []byte) (*cacheEntry, error) {
+	k := append(a.key[:0], byte(kind))
+	k = binary.LittleEndian.AppendUint32(k, a.resID)
+	k = binary.LittleEndian.AppendUint32(k, a.scopeID)
+	k = appendLenBytes(k, a.mf.Name)
+	k = appendLenBytes(k, a.mf.Unit)
+	mono := byte(0)
+	if a.mf.IsMonotonic && a.mf.Type == otlpwire.MetricTypeSum {
+		mono = 1
+	}
+	k = append(k, byte(a.mf.Type), mono)
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return nil, err
+		}
+		k = appendLenBytes(k, kv.Key)
+		v := kv.Value
+		k = append(k, byte(v.Type()))
+		switch v.Type() {
+		case otlpwire.ValueString:
+			k = appendLenBytes(k, v.Str())
+		case otlpwire.ValueBytes:
+			k = appendLenBytes(k, v.Bytes())
+		case otlpwire.ValueBool:
+			if v.Bool() {
+				k = append(k, 1)
+			} else {
+				k = append(k, 0)
+			}
+		case otlpwire.ValueInt:
+			k = binary.LittleEndian.AppendUint64(k, uint64(v.Int()))
+		case otlpwire.ValueDouble:
+			k = binary.LittleEndian.AppendUint64(k, math.Float64bits(v.Double()))
+		case otlpwire.ValueArray, otlpwire.ValueKVList:
+			b, err := appendValueString(a.buf[:0], v)
+			if err != nil {
+				return nil, err
+			}
+			a.buf = b
+			k = appendLenBytes(k, b)
+		}
+	}
+	a.key = k
+	e := a.s.cache.get(k)
+	a.fresh = false
+	if e == nil || e.shape != string(shape) {
+		var err error
+		if e, err = a.build(kind, attrs, shape); err != nil {
+			return nil, err
+		}
+		e.key = string(k)
+		if e.reject != "" {
+			a.s.cache.put(e)
+		} else {
+			a.fresh = true
+		}
+	}
+	if e.reject != "" {
+		a.reject(e.reject)
+		return nil, nil
+	}
+	return e, nil
+}
+
+// targetEntry returns the target_info entry of the current resource, or nil
+// when the resource has none.
+func (a *appendState) targetEntry() (*cacheEntry, error) {
+	k := append(a.key[:0], byte(kindTarget))
+	k = binary.LittleEndian.AppendUint32(k, a.resID)
+	a.key = k
+	e := a.s.cache.get(k)
+	a.fresh = false
+	if e == nil {
+		var err error
+		if e, err = a.buildTarget(); err != nil {
+			return nil, err
+		}
+		e.key = string(k)
+		if len(e.series) == 0 {
+			a.s.cache.put(e)
+		} else {
+			a.fresh = true
+		}
+	}
+	if len(e.series) == 0 {
+		return nil, nil
+	}
+	return e, nil
+}
+
+// build translates one data point identity into its series labels, as
+// Prometheus' createAttributes and addLabels do.
+func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []byte) (*cacheEntry, error) {
+	e := &cacheEntry{shape: string(shape)}
+	if r, err := a.resourceCtx(); err != nil || r != "" {
+		e.reject = r
+		return e, err
+	}
+	if r, err := a.scopeCtx(); err != nil || r != "" {
+		e.reject = r
+		return e, err
+	}
+	if e.reject = a.metricName(); e.reject != "" {
+		return e, nil
+	}
+	base, reject, err := a.baseLabels(attrs, isReservedAttr, true, true)
+	if err != nil || reject != "" {
+		e.reject = reject
+		return e, err
+	}
+	name := a.name
+	add := func(suffix, extra, v string) {
+		e.series = append(e.series, cachedSeries{lset: a.addLabels(base, name+suffix, extra, v)})
+	}
+	switch kind {
+	case kindNumber, kindExpHistogram:
+		add("", "", "")
+	case kindHistogram:
+		add("_count", "", "")
+		add("_bucket", "le", "+Inf")
+		add("_sum", "", "")
+		for i := 0; i+8 <= len(shape); i += 8 {
+			b := math.Float64frombits(binary.LittleEndian.Uint64(shape[i:]))
+			if math.IsInf(b, 1) {
+				e.series = append(e.series, cachedSeries{})
+				continue
+			}
+			add("_bucket", "le", strconv.FormatFloat(b, 'f', -1, 64))
+		}
+	case kindSummary:
+		add("_sum", "", "")
+		add("_count", "", "")
+		for i := 0; i+8 <= len(shape); i += 8 {
+			q := math.Float64frombits(binary.LittleEndian.Uint64(shape[i:]))
+			add("", "quantile", strconv.FormatFloat(q, 'f', -1, 64))
+		}
+	}
+	e.reject = a.checkSeries(e.series)
+	return e, nil
+}
+
+// buildTarget is Prometheus' addResourceTargetInfo label logic.
+func (a *appendState) buildTarget() (*cacheEntry, error) {
+	e := &cacheEntry{}
+	if r, err := a.resourceCtx(); err != nil || r != "" {
+		return e, err
+	}
+	attrs, err := a.resource.Attributes()
+	if err != nil {
+		return nil, err
+	}
+	n, err := attrs.Len()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range identifyingAttrs {
+		if _, ok, err := attrs.Get(k); err != nil {
+			return nil, err
+		} else if ok {
+			n--
+		}
+	}
+	if n == 0 {
+		return e, nil // only job and instance: target_info says nothing
+	}
+	base, reject, err := a.baseLabels(attrs, isIdentifyingAttr, false, false)
+	if err != nil || reject != "" {
+		return e, err
+	}
+	if a.job == "" && a.inst == "" {
+		return e, nil
+	}
+	series := []cachedSeries{{lset: a.addLabels(base, "target_info", "", "")}}
+	if a.checkSeries(series) == "" {
+		e.series = series
+		e.hash = series[0].lset.Hash()
+	}
+	return e, nil
+}
+
+var identifyingAttrs = []string{"service.namespace", "service.name", "service.instance.id"}
+
+func isReservedAttr(k []byte) bool { return string(k) == "__name__" }
+
+func isIdentifyingAttr(k []byte) bool {
+	s := string(k)
+	return s == "service.namespace" || s == "service.name" || s == "service.instance.id"
+}
+
+func (a *appendState) checkSeries(series []cachedSeries) string {
+	for _, cs := range series {
+		if a.s.cfg.labelLimit > 0 && cs.lset.Len() > a.s.cfg.labelLimit {
+			return ReasonLabelLimit
+		}
+		bad := false
+		cs.lset.Range(func(l labels.Label) {
+			bad = bad || !utf8.ValidString(l.Name) || !utf8.ValidString(l.Value)
+		})
+		if bad {
+			return ReasonInvalidUTF8
+		}
+	}
+	return ""
+}
+
+func (a *appendState) valueString(v otlpwire.Value) (string, error) {
+	b, err := appendValueString(a.buf[:0], v)
+	a.buf = b
+	return string(b), err
+}
+
+func (a *appendState) labelName(s string) (string, error) {
+	if n, ok := a.names[s]; ok {
+		return n, nil
+	}
+	n, err := a.namer.Build(s)
+	if err != nil {
+		return "", err
+	}
+	a.names[s] = n
+	return n, nil
+}
+
+func (a *appendState) resourceCtx() (string, error) {
+	if a.resBuilt {
+		return a.resReject, nil
+	}
+	attrs, err := a.resource.Attributes()
+	if err != nil {
+		return "", err
+	}
+	if v, ok, err := attrs.Get("service.name"); err != nil {
+		return "", err
+	} else if ok {
+		if a.job, err = a.valueString(v); err != nil {
+			return "", err
+		}
+		if ns, ok, err := attrs.Get("service.namespace"); err != nil {
+			return "", err
+		} else if ok {
+			s, err := a.valueString(ns)
+			if err != nil {
+				return "", err
+			}
+			a.job = s + "/" + a.job
+		}
+	}
+	if v, ok, err := attrs.Get("service.instance.id"); err != nil {
+		return "", err
+	} else if ok {
+		if a.inst, err = a.valueString(v); err != nil {
+			return "", err
+		}
+	}
+	if a.s.promoted != nil {
+		a.lb.Reset(labels.EmptyLabels())
+		for kv, err := range attrs.All() {
+			if err != nil {
+				return "", err
+			}
+			if _, ok := a.s.promoted[string(kv.Key)]; !ok {
+				continue
+			}
+			name, err := a.labelName(string(kv.Key))
+			if err != nil {
+				a.resReject = ReasonInvalidName
+				break
+			}
+			v, err := a.valueString(kv.Value)
+			if err != nil {
+				return "", err
+			}
+			a.lb.Set(name, v)
+		}
+		a.promoted = a.lb.Labels()
+	}
+	a.resBuilt = true
+	return a.resReject, nil
+}
+
+func (a *appendState) scopeCtx() (string, error) {
+	if a.scopeBuilt {
+		return a.scopeReject, nil
+	}
+	if a.s.cfg.scopeLabels {
+		var sf otlpwire.ScopeFields
+		if err := a.scope.Read(&sf); err != nil {
+			return "", err
+		}
+		if len(sf.Name) > 0 {
+			a.scopeOn = true
+			a.scopeName, a.scopeVer, a.scopeURLText = string(sf.Name), string(sf.Version), string(a.schemaURL)
+			a.lb.Reset(labels.EmptyLabels())
+			for kv, err := range sf.Attributes.All() {
+				if err != nil {
+					return "", err
+				}
+				name, err := a.labelName("otel_scope_" + string(kv.Key))
+				if err != nil {
+					a.scopeReject = ReasonInvalidName
+					break
+				}
+				v, err := a.valueString(kv.Value)
+				if err != nil {
+					return "", err
+				}
+				a.lb.Set(name, v)
+			}
+			a.scopeAttrs = a.lb.Labels()
+		}
+	}
+	a.scopeBuilt = true
+	return a.scopeReject, nil
+}
+
+func (a *appendState) metricName() string {
+	if a.nameBuilt {
+		return a.nameReject
+	}
+	a.nameBuilt = true
+	mf := &a.mf
+	if !utf8.Valid(mf.Name) || !utf8.Valid(mf.Unit) {
+		a.nameReject = ReasonInvalidUTF8
+		return a.nameReject
+	}
+	m := otlptranslator.Metric{Name: string(mf.Name), Unit: string(mf.Unit), Type: otlptranslator.MetricTypeUnknown}
+	switch mf.Type {
+	case otlpwire.MetricTypeGauge:
+		m.Type = otlptranslator.MetricTypeGauge
+	case otlpwire.MetricTypeSum:
+		m.Type = otlptranslator.MetricTypeNonMonotonicCounter
+		if mf.IsMonotonic {
+			m.Type = otlptranslator.MetricTypeMonotonicCounter
+		}
+	case otlpwire.MetricTypeHistogram:
+		m.Type = otlptranslator.MetricTypeHistogram
+	case otlpwire.MetricTypeExponentialHistogram:
+		m.Type = otlptranslator.MetricTypeExponentialHistogram
+	case otlpwire.MetricTypeSummary:
+		m.Type = otlptranslator.MetricTypeSummary
+	}
+	name, err := a.s.metricName.Build(m)
+	if err != nil || name == "" {
+		a.nameReject = ReasonInvalidName
+		return a.nameReject
+	}
+	a.name = name
+	return ""
+}
+
+// baseLabels is Prometheus' createAttributes without the extras: the
+// attributes sorted by key, names sanitized, values of colliding names
+// joined with ';', then promoted resource attributes, job, instance and the
+// scope labels.
+func (a *appendState) baseLabels(attrs otlpwire.Attributes, ignore func([]byte) bool, withPromoted, withScope bool) (labels.Labels, string, error) {
+	a.pairs = a.pairs[:0]
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return labels.EmptyLabels(), "", err
+		}
+		if ignore(kv.Key) {
+			continue
+		}
+		v, err := a.valueString(kv.Value)
+		if err != nil {
+			return labels.EmptyLabels(), "", err
+		}
+		a.pairs = append(a.pairs, labelPair{string(kv.Key), v})
+	}
+	slices.SortStableFunc(a.pairs, func(x, y labelPair) int { return strings.Compare(x.name, y.name) })
+	lb := a.lb
+	lb.Reset(labels.EmptyLabels())
+	for _, p := range a.pairs {
+		name, err := a.labelName(p.name)
+		if err != nil {
+			return labels.EmptyLabels(), ReasonInvalidName, nil
+		}
+		if old := lb.Get(name); old != "" {
+			lb.Set(name, old+";"+p.value)
+		} else {
+			lb.Set(name, p.value)
+		}
+	}
+	if withPromoted {
+		a.promoted.Range(func(l labels.Label) {
+			if lb.Get(l.Name) == "" {
+				lb.Set(l.Name, l.Value)
+			}
+		})
+	}
+	if a.job != "" {
+		lb.Set("job", a.job)
+	}
+	if a.inst != "" {
+		lb.Set("instance", a.inst)
+	}
+	if withScope && a.scopeOn {
+		a.scopeAttrs.Range(func(l labels.Label) { lb.Set(l.Name, l.Value) })
+		lb.Set("otel_scope_name", a.scopeName)
+		lb.Set("otel_scope_version", a.scopeVer)
+		lb.Set("otel_scope_schema_url", a.scopeURLText)
+	}
+	return lb.Labels(), "", nil
+}
+
+// addLabels is Prometheus' addLabels: base plus an optional extra label and
+// __name__.
+func (a *appendState) addLabels(base labels.Labels, name, extra, v string) labels.Labels {
+	a.lb.Reset(base)
+	if extra != "" {
+		a.lb.Set(extra, v)
+	}
+	a.lb.Set(labels.MetricName, name)
+	return a.lb.Labels()
+}

@@ -1,0 +1,84 @@
+package metricstore
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/otlptranslator"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+)
+
+// Store is an embedded Prometheus TSDB fed with OTLP metrics. It is safe for
+// concurrent use.
+type Store struct {
+	db         *tsdb.DB
+	cfg        config
+	promoted   map[string]struct{}
+	metricName otlptranslator.MetricNamer
+	cache      seriesCache
+	states     sync.Pool // *appendState
+	// wrap, if set by a test, wraps every appender.
+	wrap func(storage.AppenderV2) storage.AppenderV2
+}
+
+// Open opens (creating if needed) the TSDB under dir with its write-ahead
+// log enabled, replays the WAL and starts background compaction. Invalid
+// options fail with an error wrapping ErrOption.
+func Open(dir string, opts ...Option) (*Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	to := tsdb.DefaultOptions()
+	to.RetentionDuration = cfg.retention.Milliseconds()
+	to.MaxBytes = cfg.retentionBytes
+	to.OutOfOrderTimeWindow = cfg.oooWindow.Milliseconds()
+	to.MinBlockDuration = cfg.minBlock.Milliseconds()
+	to.MaxBlockDuration = cfg.maxBlock.Milliseconds()
+	to.WALCompression = cfg.walCompression
+	to.EnableSTAsZeroSample = cfg.startTimestamps
+	db, err := tsdb.Open(dir, cfg.logger, nil, to, nil)
+	if err != nil {
+		return nil, fmt.Errorf("metricstore: open tsdb %s: %w", dir, err)
+	}
+	s := &Store{
+		db:         db,
+		cfg:        cfg,
+		metricName: otlptranslator.MetricNamer{WithMetricSuffixes: true},
+	}
+	if len(cfg.promoted) > 0 {
+		s.promoted = make(map[string]struct{}, len(cfg.promoted))
+		for _, k := range cfg.promoted {
+			s.promoted[k] = struct{}{}
+		}
+	}
+	s.cache.init(cfg.seriesCacheSize)
+	return s, nil
+}
+
+// Close stops compaction and closes the TSDB, flushing the WAL. Appends must
+// have returned before Close is called.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("metricstore: close tsdb: %w", err)
+	}
+	return nil
+}
+
+// Queryable returns the TSDB as a storage.Queryable for PromQL and the
+// query API.
+func (s *Store) Queryable() storage.Queryable { return s.db }
+
+// DB returns the underlying TSDB.
+func (s *Store) DB() *tsdb.DB { return s.db }
+
+// lookbackDelta is the PromQL lookback delta target_info samples are spaced
+// for (Prometheus' default): one every half of it.
+const lookbackDelta = 5 * time.Minute

@@ -1,0 +1,280 @@
+package metricstore
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// gaugeRequest builds a request of one gauge point per value, each its own
+// series (attribute i), at time at.
+func gaugeRequest(t testing.TB, at time.Time, values ...float64) []byte {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "svc")
+	rm.Resource().Attributes().PutStr("host.name", "h1")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("temp")
+	g := m.SetEmptyGauge()
+	for i, v := range values {
+		p := g.DataPoints().AppendEmpty()
+		p.Attributes().PutInt("i", int64(i))
+		p.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		p.SetDoubleValue(v)
+	}
+	b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// query returns the float samples of series {__name__=name} by label i.
+func query(t testing.TB, s *Store, name string) map[string][]float64 {
+	t.Helper()
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", name))
+	out := map[string][]float64{}
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() != 0 {
+			_, v := it.At()
+			out[ss.At().Labels().Get("i")] = append(out[ss.At().Labels().Get("i")], v)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func open(t testing.TB, dir string, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNaNInfStaleAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0, math.NaN(), math.Inf(1), math.Inf(-1), 1.5))
+	if err != nil || res.Accepted != 4 || res.Rejected != 0 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	// A no-recorded-value point: a staleness marker.
+	md, _ := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(gaugeRequest(t, t0.Add(time.Second), 7))
+	md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(0).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	if _, err := s.AppendOTLP(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store) {
+		t.Helper()
+		got := query(t, s, "temp")
+		if v := got["0"]; len(v) != 2 || !math.IsNaN(v[0]) || value.IsStaleNaN(v[0]) || !value.IsStaleNaN(v[1]) {
+			t.Errorf("series 0 = %v, want NaN then stale marker", v)
+		}
+		if v := got["1"]; len(v) != 1 || !math.IsInf(v[0], 1) {
+			t.Errorf("series 1 = %v", v)
+		}
+		if v := got["2"]; len(v) != 1 || !math.IsInf(v[0], -1) {
+			t.Errorf("series 2 = %v", v)
+		}
+		if v := got["3"]; len(v) != 1 || v[0] != 1.5 {
+			t.Errorf("series 3 = %v", v)
+		}
+		if ti := query(t, s, "target_info"); len(ti[""]) != 2 {
+			t.Errorf("target_info = %v", ti)
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopen: the committed samples come back from the WAL.
+	s = open(t, dir)
+	defer s.Close()
+	check(s)
+}
+
+func TestOutOfOrderPartialSuccess(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	if _, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Series 0 goes back in time, series 1 is new.
+	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0.Add(-time.Minute), 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted != 1 || res.Rejected != 1 || res.Reasons[ReasonOutOfOrder] != 1 {
+		t.Fatalf("res %+v", res)
+	}
+	got := query(t, s, "temp")
+	if len(got["0"]) != 1 || got["0"][0] != 1 || len(got["1"]) != 1 || got["1"][0] != 3 {
+		t.Fatalf("stored %v", got)
+	}
+	// Duplicate timestamp, other value.
+	res, _ = s.AppendOTLP(context.Background(), gaugeRequest(t, t0, 9))
+	if res.Reasons[ReasonDuplicate] != 1 {
+		t.Fatalf("res %+v", res)
+	}
+}
+
+func TestRejections(t *testing.T) {
+	s := open(t, t.TempDir(), WithLabelLimit(3))
+	defer s.Close()
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "svc")
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	ts := pcommon.NewTimestampFromTime(t0)
+	// Delta sum: rejected.
+	d := ms.AppendEmpty()
+	d.SetName("reqs")
+	sum := d.SetEmptySum()
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	sum.SetIsMonotonic(true)
+	for range 2 {
+		p := sum.DataPoints().AppendEmpty()
+		p.SetTimestamp(ts)
+		p.SetIntValue(3)
+	}
+	// Histogram with one bucket too few: rejected.
+	h := ms.AppendEmpty()
+	h.SetName("lat")
+	hist := h.SetEmptyHistogram()
+	hist.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	hp := hist.DataPoints().AppendEmpty()
+	hp.SetTimestamp(ts)
+	hp.ExplicitBounds().FromRaw([]float64{1, 2})
+	hp.BucketCounts().FromRaw([]uint64{1, 1})
+	// Too many labels: __name__, job, a, b.
+	g := ms.AppendEmpty()
+	g.SetName("wide")
+	gp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+	gp.SetTimestamp(ts)
+	gp.Attributes().PutStr("a", "1")
+	gp.Attributes().PutStr("b", "2")
+	// Invalid UTF-8 in a label value.
+	u := ms.AppendEmpty()
+	u.SetName("utf")
+	up := u.SetEmptyGauge().DataPoints().AppendEmpty()
+	up.SetTimestamp(ts)
+	up.Attributes().PutStr("a", "\xff")
+	// An empty metric: fine.
+	ms.AppendEmpty().SetName("empty")
+	ms.At(ms.Len() - 1).SetEmptyGauge()
+	// One good point.
+	ok := ms.AppendEmpty()
+	ok.SetName("good")
+	op := ok.SetEmptyGauge().DataPoints().AppendEmpty()
+	op.SetTimestamp(ts)
+	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	for range 2 { // second time from the cache
+		res, err := s.AppendOTLP(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{ReasonTemporality: 2, ReasonHistogramBuckets: 1, ReasonLabelLimit: 1, ReasonInvalidUTF8: 1}
+		if res.Accepted != 1 || res.Rejected != 5 || len(res.Reasons) != len(want) {
+			t.Fatalf("res %+v", res)
+		}
+		for k, v := range want {
+			if res.Reasons[k] != v {
+				t.Errorf("reason %s: %d, want %d", k, res.Reasons[k], v)
+			}
+		}
+	}
+}
+
+func TestMalformedCommitsNothing(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	b := gaugeRequest(t, t0, 1, 2, 3)
+	if _, err := s.AppendOTLP(context.Background(), b[:len(b)-3]); err == nil {
+		t.Fatal("truncated request accepted")
+	}
+	if got := query(t, s, "temp"); len(got) != 0 {
+		t.Fatalf("stored %v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.AppendOTLP(ctx, b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+// TestStaleRefs checks that refs the head no longer knows (as after head
+// garbage collection) fall back to the cached labels.
+func TestStaleRefs(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	req := synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30})
+	r1, err := s.AppendOTLP(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.cache.len()
+	s.cache.mu.Lock()
+	for h, e := range s.cache.entries {
+		c := *e
+		c.series = append([]cachedSeries(nil), e.series...)
+		for i := range c.series {
+			c.series[i].ref = 1 << 40 // unknown to the head
+		}
+		s.cache.entries[h] = &c
+	}
+	s.cache.mu.Unlock()
+	req2 := synth.Metrics(synth.Config{Seed: 2, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30})
+	r2, err := s.AppendOTLP(context.Background(), req2)
+	if err != nil || r2.Samples == 0 {
+		t.Fatalf("res %+v err %v", r2, err)
+	}
+	if r1.Accepted != 30 || s.cache.len() < n {
+		t.Fatalf("r1 %+v, cache %d → %d", r1, n, s.cache.len())
+	}
+	q, _ := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", ""))
+	if ss.Next() {
+		t.Fatalf("series without labels: %v", ss.At().Labels())
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, o := range []Option{
+		WithRetention(-1), WithRetentionSize(-1), WithOutOfOrderWindow(-1),
+		WithBlockDuration(time.Second, 0), WithBlockDuration(2*time.Hour, time.Hour),
+		WithWALCompression("lz4"), WithLabelLimit(-1), WithSeriesCacheSize(0),
+		WithPromotedResourceAttributes(""), WithLogger(nil),
+	} {
+		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrOption) {
+			t.Errorf("err %v, want ErrOption", err)
+		}
+	}
+	s, err := Open(t.TempDir(), WithWALCompression("zstd"), WithRetention(time.Hour), WithBlockDuration(time.Hour, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
