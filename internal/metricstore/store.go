@@ -2,6 +2,9 @@ package metricstore
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,3 +85,21 @@ func (s *Store) DB() *tsdb.DB { return s.db }
 // lookbackDelta is the PromQL lookback delta target_info samples are spaced
 // for (Prometheus' default): one every half of it.
 const lookbackDelta = 5 * time.Minute
+
+// Message describes the rejected points for an OTLP partial success, e.g.
+// "12 points rejected: out_of_order 10, duplicate 2"; empty when none was.
+func (r Result) Message() string {
+	if r.Rejected == 0 {
+		return ""
+	}
+	reasons := slices.Sorted(maps.Keys(r.Reasons))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d points rejected:", r.Rejected)
+	for i, k := range reasons {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %s %d", k, r.Reasons[k])
+	}
+	return b.String()
+}

@@ -46,9 +46,20 @@ type Config struct {
 		RetryAfter          time.Duration `yaml:"retry_after"`
 		MaxServices         int           `yaml:"max_services"`
 	} `yaml:"limits"`
+	Metrics         MetricsConfig `yaml:"metrics"`
 	Spool           SpoolConfig   `yaml:"spool"`
 	Lake            LakeConfig    `yaml:"lake"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// MetricsConfig sets the Prometheus TSDB metrics are stored in, under
+// <data_dir>/metrics.
+type MetricsConfig struct {
+	Retention         time.Duration `yaml:"retention"`           // how long samples are kept
+	RetentionSize     ByteSize      `yaml:"retention_size"`      // 0: no size limit
+	OutOfOrderWindow  time.Duration `yaml:"out_of_order_window"` // 0: out-of-order samples are refused
+	BlockDuration     time.Duration `yaml:"block_duration"`      // head block span (Prometheus' min block duration)
+	PromoteAttributes []string      `yaml:"promote_resource_attributes"`
 }
 
 // SpoolConfig sets the write-ahead log logs and traces are acknowledged
@@ -96,6 +107,7 @@ func DefaultConfig() Config {
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
+	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20}
 	c.ShutdownTimeout = 30 * time.Second
@@ -133,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if c.Limits.MaxServices <= 0 {
 		return errors.New("max services must be positive")
+	}
+	if c.Metrics.Retention <= 0 || c.Metrics.BlockDuration <= 0 || c.Metrics.OutOfOrderWindow < 0 || c.Metrics.RetentionSize < 0 {
+		return errors.New("metrics retention and block duration must be positive, the out-of-order window and retention size not negative")
 	}
 	if _, err := spool.ParseSyncPolicy(c.Spool.Sync); err != nil {
 		return fmt.Errorf("spool sync: %w", err)

@@ -15,16 +15,21 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/prometheus/storage/remote"
 
 	"github.com/wirehouse/wirehouse/internal/countsink"
 	"github.com/wirehouse/wirehouse/internal/lakesink"
+	"github.com/wirehouse/wirehouse/internal/metricstore"
+	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 )
@@ -39,6 +44,7 @@ type Server struct {
 	adminMux *http.ServeMux
 	adminLn  net.Listener
 	closers  []io.Closer // sinks to flush and close after the receiver drained
+	metrics  *metricstore.Store
 	spool    *spool.Spool
 	loader   *lakesink.Loader
 	stopLoad context.CancelFunc
@@ -74,7 +80,14 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		s.spool.Close()
 		return nil, err
 	}
-	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink}, Logs: []receiver.Sink{sink, ls}, Traces: []receiver.Sink{sink, ls}}
+	ms := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
+		res, err := s.metrics.AppendOTLP(ctx, req.Body)
+		if err != nil {
+			return receiver.Outcome{}, fmt.Errorf("store metrics: %v: %w", err, receiver.ErrUnavailable)
+		}
+		return receiver.Outcome{Rejected: res.Rejected, Message: res.Message()}, nil
+	})
+	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink, ms}, Logs: []receiver.Sink{sink, ls}, Traces: []receiver.Sink{sink, ls}}
 	for _, list := range [][]receiver.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
 		for _, sk := range list {
 			if c, ok := sk.(io.Closer); ok && !slices.Contains(s.closers, c) {
@@ -89,6 +102,16 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
+	api, err := promapi.New(s.metrics.Queryable(), promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()))
+	if err != nil {
+		s.closeStorage()
+		return nil, err
+	}
+	api.Register(s.adminMux)
+	// Prometheus remote write 1.0 (snappy protobuf) into the same store,
+	// with Prometheus' own handler.
+	s.adminMux.Handle("POST /api/v1/write", remote.NewWriteHandler(s.log, s.reg, s.metrics.DB(),
+		remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false))
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
 	s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -114,12 +137,28 @@ func (s *Server) openLake() error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	mopts := []metricstore.Option{
+		metricstore.WithRetention(s.cfg.Metrics.Retention),
+		metricstore.WithRetentionSize(int64(s.cfg.Metrics.RetentionSize)),
+		metricstore.WithOutOfOrderWindow(s.cfg.Metrics.OutOfOrderWindow),
+		metricstore.WithBlockDuration(s.cfg.Metrics.BlockDuration, 0),
+		metricstore.WithLogger(s.log),
+	}
+	if len(s.cfg.Metrics.PromoteAttributes) > 0 {
+		mopts = append(mopts, metricstore.WithPromotedResourceAttributes(s.cfg.Metrics.PromoteAttributes...))
+	}
+	ms, err := metricstore.Open(filepath.Join(s.cfg.DataDir, "metrics"), mopts...)
+	if err != nil {
+		return fmt.Errorf("open metric store: %w", err)
+	}
+	s.metrics = ms
 	policy, _ := spool.ParseSyncPolicy(s.cfg.Spool.Sync) // checked by Validate
 	sp, err := spool.Open(filepath.Join(s.cfg.DataDir, "spool"),
 		spool.WithSync(policy, s.cfg.Spool.SyncInterval),
 		spool.WithSegmentSize(int64(s.cfg.Spool.SegmentSize)),
 		spool.WithMaxBytes(int64(s.cfg.Spool.MaxSize)))
 	if err != nil {
+		ms.Close()
 		return fmt.Errorf("open spool: %w", err)
 	}
 	for _, r := range sp.Repairs() {
@@ -137,6 +176,7 @@ func (s *Server) openLake() error {
 	})
 	if err != nil {
 		sp.Close()
+		ms.Close()
 		return fmt.Errorf("open lake: %w", err)
 	}
 	return nil
@@ -227,7 +267,22 @@ func (s *Server) closeStorage() error {
 	if e := s.spool.Close(); e != nil {
 		err = errors.Join(err, fmt.Errorf("close spool: %w", e))
 	}
+	if e := s.metrics.Close(); e != nil {
+		err = errors.Join(err, fmt.Errorf("close metric store: %w", e))
+	}
 	return err
+}
+
+// buildRevision is the VCS revision the binary was built from, if known.
+func buildRevision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" {
+				return st.Value
+			}
+		}
+	}
+	return ""
 }
 
 // Addrs are the bound addresses (nil for a disabled transport).
