@@ -578,29 +578,47 @@ func window(r *http.Request) (int64, int64, *apiError) {
 	return start.UnixMilli(), end.UnixMilli(), nil
 }
 
-func (a *API) series(w http.ResponseWriter, r *http.Request) {
-	sets, aerr := a.matchers(r, true)
+// metadataArgs are the parameters of the series and label endpoints.
+type metadataArgs struct {
+	sets       [][]*labels.Matcher
+	mint, maxt int64
+	limit      int
+	q          storage.Querier // the caller closes it
+}
+
+// parseMetadataArgs reads match[] (required or not), start, end and limit
+// and opens a querier over the window; on error it has answered.
+func (a *API) parseMetadataArgs(w http.ResponseWriter, r *http.Request, matchRequired bool) (metadataArgs, bool) {
+	var (
+		args metadataArgs
+		aerr *apiError
+	)
+	if args.sets, aerr = a.matchers(r, matchRequired); aerr == nil {
+		if args.mint, args.maxt, aerr = window(r); aerr == nil {
+			args.limit, aerr = parseLimit(r)
+		}
+	}
 	if aerr != nil {
 		a.fail(w, aerr)
-		return
+		return args, false
 	}
-	mint, maxt, aerr := window(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	limit, aerr := parseLimit(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	q, err := a.q.Querier(mint, maxt)
+	q, err := a.q.Querier(args.mint, args.maxt)
 	if err != nil {
 		a.fail(w, &apiError{errExec, err})
+		return args, false
+	}
+	args.q = q
+	return args, true
+}
+
+func (a *API) series(w http.ResponseWriter, r *http.Request) {
+	args, ok := a.parseMetadataArgs(w, r, true)
+	if !ok {
 		return
 	}
-	defer q.Close()
-	hints := &storage.SelectHints{Start: mint, End: maxt, Func: "series"}
+	defer args.q.Close()
+	sets, q, limit := args.sets, args.q, args.limit
+	hints := &storage.SelectHints{Start: args.mint, End: args.maxt, Func: "series"}
 	var all []storage.SeriesSet
 	for _, set := range sets {
 		all = append(all, q.Select(r.Context(), len(sets) > 1, hints, set...))
@@ -637,27 +655,12 @@ func (a *API) series(w http.ResponseWriter, r *http.Request) {
 // stringsOf collects, for each matcher set (or once without one), what
 // get returns, sorted and without duplicates, cut to limit.
 func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage.Querier, []*labels.Matcher, *storage.LabelHints) ([]string, annotations.Annotations, error)) {
-	sets, aerr := a.matchers(r, false)
-	if aerr != nil {
-		a.fail(w, aerr)
+	args, ok := a.parseMetadataArgs(w, r, false)
+	if !ok {
 		return
 	}
-	mint, maxt, aerr := window(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	limit, aerr := parseLimit(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	q, err := a.q.Querier(mint, maxt)
-	if err != nil {
-		a.fail(w, &apiError{errExec, err})
-		return
-	}
-	defer q.Close()
+	defer args.q.Close()
+	sets, q, limit := args.sets, args.q, args.limit
 	hints := &storage.LabelHints{Limit: limit}
 	if len(sets) == 0 {
 		sets = [][]*labels.Matcher{nil}
