@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -28,11 +29,20 @@ sending a request to receiving its whole response. Progress goes to stderr
 once a second, the summary to stdout (a table, or --csv / --json). Ctrl-C
 stops early and prints the partial summary.
 
+--transport remote-write (with --signal metrics) sends Prometheus remote
+write 1.0 requests of --batch samples instead, one sample per series of
+synth's Kubernetes metric set (metric name plus 40 labels); --variants×--batch
+series, each moving one millisecond forward per round. --verify then reads
+the run back through the server's Prometheus API (--query-endpoint) and
+fails if an acknowledged series or sample is missing: exactly per series
+for remote write, as totals of gauge and sum points for OTLP.
+
 flags:
 `
 
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, format, quiet, prof, err := parseLoadFlags(args, stderr)
+	cfg, opts, err := parseLoadFlags(args, stderr)
+	format, quiet, prof := opts.format, opts.quiet, opts.prof
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -64,10 +74,32 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if res.Requests > 0 && res.OK == 0 {
 		return fmt.Errorf("load: all %d requests failed", res.Requests)
 	}
+	if !opts.verify {
+		return nil
+	}
+	v, err := loadgen.Verify(ctx, opts.queryEndpoint, cfg, res)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "verify     %s: series %d expected, %d found; samples %d expected, %d found; missing %d series, %d samples\n",
+		v.Rule, v.SeriesExpected, v.SeriesFound, v.SamplesExpected, v.SamplesFound, v.MissingSeries, v.MissingSamples)
+	if !v.OK() {
+		return fmt.Errorf("load: verify: missing %d series, %d samples at %s: %s",
+			v.MissingSeries, v.MissingSamples, opts.queryEndpoint, strings.Join(v.Missing, "; "))
+	}
 	return nil
 }
 
-func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format string, quiet bool, prof string, err error) {
+// loadOptions are the flags of load that are not loadgen.Config.
+type loadOptions struct {
+	format        string
+	quiet         bool
+	prof          string
+	verify        bool
+	queryEndpoint string
+}
+
+func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o loadOptions, err error) {
 	cfg = loadgen.DefaultConfig()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -77,8 +109,8 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format
 	}
 	var endpoint, signal string
 	var asCSV, asJSON bool
-	fs.StringVar(&endpoint, "endpoint", "", "server address: host:port, or a URL for HTTP (default localhost:4317 for grpc, localhost:4318 for http)")
-	fs.StringVar(&cfg.Transport, "transport", cfg.Transport, "grpc or http")
+	fs.StringVar(&endpoint, "endpoint", "", "server address: host:port, or a URL for HTTP (default localhost:4317 for grpc, localhost:4318 for http, "+loadgen.DefaultRemoteWriteEndpoint+" for remote-write)")
+	fs.StringVar(&cfg.Transport, "transport", cfg.Transport, "grpc, http or remote-write (Prometheus remote write 1.0, --signal metrics)")
 	fs.StringVar(&cfg.Encoding, "encoding", cfg.Encoding, "HTTP body encoding: proto or json")
 	fs.StringVar(&cfg.Compression, "compress", cfg.Compression, "compression: none, gzip or zstd")
 	fs.StringVar(&signal, "signal", "logs", "signal: logs, traces or metrics")
@@ -93,40 +125,58 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, format
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
 	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
-	fs.StringVar(&prof, "cpuprofile", "", "write the load generator's own CPU profile to this file")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&o.verify, "verify", false, "after the run, check through the Prometheus API that every acknowledged series and sample is stored (--signal metrics)")
+	fs.StringVar(&o.queryEndpoint, "query-endpoint", "", "base URL of the Prometheus HTTP API for --verify (default: the --endpoint host on port 9090 for remote-write, else http://localhost:9090)")
+	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, "", false, "", err
+			return cfg, o, err
 		}
-		return cfg, "", false, "", usageError{err: err, printed: true}
+		return cfg, o, usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
-		return cfg, "", false, "", usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
+		return cfg, o, usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
 	}
 	if cfg.Signal, err = synth.ParseSignal(signal); err != nil {
-		return cfg, "", false, "", usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
+		return cfg, o, usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
 	}
 	cfg.Endpoint = endpoint
 	if endpoint == "" {
-		cfg.Endpoint = "localhost:4317"
-		if cfg.Transport == "http" {
+		switch cfg.Transport {
+		case "http":
 			cfg.Endpoint = "localhost:4318"
+		case "remote-write":
+			cfg.Endpoint = loadgen.DefaultRemoteWriteEndpoint
+		default:
+			cfg.Endpoint = "localhost:4317"
 		}
 	}
-	format = "table"
+	if o.verify && cfg.Signal != synth.SignalMetrics {
+		return cfg, o, usageError{err: errors.New("--verify needs --signal metrics")}
+	}
+	if o.queryEndpoint == "" {
+		o.queryEndpoint = "http://localhost:9090"
+		if cfg.Transport == "remote-write" {
+			// The remote write handler sits next to the query API.
+			if u, err := url.Parse(cfg.Endpoint); err == nil && u.Host != "" {
+				o.queryEndpoint = u.Scheme + "://" + u.Host
+			}
+		}
+	}
+	o.format = "table"
 	switch {
 	case asCSV && asJSON:
-		return cfg, "", false, "", usageError{err: errors.New("--csv and --json exclude each other")}
+		return cfg, o, usageError{err: errors.New("--csv and --json exclude each other")}
 	case asCSV:
-		format = "csv"
+		o.format = "csv"
 	case asJSON:
-		format = "json"
+		o.format = "json"
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, "", false, "", usageError{err: err}
+		return cfg, o, usageError{err: err}
 	}
-	return cfg, format, quiet, prof, nil
+	return cfg, o, nil
 }
 
 func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.Result) error {

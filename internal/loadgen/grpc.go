@@ -53,8 +53,9 @@ func receiverSignal(sig synth.Signal) receiver.Signal {
 	}
 }
 
-func (s *grpcSender) send(ctx context.Context, i int) (int64, string, bool) {
-	in := receiver.Message{B: s.bodies[i]}
+func (s *grpcSender) send(ctx context.Context, n int64) (int64, int64, string, bool) {
+	b := s.bodies[n%int64(len(s.bodies))]
+	in := receiver.Message{B: b}
 	var out receiver.Message
 	err := s.conn.Invoke(ctx, s.method, &in, &out, s.opts...)
 	defer out.Release()
@@ -63,22 +64,12 @@ func (s *grpcSender) send(ctx context.Context, i int) (int64, string, bool) {
 		// A status from the server is a response; Unavailable and
 		// DeadlineExceeded from the client side may not be, but they
 		// are rare enough that counting their latency does not matter.
-		return 0, st.Code().String(), true
+		return 0, int64(len(b)), st.Code().String(), true
 	}
-	return partialRejected(out.B), "", true
+	return partialRejected(out.B), int64(len(b)), "", true
 }
-
-func (s *grpcSender) sizes() []int64 { return bodySizes(s.bodies) }
 
 func (s *grpcSender) close() error { return s.conn.Close() }
-
-func bodySizes(bodies [][]byte) []int64 {
-	out := make([]int64, len(bodies))
-	for i, b := range bodies {
-		out[i] = int64(len(b))
-	}
-	return out
-}
 
 // partialRejected reads partial_success.rejected_* (field 1 of field 1) of
 // an Export*ServiceResponse; malformed responses count as 0.

@@ -107,10 +107,12 @@ func toJSON(sig synth.Signal, b []byte) ([]byte, error) {
 	}
 }
 
-func (s *httpSender) send(ctx context.Context, i int) (int64, string, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(s.bodies[i]))
+func (s *httpSender) send(ctx context.Context, n int64) (int64, int64, string, bool) {
+	b := s.bodies[n%int64(len(s.bodies))]
+	size := int64(len(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(b))
 	if err != nil {
-		return 0, "client", false
+		return 0, size, "client", false
 	}
 	req.Header.Set("Content-Type", s.contentType)
 	if s.encoding != "" {
@@ -119,22 +121,22 @@ func (s *httpSender) send(ctx context.Context, i int) (int64, string, bool) {
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, "timeout", false
+			return 0, size, "timeout", false
 		}
-		return 0, "connection", false
+		return 0, size, "connection", false
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err != nil {
-		return 0, "read_response", true
+		return 0, size, "read_response", true
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, "http_" + strconv.Itoa(resp.StatusCode), true
+		return 0, size, "http_" + strconv.Itoa(resp.StatusCode), true
 	}
 	if s.contentType == "application/json" {
-		return jsonRejected(body), "", true
+		return jsonRejected(body), size, "", true
 	}
-	return partialRejected(body), "", true
+	return partialRejected(body), size, "", true
 }
 
 // jsonRejected reads partialSuccess.rejected* of an OTLP/JSON response.
@@ -155,8 +157,6 @@ func jsonRejected(b []byte) int64 {
 	}
 	return 0
 }
-
-func (s *httpSender) sizes() []int64 { return bodySizes(s.bodies) }
 
 func (s *httpSender) close() error {
 	s.client.CloseIdleConnections()

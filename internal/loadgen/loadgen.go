@@ -1,5 +1,6 @@
 // Package loadgen sends synthetic OTLP load (from internal/synth) to an
-// OTLP server over gRPC or HTTP and measures what came back: requests and
+// OTLP server over gRPC or HTTP, or synthetic Prometheus remote write load
+// built from synth's metric set, and measures what came back: requests and
 // records per second, latency percentiles, and errors by status code. It is
 // the engine of wirehouse load.
 //
@@ -23,10 +24,11 @@ import (
 
 // Config describes a load run. Start from DefaultConfig.
 type Config struct {
-	// Endpoint is host:port (gRPC) or a base URL or host:port (HTTP; the
-	// signal's /v1/... path is appended).
+	// Endpoint is host:port (gRPC), a base URL or host:port (HTTP; the
+	// signal's /v1/... path is appended) or the full URL of the remote
+	// write handler (remote-write).
 	Endpoint    string
-	Transport   string // "grpc" or "http"
+	Transport   string // "grpc", "http" or "remote-write" (metrics only)
 	Encoding    string // "proto" or "json" (HTTP only)
 	Compression string // "none", "gzip" or "zstd"
 	Signal      synth.Signal
@@ -59,8 +61,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.Endpoint == "":
 		return errors.New("--endpoint must be set")
-	case c.Transport != "grpc" && c.Transport != "http":
-		return fmt.Errorf("--transport: %q is not grpc or http", c.Transport)
+	case c.Transport != "grpc" && c.Transport != "http" && c.Transport != "remote-write":
+		return fmt.Errorf("--transport: %q is not grpc, http or remote-write", c.Transport)
+	case c.Transport == "remote-write" && c.Signal != synth.SignalMetrics:
+		return errors.New("--transport remote-write needs --signal metrics")
+	case c.Transport == "remote-write" && (c.Encoding != "proto" || c.Compression != "none"):
+		return errors.New("--transport remote-write is always snappy protobuf: leave --encoding and --compress unset")
 	case c.Encoding != "proto" && c.Encoding != "json":
 		return fmt.Errorf("--encoding: %q is not proto or json", c.Encoding)
 	case c.Encoding == "json" && c.Transport != "http":
@@ -104,6 +110,13 @@ type Result struct {
 	Latency      Latency          `json:"latency"`
 	Errors       map[string]int64 `json:"errors"`
 	Interrupted  bool             `json:"interrupted"`
+	// Written is what remote write got acknowledged, for Verify; nil for
+	// the OTLP transports.
+	Written *Written `json:"-"`
+	// AckedByVariant counts the acknowledged requests of each pre-generated
+	// OTLP request (request n is variant n mod Variants); nil for remote
+	// write.
+	AckedByVariant []int64 `json:"-"`
 }
 
 // Latency percentiles, in nanoseconds when encoded as JSON.
@@ -117,12 +130,19 @@ type Latency struct {
 
 // sender sends one pre-encoded request.
 type sender interface {
-	// send returns the records the server rejected (partial success), the
-	// error code ("" on success) and whether a response arrived.
-	send(ctx context.Context, req int) (rejected int64, code string, responded bool)
-	// sizes are the body sizes of the requests as sent.
-	sizes() []int64
+	// send sends request n and returns the records the server rejected
+	// (partial success), the body size as sent, the error code ("" on
+	// success) and whether a response arrived.
+	send(ctx context.Context, n int64) (rejected, size int64, code string, responded bool)
 	close() error
+}
+
+// sequencer is implemented by senders whose requests must not overtake
+// each other: acquire (before the clock starts) waits for request n's turn
+// and returns false if ctx ended first; release ends it.
+type sequencer interface {
+	acquire(ctx context.Context, n int64) bool
+	release(n int64, ok bool)
 }
 
 // Run sends the load and returns its summary. Progress goes to progress
@@ -132,26 +152,26 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	bodies, records := generate(cfg), cfg.Batch
+	records := cfg.Batch
 	var s sender
 	var err error
-	if cfg.Transport == "grpc" {
-		s, err = newGRPCSender(cfg, bodies)
-	} else {
-		s, err = newHTTPSender(cfg, bodies)
+	var acked []atomic.Int64
+	switch cfg.Transport {
+	case "grpc":
+		s, err = newGRPCSender(cfg, generate(cfg))
+	case "http":
+		s, err = newHTTPSender(cfg, generate(cfg))
+	default:
+		s, err = newRemoteWriteSender(cfg)
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	defer s.close()
-	sizes := s.sizes()
-
-	runCtx := ctx
-	var cancel context.CancelFunc = func() {}
-	if cfg.Count == 0 {
-		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+	seq, _ := s.(sequencer)
+	if seq == nil {
+		acked = make([]atomic.Int64, cfg.Variants)
 	}
-	defer cancel()
 
 	var (
 		issued   atomic.Int64
@@ -164,6 +184,12 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 		lats     [][]time.Duration
 		wg       sync.WaitGroup
 	)
+	runCtx := ctx
+	if cfg.Count == 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
 	start := time.Now()
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -190,17 +216,24 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 				if ended(runCtx) {
 					return
 				}
-				i := int(n % int64(len(sizes)))
+				if seq != nil && !seq.acquire(runCtx, n) {
+					return
+				}
 				rctx, rcancel := context.WithTimeout(runCtx, cfg.Timeout)
 				t0 := time.Now()
-				rej, code, responded := s.send(rctx, i)
+				rej, size, code, responded := s.send(rctx, n)
 				lat := time.Since(t0)
 				rcancel()
+				if seq != nil {
+					seq.release(n, code == "")
+				} else if code == "" {
+					acked[n%int64(len(acked))].Add(1)
+				}
 				if code != "" && ended(runCtx) {
 					return // cut off by the end of the run, not a server error
 				}
 				done.Add(1)
-				sent.Add(sizes[i])
+				sent.Add(size)
 				if responded {
 					mine = append(mine, lat)
 				}
@@ -251,6 +284,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 		res.RecordsPerS = float64(res.Accepted) / s
 	}
 	res.Latency = percentiles(slices.Concat(lats...))
+	if rw, ok := s.(*remoteWriteSender); ok {
+		res.Written = rw.written()
+	} else {
+		res.AckedByVariant = make([]int64, len(acked))
+		for i := range acked {
+			res.AckedByVariant[i] = acked[i].Load()
+		}
+	}
 	return res, nil
 }
 

@@ -1,0 +1,294 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// Verification reads back what a metrics run got acknowledged through the
+// server's Prometheus HTTP API (GET /api/v1/query).
+//
+// Remote write is checked exactly: for every metric name, one instant query
+// count_over_time({__name__="name"}[range]) at the last acknowledged
+// timestamp, with range covering the first acknowledged one, gives the
+// samples of every series of that name in the run's time range; each series
+// sent must be there with at least as many samples as were acknowledged for
+// it. More samples are not an error (a request that failed may still have
+// been partly written).
+//
+// OTLP is checked in total, since the server renames metrics the Prometheus
+// way (suffixes for units and counters) and splits histograms and summaries
+// into several series: the gauge and sum data points of the acknowledged
+// requests, deduplicated by (metric, attributes, timestamp) as the TSDB does,
+// give the expected series and samples; the series and samples of every
+// name in their time range must be at least as many.
+
+// VerifyResult is the outcome of Verify.
+type VerifyResult struct {
+	Rule            string // "exact" (remote write) or "at-least" (OTLP totals)
+	SeriesExpected  int64
+	SeriesFound     int64
+	SamplesExpected int64
+	SamplesFound    int64
+	MissingSeries   int64
+	MissingSamples  int64
+	// Missing describes up to 10 series that are missing or short.
+	Missing []string
+}
+
+// OK reports whether nothing was missing.
+func (v VerifyResult) OK() bool { return v.MissingSeries == 0 && v.MissingSamples == 0 }
+
+// Verify checks that the samples res got acknowledged for the metrics run
+// cfg are queryable at queryEndpoint (a base URL such as
+// http://localhost:9090). A missing series or sample is reported in the
+// result; the error is for failed queries.
+func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (VerifyResult, error) {
+	if cfg.Signal != synth.SignalMetrics {
+		return VerifyResult{}, errors.New("--verify needs --signal metrics")
+	}
+	if !strings.Contains(queryEndpoint, "://") {
+		queryEndpoint = "http://" + queryEndpoint
+	}
+	q := &querier{base: strings.TrimRight(queryEndpoint, "/"), client: &http.Client{Timeout: 30 * time.Second}}
+	if res.Written != nil {
+		return verifyRemoteWrite(ctx, q, res.Written)
+	}
+	return verifyOTLP(ctx, q, cfg, res.AckedByVariant)
+}
+
+func verifyRemoteWrite(ctx context.Context, q *querier, w *Written) (VerifyResult, error) {
+	v := VerifyResult{Rule: "exact"}
+	byName := map[string][]int{}
+	var names []string
+	for i, s := range w.Series {
+		if w.Samples[i] == 0 {
+			continue
+		}
+		n := s.Name()
+		if byName[n] == nil {
+			names = append(names, n)
+		}
+		byName[n] = append(byName[n], i)
+		v.SeriesExpected++
+		v.SamplesExpected += w.Samples[i]
+	}
+	rng := strconv.FormatInt(w.Last-w.First+1, 10) + "ms"
+	at := time.UnixMilli(w.Last)
+	for _, name := range names {
+		got, err := q.countOverTime(ctx, fmt.Sprintf("{__name__=%q}", name), rng, at)
+		if err != nil {
+			return v, err
+		}
+		for _, i := range byName[name] {
+			s := w.Series[i]
+			n, ok := got[labelKey(func(yield func(k, v string) bool) {
+				for _, l := range s {
+					if !yield(l.Name, l.Value) {
+						return
+					}
+				}
+			})]
+			want := w.Samples[i]
+			if ok {
+				v.SeriesFound++
+				v.SamplesFound += n
+			} else {
+				v.MissingSeries++
+			}
+			if n < want {
+				v.MissingSamples += want - n
+				if len(v.Missing) < 10 {
+					v.Missing = append(v.Missing, fmt.Sprintf("%s{pod=%q}: %d of %d samples", name, label(s, "pod"), n, want))
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+func verifyOTLP(ctx context.Context, q *querier, cfg Config, acked []int64) (VerifyResult, error) {
+	v := VerifyResult{Rule: "at-least"}
+	series := map[string]bool{}
+	samples := map[string]bool{}
+	first, last := int64(-1), int64(-1)
+	for i, b := range generate(cfg) {
+		if i >= len(acked) || acked[i] == 0 {
+			continue
+		}
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			return v, err
+		}
+		point := func(name string, p pmetric.NumberDataPoint) {
+			k := labelKey(func(yield func(k, v string) bool) {
+				if yield("__name__", name) {
+					p.Attributes().Range(func(k string, v pcommon.Value) bool { return yield(k, v.AsString()) })
+				}
+			})
+			ts := p.Timestamp().AsTime().UnixMilli()
+			series[k] = true
+			samples[k+"\x01"+strconv.FormatInt(ts, 10)] = true
+			if first < 0 || ts < first {
+				first = ts
+			}
+			last = max(last, ts)
+		}
+		rms := req.Metrics().ResourceMetrics()
+		for _, rm := range rms.All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					switch m.Type() {
+					case pmetric.MetricTypeGauge:
+						for _, p := range m.Gauge().DataPoints().All() {
+							point(m.Name(), p)
+						}
+					case pmetric.MetricTypeSum:
+						for _, p := range m.Sum().DataPoints().All() {
+							point(m.Name(), p)
+						}
+					}
+				}
+			}
+		}
+	}
+	v.SeriesExpected, v.SamplesExpected = int64(len(series)), int64(len(samples))
+	if last < 0 {
+		return v, nil
+	}
+	// One query per stored name: count_over_time drops __name__, so one
+	// query over all names could hold equal label sets.
+	names, err := q.names(ctx, time.UnixMilli(first), time.UnixMilli(last))
+	if err != nil {
+		return v, err
+	}
+	for _, name := range names {
+		got, err := q.countOverTime(ctx, fmt.Sprintf("{__name__=%q}", name), strconv.FormatInt(last-first+1, 10)+"ms", time.UnixMilli(last))
+		if err != nil {
+			return v, err
+		}
+		v.SeriesFound += int64(len(got))
+		for _, n := range got {
+			v.SamplesFound += n
+		}
+	}
+	v.MissingSeries = max(0, v.SeriesExpected-v.SeriesFound)
+	v.MissingSamples = max(0, v.SamplesExpected-v.SamplesFound)
+	if !v.OK() {
+		v.Missing = append(v.Missing, fmt.Sprintf("gauge/sum points of %d OTLP series between %s and %s",
+			v.SeriesExpected, time.UnixMilli(first).UTC().Format(time.RFC3339Nano), time.UnixMilli(last).UTC().Format(time.RFC3339Nano)))
+	}
+	return v, nil
+}
+
+// labelKey returns a key for a label set without __name__, independent of
+// the order of labels (seq yields name, value pairs).
+func labelKey(seq func(yield func(k, v string) bool)) string {
+	var kv []string
+	seq(func(k, v string) bool {
+		if k != "__name__" {
+			kv = append(kv, k+"\x00"+v)
+		}
+		return true
+	})
+	slices.Sort(kv)
+	return strings.Join(kv, "\x00")
+}
+
+func label(s Series, name string) string {
+	for _, l := range s {
+		if l.Name == name {
+			return l.Value
+		}
+	}
+	return ""
+}
+
+type querier struct {
+	base   string
+	client *http.Client
+}
+
+// names returns the metric names with samples between start and end.
+func (q *querier) names(ctx context.Context, start, end time.Time) ([]string, error) {
+	form := url.Values{"start": {promTime(start)}, "end": {promTime(end)}}
+	var names []string
+	if err := q.get(ctx, "/api/v1/label/__name__/values?"+form.Encode(), "metric names", &names); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+func promTime(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1e3, 'f', 3, 64) }
+
+// get reads the data of an API response into data; what names the request
+// in errors.
+func (q *querier) get(ctx context.Context, path, what string, data any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.base+path, nil)
+	if err != nil {
+		return fmt.Errorf("--query-endpoint: %w", err)
+	}
+	resp, err := q.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body := struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   any    `json:"data"`
+	}{Data: data}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("verify: %s: HTTP %d: %w", what, resp.StatusCode, err)
+	}
+	if body.Status != "success" {
+		return fmt.Errorf("verify: %s: HTTP %d: %s", what, resp.StatusCode, body.Error)
+	}
+	return nil
+}
+
+// countOverTime runs count_over_time(selector[rng]) at t and returns the
+// count per series, keyed by labelKey.
+func (q *querier) countOverTime(ctx context.Context, selector, rng string, t time.Time) (map[string]int64, error) {
+	expr := "count_over_time(" + selector + "[" + rng + "])"
+	form := url.Values{"query": {expr}, "time": {promTime(t)}}
+	var data struct {
+		Result []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		} `json:"result"`
+	}
+	if err := q.get(ctx, "/api/v1/query?"+form.Encode(), "query "+expr, &data); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(data.Result))
+	for _, r := range data.Result {
+		s, _ := r.Value[1].(string)
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("verify: query %s: bad value %q", expr, s)
+		}
+		out[labelKey(func(yield func(k, v string) bool) {
+			for k, v := range r.Metric {
+				if !yield(k, v) {
+					return
+				}
+			}
+		})] += int64(n)
+	}
+	return out, nil
+}
