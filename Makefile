@@ -42,15 +42,21 @@ $(PROMTOOL):
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/ ./internal/lake/
 
-# Every fuzz target for FUZZTIME (default 3m), one after another.
+# Every fuzz target for FUZZTIME (default 3m), one after another:
+# package:target pairs.
 FUZZTIME ?= 3m
+FUZZ_TARGETS := \
+	./otlpwire/:FuzzCount ./otlpwire/:FuzzValidate ./otlpwire/:FuzzIterate \
+	./otlpwire/:FuzzSplit ./otlpwire/:FuzzHash \
+	./xdr/:FuzzDecoder ./xdr/internal/xdrtest/:FuzzEverything \
+	./xdr/internal/xdrtest/:FuzzFile ./xdr/internal/xdrtest/:FuzzCompany \
+	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
+	./xdr/internal/xdrtest/:FuzzBulk \
+	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
+	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
+	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP
 fuzz:
-	for f in FuzzCount FuzzValidate FuzzIterate FuzzSplit FuzzHash; do \
-		$(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./otlpwire/ || exit 1; \
+	for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s $$pkg || exit 1; \
 	done
-	$(GO) test -run='^$$' -fuzz='^FuzzHTTPBody$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/receiver/
-	$(GO) test -run='^$$' -fuzz='^FuzzLogRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
-	$(GO) test -run='^$$' -fuzz='^FuzzSpanRows$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/lake/
-	$(GO) test -run='^$$' -fuzz='^FuzzSplitDelimited$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/ingest/
-	$(GO) test -run='^$$' -fuzz='^FuzzReadFile$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/ingest/
-	$(GO) test -run='^$$' -fuzz='^FuzzOpenSegment$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/spool/
