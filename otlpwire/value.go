@@ -258,6 +258,14 @@ type Attributes struct {
 	num protowire.Number
 }
 
+// Raw returns the bytes the pairs are read from: every occurrence of the
+// field with its tag, and whatever a producer wrote between the first and
+// the last. Two Attributes with equal Raw hold equal pairs, so Raw can key
+// a cache of what is derived from them (the same pairs written in another
+// order or layout give another Raw). It aliases the request; nothing is
+// validated.
+func (a Attributes) Raw() []byte { return a.b }
+
 // All iterates the key-value pairs in order. A malformed pair ends the
 // iteration with a non-nil error as the last pair.
 func (a Attributes) All() iter.Seq2[KeyValue, error] {

@@ -101,7 +101,7 @@ func BenchmarkMetricsIngest(b *testing.B) {
 // of synth.Metrics seed 0), request i with every point's time moved
 // i×15 s later (the next scrape). It uses pdata to rewrite the timestamps, before the clock
 // starts.
-func steadyRequests(b *testing.B, batch, k int) [][]byte {
+func steadyRequests(b testing.TB, batch, k int) [][]byte {
 	base := synth.Metrics(synth.Config{Seed: 0, Resources: 1, ScopesPerResource: 1, TotalRecords: batch})
 	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(base)
 	if err != nil {

@@ -166,37 +166,9 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 		mono = 1
 	}
 	k = append(k, byte(a.mf.Type), mono)
-	for kv, err := range attrs.All() {
-		if err != nil {
-			return nil, err
-		}
-		k = appendLenBytes(k, kv.Key)
-		v := kv.Value
-		k = append(k, byte(v.Type()))
-		switch v.Type() {
-		case otlpwire.ValueString:
-			k = appendLenBytes(k, v.Str())
-		case otlpwire.ValueBytes:
-			k = appendLenBytes(k, v.Bytes())
-		case otlpwire.ValueBool:
-			if v.Bool() {
-				k = append(k, 1)
-			} else {
-				k = append(k, 0)
-			}
-		case otlpwire.ValueInt:
-			k = binary.LittleEndian.AppendUint64(k, uint64(v.Int()))
-		case otlpwire.ValueDouble:
-			k = binary.LittleEndian.AppendUint64(k, math.Float64bits(v.Double()))
-		case otlpwire.ValueArray, otlpwire.ValueKVList:
-			b, err := appendValueString(a.buf[:0], v)
-			if err != nil {
-				return nil, err
-			}
-			a.buf = b
-			k = appendLenBytes(k, b)
-		}
-	}
+	// The attributes' wire bytes, as they are: equal bytes decode to
+	// equal labels. A miss builds (and validates) them.
+	k = appendLenBytes(k, attrs.Raw())
 	a.key = k
 	e := a.s.cache.get(k)
 	a.fresh = false

@@ -278,3 +278,46 @@ func TestOptions(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestCachedSeriesSteadyState: the same series sent again later are
+// appended through the series cache to the very same series: after n
+// requests every series holds n samples and no series was added.
+func TestCachedSeriesSteadyState(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reqs := steadyRequests(t, 100, 5)
+	var first int
+	for i, req := range reqs {
+		res, err := s.AppendOTLP(context.Background(), req)
+		if err != nil || res.Rejected != 0 {
+			t.Fatalf("request %d: %+v, %v", i, res, err)
+		}
+		series, samples := seriesAndSamples(t, s)
+		if i == 0 {
+			first = series
+		}
+		if series != first || samples != first*(i+1) {
+			t.Fatalf("after %d requests: %d series, %d samples; want %d series of %d samples", i+1, series, samples, first, i+1)
+		}
+	}
+}
+
+func seriesAndSamples(t *testing.T, s *Store) (series, samples int) {
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+	for ss.Next() {
+		series++
+		it := ss.At().Iterator(nil)
+		for it.Next() != 0 {
+			samples++
+		}
+	}
+	return series, samples
+}

@@ -1,0 +1,74 @@
+package otlpwire
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// TestAttributesRaw: Raw is the region the pairs are read from, so two
+// records with the same attributes written the same way have equal Raw,
+// and records with other attributes do not.
+func TestAttributesRaw(t *testing.T) {
+	req := LogsRequest(synth.SeedLogs(synth.Config{Seed: 7, Resources: 1, ScopesPerResource: 1, TotalRecords: 200}))
+	var f LogRecordFields
+	byRaw := map[string]string{} // Raw -> the pairs decoded, as text
+	n := 0
+	for rl, err := range req.ResourceLogs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sl, err := range rl.ScopeLogs() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lr, err := range sl.LogRecords() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := lr.Read(&f); err != nil {
+					t.Fatal(err)
+				}
+				var pairs bytes.Buffer
+				for kv, err := range f.Attributes.All() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					pairs.Write(kv.Key)
+					pairs.WriteByte('=')
+					v := kv.Value
+					switch v.Type() {
+					case ValueString:
+						pairs.Write(v.Str())
+					case ValueBytes:
+						pairs.Write(v.Bytes())
+					case ValueInt:
+						fmt.Fprint(&pairs, v.Int())
+					case ValueDouble:
+						fmt.Fprint(&pairs, v.Double())
+					case ValueBool:
+						fmt.Fprint(&pairs, v.Bool())
+					default:
+						fmt.Fprint(&pairs, "type ", v.Type())
+					}
+					pairs.WriteByte(';')
+				}
+				raw := f.Attributes.Raw()
+				if len(raw) > len(lr) || (len(raw) > 0 && !bytes.Contains(lr, raw)) {
+					t.Fatalf("Raw is not a region of its record")
+				}
+				if prev, ok := byRaw[string(raw)]; ok && prev != pairs.String() {
+					t.Fatalf("equal Raw, different pairs:\n%s\n%s", prev, pairs.String())
+				}
+				byRaw[string(raw)] = pairs.String()
+				n++
+			}
+		}
+	}
+	t.Logf("%d distinct attribute regions in %d records", len(byRaw), n)
+	if len(byRaw) < 2 {
+		t.Fatal("the workload has one attribute set; the test proves nothing")
+	}
+}
