@@ -9,6 +9,7 @@
 //	GET|POST /api/v1/labels              match[], start, end, limit
 //	GET      /api/v1/label/<name>/values match[], start, end, limit
 //	GET      /api/v1/status/buildinfo
+//	GET      /api/v1/metadata, GET|POST /api/v1/query_exemplars: empty (not stored)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (400 bad
@@ -154,6 +155,18 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
 	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
+	// Metric metadata and exemplars are not stored: the endpoints answer
+	// with empty results, as a Prometheus without them would, so clients
+	// that ask (Grafana's metric browser and exemplar queries) go on.
+	mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
+	for _, m := range []string{"GET", "POST"} {
+		mux.HandleFunc(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
+	}
+}
+
+// empty answers success with the data write writes.
+func (a *API) empty(write func(*jsoniter.Stream)) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { a.respond(w, nil, write) }
 }
 
 // errorType is the errorType of an error response.

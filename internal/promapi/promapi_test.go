@@ -280,3 +280,18 @@ func TestPromtool(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyEndpoints: metadata and exemplars, which are not stored, answer
+// with empty results in Prometheus' envelope.
+func TestEmptyEndpoints(t *testing.T) {
+	srv, c := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	md, err := c.Metadata(context.Background(), "", "")
+	if err != nil || len(md) != 0 {
+		t.Errorf("metadata = %v, %v; want empty", md, err)
+	}
+	ex, err := c.QueryExemplars(context.Background(), "up", t0, t0.Add(time.Hour))
+	if err != nil || len(ex) != 0 {
+		t.Errorf("exemplars = %v, %v; want empty", ex, err)
+	}
+}
