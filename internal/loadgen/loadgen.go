@@ -335,12 +335,16 @@ func percentiles(l []time.Duration) Latency {
 }
 
 // generate builds cfg.Variants distinct protobuf requests of cfg.Batch
-// records each.
+// records each, timestamped up to now (variant i one second after
+// variant i-1, the last one now), so a server that stores by time takes
+// them as current data.
 func generate(cfg Config) [][]byte {
 	out := make([][]byte, cfg.Variants)
+	start := time.Now().Add(-time.Duration(cfg.Seed+int64(cfg.Variants)) * time.Second)
 	for i := range out {
 		out[i] = synth.Generate(cfg.Signal, synth.Config{
 			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
+			Start: start,
 		})
 	}
 	return out

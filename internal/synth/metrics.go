@@ -202,7 +202,7 @@ func rate(mi, p int) float64 {
 
 // elapsed returns the series' start time and its age in seconds.
 func (g *metricsGen) elapsed(p int) (start uint64, seconds float64) {
-	start = baseTime - g.c.pods[p].uptime
+	start = g.base - g.c.pods[p].uptime
 	return start, float64(g.scrapeAt-start) / 1e9
 }
 

@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"time"
 )
 
 // Signal is an OTLP signal type.
@@ -79,6 +80,11 @@ type Config struct {
 	// RecordsPerScope is the number of log records, spans or metric data
 	// points per scope. Data points are spread over several metrics.
 	RecordsPerScope int
+	// Start, if not zero, is the time of seed 0 in place of
+	// 2026-01-01T00:00:00Z: seed n is Start plus n seconds. A load
+	// generator sets it near now, so a server storing by time takes the
+	// data as current.
+	Start time.Time
 	// TotalRecords, if positive, overrides RecordsPerScope: the request
 	// holds exactly TotalRecords records, spread as evenly as possible over
 	// the Resources×ScopesPerResource scopes (earlier scopes get one more).
@@ -162,6 +168,7 @@ type gen struct {
 	p    profile
 	tmp  []byte // scratch for composing strings
 	now  uint64 // the request's base timestamp, Unix ns
+	base uint64 // the time of seed 0, Unix ns
 	perm []int  // scratch permutation for picking attributes
 }
 
@@ -170,7 +177,11 @@ const baseTime = 1_767_225_600_000_000_000
 
 func newGen(cfg Config, stream uint64, p profile) gen {
 	g := gen{r: rand.New(rand.NewPCG(uint64(cfg.Seed), stream)), p: p, e: newEncoder(cfg.Order)}
-	g.now = baseTime + uint64(cfg.Seed)%(366*24*3600)*1e9
+	g.base = baseTime
+	if !cfg.Start.IsZero() {
+		g.base = uint64(cfg.Start.UnixNano())
+	}
+	g.now = g.base + uint64(cfg.Seed)%(366*24*3600)*1e9
 	return g
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -281,6 +283,37 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 				b.SetBytes(int64(size))
 			})
+		}
+	}
+}
+
+// TestStart: Config.Start moves every timestamp of a request by the same
+// amount, and the same Config still gives the same bytes.
+func TestStart(t *testing.T) {
+	start := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, sig := range []Signal{SignalLogs, SignalTraces, SignalMetrics} {
+		cfg := Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40, Start: start}
+		a, b := Generate(sig, cfg), Generate(sig, cfg)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%v: the same Config gave different bytes", sig)
+		}
+		if bytes.Equal(a, Generate(sig, Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})) {
+			t.Fatalf("%v: Start changed nothing", sig)
+		}
+	}
+	// Every log timestamp is within seconds of Start + seed.
+	req := plogotlp.NewExportRequest()
+	if err := req.UnmarshalProto(Logs(Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 20, Start: start})); err != nil {
+		t.Fatal(err)
+	}
+	want := start.Add(5 * time.Second)
+	rl := req.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i := range rl.Len() {
+		if ts := rl.At(i).Timestamp().AsTime(); ts.After(want) || ts.Before(want.Add(-time.Minute)) {
+			if ts.IsZero() || ts.Equal(time.Unix(0, 0)) {
+				continue // a record without a timestamp
+			}
+			t.Errorf("log %d at %v, want within a minute before %v", i, ts, want)
 		}
 	}
 }
