@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/util/compression"
 )
 
@@ -31,6 +32,7 @@ type config struct {
 	labelLimit      int
 	seriesCacheSize int
 	logger          *slog.Logger
+	reg             prometheus.Registerer
 }
 
 func defaultConfig() config {
@@ -191,6 +193,18 @@ func WithSeriesCacheSize(n int) Option {
 			return fmt.Errorf("%w: series cache size %d not positive", ErrOption, n)
 		}
 		c.seriesCacheSize = n
+		return nil
+	}
+}
+
+// WithRegisterer registers the TSDB's own metrics (prometheus_tsdb_*:
+// head series, samples appended, WAL, compactions) with reg. Default none.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(c *config) error {
+		if reg == nil {
+			return fmt.Errorf("%w: nil registerer", ErrOption)
+		}
+		c.reg = reg
 		return nil
 	}
 }

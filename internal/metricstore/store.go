@@ -47,7 +47,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	to.MaxBlockDuration = cfg.maxBlock.Milliseconds()
 	to.WALCompression = cfg.walCompression
 	to.EnableSTAsZeroSample = cfg.startTimestamps
-	db, err := tsdb.Open(dir, cfg.logger, nil, to, nil)
+	db, err := tsdb.Open(dir, cfg.logger, cfg.reg, to, nil)
 	if err != nil {
 		return nil, fmt.Errorf("metricstore: open tsdb %s: %w", dir, err)
 	}

@@ -143,6 +143,7 @@ func (s *Server) openLake() error {
 		metricstore.WithOutOfOrderWindow(s.cfg.Metrics.OutOfOrderWindow),
 		metricstore.WithBlockDuration(s.cfg.Metrics.BlockDuration, 0),
 		metricstore.WithLogger(s.log),
+		metricstore.WithRegisterer(s.reg),
 	}
 	if len(s.cfg.Metrics.PromoteAttributes) > 0 {
 		mopts = append(mopts, metricstore.WithPromotedResourceAttributes(s.cfg.Metrics.PromoteAttributes...))
