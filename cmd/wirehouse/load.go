@@ -123,6 +123,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "per-request timeout")
 	fs.IntVar(&cfg.Variants, "variants", cfg.Variants, "distinct pre-generated requests, sent round robin")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
+	fs.BoolVar(&cfg.Repeat, "repeat", false, "send the same records in every request, one second later each time (needs --count; one request is generated per request sent): a periodic exporter's steady state")
 	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")

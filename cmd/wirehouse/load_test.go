@@ -73,3 +73,19 @@ func TestLoadOTLPVerify(t *testing.T) {
 		t.Fatalf("load: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 }
+
+// TestLoadRepeatStoresEverySample: with --repeat every request carries the
+// same series one second later, so the store keeps every point of every
+// request (none is a duplicate) and --verify finds them all.
+func TestLoadRepeatStoresEverySample(t *testing.T) {
+	addrs := startServe(t)
+	stdout, stderr, err := runArgs(t, "load", "--signal", "metrics", "--transport", "grpc",
+		"--endpoint", addrs["OTLP/gRPC"], "--batch", "50", "--count", "20", "--repeat",
+		"--quiet", "--verify", "--query-endpoint", "http://"+addrs["admin HTTP"])
+	if err != nil || !strings.Contains(stdout, "samples 1000 expected") || !strings.Contains(stdout, "missing 0 series, 0 samples") {
+		t.Fatalf("load --repeat: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	if _, _, err := runArgs(t, "load", "--signal", "metrics", "--repeat", "--duration", "1s"); err == nil {
+		t.Error("--repeat without --count accepted")
+	}
+}

@@ -44,6 +44,11 @@ type Config struct {
 	Timeout  time.Duration // per request
 	Variants int           // distinct pre-generated requests, sent round robin
 	Seed     int64
+	// Repeat makes every variant carry the same records (those of Seed)
+	// at successive times, one second apart: the same series moving
+	// forward, as a periodic exporter sends them. With Count, one variant
+	// is generated per request, so no sample is sent twice.
+	Repeat bool
 }
 
 // DefaultConfig returns 1,000-record log requests over gRPC to
@@ -89,6 +94,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--timeout must be positive, got %s", c.Timeout)
 	case c.Variants < 1:
 		return fmt.Errorf("--variants must be at least 1, got %d", c.Variants)
+	case c.Repeat && c.Count == 0:
+		return errors.New("--repeat needs --count (one request is generated per request sent)")
+	case c.Repeat && int64(c.Count)*int64(c.Batch) > 50_000_000:
+		return fmt.Errorf("--repeat pre-generates every request: --count × --batch must be at most 50,000,000, got %d", int64(c.Count)*int64(c.Batch))
 	}
 	return nil
 }
@@ -117,6 +126,9 @@ type Result struct {
 	// OTLP request (request n is variant n mod Variants); nil for remote
 	// write.
 	AckedByVariant []int64 `json:"-"`
+	// Start is the time of seed 0 of the generated OTLP requests, for
+	// Verify to generate them again.
+	Start time.Time `json:"-"`
 }
 
 // Latency percentiles, in nanoseconds when encoded as JSON.
@@ -156,11 +168,12 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	var s sender
 	var err error
 	var acked []atomic.Int64
+	genStart := generationStart(cfg)
 	switch cfg.Transport {
 	case "grpc":
-		s, err = newGRPCSender(cfg, generate(cfg))
+		s, err = newGRPCSender(cfg, generate(cfg, genStart))
 	case "http":
-		s, err = newHTTPSender(cfg, generate(cfg))
+		s, err = newHTTPSender(cfg, generate(cfg, genStart))
 	default:
 		s, err = newRemoteWriteSender(cfg)
 	}
@@ -170,7 +183,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	defer s.close()
 	seq, _ := s.(sequencer)
 	if seq == nil {
-		acked = make([]atomic.Int64, cfg.Variants)
+		acked = make([]atomic.Int64, variants(cfg))
 	}
 
 	var (
@@ -273,6 +286,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	pwg.Wait()
 
 	res := Result{
+		Start:    genStart,
 		Requests: done.Load(), Failed: failed.Load(), Rejected: rejected.Load(), BytesSent: sent.Load(),
 		Elapsed: elapsed, Errors: errs, Interrupted: ended(ctx),
 	}
@@ -334,17 +348,29 @@ func percentiles(l []time.Duration) Latency {
 	return Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: l[len(l)-1], Mean: sum / time.Duration(len(l))}
 }
 
-// generate builds cfg.Variants distinct protobuf requests of cfg.Batch
-// records each, timestamped up to now (variant i one second after
-// variant i-1, the last one now), so a server that stores by time takes
-// them as current data.
-func generate(cfg Config) [][]byte {
-	out := make([][]byte, cfg.Variants)
-	start := time.Now().Add(-time.Duration(cfg.Seed+int64(cfg.Variants)) * time.Second)
+// variants is the number of requests generate builds.
+func variants(cfg Config) int {
+	if cfg.Repeat {
+		return cfg.Count
+	}
+	return cfg.Variants
+}
+
+// generationStart is the time of seed 0 that puts the last variant at
+// now, so a server that stores by time takes the requests as current.
+func generationStart(cfg Config) time.Time {
+	return time.Now().Add(-time.Duration(cfg.Seed+int64(variants(cfg))) * time.Second)
+}
+
+// generate builds the distinct protobuf requests of cfg.Batch records each
+// (variants(cfg) of them), variant i one second after variant i-1, seed 0
+// at start. The same cfg and start give the same bytes.
+func generate(cfg Config, start time.Time) [][]byte {
+	out := make([][]byte, variants(cfg))
 	for i := range out {
 		out[i] = synth.Generate(cfg.Signal, synth.Config{
 			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
-			Start: start,
+			Start: start, Repeat: cfg.Repeat,
 		})
 	}
 	return out

@@ -12,11 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Verification reads back what a metrics run got acknowledged through the
@@ -68,7 +65,7 @@ func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (
 	if res.Written != nil {
 		return verifyRemoteWrite(ctx, q, res.Written)
 	}
-	return verifyOTLP(ctx, q, cfg, res.AckedByVariant)
+	return verifyOTLP(ctx, q, cfg, res.Start, res.AckedByVariant)
 }
 
 func verifyRemoteWrite(ctx context.Context, q *querier, w *Written) (VerifyResult, error) {
@@ -121,49 +118,46 @@ func verifyRemoteWrite(ctx context.Context, q *querier, w *Written) (VerifyResul
 	return v, nil
 }
 
-func verifyOTLP(ctx context.Context, q *querier, cfg Config, acked []int64) (VerifyResult, error) {
+func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, acked []int64) (VerifyResult, error) {
 	v := VerifyResult{Rule: "at-least"}
 	series := map[string]bool{}
 	samples := map[string]bool{}
 	first, last := int64(-1), int64(-1)
-	for i, b := range generate(cfg) {
+	var (
+		mf otlpwire.MetricFields
+		pf otlpwire.NumberDataPointFields
+	)
+	for i, b := range generate(cfg, start) {
 		if i >= len(acked) || acked[i] == 0 {
 			continue
 		}
-		req := pmetricotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			return v, err
-		}
-		point := func(name string, p pmetric.NumberDataPoint) {
-			k := labelKey(func(yield func(k, v string) bool) {
-				if yield("__name__", name) {
-					p.Attributes().Range(func(k string, v pcommon.Value) bool { return yield(k, v.AsString()) })
-				}
-			})
-			ts := p.Timestamp().AsTime().UnixMilli()
-			series[k] = true
-			samples[k+"\x01"+strconv.FormatInt(ts, 10)] = true
-			if first < 0 || ts < first {
-				first = ts
+		err := walkMetrics(otlpwire.MetricsRequest(b), &mf, func() error {
+			if mf.Type != otlpwire.MetricTypeGauge && mf.Type != otlpwire.MetricTypeSum {
+				return nil
 			}
-			last = max(last, ts)
-		}
-		rms := req.Metrics().ResourceMetrics()
-		for _, rm := range rms.All() {
-			for _, sm := range rm.ScopeMetrics().All() {
-				for _, m := range sm.Metrics().All() {
-					switch m.Type() {
-					case pmetric.MetricTypeGauge:
-						for _, p := range m.Gauge().DataPoints().All() {
-							point(m.Name(), p)
-						}
-					case pmetric.MetricTypeSum:
-						for _, p := range m.Sum().DataPoints().All() {
-							point(m.Name(), p)
-						}
-					}
+			for p, err := range mf.NumberDataPoints().All() {
+				if err != nil {
+					return err
 				}
+				if err := p.Read(&pf); err != nil {
+					return err
+				}
+				k, err := pointKey(mf.Name, pf.Attributes)
+				if err != nil {
+					return err
+				}
+				ts := int64(pf.Time / 1e6)
+				series[k] = true
+				samples[k+"\x01"+strconv.FormatInt(ts, 10)] = true
+				if first < 0 || ts < first {
+					first = ts
+				}
+				last = max(last, ts)
 			}
+			return nil
+		})
+		if err != nil {
+			return v, fmt.Errorf("verify: read generated request %d: %w", i, err)
 		}
 	}
 	v.SeriesExpected, v.SamplesExpected = int64(len(series)), int64(len(samples))
@@ -291,4 +285,61 @@ func (q *querier) countOverTime(ctx context.Context, selector, rng string, t tim
 		})] += int64(n)
 	}
 	return out, nil
+}
+
+// walkMetrics reads every metric of req into mf and calls each.
+func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func() error) error {
+	for rm, err := range req.ResourceMetrics() {
+		if err != nil {
+			return err
+		}
+		for sm, err := range rm.ScopeMetrics() {
+			if err != nil {
+				return err
+			}
+			for m, err := range sm.Metrics() {
+				if err != nil {
+					return err
+				}
+				if err := m.Read(mf); err != nil {
+					return err
+				}
+				if err := each(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pointKey is a key for a point's series: its metric name and attributes,
+// independent of the attributes' order.
+func pointKey(name []byte, attrs otlpwire.Attributes) (string, error) {
+	var kvs []string
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return "", err
+		}
+		kvs = append(kvs, string(kv.Key)+"\x00"+valueText(kv.Value))
+	}
+	slices.Sort(kvs)
+	return string(name) + "\x02" + strings.Join(kvs, "\x01"), nil
+}
+
+// valueText renders an attribute value for pointKey.
+func valueText(v otlpwire.Value) string {
+	switch v.Type() {
+	case otlpwire.ValueString:
+		return string(v.Str())
+	case otlpwire.ValueBytes:
+		return string(v.Bytes())
+	case otlpwire.ValueInt:
+		return strconv.FormatInt(v.Int(), 10)
+	case otlpwire.ValueDouble:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case otlpwire.ValueBool:
+		return strconv.FormatBool(v.Bool())
+	}
+	return fmt.Sprint("type ", v.Type())
 }

@@ -85,6 +85,10 @@ type Config struct {
 	// generator sets it near now, so a server storing by time takes the
 	// data as current.
 	Start time.Time
+	// Repeat makes every seed carry the records of seed 0, at its own
+	// time: the same series with later timestamps, as an exporter's next
+	// export does. Seed then only moves the clock.
+	Repeat bool
 	// TotalRecords, if positive, overrides RecordsPerScope: the request
 	// holds exactly TotalRecords records, spread as evenly as possible over
 	// the Resources×ScopesPerResource scopes (earlier scopes get one more).
@@ -176,7 +180,11 @@ type gen struct {
 const baseTime = 1_767_225_600_000_000_000
 
 func newGen(cfg Config, stream uint64, p profile) gen {
-	g := gen{r: rand.New(rand.NewPCG(uint64(cfg.Seed), stream)), p: p, e: newEncoder(cfg.Order)}
+	content := uint64(cfg.Seed)
+	if cfg.Repeat {
+		content = 0
+	}
+	g := gen{r: rand.New(rand.NewPCG(content, stream)), p: p, e: newEncoder(cfg.Order)}
 	g.base = baseTime
 	if !cfg.Start.IsZero() {
 		g.base = uint64(cfg.Start.UnixNano())
