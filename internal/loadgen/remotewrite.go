@@ -15,11 +15,9 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/prompb"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Remote write (Prometheus remote write 1.0) load.
@@ -67,21 +65,21 @@ type Written struct {
 	Last    int64
 }
 
-// remoteSeries returns n distinct series from synth's metric set.
+// remoteSeries returns n distinct series from synth's metric set: each
+// data point's metric name and attributes (values as text), read with
+// otlpwire.
 func remoteSeries(seed int64, n int) ([]Series, error) {
-	req := pmetricotlp.NewExportRequest()
 	body := synth.Metrics(synth.Config{Seed: seed, Resources: 1, ScopesPerResource: 1, TotalRecords: n})
-	if err := req.UnmarshalProto(body); err != nil {
-		return nil, fmt.Errorf("remote write: decode synth metrics: %w", err)
-	}
 	out := make([]Series, 0, n)
 	seen := make(map[string]bool, n)
 	var key strings.Builder
-	add := func(name string, attrs pcommon.Map) {
-		s := make(Series, 0, attrs.Len()+1)
-		s = append(s, prompb.Label{Name: "__name__", Value: name})
-		for k, v := range attrs.All() {
-			s = append(s, prompb.Label{Name: k, Value: v.AsString()})
+	add := func(name []byte, attrs otlpwire.Attributes) error {
+		s := Series{{Name: "__name__", Value: string(name)}}
+		for kv, err := range attrs.All() {
+			if err != nil {
+				return err
+			}
+			s = append(s, prompb.Label{Name: string(kv.Key), Value: valueText(kv.Value)})
 		}
 		slices.SortFunc(s, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
 		key.Reset()
@@ -95,43 +93,68 @@ func remoteSeries(seed int64, n int) ([]Series, error) {
 			seen[k] = true
 			out = append(out, s)
 		}
+		return nil
 	}
-	rms := req.Metrics().ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					for _, p := range m.Gauge().DataPoints().All() {
-						add(m.Name(), p.Attributes())
-					}
-				case pmetric.MetricTypeSum:
-					for _, p := range m.Sum().DataPoints().All() {
-						add(m.Name(), p.Attributes())
-					}
-				case pmetric.MetricTypeHistogram:
-					for _, p := range m.Histogram().DataPoints().All() {
-						add(m.Name(), p.Attributes())
-					}
-				case pmetric.MetricTypeExponentialHistogram:
-					for _, p := range m.ExponentialHistogram().DataPoints().All() {
-						add(m.Name(), p.Attributes())
-					}
-				case pmetric.MetricTypeSummary:
-					for _, p := range m.Summary().DataPoints().All() {
-						add(m.Name(), p.Attributes())
-					}
+	var (
+		mf otlpwire.MetricFields
+		nf otlpwire.NumberDataPointFields
+		hf otlpwire.HistogramDataPointFields
+		ef otlpwire.ExponentialHistogramDataPointFields
+		sf otlpwire.SummaryDataPointFields
+	)
+	err := walkMetrics(otlpwire.MetricsRequest(body), &mf, func() error {
+		switch mf.Type {
+		case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
+			return eachPoint(mf.NumberDataPoints(), func(p otlpwire.NumberDataPoint) error {
+				if err := p.Read(&nf); err != nil {
+					return err
 				}
-			}
+				return add(mf.Name, nf.Attributes)
+			})
+		case otlpwire.MetricTypeHistogram:
+			return eachPoint(mf.HistogramDataPoints(), func(p otlpwire.HistogramDataPoint) error {
+				if err := p.Read(&hf); err != nil {
+					return err
+				}
+				return add(mf.Name, hf.Attributes)
+			})
+		case otlpwire.MetricTypeExponentialHistogram:
+			return eachPoint(mf.ExponentialHistogramDataPoints(), func(p otlpwire.ExponentialHistogramDataPoint) error {
+				if err := p.Read(&ef); err != nil {
+					return err
+				}
+				return add(mf.Name, ef.Attributes)
+			})
+		case otlpwire.MetricTypeSummary:
+			return eachPoint(mf.SummaryDataPoints(), func(p otlpwire.SummaryDataPoint) error {
+				if err := p.Read(&sf); err != nil {
+					return err
+				}
+				return add(mf.Name, sf.Attributes)
+			})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("remote write: read synth metrics: %w", err)
 	}
 	if len(out) < n {
 		return nil, fmt.Errorf("remote write: synth gave %d distinct series, want %d (lower --batch or --variants)", len(out), n)
 	}
 	return out[:n], nil
+}
+
+// eachPoint calls f with every data point of l.
+func eachPoint[T ~[]byte](l otlpwire.List[T], f func(T) error) error {
+	for p, err := range l.All() {
+		if err != nil {
+			return err
+		}
+		if err := f(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // remoteWriteSender posts snappy-compressed prompb.WriteRequests.
