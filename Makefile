@@ -54,7 +54,7 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzBulk \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
 	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
-	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP
+	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

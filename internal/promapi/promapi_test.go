@@ -33,7 +33,7 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 //	up{job="api",instance="a"} 1 and up{job="api",instance="b"} 0, every 15 s for 10 min
 //	http_requests_total{job="api",code="200"} rising by 30 every 15 s (2/s)
 //	latency{job="api"} a native histogram
-func newServer(t *testing.T) (*httptest.Server, v1.API) {
+func newServer(t testing.TB) (*httptest.Server, v1.API) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)

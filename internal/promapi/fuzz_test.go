@@ -1,0 +1,49 @@
+package promapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+)
+
+// FuzzParams sends arbitrary parameters to every endpoint: the API must
+// answer each with a JSON envelope ("success" or "error" with a type) and
+// a status code Prometheus uses, never panic.
+func FuzzParams(f *testing.F) {
+	for _, seed := range []string{
+		"query=up&time=1795428600", "query=rate(http_requests_total[1m])&start=1795428000&end=1795428600&step=15",
+		"match[]=up&start=2026-11-23T10:00:00Z", "query=sum((&timeout=5s", "query=up&time=1e400", "limit=-3&match[]={job=~\".+\"}",
+		"query=up&start=0&end=1e12&step=0.001", "match[]=%7B", "query=histogram_quantile(0.9,latency)&time=1795428600.123",
+	} {
+		f.Add(uint8(0), seed)
+		f.Add(uint8(2), seed)
+	}
+	srv, _ := newServer(f)
+	handler := srv.Config.Handler
+	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values", "/api/v1/label/__name__/values"}
+	f.Fuzz(func(t *testing.T, which uint8, raw string) {
+		params, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		path := paths[int(which)%len(paths)]
+		req := httptest.NewRequest(http.MethodGet, path+"?"+params.Encode(), nil)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		var env struct {
+			Status    string
+			ErrorType string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+			t.Fatalf("%s?%s: HTTP %d, body not JSON: %v: %q", path, raw, rec.Code, err, rec.Body.String())
+		}
+		switch {
+		case env.Status == "success" && rec.Code == http.StatusOK:
+		case env.Status == "error" && env.ErrorType != "" && statusOf[errorType(env.ErrorType)] == rec.Code:
+		default:
+			t.Fatalf("%s?%s: HTTP %d with %+v", path, raw, rec.Code, env)
+		}
+	})
+}
