@@ -26,6 +26,20 @@ func newList[T ~[]byte](msg []byte, s span, num protowire.Number, name string) L
 // All iterates the elements in order. A malformed element header ends the
 // iteration with a non-nil error as the last pair; the elements themselves
 // are checked when they are read.
+// Each calls f with every element in order and returns the first error,
+// f's or a malformed element's.
+func (l List[T]) Each(f func(T) error) error {
+	for v, err := range l.All() {
+		if err != nil {
+			return err
+		}
+		if err := f(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (l List[T]) All() iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		if len(l.b) == 0 {

@@ -105,28 +105,28 @@ func remoteSeries(seed int64, n int) ([]Series, error) {
 	err := walkMetrics(otlpwire.MetricsRequest(body), &mf, func() error {
 		switch mf.Type {
 		case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
-			return eachPoint(mf.NumberDataPoints(), func(p otlpwire.NumberDataPoint) error {
+			return mf.NumberDataPoints().Each(func(p otlpwire.NumberDataPoint) error {
 				if err := p.Read(&nf); err != nil {
 					return err
 				}
 				return add(mf.Name, nf.Attributes)
 			})
 		case otlpwire.MetricTypeHistogram:
-			return eachPoint(mf.HistogramDataPoints(), func(p otlpwire.HistogramDataPoint) error {
+			return mf.HistogramDataPoints().Each(func(p otlpwire.HistogramDataPoint) error {
 				if err := p.Read(&hf); err != nil {
 					return err
 				}
 				return add(mf.Name, hf.Attributes)
 			})
 		case otlpwire.MetricTypeExponentialHistogram:
-			return eachPoint(mf.ExponentialHistogramDataPoints(), func(p otlpwire.ExponentialHistogramDataPoint) error {
+			return mf.ExponentialHistogramDataPoints().Each(func(p otlpwire.ExponentialHistogramDataPoint) error {
 				if err := p.Read(&ef); err != nil {
 					return err
 				}
 				return add(mf.Name, ef.Attributes)
 			})
 		case otlpwire.MetricTypeSummary:
-			return eachPoint(mf.SummaryDataPoints(), func(p otlpwire.SummaryDataPoint) error {
+			return mf.SummaryDataPoints().Each(func(p otlpwire.SummaryDataPoint) error {
 				if err := p.Read(&sf); err != nil {
 					return err
 				}
@@ -142,19 +142,6 @@ func remoteSeries(seed int64, n int) ([]Series, error) {
 		return nil, fmt.Errorf("remote write: synth gave %d distinct series, want %d (lower --batch or --variants)", len(out), n)
 	}
 	return out[:n], nil
-}
-
-// eachPoint calls f with every data point of l.
-func eachPoint[T ~[]byte](l otlpwire.List[T], f func(T) error) error {
-	for p, err := range l.All() {
-		if err != nil {
-			return err
-		}
-		if err := f(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // remoteWriteSender posts snappy-compressed prompb.WriteRequests.

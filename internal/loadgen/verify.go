@@ -135,10 +135,7 @@ func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, ac
 			if mf.Type != otlpwire.MetricTypeGauge && mf.Type != otlpwire.MetricTypeSum {
 				return nil
 			}
-			for p, err := range mf.NumberDataPoints().All() {
-				if err != nil {
-					return err
-				}
+			return mf.NumberDataPoints().Each(func(p otlpwire.NumberDataPoint) error {
 				if err := p.Read(&pf); err != nil {
 					return err
 				}
@@ -153,8 +150,8 @@ func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, ac
 					first = ts
 				}
 				last = max(last, ts)
-			}
-			return nil
+				return nil
+			})
 		})
 		if err != nil {
 			return v, fmt.Errorf("verify: read generated request %d: %w", i, err)

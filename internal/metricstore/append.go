@@ -141,41 +141,13 @@ func (a *appendState) metric(m otlpwire.Metric) error {
 	}
 	switch mf.Type {
 	case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
-		for p, err := range mf.NumberDataPoints().All() {
-			if err != nil {
-				return err
-			}
-			if err := a.numberPoint(p); err != nil {
-				return err
-			}
-		}
+		return mf.NumberDataPoints().Each(a.numberPoint)
 	case otlpwire.MetricTypeHistogram:
-		for p, err := range mf.HistogramDataPoints().All() {
-			if err != nil {
-				return err
-			}
-			if err := a.histogramPoint(p); err != nil {
-				return err
-			}
-		}
+		return mf.HistogramDataPoints().Each(a.histogramPoint)
 	case otlpwire.MetricTypeExponentialHistogram:
-		for p, err := range mf.ExponentialHistogramDataPoints().All() {
-			if err != nil {
-				return err
-			}
-			if err := a.expHistogramPoint(p); err != nil {
-				return err
-			}
-		}
+		return mf.ExponentialHistogramDataPoints().Each(a.expHistogramPoint)
 	case otlpwire.MetricTypeSummary:
-		for p, err := range mf.SummaryDataPoints().All() {
-			if err != nil {
-				return err
-			}
-			if err := a.summaryPoint(p); err != nil {
-				return err
-			}
-		}
+		return mf.SummaryDataPoints().Each(a.summaryPoint)
 	}
 	return nil
 }

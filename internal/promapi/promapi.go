@@ -294,6 +294,15 @@ func parseTime(r *http.Request, name string, def time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("invalid time value for '%s': cannot parse %q to a valid timestamp", name, v)
 }
 
+// requiredTime is parseTime for a parameter that must be given.
+func requiredTime(r *http.Request, name string) (time.Time, error) {
+	t, err := parseTime(r, name, time.Time{})
+	if err == nil && t.IsZero() {
+		err = fmt.Errorf("missing parameter '%s'", name)
+	}
+	return t, err
+}
+
 // parseDuration reads a duration: seconds (with a fraction) or a
 // Prometheus duration such as 5m or 1h30m.
 func parseDuration(v string) (time.Duration, error) {
@@ -343,6 +352,15 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, badData("%v", err))
 		return
 	}
+	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
+		return a.engine.NewInstantQuery(ctx, a.q, nil, r.FormValue("query"), ts)
+	})
+}
+
+// run reads the limit and timeout parameters, makes the query with
+// newQuery (an error there is bad data: the query did not parse), runs it
+// and writes its result.
+func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.Context) (promql.Query, error)) {
 	limit, aerr := parseLimit(r)
 	if aerr != nil {
 		a.fail(w, aerr)
@@ -354,7 +372,7 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer cancel()
-	qry, err := a.engine.NewInstantQuery(ctx, a.q, nil, r.FormValue("query"), ts)
+	qry, err := newQuery(ctx)
 	if err != nil {
 		a.fail(w, badData("invalid parameter 'query': %v", err))
 		return
@@ -363,17 +381,10 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
-	start, err := parseTime(r, "start", time.Time{})
-	if err == nil && start.IsZero() {
-		err = errors.New("missing parameter 'start'")
-	}
-	if err != nil {
-		a.fail(w, badData("%v", err))
-		return
-	}
-	end, err := parseTime(r, "end", time.Time{})
-	if err == nil && end.IsZero() {
-		err = errors.New("missing parameter 'end'")
+	start, err := requiredTime(r, "start")
+	var end time.Time
+	if err == nil {
+		end, err = requiredTime(r, "end")
 	}
 	if err != nil {
 		a.fail(w, badData("%v", err))
@@ -396,23 +407,9 @@ func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
 		return
 	}
-	limit, aerr := parseLimit(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	ctx, cancel, aerr := withTimeout(r)
-	if aerr != nil {
-		a.fail(w, aerr)
-		return
-	}
-	defer cancel()
-	qry, err := a.engine.NewRangeQuery(ctx, a.q, nil, r.FormValue("query"), start, end, step)
-	if err != nil {
-		a.fail(w, badData("invalid parameter 'query': %v", err))
-		return
-	}
-	a.exec(ctx, w, qry, limit)
+	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
+		return a.engine.NewRangeQuery(ctx, a.q, nil, r.FormValue("query"), start, end, step)
+	})
 }
 
 // exec runs qry and writes its result, cut to limit series if not 0.

@@ -72,3 +72,56 @@ func TestAttributesRaw(t *testing.T) {
 		t.Fatal("the workload has one attribute set; the test proves nothing")
 	}
 }
+
+// TestListEach: Each visits every element in order, and stops at f's
+// first error and returns it.
+func TestListEach(t *testing.T) {
+	req := MetricsRequest(synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 40}))
+	var mf MetricFields
+	stop := fmt.Errorf("stop")
+	checked := 0
+	for rm, err := range req.ResourceMetrics() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sm, err := range rm.ScopeMetrics() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m, err := range sm.Metrics() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Read(&mf); err != nil {
+					t.Fatal(err)
+				}
+				if mf.Type != MetricTypeGauge && mf.Type != MetricTypeSum {
+					continue
+				}
+				want, err := m.DataPointCount()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var seen []NumberDataPoint
+				if err := mf.NumberDataPoints().Each(func(p NumberDataPoint) error { seen = append(seen, p); return nil }); err != nil || len(seen) != want {
+					t.Fatalf("Each visited %d points, %v; want %d", len(seen), err, want)
+				}
+				i := 0
+				for p := range mf.NumberDataPoints().All() {
+					if !bytes.Equal(p, seen[i]) {
+						t.Fatalf("point %d differs from All's", i)
+					}
+					i++
+				}
+				n := 0
+				if err := mf.NumberDataPoints().Each(func(NumberDataPoint) error { n++; return stop }); err != stop || n != 1 {
+					t.Fatalf("Each after f's error: %d calls, %v", n, err)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no gauge or sum in the request")
+	}
+}
