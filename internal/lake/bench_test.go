@@ -160,17 +160,7 @@ func gzipped(b *testing.B, body []byte) []byte {
 // workload). impl=pdata is pdataParquet's map-based path.
 func BenchmarkLogsToParquet(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var files [][]byte
-	n := 0
-	for i := range benchFiles {
-		body := synth.SeedLogs(synth.Config{Seed: int64(42 + i), Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
-		c, err := otlpwire.LogsRequest(body).LogRecordCount()
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += c
-		files = append(files, gzipped(b, body))
-	}
+	files, n := gzippedFiles(b, synth.SeedLogs)
 	b.Run("impl=wirehouse", func(b *testing.B) {
 		var rows LogRows
 		benchParquet(b, files, n, "log", rows.Reset, rows.AppendLogs, func(enc *encoder, out io.Writer) error {
@@ -283,17 +273,7 @@ func pdataParquet(b *testing.B, rows []map[string]any, out io.Writer) {
 // the bytes of one Parquet file of 100,000 spans, on one core.
 func BenchmarkSpansToParquet(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var files [][]byte
-	n := 0
-	for i := range benchFiles {
-		body := synth.Traces(synth.Config{Seed: int64(42 + i), Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})
-		c, err := otlpwire.TracesRequest(body).SpanCount()
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += c
-		files = append(files, gzipped(b, body))
-	}
+	files, n := gzippedFiles(b, synth.Traces)
 	b.Run("impl=wirehouse", func(b *testing.B) {
 		var rows SpanRows
 		benchParquet(b, files, n, "span", rows.Reset, rows.AppendTraces, func(enc *encoder, out io.Writer) error {
@@ -301,6 +281,16 @@ func BenchmarkSpansToParquet(b *testing.B) {
 			return enc.writeSpans(out, &rows, sel)
 		})
 	})
+}
+
+// gzippedFiles generates benchFiles requests of 2,000 records (4
+// resources × 2 scopes) with gen and gzips each, as the seed's input files
+// are; n is their records (synth puts exactly TotalRecords in a request).
+func gzippedFiles(b *testing.B, gen func(synth.Config) []byte) (files [][]byte, n int) {
+	for i := range benchFiles {
+		files = append(files, gzipped(b, gen(synth.Config{Seed: int64(42 + i), Resources: 4, ScopesPerResource: 2, TotalRecords: 2000})))
+	}
+	return files, benchFiles * 2000
 }
 
 // benchFiles is how many gzipped requests of 2,000 records the Parquet
