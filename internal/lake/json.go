@@ -59,25 +59,32 @@ func appendJSON(dst []byte, v otlpwire.Value, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case otlpwire.ValueKVList:
-		dst = append(dst, '{')
-		first := true
-		for kv, err := range v.KVList().All() {
-			if err != nil {
-				return dst, err
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = appendJSONString(dst, kv.Key)
-			dst = append(dst, ':')
-			if dst, err = appendJSON(dst, kv.Value, depth+1); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendJSONObject(dst, v.KVList(), depth+1)
 	}
 	return append(dst, "null"...), nil
+}
+
+// appendJSONObject appends the pairs as a JSON object, keys in the order
+// sent (a repeated key is written again, as pdata's Map.Range yields it),
+// values at nesting depth depth.
+func appendJSONObject(dst []byte, pairs otlpwire.Attributes, depth int) ([]byte, error) {
+	dst = append(dst, '{')
+	first := true
+	for kv, err := range pairs.All() {
+		if err != nil {
+			return dst, err
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendJSONString(dst, kv.Key)
+		dst = append(dst, ':')
+		if dst, err = appendJSON(dst, kv.Value, depth); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -230,23 +230,11 @@ func appendLinks(dst []byte, links otlpwire.List[otlpwire.SpanLink]) ([]byte, er
 // it is not zero. Pairs are written in the order sent, as appendJSON
 // writes a key-value list.
 func appendAttrsJSON(dst []byte, attrs otlpwire.Attributes, dropped uint32) ([]byte, error) {
-	dst = append(dst, `,"attributes":{`...)
-	first := true
-	for kv, err := range attrs.All() {
-		if err != nil {
-			return dst, err
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = appendJSONString(dst, kv.Key)
-		dst = append(dst, ':')
-		if dst, err = appendJSON(dst, kv.Value, 1); err != nil {
-			return dst, err
-		}
+	dst = append(dst, `,"attributes":`...)
+	dst, err := appendJSONObject(dst, attrs, 1)
+	if err != nil {
+		return dst, err
 	}
-	dst = append(dst, '}')
 	if dropped != 0 {
 		dst = append(dst, `,"dropped_attributes_count":`...)
 		dst = strconv.AppendUint(dst, uint64(dropped), 10)

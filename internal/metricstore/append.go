@@ -152,6 +152,15 @@ func (a *appendState) metric(m otlpwire.Metric) error {
 	return nil
 }
 
+// staleOr returns the staleness marker for a point with the
+// no-recorded-value flag (stale), else v.
+func staleOr(stale bool, v float64) float64 {
+	if stale {
+		return staleNaN
+	}
+	return v
+}
+
 const (
 	aggregationCumulative = 2
 	flagNoRecordedValue   = 1
@@ -188,11 +197,8 @@ func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 	case otlpwire.PointValueDouble:
 		v = f.Double
 	}
-	if f.Flags&flagNoRecordedValue != 0 {
-		v = staleNaN
-	}
 	a.beginPoint(e)
-	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), v, nil)
+	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), staleOr(f.Flags&flagNoRecordedValue != 0, v), nil)
 	a.endPoint()
 	return nil
 }
@@ -227,27 +233,21 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 		return err
 	}
 	stale := f.Flags&flagNoRecordedValue != 0
-	val := func(v float64) float64 {
-		if stale {
-			return staleNaN
-		}
-		return v
-	}
 	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
 	a.beginPoint(e)
 	if f.HasSum {
-		a.sample(histSum, st, t, val(f.Sum), nil)
+		a.sample(histSum, st, t, staleOr(stale, f.Sum), nil)
 	}
-	a.sample(histCount, st, t, val(float64(f.Count)), nil)
+	a.sample(histCount, st, t, staleOr(stale, float64(f.Count)), nil)
 	var cum uint64
 	for i := 0; i < len(a.bounds) && i < len(a.counts); i++ {
 		cum += a.counts[i]
 		if math.IsInf(a.bounds[i], 1) {
 			continue // le="+Inf" comes from count
 		}
-		a.sample(histBucket0+i, st, t, val(float64(cum)), nil)
+		a.sample(histBucket0+i, st, t, staleOr(stale, float64(cum)), nil)
 	}
-	a.sample(histInf, st, t, val(float64(f.Count)), nil)
+	a.sample(histInf, st, t, staleOr(stale, float64(f.Count)), nil)
 	a.endPoint()
 	return nil
 }
@@ -280,18 +280,12 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 		return err
 	}
 	stale := f.Flags&flagNoRecordedValue != 0
-	val := func(v float64) float64 {
-		if stale {
-			return staleNaN
-		}
-		return v
-	}
 	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
 	a.beginPoint(e)
-	a.sample(sumSum, st, t, val(f.Sum), nil)
-	a.sample(sumCount, st, t, val(float64(f.Count)), nil)
+	a.sample(sumSum, st, t, staleOr(stale, f.Sum), nil)
+	a.sample(sumCount, st, t, staleOr(stale, float64(f.Count)), nil)
 	for i, v := range a.quantiles {
-		a.sample(sumQuantile0+i, st, t, val(v), nil)
+		a.sample(sumQuantile0+i, st, t, staleOr(stale, v), nil)
 	}
 	a.endPoint()
 	return nil
