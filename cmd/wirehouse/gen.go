@@ -36,6 +36,7 @@ type genFlags struct {
 	seed                         int64
 	fixture                      bool
 	seedLogs                     bool
+	repeat                       bool
 
 	sig synth.Signal
 	ord synth.Order
@@ -61,6 +62,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Resources:         f.resources,
 		ScopesPerResource: f.scopes,
 		TotalRecords:      f.perRequest,
+		Repeat:            f.repeat,
 	}
 	requests, records := f.requests, f.perRequest
 	if f.fixture {
@@ -134,6 +136,7 @@ func parseGenFlags(args []string, stderr io.Writer) (*genFlags, error) {
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the first request; request i uses seed+i")
 	fs.StringVar(&f.order, "order", "asc", "field order: asc (OpenTelemetry SDKs) or desc (Collector pdata)")
 	fs.StringVar(&f.compress, "compress", "none", "compression: none, gzip or zstd")
+	fs.BoolVar(&f.repeat, "repeat", false, "every request carries the records of the first, one second later each: the same series with moving values, as a periodic exporter sends")
 	fs.BoolVar(&f.fixture, "fixture", false, "write the benchmark fixture (5 resources × 100 records) as one file")
 	fs.BoolVar(&f.seedLogs, "seed-logs", false, "logs shaped like the lake seed's: ~47-byte bodies, ~15 attributes per log (with --signal logs)")
 	if err := fs.Parse(args); err != nil {
@@ -170,7 +173,7 @@ func (f *genFlags) check(rest []string, set map[string]bool) error {
 		return errors.New("--seed-logs: only with --signal logs and without --fixture")
 	}
 	if f.fixture {
-		for _, name := range []string{"requests", "per-request", "resources", "scopes", "seed"} {
+		for _, name := range []string{"requests", "per-request", "resources", "scopes", "seed", "repeat"} {
 			if set[name] {
 				return fmt.Errorf("--%s: the fixture has a fixed shape; drop --%s or --fixture", name, name)
 			}

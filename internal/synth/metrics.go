@@ -223,7 +223,11 @@ func (g *metricsGen) numberPoint(mi, p, variant int) {
 	case kindSum:
 		v = def.scale * rate(mi, p) * secs
 	default:
-		v = def.scale * (0.5 + g.r.Float64())
+		u := g.r.Float64()
+		if g.wobble != 0 {
+			u = min(max(u+0.2*math.Sin(g.wobble+2*math.Pi*rate(mi, p)), 0), 1)
+		}
+		v = def.scale * (0.5 + u)
 	}
 	if !noValue {
 		if def.isInt {

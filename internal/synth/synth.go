@@ -23,6 +23,7 @@ package synth
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -87,7 +88,9 @@ type Config struct {
 	Start time.Time
 	// Repeat makes every seed carry the records of seed 0, at its own
 	// time: the same series with later timestamps, as an exporter's next
-	// export does. Seed then only moves the clock.
+	// export does. Seed then only moves the clock: counters and histograms
+	// grow with it, and metric gauge values drift along a per-series sine
+	// of period 60 seeds.
 	Repeat bool
 	// TotalRecords, if positive, overrides RecordsPerScope: the request
 	// holds exactly TotalRecords records, spread as evenly as possible over
@@ -174,6 +177,9 @@ type gen struct {
 	now  uint64 // the request's base timestamp, Unix ns
 	base uint64 // the time of seed 0, Unix ns
 	perm []int  // scratch permutation for picking attributes
+	// wobble, set by Config.Repeat, is the phase by which gauge values
+	// drift from seed to seed; 0 leaves them as drawn.
+	wobble float64
 }
 
 // baseTime is 2026-01-01T00:00:00Z in Unix nanoseconds.
@@ -190,6 +196,9 @@ func newGen(cfg Config, stream uint64, p profile) gen {
 		g.base = uint64(cfg.Start.UnixNano())
 	}
 	g.now = g.base + uint64(cfg.Seed)%(366*24*3600)*1e9
+	if cfg.Repeat {
+		g.wobble = 2 * math.Pi * float64(cfg.Seed) / 60
+	}
 	return g
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -315,5 +316,78 @@ func TestStart(t *testing.T) {
 			}
 			t.Errorf("log %d at %v, want within a minute before %v", i, ts, want)
 		}
+	}
+}
+
+// TestRepeatMetrics: with Repeat, consecutive seeds carry the same series
+// (metric names and attributes, in the same order) one second apart, and
+// their values move: counters grow and some gauge values change.
+func TestRepeatMetrics(t *testing.T) {
+	type point struct {
+		series string
+		ts     pcommon.Timestamp
+		value  float64
+		gauge  bool
+	}
+	points := func(seed int64) []point {
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(Metrics(Config{Seed: seed, Repeat: true, Resources: 2, ScopesPerResource: 1, TotalRecords: 300})); err != nil {
+			t.Fatal(err)
+		}
+		var out []point
+		rms := req.Metrics().ResourceMetrics()
+		for i := range rms.Len() {
+			sms := rms.At(i).ScopeMetrics()
+			for j := range sms.Len() {
+				ms := sms.At(j).Metrics()
+				for k := range ms.Len() {
+					m := ms.At(k)
+					var dps pmetric.NumberDataPointSlice
+					switch m.Type() {
+					case pmetric.MetricTypeGauge:
+						dps = m.Gauge().DataPoints()
+					case pmetric.MetricTypeSum:
+						dps = m.Sum().DataPoints()
+					default:
+						continue
+					}
+					for l := range dps.Len() {
+						dp := dps.At(l)
+						v := dp.DoubleValue()
+						if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+							v = float64(dp.IntValue())
+						}
+						out = append(out, point{
+							series: fmt.Sprint(m.Name(), dp.Attributes().AsRaw()),
+							ts:     dp.Timestamp(), value: v,
+							gauge: m.Type() == pmetric.MetricTypeGauge,
+						})
+					}
+				}
+			}
+		}
+		return out
+	}
+	a, b := points(10), points(25)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("seed 10 has %d number points, seed 25 %d", len(a), len(b))
+	}
+	var gaugesMoved, gauges int
+	for i := range a {
+		if a[i].series != b[i].series {
+			t.Fatalf("point %d: series %s became %s", i, a[i].series, b[i].series)
+		}
+		if d := b[i].ts - a[i].ts; d < 14e9 || d > 16e9 {
+			t.Errorf("point %d: timestamp moved %v over 15 seeds, want about 15s", i, time.Duration(d))
+		}
+		if a[i].gauge {
+			gauges++
+			if a[i].value != b[i].value {
+				gaugesMoved++
+			}
+		}
+	}
+	if gauges == 0 || gaugesMoved < gauges/2 {
+		t.Errorf("%d of %d gauge values changed between seeds, want most", gaugesMoved, gauges)
 	}
 }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+)
+
+// batch is one ExportMetricsServiceRequest of a dataset.
+type batch struct {
+	raw    []byte          // the request's protobuf bytes, as read
+	md     pmetric.Metrics // raw, unmarshalled by pdata before any timing
+	points int64
+}
+
+// dataset is the batches one pass exports, in order.
+type dataset struct {
+	name    string
+	batches []*batch
+	points  int64
+	raw     int64  // bytes of protobuf, all batches
+	digest  Digest // of every point, the expected sink digest
+}
+
+// loadDir reads every *.pb and *.binpb file of dir, in name order, each an
+// ExportMetricsServiceRequest.
+func loadDir(dir string) (*dataset, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read input dir: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && (strings.HasSuffix(n, ".pb") || strings.HasSuffix(n, ".binpb")) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("read input dir: no .pb or .binpb files in %s", dir)
+	}
+	sort.Strings(names)
+	ds := &dataset{name: dir}
+	var h digester
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("read input dir: %w", err)
+		}
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(raw); err != nil {
+			return nil, fmt.Errorf("read %s: not an ExportMetricsServiceRequest: %w", n, err)
+		}
+		md := req.Metrics()
+		b := &batch{raw: raw, md: md, points: int64(md.DataPointCount())}
+		if b.points == 0 {
+			continue // nothing would arrive to stop the clock
+		}
+		ds.batches = append(ds.batches, b)
+		ds.points += b.points
+		ds.raw += int64(len(raw))
+		ds.digest.Add(h.Metrics(md))
+	}
+	if len(ds.batches) == 0 {
+		return nil, fmt.Errorf("read input dir: no data points in %s", dir)
+	}
+	return ds, nil
+}
+
+// genOptions shape the built-in dataset.
+type genOptions struct {
+	Batches   int
+	Points    int // data points per batch
+	Resources int // scrape targets per batch
+	Wirehouse string
+}
+
+// generate writes the built-in dataset with `wirehouse gen --signal
+// metrics --repeat` into a temporary directory and loads it: a Kubernetes
+// cluster's scrape targets, 40 labels per series, every kind of metric;
+// batch i is the same targets i seconds later, so counters and histograms
+// grow and gauges drift from batch to batch, as a Collector's exports do.
+//
+// wirehouse is o.Wirehouse if set, otherwise `go run ./cmd/wirehouse` in
+// the wirehouse repository holding the working directory.
+func generate(ctx context.Context, o genOptions, stderr io.Writer) (*dataset, error) {
+	dir, err := os.MkdirTemp("", "exportbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	args := []string{"gen", "--signal", "metrics", "--repeat", "--out", dir,
+		"--requests", strconv.Itoa(o.Batches), "--per-request", strconv.Itoa(o.Points),
+		"--resources", strconv.Itoa(o.Resources)}
+	var cmd *exec.Cmd
+	if o.Wirehouse != "" {
+		cmd = exec.CommandContext(ctx, o.Wirehouse, args...)
+	} else {
+		root, err := repoRoot()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.CommandContext(ctx, "go", append([]string{"run", "./cmd/wirehouse"}, args...)...)
+		cmd.Dir = root
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	fmt.Fprintf(stderr, "exportbench: generating %d batches of %d points: %s\n", o.Batches, o.Points, strings.Join(cmd.Args, " "))
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("generate dataset: %w: %s", err, strings.TrimSpace(out.String()))
+	}
+	ds, err := loadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ds.name = fmt.Sprintf("generated: wirehouse gen --signal metrics --repeat --requests %d --per-request %d --resources %d", o.Batches, o.Points, o.Resources)
+	return ds, nil
+}
+
+// repoRoot returns the wirehouse repository holding the working directory:
+// the nearest directory upwards whose go.mod declares the wirehouse module.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if f, err := os.Open(filepath.Join(dir, "go.mod")); err == nil {
+			sc := bufio.NewScanner(f)
+			root := sc.Scan() && strings.TrimSpace(sc.Text()) == "module github.com/wirehouse/wirehouse"
+			f.Close()
+			if root {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("generate dataset: not inside the wirehouse repository; pass --wirehouse (a built wirehouse binary) or --input-dir")
+		}
+		dir = parent
+	}
+}
