@@ -188,6 +188,10 @@ type Result struct {
 // summarizes them. A failure is reported in Result.Err.
 func measure(ctx context.Context, rp *receiverProc, f Format, ds *dataset, o passOptions, iterations int, progress io.Writer) Result {
 	r := Result{Format: f.Name, Batches: len(ds.batches), Points: ds.points, RawBytes: ds.raw}
+	if f.transport == stef && ds.emptyNumbers > 0 {
+		r.Err = fmt.Sprintf("not run: the dataset has %d number data points without a value, on which stef v0.0.9 panics (splunk/stef#370)", ds.emptyNumbers)
+		return r
+	}
 	vp, err := runPass(ctx, rp, f, ds, o, true)
 	if err != nil {
 		r.Err = err.Error()

@@ -32,6 +32,51 @@ type dataset struct {
 	points  int64
 	raw     int64  // bytes of protobuf, all batches
 	digest  Digest // of every point, the expected sink digest
+	// emptyNumbers counts number data points without a value, on which
+	// stef v0.0.9 panics (splunk/stef#370) inside the exporter's queue,
+	// where no caller can recover.
+	emptyNumbers int64
+}
+
+// newDataset summarizes batches.
+func newDataset(name string, batches []*batch) *dataset {
+	ds := &dataset{name: name, batches: batches}
+	var h digester
+	for _, b := range batches {
+		ds.points += b.points
+		ds.raw += int64(len(b.raw))
+		ds.digest.Add(h.Metrics(b.md))
+		ds.emptyNumbers += emptyNumbers(b.md)
+	}
+	return ds
+}
+
+// emptyNumbers counts the number data points of md without a value.
+func emptyNumbers(md pmetric.Metrics) int64 {
+	var n int64
+	count := func(dps pmetric.NumberDataPointSlice) {
+		for i := range dps.Len() {
+			if dps.At(i).ValueType() == pmetric.NumberDataPointValueTypeEmpty {
+				n++
+			}
+		}
+	}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				switch m := ms.At(k); m.Type() {
+				case pmetric.MetricTypeGauge:
+					count(m.Gauge().DataPoints())
+				case pmetric.MetricTypeSum:
+					count(m.Sum().DataPoints())
+				}
+			}
+		}
+	}
+	return n
 }
 
 // loadDir reads every *.pb and *.binpb file of dir, in name order, each an
@@ -51,8 +96,7 @@ func loadDir(dir string) (*dataset, error) {
 		return nil, fmt.Errorf("read input dir: no .pb or .binpb files in %s", dir)
 	}
 	sort.Strings(names)
-	ds := &dataset{name: dir}
-	var h digester
+	var batches []*batch
 	for _, n := range names {
 		raw, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
@@ -67,22 +111,20 @@ func loadDir(dir string) (*dataset, error) {
 		if b.points == 0 {
 			continue // nothing would arrive to stop the clock
 		}
-		ds.batches = append(ds.batches, b)
-		ds.points += b.points
-		ds.raw += int64(len(raw))
-		ds.digest.Add(h.Metrics(md))
+		batches = append(batches, b)
 	}
-	if len(ds.batches) == 0 {
+	if len(batches) == 0 {
 		return nil, fmt.Errorf("read input dir: no data points in %s", dir)
 	}
-	return ds, nil
+	return newDataset(dir, batches), nil
 }
 
 // genOptions shape the built-in dataset.
 type genOptions struct {
 	Batches   int
-	Points    int // data points per batch
-	Resources int // scrape targets per batch
+	Points    int  // data points per batch
+	Resources int  // scrape targets per batch
+	Churn     bool // every batch new series, not the same ones later
 	Wirehouse string
 }
 
@@ -91,6 +133,8 @@ type genOptions struct {
 // cluster's scrape targets, 40 labels per series, every kind of metric;
 // batch i is the same targets i seconds later, so counters and histograms
 // grow and gauges drift from batch to batch, as a Collector's exports do.
+// With o.Churn every batch holds other series instead (no --repeat): the
+// worst case for an encoding that remembers what its stream has sent.
 //
 // wirehouse is o.Wirehouse if set, otherwise `go run ./cmd/wirehouse` in
 // the wirehouse repository holding the working directory.
@@ -100,9 +144,12 @@ func generate(ctx context.Context, o genOptions, stderr io.Writer) (*dataset, er
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	args := []string{"gen", "--signal", "metrics", "--repeat", "--out", dir,
+	args := []string{"gen", "--signal", "metrics", "--out", dir,
 		"--requests", strconv.Itoa(o.Batches), "--per-request", strconv.Itoa(o.Points),
 		"--resources", strconv.Itoa(o.Resources)}
+	if !o.Churn {
+		args = append(args, "--repeat")
+	}
 	var cmd *exec.Cmd
 	if o.Wirehouse != "" {
 		cmd = exec.CommandContext(ctx, o.Wirehouse, args...)
@@ -124,7 +171,7 @@ func generate(ctx context.Context, o genOptions, stderr io.Writer) (*dataset, er
 	if err != nil {
 		return nil, err
 	}
-	ds.name = fmt.Sprintf("generated: wirehouse gen --signal metrics --repeat --requests %d --per-request %d --resources %d", o.Batches, o.Points, o.Resources)
+	ds.name = "generated: wirehouse " + strings.Replace(strings.Join(args, " "), "--out "+dir+" ", "", 1)
 	return ds, nil
 }
 

@@ -78,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.gen.Batches, "gen-batches", 20, "built-in dataset: batches (requests)")
 	fs.IntVar(&c.gen.Points, "gen-points", 1000, "built-in dataset: data points per batch")
 	fs.IntVar(&c.gen.Resources, "gen-resources", 10, "built-in dataset: resources (scrape targets) per batch")
+	fs.BoolVar(&c.gen.Churn, "gen-churn", false, "built-in dataset: every batch other series, not the same targets a second later")
 	fs.StringVar(&c.gen.Wirehouse, "wirehouse", "", "wirehouse binary that generates the built-in dataset (default: go run ./cmd/wirehouse in this repository)")
 	fs.BoolVar(&asCSV, "csv", false, "write CSV instead of a markdown table")
 	fs.BoolVar(&asJSON, "json", false, "write JSON instead of a markdown table")

@@ -17,6 +17,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
 // TestMain lets the test binary serve as the receiver child.
@@ -307,5 +308,44 @@ func TestFlags(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x.pb"), []byte{0xff, 0xff}, 0o644)
 	if _, err := loadDir(dir); err == nil || !strings.Contains(err.Error(), "x.pb") {
 		t.Errorf("a corrupt file: error %v, want one naming x.pb", err)
+	}
+}
+
+// TestEmptyNumberPoint: a number data point without a value reaches the
+// receiver intact over OTLP, and the STEF formats, whose encoder panics on
+// it, are reported as not run instead of taking the process down.
+func TestEmptyNumberPoint(t *testing.T) {
+	_, rp := setup(t)
+	var batches []*batch
+	for i := range 2 {
+		md := pmetric.NewMetrics()
+		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName("up")
+		dps := m.SetEmptyGauge().DataPoints()
+		empty := dps.AppendEmpty()
+		empty.SetTimestamp(pcommon.Timestamp(1e18 + i))
+		empty.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+		dps.AppendEmpty().SetDoubleValue(1)
+		raw, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, &batch{raw: raw, md: md, points: 2})
+	}
+	ds := newDataset("empty", batches)
+	if ds.emptyNumbers != 2 {
+		t.Fatalf("counted %d empty number points, want 2", ds.emptyNumbers)
+	}
+	for _, f := range Formats {
+		r := measure(context.Background(), rp, f, ds, passOptions{Consumers: 2, Timeout: 30 * time.Second}, 1, io.Discard)
+		if f.transport == stef {
+			if !strings.Contains(r.Err, "splunk/stef#370") {
+				t.Errorf("%s: error %q, want the stef#370 refusal", f.Name, r.Err)
+			}
+			continue
+		}
+		if r.Err != "" || !r.Intact {
+			t.Errorf("%s: error %q, lost %q", f.Name, r.Err, r.Lost)
+		}
 	}
 }

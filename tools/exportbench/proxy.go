@@ -20,9 +20,10 @@ type proxy struct {
 	down  atomic.Int64 // server to client
 	conns atomic.Int64 // connections accepted
 
-	wg sync.WaitGroup
-	mu sync.Mutex
-	open map[net.Conn]struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	closed bool
 }
 
 // newProxy listens on a loopback port chosen by the OS and relays every
@@ -53,6 +54,7 @@ func (p *proxy) Reset() {
 func (p *proxy) Close() error {
 	err := p.ln.Close()
 	p.mu.Lock()
+	p.closed = true
 	for c := range p.open {
 		c.Close()
 	}
@@ -74,13 +76,24 @@ func (p *proxy) serve() {
 	}
 }
 
-// track adds c to the open connections, or reports false if the proxy is
-// closing.
-func (p *proxy) track(c net.Conn, add bool) {
+// track adds the connections of a relay to those Close closes, and
+// reports false if the proxy is already closed.
+func (p *proxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
-	if add {
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range cs {
 		p.open[c] = struct{}{}
-	} else {
+	}
+	return true
+}
+
+// untrack removes the connections of a finished relay.
+func (p *proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	for _, c := range cs {
 		delete(p.open, c)
 	}
 	p.mu.Unlock()
@@ -93,8 +106,12 @@ func (p *proxy) relay(client net.Conn) {
 		client.Close()
 		return
 	}
-	p.track(client, true)
-	p.track(server, true)
+	defer client.Close()
+	defer server.Close()
+	if !p.track(client, server) {
+		return
+	}
+	defer p.untrack(client, server)
 	done := make(chan struct{})
 	go func() {
 		copyCounting(server, client, &p.up)
@@ -102,10 +119,6 @@ func (p *proxy) relay(client net.Conn) {
 	}()
 	copyCounting(client, server, &p.down)
 	<-done
-	p.track(client, false)
-	p.track(server, false)
-	client.Close()
-	server.Close()
 }
 
 // copyCounting copies src to dst, adding each chunk to n as soon as it is
