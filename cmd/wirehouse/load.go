@@ -64,9 +64,31 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if quiet {
 		progress = nil
 	}
+	var cpu0 time.Duration
+	if opts.serverPID > 0 {
+		if cpu0, err = loadgen.ProcessCPU(opts.serverPID); err != nil {
+			return fmt.Errorf("--server-pid: %w", err)
+		}
+	}
 	res, err := loadgen.Run(ctx, cfg, progress)
 	if err != nil {
 		return err
+	}
+	if opts.serverPID > 0 {
+		// Work a server defers past its response (flushes, compaction of
+		// what was just written) still counts: wait for it to settle.
+		select {
+		case <-ctx.Done():
+		case <-time.After(opts.settle):
+		}
+		cpu1, err := loadgen.ProcessCPU(opts.serverPID)
+		if err != nil {
+			return fmt.Errorf("--server-pid: %w", err)
+		}
+		res.ServerCPU = cpu1 - cpu0
+		if res.ServerCPU > 0 {
+			res.RecordsPerServerCPUSecond = float64(res.Accepted) / res.ServerCPU.Seconds()
+		}
 	}
 	if err := writeLoadResult(stdout, format, cfg, res); err != nil {
 		return err
@@ -97,6 +119,8 @@ type loadOptions struct {
 	prof          string
 	verify        bool
 	queryEndpoint string
+	serverPID     int
+	settle        time.Duration
 }
 
 func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o loadOptions, err error) {
@@ -107,7 +131,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 		fmt.Fprint(fs.Output(), loadUsage)
 		fs.PrintDefaults()
 	}
-	var endpoint, signal string
+	var endpoint, signal, payload string
 	var asCSV, asJSON bool
 	fs.StringVar(&endpoint, "endpoint", "", "server address: host:port, or a URL for HTTP (default localhost:4317 for grpc, localhost:4318 for http, "+loadgen.DefaultRemoteWriteEndpoint+" for remote-write)")
 	fs.StringVar(&cfg.Transport, "transport", cfg.Transport, "grpc, http or remote-write (Prometheus remote write 1.0, --signal metrics)")
@@ -124,6 +148,10 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.IntVar(&cfg.Variants, "variants", cfg.Variants, "distinct pre-generated requests, sent round robin")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
 	fs.BoolVar(&cfg.Repeat, "repeat", false, "send the same records in every request, one second later each time (needs --count; one request is generated per request sent): a periodic exporter's steady state")
+	fs.StringVar(&payload, "payload", "", "metrics only, with --count: instead of the Kubernetes set, a stream over --series series with one point per series per second: gauge (2 resource + 2 point attributes), rich (20 + 10) or histogram (16 bounds)")
+	fs.IntVar(&cfg.Series, "series", cfg.Series, "distinct series of a --payload stream")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "also measure this local server process's CPU time (user+system, /proc/<pid>/stat) over the run and report records per server CPU-second")
+	fs.DurationVar(&o.settle, "server-settle", 2*time.Second, "with --server-pid, how long to wait after the last response before reading the server's CPU time, so deferred work counts")
 	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
@@ -141,6 +169,14 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	}
 	if cfg.Signal, err = synth.ParseSignal(signal); err != nil {
 		return cfg, o, usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
+	}
+	if payload != "" {
+		if cfg.Payload, err = synth.ParsePayload(payload); err != nil {
+			return cfg, o, usageError{err: fmt.Errorf("--payload: %q is not gauge, rich or histogram", payload)}
+		}
+	}
+	if o.settle < 0 {
+		return cfg, o, usageError{err: fmt.Errorf("--server-settle: %v is negative", o.settle)}
 	}
 	cfg.Endpoint = endpoint
 	if endpoint == "" {
@@ -208,13 +244,16 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"signal", "transport", "encoding", "compression", "batch", "concurrency", "requests", "ok", "failed",
 			"records_accepted", "records_rejected", "elapsed_s", "requests_per_s", "records_per_s",
-			"p50_us", "p90_us", "p99_us", "max_us", "mean_us", "errors"}) //nolint:errcheck // cw.Error below
+			"p50_us", "p90_us", "p99_us", "max_us", "mean_us", "errors",
+			"server_cpu_s", "records_per_server_cpu_s"}) //nolint:errcheck // cw.Error below
 		cw.Write([]string{cfg.Signal.String(), cfg.Transport, cfg.Encoding, cfg.Compression, strconv.Itoa(cfg.Batch),
 			strconv.Itoa(cfg.Concurrency), strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.OK, 10),
 			strconv.FormatInt(r.Failed, 10), strconv.FormatInt(r.Accepted, 10), strconv.FormatInt(r.Rejected, 10),
 			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64), strconv.FormatFloat(r.RequestsPerS, 'f', 1, 64),
 			strconv.FormatFloat(r.RecordsPerS, 'f', 1, 64), us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99),
-			us(r.Latency.Max), us(r.Latency.Mean), strings.Join(errs, " ")}) //nolint:errcheck
+			us(r.Latency.Max), us(r.Latency.Mean), strings.Join(errs, " "),
+			strconv.FormatFloat(r.ServerCPU.Seconds(), 'f', 2, 64),
+			strconv.FormatFloat(r.RecordsPerServerCPUSecond, 'f', 0, 64)}) //nolint:errcheck
 		cw.Flush()
 		return cw.Error()
 	}
@@ -238,5 +277,9 @@ errors     %s
 		r.Records, r.Accepted, r.Rejected,
 		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.Max), us(r.Latency.Mean),
 		errLine)
+	if err == nil && r.ServerCPU > 0 {
+		_, err = fmt.Fprintf(w, "server     %.2f CPU-seconds, %.0f records accepted per server CPU-second\n",
+			r.ServerCPU.Seconds(), r.RecordsPerServerCPUSecond)
+	}
 	return err
 }

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,5 +92,49 @@ func TestLoadRepeatStoresEverySample(t *testing.T) {
 	}
 	if _, _, err := runArgs(t, "load", "--signal", "metrics", "--repeat", "--duration", "1s"); err == nil {
 		t.Error("--repeat without --count accepted")
+	}
+}
+
+// TestLoadPayloadServerCPU sends the rich comparison payload from three
+// workers to a serve process that promotes every resource attribute:
+// every sample of every series is stored (the workers keep each series in
+// order), and --server-pid reports the server's CPU time.
+func TestLoadPayloadServerCPU(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("metrics: {promote_all_resource_attributes: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeProc(t, filepath.Join(dir, "data"), "--config", cfg)
+	defer p.stop(t)
+	stdout, stderr, err := runArgs(t, "load", "--signal", "metrics", "--transport", "http",
+		"--endpoint", "http://"+p.addrs["OTLP/HTTP"], "--payload", "rich", "--series", "300", "--batch", "30",
+		"--count", "60", "--concurrency", "3", "--server-pid", strconv.Itoa(p.cmd.Process.Pid), "--server-settle", "100ms",
+		"--quiet", "--verify", "--query-endpoint", "http://"+p.addrs["admin HTTP"])
+	// Found counts the 3 targets' target_info series too.
+	if err != nil || !strings.Contains(stdout, "series 300 expected") || !strings.Contains(stdout, "samples 1800 expected") ||
+		!strings.Contains(stdout, "missing 0 series, 0 samples") ||
+		!strings.Contains(stdout, "CPU-seconds") {
+		t.Fatalf("load --payload rich: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	// Promoted: a resource attribute is a label of the series.
+	resp, err := http.Get("http://" + p.addrs["admin HTTP"] + "/api/v1/label/k8s_pod_uid/values")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"status":"success"`) || strings.Count(string(body), "-0000-4000-8000-") != 3 {
+		t.Errorf("k8s_pod_uid values: %s, want the 3 targets' uids", body)
+	}
+	for _, bad := range [][]string{
+		{"--payload", "rich", "--duration", "1s"},
+		{"--payload", "square", "--count", "1"},
+		{"--payload", "gauge", "--count", "1", "--signal", "logs"},
+	} {
+		args := append([]string{"load", "--signal", "metrics"}, bad...)
+		if _, _, err := runArgs(t, args...); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 }

@@ -49,6 +49,12 @@ type Config struct {
 	// forward, as a periodic exporter sends them. With Count, one variant
 	// is generated per request, so no sample is sent twice.
 	Repeat bool
+	// Payload, if set (metrics only, with Count), replaces the Kubernetes
+	// metric set with a synth.SeriesRequest stream over Series series:
+	// request n carries points n×Batch.. of the rounds that give every
+	// series one point per second, so nothing is sent twice.
+	Payload synth.Payload
+	Series  int
 }
 
 // DefaultConfig returns 1,000-record log requests over gRPC to
@@ -57,7 +63,7 @@ func DefaultConfig() Config {
 	return Config{
 		Endpoint: "localhost:4317", Transport: "grpc", Encoding: "proto", Compression: "none",
 		Signal: synth.SignalLogs, Batch: 1000, Resources: 1, Concurrency: 1,
-		Duration: 10 * time.Second, Timeout: 10 * time.Second, Variants: 16,
+		Duration: 10 * time.Second, Timeout: 10 * time.Second, Variants: 16, Series: 2000,
 	}
 }
 
@@ -96,7 +102,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--variants must be at least 1, got %d", c.Variants)
 	case c.Repeat && c.Count == 0:
 		return errors.New("--repeat needs --count (one request is generated per request sent)")
-	case c.Repeat && int64(c.Count)*int64(c.Batch) > 50_000_000:
+	case c.Payload != 0 && c.Signal != synth.SignalMetrics:
+		return errors.New("--payload needs --signal metrics")
+	case c.Payload != 0 && c.Count == 0:
+		return errors.New("--payload needs --count (one request is generated per request sent)")
+	case c.Payload != 0 && c.Transport == "remote-write":
+		return errors.New("--payload is sent over OTLP: --transport grpc or http")
+	case c.Payload != 0 && c.Repeat:
+		return errors.New("--payload and --repeat exclude each other (a payload stream already moves forward)")
+	case c.Payload != 0 && c.Resources != 1:
+		return errors.New("--resources has no effect with --payload (its series come 100 to a resource)")
+	case c.Series < 1:
+		return fmt.Errorf("--series must be at least 1, got %d", c.Series)
+	case (c.Repeat || c.Payload != 0) && int64(c.Count)*int64(c.Batch) > 50_000_000:
 		return fmt.Errorf("--repeat pre-generates every request: --count × --batch must be at most 50,000,000, got %d", int64(c.Count)*int64(c.Batch))
 	}
 	return nil
@@ -119,6 +137,12 @@ type Result struct {
 	Latency      Latency          `json:"latency"`
 	Errors       map[string]int64 `json:"errors"`
 	Interrupted  bool             `json:"interrupted"`
+	// ServerCPU is the CPU time the server process used from the start of
+	// the run until it settled after the last response, when the caller
+	// measured it (wirehouse load --server-pid); 0 otherwise.
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+	// RecordsPerServerCPUSecond is Accepted / ServerCPU.
+	RecordsPerServerCPUSecond float64 `json:"records_per_server_cpu_second,omitempty"`
 	// Written is what remote write got acknowledged, for Verify; nil for
 	// the OTLP transports.
 	Written *Written `json:"-"`
@@ -185,6 +209,10 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	if seq == nil {
 		acked = make([]atomic.Int64, variants(cfg))
 	}
+	var win *window
+	if cfg.Payload != 0 && cfg.Concurrency > 1 {
+		win = newWindow(cfg.Count, cfg.Batch, cfg.Series)
+	}
 
 	var (
 		issued   atomic.Int64
@@ -232,11 +260,17 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 				if seq != nil && !seq.acquire(runCtx, n) {
 					return
 				}
+				if win != nil && !win.acquire(runCtx, n) {
+					return
+				}
 				rctx, rcancel := context.WithTimeout(runCtx, cfg.Timeout)
 				t0 := time.Now()
 				rej, size, code, responded := s.send(rctx, n)
 				lat := time.Since(t0)
 				rcancel()
+				if win != nil {
+					win.release(n)
+				}
 				if seq != nil {
 					seq.release(n, code == "")
 				} else if code == "" {
@@ -350,7 +384,7 @@ func percentiles(l []time.Duration) Latency {
 
 // variants is the number of requests generate builds.
 func variants(cfg Config) int {
-	if cfg.Repeat {
+	if cfg.Repeat || cfg.Payload != 0 {
 		return cfg.Count
 	}
 	return cfg.Variants
@@ -359,6 +393,11 @@ func variants(cfg Config) int {
 // generationStart is the time of seed 0 that puts the last variant at
 // now, so a server that stores by time takes the requests as current.
 func generationStart(cfg Config) time.Time {
+	if cfg.Payload != 0 {
+		points := int64(cfg.Count) * int64(cfg.Batch)
+		rounds := (points + int64(cfg.Series) - 1) / int64(cfg.Series)
+		return time.Now().Add(-time.Duration(rounds) * time.Second)
+	}
 	return time.Now().Add(-time.Duration(cfg.Seed+int64(variants(cfg))) * time.Second)
 }
 
@@ -367,6 +406,13 @@ func generationStart(cfg Config) time.Time {
 // at start. The same cfg and start give the same bytes.
 func generate(cfg Config, start time.Time) [][]byte {
 	out := make([][]byte, variants(cfg))
+	if cfg.Payload != 0 {
+		sc := synth.SeriesConfig{Payload: cfg.Payload, Series: cfg.Series, Batch: cfg.Batch, Start: start}
+		for i := range out {
+			out[i] = synth.SeriesRequest(sc, int64(i))
+		}
+		return out
+	}
 	for i := range out {
 		out[i] = synth.Generate(cfg.Signal, synth.Config{
 			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,5 +169,84 @@ func TestValidate(t *testing.T) {
 		if c.Validate() == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestParseStatCPU reads utime+stime past a command name holding spaces
+// and parentheses, and refuses short or bad lines.
+func TestParseStatCPU(t *testing.T) {
+	line := "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 100 0 0\n"
+	d, err := parseStatCPU([]byte(line))
+	if err != nil || d != 3250*time.Millisecond {
+		t.Fatalf("got %v, %v; want 3.25s", d, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2 3", "1 (x) S 1 2 3 4 5 6 7 8 9 10 -5 7 8"} {
+		if _, err := parseStatCPU([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	self, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+	}
+	later, err := ProcessCPU(os.Getpid())
+	if err != nil || later < self {
+		t.Fatalf("CPU time went from %v to %v (%v)", self, later, err)
+	}
+}
+
+// TestWindowOrder: with a window, no request starts before every request
+// k or more below it has ended, and requests closer than k overlap.
+func TestWindowOrder(t *testing.T) {
+	const count, batch, series = 400, 10, 50 // k = 5
+	w := newWindow(count, batch, series)
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		ended   = make([]bool, count)
+		overlap atomic.Int64
+		running atomic.Int64
+		wg      sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for {
+				n := next.Add(1) - 1
+				if n >= count {
+					return
+				}
+				if !w.acquire(context.Background(), n) {
+					t.Error("acquire failed")
+					return
+				}
+				mu.Lock()
+				for m := int64(0); m <= n-5; m++ {
+					if !ended[m] {
+						t.Errorf("request %d started before %d ended", n, m)
+					}
+				}
+				mu.Unlock()
+				if running.Add(1) > 1 {
+					overlap.Add(1)
+				}
+				time.Sleep(50 * time.Microsecond)
+				running.Add(-1)
+				mu.Lock()
+				ended[n] = true
+				mu.Unlock()
+				w.release(n)
+			}
+		})
+	}
+	wg.Wait()
+	if overlap.Load() == 0 {
+		t.Error("no two requests ever ran together")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if newWindow(10, 1, 2).acquire(ctx, 5) {
+		t.Error("acquire of a blocked request with a cancelled context succeeded")
 	}
 }

@@ -102,7 +102,7 @@ func remoteSeries(seed int64, n int) ([]Series, error) {
 		ef otlpwire.ExponentialHistogramDataPointFields
 		sf otlpwire.SummaryDataPointFields
 	)
-	err := walkMetrics(otlpwire.MetricsRequest(body), &mf, func() error {
+	err := walkMetrics(otlpwire.MetricsRequest(body), &mf, func(string) error {
 		switch mf.Type {
 		case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
 			return mf.NumberDataPoints().Each(func(p otlpwire.NumberDataPoint) error {

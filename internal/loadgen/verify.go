@@ -131,7 +131,7 @@ func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, ac
 		if i >= len(acked) || acked[i] == 0 {
 			continue
 		}
-		err := walkMetrics(otlpwire.MetricsRequest(b), &mf, func() error {
+		err := walkMetrics(otlpwire.MetricsRequest(b), &mf, func(resource string) error {
 			if mf.Type != otlpwire.MetricTypeGauge && mf.Type != otlpwire.MetricTypeSum {
 				return nil
 			}
@@ -143,6 +143,7 @@ func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, ac
 				if err != nil {
 					return err
 				}
+				k = resource + k
 				ts := int64(pf.Time / 1e6)
 				series[k] = true
 				samples[k+"\x01"+strconv.FormatInt(ts, 10)] = true
@@ -284,11 +285,32 @@ func (q *querier) countOverTime(ctx context.Context, selector, rng string, t tim
 	return out, nil
 }
 
-// walkMetrics reads every metric of req into mf and calls each.
-func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func() error) error {
+// walkMetrics reads every metric of req into mf and calls each with the
+// identity of the metric's resource: its service.name and
+// service.instance.id, which become job and instance.
+func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func(resource string) error) error {
 	for rm, err := range req.ResourceMetrics() {
 		if err != nil {
 			return err
+		}
+		res, err := rm.Resource()
+		if err != nil {
+			return err
+		}
+		attrs, err := res.Attributes()
+		if err != nil {
+			return err
+		}
+		var id string
+		for _, key := range []string{"service.name", "service.instance.id"} {
+			v, ok, err := attrs.Get(key)
+			if err != nil {
+				return err
+			}
+			if ok {
+				id += valueText(v)
+			}
+			id += "\x03"
 		}
 		for sm, err := range rm.ScopeMetrics() {
 			if err != nil {
@@ -301,7 +323,7 @@ func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each fu
 				if err := m.Read(mf); err != nil {
 					return err
 				}
-				if err := each(); err != nil {
+				if err := each(id); err != nil {
 					return err
 				}
 			}

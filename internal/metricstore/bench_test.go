@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
@@ -55,7 +56,7 @@ func BenchmarkMetricsIngest(b *testing.B) {
 				reopen()
 				defer func() { s.Close() }()
 				conv := prometheusremotewrite.NewPrometheusConverter(nil)
-				settings := oracleSettings(nil)
+				settings := oracleSettings(promconfig.OTLPConfig{})
 				var samples, bytes int64
 				b.ReportAllocs()
 				b.ResetTimer()

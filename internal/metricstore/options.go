@@ -26,7 +26,8 @@ type config struct {
 	minBlock        time.Duration
 	maxBlock        time.Duration // 0: derived from retention
 	walCompression  compression.Type
-	promoted        []string
+	promoted        []string // with promoteAll, the attributes not promoted
+	promoteAll      bool
 	scopeLabels     bool
 	startTimestamps bool
 	labelLimit      int
@@ -146,6 +147,20 @@ func WithPromotedResourceAttributes(keys ...string) Option {
 			}
 		}
 		c.promoted = append([]string(nil), keys...)
+		c.promoteAll = false
+		return nil
+	}
+}
+
+// WithPromoteAllResourceAttributes copies every resource attribute except
+// those named in ignore onto every series of the resource as labels, as
+// Prometheus' otlp.promote_all_resource_attributes with
+// ignore_resource_attributes does. It replaces
+// WithPromotedResourceAttributes.
+func WithPromoteAllResourceAttributes(ignore ...string) Option {
+	return func(c *config) error {
+		c.promoteAll = true
+		c.promoted = append([]string(nil), ignore...)
 		return nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/histogram"
@@ -56,12 +57,10 @@ func sampleLine(ls labels.Labels, st, t int64, v float64, h *histogram.Histogram
 }
 
 // oracleSettings match the Store's defaults in oracleOptions.
-func oracleSettings(promote []string) prometheusremotewrite.Settings {
+func oracleSettings(promote promconfig.OTLPConfig) prometheusremotewrite.Settings {
 	return prometheusremotewrite.Settings{
-		AddMetricSuffixes: true,
-		PromoteResourceAttributes: prometheusremotewrite.NewPromoteResourceAttributes(promconfig.OTLPConfig{
-			PromoteResourceAttributes: promote,
-		}),
+		AddMetricSuffixes:                    true,
+		PromoteResourceAttributes:            prometheusremotewrite.NewPromoteResourceAttributes(promote),
 		PromoteScopeMetadata:                 true,
 		LabelNameUnderscoreSanitization:      true,
 		LabelNamePreserveMultipleUnderscores: true,
@@ -74,7 +73,7 @@ func oracleSettings(promote []string) prometheusremotewrite.Settings {
 // exemplar without a value. ok is false when the translator failed in a way
 // that makes it drop more than the Store rejects (it drops the rest of a
 // metric at a label name it cannot translate; the Store rejects that point).
-func oracleLines(t testing.TB, req []byte, promote []string) (lines []string, ok bool) {
+func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines []string, ok bool) {
 	t.Helper()
 	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
 	if err != nil {
@@ -257,7 +256,7 @@ func TestOracle(t *testing.T) {
 	kinds := map[string]int{}
 	skipped := 0
 	for _, r := range reqs {
-		want, ok := oracleLines(t, r.b, nil)
+		want, ok := oracleLines(t, r.b, promconfig.OTLPConfig{})
 		got, _ := storeLines(t, s, r.b)
 		if !ok {
 			skipped++
@@ -297,13 +296,47 @@ func TestOraclePromoted(t *testing.T) {
 	for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
 		req := synth.Metrics(synth.Config{Seed: 3, Order: o, Resources: 3, ScopesPerResource: 1, RecordsPerScope: 50})
 		got, _ := storeLines(t, s, req)
-		want, ok := oracleLines(t, req, promote)
+		want, ok := oracleLines(t, req, promconfig.OTLPConfig{PromoteResourceAttributes: promote})
 		if !ok {
 			t.Fatal("oracle failed")
 		}
 		diffLines(t, "promoted", got, want)
 		if !strings.Contains(strings.Join(got, ""), "k8s_cluster_name") {
 			t.Error("no promoted label in output")
+		}
+	}
+}
+
+// TestOraclePromoteAll checks promoting every resource attribute but the
+// ignored ones against the oracle, on the Kubernetes set and on the rich
+// comparison payload.
+func TestOraclePromoteAll(t *testing.T) {
+	ignore := []string{"host.arch", "cloud.account.id"}
+	s, err := Open(t.TempDir(), append(slices.Clone(oracleOptions), WithPromoteAllResourceAttributes(ignore...))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	for _, req := range [][]byte{
+		synth.Metrics(synth.Config{Seed: 4, Resources: 3, ScopesPerResource: 1, RecordsPerScope: 50}),
+		synth.SeriesRequest(synth.SeriesConfig{Payload: synth.PayloadRich, Series: 300, Batch: 250, Start: start, Order: synth.Descending}, 0),
+	} {
+		got, _ := storeLines(t, s, req)
+		want, ok := oracleLines(t, req, promconfig.OTLPConfig{PromoteAllResourceAttributes: true, IgnoreResourceAttributes: ignore})
+		if !ok {
+			t.Fatal("oracle failed")
+		}
+		diffLines(t, "promote all", got, want)
+		var series []string // target_info carries every resource attribute anyway
+		for _, l := range got {
+			if !strings.Contains(l, "target_info") {
+				series = append(series, l)
+			}
+		}
+		all := strings.Join(series, "")
+		if !strings.Contains(all, "k8s_cluster_name") || strings.Contains(all, "host_arch") {
+			t.Error("promote-all labels: k8s_cluster_name missing or ignored host_arch present")
 		}
 	}
 }

@@ -387,8 +387,8 @@ func (a *appendState) resourceCtx() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if _, ok := a.s.promoted[string(kv.Key)]; !ok {
-				continue
+			if _, listed := a.s.promoted[string(kv.Key)]; listed == a.s.cfg.promoteAll {
+				continue // not listed, or listed as ignored under promote-all
 			}
 			name, err := a.labelName(string(kv.Key))
 			if err != nil {

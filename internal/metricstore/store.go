@@ -18,7 +18,7 @@ import (
 type Store struct {
 	db         *tsdb.DB
 	cfg        config
-	promoted   map[string]struct{}
+	promoted   map[string]struct{} // promoted attributes; with cfg.promoteAll, the ignored ones
 	metricName otlptranslator.MetricNamer
 	cache      seriesCache
 	states     sync.Pool // *appendState
@@ -56,7 +56,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		cfg:        cfg,
 		metricName: otlptranslator.MetricNamer{WithMetricSuffixes: true},
 	}
-	if len(cfg.promoted) > 0 {
+	if len(cfg.promoted) > 0 || cfg.promoteAll {
 		s.promoted = make(map[string]struct{}, len(cfg.promoted))
 		for _, k := range cfg.promoted {
 			s.promoted[k] = struct{}{}

@@ -60,6 +60,11 @@ type MetricsConfig struct {
 	OutOfOrderWindow  time.Duration `yaml:"out_of_order_window"` // 0: out-of-order samples are refused
 	BlockDuration     time.Duration `yaml:"block_duration"`      // head block span (Prometheus' min block duration)
 	PromoteAttributes []string      `yaml:"promote_resource_attributes"`
+	// PromoteAll promotes every resource attribute but IgnoreAttributes
+	// (Prometheus' promote_all_resource_attributes); it excludes
+	// PromoteAttributes.
+	PromoteAll       bool     `yaml:"promote_all_resource_attributes"`
+	IgnoreAttributes []string `yaml:"ignore_resource_attributes"`
 }
 
 // SpoolConfig sets the write-ahead log logs and traces are acknowledged
@@ -148,6 +153,12 @@ func (c Config) Validate() error {
 	}
 	if c.Metrics.Retention <= 0 || c.Metrics.BlockDuration <= 0 || c.Metrics.OutOfOrderWindow < 0 || c.Metrics.RetentionSize < 0 {
 		return errors.New("metrics retention and block duration must be positive, the out-of-order window and retention size not negative")
+	}
+	if c.Metrics.PromoteAll && len(c.Metrics.PromoteAttributes) > 0 {
+		return errors.New("metrics: promote_all_resource_attributes and promote_resource_attributes exclude each other (use ignore_resource_attributes)")
+	}
+	if !c.Metrics.PromoteAll && len(c.Metrics.IgnoreAttributes) > 0 {
+		return errors.New("metrics: ignore_resource_attributes needs promote_all_resource_attributes")
 	}
 	if _, err := spool.ParseSyncPolicy(c.Spool.Sync); err != nil {
 		return fmt.Errorf("spool sync: %w", err)

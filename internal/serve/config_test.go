@@ -93,6 +93,10 @@ func TestValidate(t *testing.T) {
 		"limits order": func(c *Config) { c.Limits.MaxInflight = 1 },
 		"shutdown":     func(c *Config) { c.ShutdownTimeout = 0 },
 		"max services": func(c *Config) { c.Limits.MaxServices = 0 },
+		"promote both": func(c *Config) {
+			c.Metrics.PromoteAll, c.Metrics.PromoteAttributes = true, []string{"host.name"}
+		},
+		"ignore alone": func(c *Config) { c.Metrics.IgnoreAttributes = []string{"host.name"} },
 	} {
 		c := DefaultConfig()
 		mod(&c)

@@ -145,7 +145,9 @@ func (s *Server) openLake() error {
 		metricstore.WithLogger(s.log),
 		metricstore.WithRegisterer(s.reg),
 	}
-	if len(s.cfg.Metrics.PromoteAttributes) > 0 {
+	if s.cfg.Metrics.PromoteAll {
+		mopts = append(mopts, metricstore.WithPromoteAllResourceAttributes(s.cfg.Metrics.IgnoreAttributes...))
+	} else if len(s.cfg.Metrics.PromoteAttributes) > 0 {
 		mopts = append(mopts, metricstore.WithPromotedResourceAttributes(s.cfg.Metrics.PromoteAttributes...))
 	}
 	ms, err := metricstore.Open(filepath.Join(s.cfg.DataDir, "metrics"), mopts...)
