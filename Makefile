@@ -55,7 +55,8 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzBulk \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
 	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
-	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams
+	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams \
+	./internal/loadgen/:FuzzParseStatCPU
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -250,3 +250,19 @@ func TestWindowOrder(t *testing.T) {
 		t.Error("acquire of a blocked request with a cancelled context succeeded")
 	}
 }
+
+// FuzzParseStatCPU: any line gives a CPU time or an error, never a panic
+// or a negative time.
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add([]byte("4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 100 0 0\n"))
+	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte(")"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := parseStatCPU(b)
+		if err == nil && d < 0 {
+			t.Fatalf("negative CPU time %v", d)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -34,10 +35,13 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 	if len(f) < 13 {
 		return 0, fmt.Errorf("read server CPU time: %d fields after the command name, want at least 13", len(f))
 	}
+	// A process would need 146 years of CPU to pass this many ticks; more
+	// would overflow a Duration.
+	const maxTicks = int64(math.MaxInt64/(time.Second/clockTicks)) / 2
 	var ticks int64
 	for _, s := range f[11:13] {
 		n, err := strconv.ParseInt(string(s), 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > maxTicks {
 			return 0, fmt.Errorf("read server CPU time: bad field %q", s)
 		}
 		ticks += n
