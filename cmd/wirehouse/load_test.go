@@ -74,7 +74,7 @@ func TestLoadOTLPVerify(t *testing.T) {
 	stdout, stderr, err := runArgs(t, "load", "--signal", "metrics", "--transport", "http",
 		"--endpoint", "http://"+addrs["OTLP/HTTP"], "--batch", "100", "--count", "8", "--variants", "4",
 		"--quiet", "--verify", "--query-endpoint", "http://"+addrs["admin HTTP"])
-	if err != nil || !strings.Contains(stdout, "verify     at-least:") {
+	if err != nil || !strings.Contains(stdout, "verify     per-name:") || !strings.Contains(stdout, "missing 0 series, 0 samples") {
 		t.Fatalf("load: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 }

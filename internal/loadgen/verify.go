@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,16 +28,18 @@ import (
 // it. More samples are not an error (a request that failed may still have
 // been partly written).
 //
-// OTLP is checked in total, since the server renames metrics the Prometheus
-// way (suffixes for units and counters) and splits histograms and summaries
-// into several series: the gauge and sum data points of the acknowledged
-// requests, deduplicated by (metric, attributes, timestamp) as the TSDB does,
-// give the expected series and samples; the series and samples of every
-// name in their time range must be at least as many.
+// OTLP is checked per metric name ("per-name"): the acknowledged requests
+// are translated again, independently of the store, by Prometheus' OTLP
+// rules (expectation) into the series and samples each name must hold,
+// deduplicated as the TSDB does; for every name, count_over_time over the
+// run's time range must find at least that many series and samples.
+// Against a server that names metrics otherwise, or when points were
+// refused, it falls back to totals ("at-least"): the gauge and sum points,
+// against the series and samples of every name in the time range.
 
 // VerifyResult is the outcome of Verify.
 type VerifyResult struct {
-	Rule            string // "exact" (remote write) or "at-least" (OTLP totals)
+	Rule            string // "exact" (remote write), "per-name" (OTLP) or "at-least" (OTLP totals)
 	SeriesExpected  int64
 	SeriesFound     int64
 	SamplesExpected int64
@@ -65,7 +68,7 @@ func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (
 	if res.Written != nil {
 		return verifyRemoteWrite(ctx, q, res.Written)
 	}
-	return verifyOTLP(ctx, q, cfg, res.Start, res.AckedByVariant)
+	return verifyOTLP(ctx, q, cfg, res)
 }
 
 func verifyRemoteWrite(ctx context.Context, q *querier, w *Written) (VerifyResult, error) {
@@ -118,7 +121,70 @@ func verifyRemoteWrite(ctx context.Context, q *querier, w *Written) (VerifyResul
 	return v, nil
 }
 
-func verifyOTLP(ctx context.Context, q *querier, cfg Config, start time.Time, acked []int64) (VerifyResult, error) {
+// verifyOTLP checks per metric name when it can: when the server holds
+// any of the names Prometheus' OTLP rules give (wirehouse and Prometheus
+// do; servers that name metrics otherwise hold none) and no point was
+// refused. Otherwise it falls back to totals over gauge and sum points.
+func verifyOTLP(ctx context.Context, q *querier, cfg Config, res Result) (VerifyResult, error) {
+	x := newExpectation()
+	for i, b := range generate(cfg, res.Start) {
+		if i >= len(res.AckedByVariant) || res.AckedByVariant[i] == 0 {
+			continue
+		}
+		if err := x.add(otlpwire.MetricsRequest(b)); err != nil {
+			return VerifyResult{}, fmt.Errorf("verify: read generated request %d: %w", i, err)
+		}
+	}
+	if x.last < 0 {
+		return VerifyResult{Rule: "per-name"}, nil
+	}
+	names, err := q.names(ctx, time.UnixMilli(x.first), time.UnixMilli(x.last))
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	// A server that names metrics Prometheus' way holds at least one of
+	// the names; one that holds none names them otherwise.
+	known := false
+	for name := range x.families {
+		known = known || have[name]
+	}
+	if !known || res.Rejected > 0 {
+		return verifyOTLPTotals(ctx, q, cfg, res.Start, res.AckedByVariant)
+	}
+	v := VerifyResult{Rule: "per-name"}
+	rng := strconv.FormatInt(x.last-x.first+1, 10) + "ms"
+	sorted := slices.Sorted(maps.Keys(x.families))
+	for _, name := range sorted {
+		f := x.families[name]
+		got, err := q.countOverTime(ctx, fmt.Sprintf("{__name__=%q}", name), rng, time.UnixMilli(x.last))
+		if err != nil {
+			return v, err
+		}
+		var samples int64
+		for _, n := range got {
+			samples += n
+		}
+		es, ep := int64(len(f.series)), int64(len(f.samples))
+		v.SeriesExpected += es
+		v.SamplesExpected += ep
+		v.SeriesFound += int64(len(got))
+		v.SamplesFound += samples
+		ms, mp := max(0, es-int64(len(got))), max(0, ep-samples)
+		v.MissingSeries += ms
+		v.MissingSamples += mp
+		if (ms > 0 || mp > 0) && len(v.Missing) < 10 {
+			v.Missing = append(v.Missing, fmt.Sprintf("%s: %d of %d series, %d of %d samples", name, len(got), es, samples, ep))
+		}
+	}
+	return v, nil
+}
+
+// verifyOTLPTotals checks the gauge and sum points in total.
+func verifyOTLPTotals(ctx context.Context, q *querier, cfg Config, start time.Time, acked []int64) (VerifyResult, error) {
 	v := VerifyResult{Rule: "at-least"}
 	series := map[string]bool{}
 	samples := map[string]bool{}
@@ -286,8 +352,9 @@ func (q *querier) countOverTime(ctx context.Context, selector, rng string, t tim
 }
 
 // walkMetrics reads every metric of req into mf and calls each with the
-// identity of the metric's resource: its service.name and
-// service.instance.id, which become job and instance.
+// identity of the metric's series apart from its own attributes: the
+// resource's service.name and service.instance.id (which become job and
+// instance) and the scope's name and version (otel_scope_* labels).
 func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func(resource string) error) error {
 	for rm, err := range req.ResourceMetrics() {
 		if err != nil {
@@ -316,6 +383,15 @@ func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each fu
 			if err != nil {
 				return err
 			}
+			sc, err := sm.Scope()
+			if err != nil {
+				return err
+			}
+			var sf otlpwire.ScopeFields
+			if err := sc.Read(&sf); err != nil {
+				return err
+			}
+			ids := id + string(sf.Name) + "\x03" + string(sf.Version) + "\x03"
 			for m, err := range sm.Metrics() {
 				if err != nil {
 					return err
@@ -323,7 +399,7 @@ func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each fu
 				if err := m.Read(mf); err != nil {
 					return err
 				}
-				if err := each(id); err != nil {
+				if err := each(ids); err != nil {
 					return err
 				}
 			}
