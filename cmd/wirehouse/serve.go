@@ -74,6 +74,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.DurationVar(&cfg.Metrics.Retention, "metrics-retention", cfg.Metrics.Retention, "how long metric samples are kept")
 	fs.Var(&cfg.Metrics.RetentionSize, "metrics-retention-size", "most bytes of metric blocks kept (0: no limit)")
 	fs.DurationVar(&cfg.Metrics.OutOfOrderWindow, "metrics-out-of-order-window", cfg.Metrics.OutOfOrderWindow, "how far back out-of-order samples are accepted (0: refused)")
+	fs.Int64Var(&cfg.Metrics.MaxExemplars, "metrics-max-exemplars", cfg.Metrics.MaxExemplars, "exemplars kept for /api/v1/query_exemplars, in one buffer over all series (0: none, as Prometheus without exemplar storage; e.g. 100000)")
 	fs.DurationVar(&cfg.Metrics.BlockDuration, "metrics-block-duration", cfg.Metrics.BlockDuration, "time span of a TSDB head block")
 	fs.StringVar(&cfg.Spool.Sync, "spool-sync", cfg.Spool.Sync, "when the spool fsyncs before a request is acknowledged: always, interval or never")
 	fs.DurationVar(&cfg.Spool.SyncInterval, "spool-sync-interval", cfg.Spool.SyncInterval, "fsync period of --spool-sync interval")

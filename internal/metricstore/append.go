@@ -198,6 +198,13 @@ func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 		v = f.Double
 	}
 	a.beginPoint(e)
+	if a.mf.Type == otlpwire.MetricTypeSum {
+		// Prometheus keeps the exemplars of sums, not of gauges.
+		if err := a.readExemplars(f.Exemplars); err != nil {
+			return err
+		}
+		a.ex = sortedExemplars(a.exAll)
+	}
 	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), staleOr(f.Flags&flagNoRecordedValue != 0, v), nil)
 	a.endPoint()
 	return nil
@@ -232,6 +239,9 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 	if err != nil || e == nil {
 		return err
 	}
+	if err := a.readExemplars(f.Exemplars); err != nil {
+		return err
+	}
 	stale := f.Flags&flagNoRecordedValue != 0
 	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
 	a.beginPoint(e)
@@ -240,13 +250,20 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 	}
 	a.sample(histCount, st, t, staleOr(stale, float64(f.Count)), nil)
 	var cum uint64
+	next := 0 // exemplars go, in their wire order, to the first bucket that holds them
 	for i := 0; i < len(a.bounds) && i < len(a.counts); i++ {
 		cum += a.counts[i]
 		if math.IsInf(a.bounds[i], 1) {
 			continue // le="+Inf" comes from count
 		}
+		a.exBucket = a.exBucket[:0]
+		for ; next < len(a.exAll) && a.exAll[next].Value <= a.bounds[i]; next++ {
+			a.exBucket = append(a.exBucket, a.exAll[next])
+		}
+		a.ex = sortedExemplars(a.exBucket)
 		a.sample(histBucket0+i, st, t, staleOr(stale, float64(cum)), nil)
 	}
+	a.ex = sortedExemplars(a.exAll[next:])
 	a.sample(histInf, st, t, staleOr(stale, float64(f.Count)), nil)
 	a.endPoint()
 	return nil
@@ -313,7 +330,11 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 	if err != nil || e == nil {
 		return err
 	}
+	if err := a.readExemplars(f.Exemplars); err != nil {
+		return err
+	}
 	a.beginPoint(e)
+	a.ex = sortedExemplars(a.exAll)
 	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), 0, h)
 	a.endPoint()
 	return nil
@@ -373,8 +394,12 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 	if !a.s.cfg.startTimestamps {
 		st = 0
 	}
-	ref, err := a.app.Append(cs.ref, cs.lset, st, t, v, h, nil, storage.AOptions{})
-	if err != nil {
+	ref, err := a.app.Append(cs.ref, cs.lset, st, t, v, h, nil, storage.AOptions{Exemplars: a.ex})
+	a.ex = nil
+	// A partial error is about exemplars only (out of order, too many
+	// labels): the sample is written, and, as in Prometheus' OTLP
+	// endpoint, the exemplars are let go.
+	if err != nil && !isPartial(err) {
 		if a.curFailed == "" {
 			a.curFailed = appendReason(err, h != nil)
 		}
@@ -392,6 +417,12 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		a.refsChanged = true
 		cs.ref = ref
 	}
+}
+
+// isPartial reports whether err is a *storage.AppendPartialError.
+func isPartial(err error) bool {
+	var partial *storage.AppendPartialError
+	return errors.As(err, &partial)
 }
 
 // endPoint counts the current point and stores its entry if refs changed.

@@ -99,9 +99,9 @@ func BenchmarkMetricsIngest(b *testing.B) {
 }
 
 // steadyRequests returns k requests of the same batch data points (those
-// of synth.Metrics seed 0), request i with every point's time moved
-// i×15 s later (the next scrape). It uses pdata to rewrite the timestamps, before the clock
-// starts.
+// of synth.Metrics seed 0), request i with every point's and exemplar's
+// time moved i×15 s later (the next scrape). It uses pdata to rewrite the
+// timestamps, before the clock starts.
 func steadyRequests(b testing.TB, batch, k int) [][]byte {
 	base := synth.Metrics(synth.Config{Seed: 0, Resources: 1, ScopesPerResource: 1, TotalRecords: batch})
 	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(base)
@@ -110,6 +110,11 @@ func steadyRequests(b testing.TB, batch, k int) [][]byte {
 	}
 	reqs := make([][]byte, k)
 	shift := func(t pcommon.Timestamp) pcommon.Timestamp { return t + 15e9 }
+	shiftEx := func(exs pmetric.ExemplarSlice) {
+		for _, e := range exs.All() {
+			e.SetTimestamp(shift(e.Timestamp()))
+		}
+	}
 	for i := range reqs {
 		if reqs[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(md); err != nil {
 			b.Fatal(err)
@@ -125,14 +130,17 @@ func steadyRequests(b testing.TB, batch, k int) [][]byte {
 					case pmetric.MetricTypeSum:
 						for _, p := range m.Sum().DataPoints().All() {
 							p.SetTimestamp(shift(p.Timestamp()))
+							shiftEx(p.Exemplars())
 						}
 					case pmetric.MetricTypeHistogram:
 						for _, p := range m.Histogram().DataPoints().All() {
 							p.SetTimestamp(shift(p.Timestamp()))
+							shiftEx(p.Exemplars())
 						}
 					case pmetric.MetricTypeExponentialHistogram:
 						for _, p := range m.ExponentialHistogram().DataPoints().All() {
 							p.SetTimestamp(shift(p.Timestamp()))
+							shiftEx(p.Exemplars())
 						}
 					case pmetric.MetricTypeSummary:
 						for _, p := range m.Summary().DataPoints().All() {

@@ -28,7 +28,11 @@ type capture struct {
 }
 
 func (c *capture) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error) {
-	c.lines = append(c.lines, sampleLine(ls, st, t, v, h))
+	line := sampleLine(ls, st, t, v, h)
+	for _, e := range opts.Exemplars {
+		line += fmt.Sprintf(" ex{%s v=%x t=%d %v}", e.Labels, math.Float64bits(e.Value), e.Ts, e.HasTs)
+	}
+	c.lines = append(c.lines, line)
 	if c.next == nil {
 		return 0, nil
 	}
@@ -68,9 +72,9 @@ func oracleSettings(promote promconfig.OTLPConfig) prometheusremotewrite.Setting
 }
 
 // oracleLines translates req with Prometheus' own OTLP translator, from
-// pdata's view of the request. Exemplars are dropped first: the Store does
-// not store them, and Prometheus gives up the rest of a metric at an
-// exemplar without a value. ok is false when the translator failed in a way
+// pdata's view of the request, exemplars included. Exemplars without a
+// value are dropped first: the Store drops them alone, while Prometheus
+// gives up the rest of the metric at one. ok is false when the translator failed in a way
 // that makes it drop more than the Store rejects (it drops the rest of a
 // metric at a label name it cannot translate; the Store rejects that point).
 func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines []string, ok bool) {
@@ -79,7 +83,7 @@ func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines
 	if err != nil {
 		t.Fatalf("pdata unmarshal: %v", err)
 	}
-	dropExemplars(md)
+	dropValuelessExemplars(md)
 	c := &capture{}
 	conv := prometheusremotewrite.NewPrometheusConverter(c)
 	_, err = conv.FromMetrics(context.Background(), md, oracleSettings(promote))
@@ -143,26 +147,30 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-func dropExemplars(md pmetric.Metrics) {
+// dropValuelessExemplars removes the exemplars without a value, which the
+// Store drops alone and Prometheus' translator fails the rest of the
+// metric on.
+func dropValuelessExemplars(md pmetric.Metrics) {
+	drop := func(e pmetric.Exemplar) bool { return e.ValueType() == pmetric.ExemplarValueTypeEmpty }
 	for _, rm := range md.ResourceMetrics().All() {
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
 				switch m.Type() {
 				case pmetric.MetricTypeGauge:
 					for _, p := range m.Gauge().DataPoints().All() {
-						p.Exemplars().RemoveIf(func(pmetric.Exemplar) bool { return true })
+						p.Exemplars().RemoveIf(drop)
 					}
 				case pmetric.MetricTypeSum:
 					for _, p := range m.Sum().DataPoints().All() {
-						p.Exemplars().RemoveIf(func(pmetric.Exemplar) bool { return true })
+						p.Exemplars().RemoveIf(drop)
 					}
 				case pmetric.MetricTypeHistogram:
 					for _, p := range m.Histogram().DataPoints().All() {
-						p.Exemplars().RemoveIf(func(pmetric.Exemplar) bool { return true })
+						p.Exemplars().RemoveIf(drop)
 					}
 				case pmetric.MetricTypeExponentialHistogram:
 					for _, p := range m.ExponentialHistogram().DataPoints().All() {
-						p.Exemplars().RemoveIf(func(pmetric.Exemplar) bool { return true })
+						p.Exemplars().RemoveIf(drop)
 					}
 				}
 			}
@@ -209,12 +217,12 @@ func diffLines(t testing.TB, name string, got, want []string) {
 		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))
 }
 
-var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit(0), WithOutOfOrderWindow(1 << 62)}
+var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit(0), WithOutOfOrderWindow(1 << 62), WithMaxExemplars(100_000)}
 
 // TestOracle compares, sample by sample, what the Store appends with what
 // Prometheus' OTLP translator appends for the same request: label sets,
 // start timestamps, timestamps, float bits (NaN, Inf and stale markers
-// included) and native histograms, on realistic and random requests in both
+// included), native histograms and exemplars, on realistic and random requests in both
 // field orders.
 func TestOracle(t *testing.T) {
 	s, err := Open(t.TempDir(), oracleOptions...)
@@ -263,6 +271,12 @@ func TestOracle(t *testing.T) {
 			continue
 		}
 		for _, l := range got {
+			if strings.Contains(l, " ex{") {
+				kinds["with exemplars"]++
+				if strings.Contains(l, `_bucket"`) {
+					kinds["bucket with exemplars"]++
+				}
+			}
 			switch {
 			case strings.Contains(l, "h={"):
 				kinds["native"]++
@@ -280,6 +294,11 @@ func TestOracle(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d skipped; sample kinds %v", len(reqs), skipped, kinds)
+	for _, k := range []string{"native", "bucket", "quantile", "target_info", "with exemplars", "bucket with exemplars"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s sample compared", k)
+		}
+	}
 	if skipped > len(reqs)/3 {
 		t.Errorf("%d of %d requests skipped", skipped, len(reqs))
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/otlptranslator"
+	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 
@@ -86,6 +87,14 @@ type appendState struct {
 	nameBuilt    bool
 	name         string
 	nameReject   string
+
+	// Exemplars of the point being appended (exAll), of one bucket
+	// (exBucket), and those the next sample carries (ex).
+	exAll, exBucket, ex []exemplar.Exemplar
+	exf                 otlpwire.ExemplarFields
+	exb                 labels.ScratchBuilder
+	exScratch           []byte   // an exemplar's label names and values
+	exPairs             [][3]int // offsets in exScratch: name, value, end
 
 	// The point being appended.
 	cur                *cacheEntry

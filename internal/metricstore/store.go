@@ -47,6 +47,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	to.MaxBlockDuration = cfg.maxBlock.Milliseconds()
 	to.WALCompression = cfg.walCompression
 	to.EnableSTAsZeroSample = cfg.startTimestamps
+	cfg.exemplars = cfg.maxExemplars > 0
+	to.EnableExemplarStorage = cfg.exemplars
+	to.MaxExemplars = cfg.maxExemplars
 	db, err := tsdb.Open(dir, cfg.logger, cfg.reg, to, nil)
 	if err != nil {
 		return nil, fmt.Errorf("metricstore: open tsdb %s: %w", dir, err)
@@ -81,6 +84,15 @@ func (s *Store) Queryable() storage.Queryable { return s.db }
 
 // DB returns the underlying TSDB.
 func (s *Store) DB() *tsdb.DB { return s.db }
+
+// ExemplarQueryable returns the stored exemplars for querying, or nil when
+// the Store keeps none (WithMaxExemplars(0)).
+func (s *Store) ExemplarQueryable() storage.ExemplarQueryable {
+	if !s.cfg.exemplars {
+		return nil
+	}
+	return s.db
+}
 
 // lookbackDelta is the PromQL lookback delta target_info samples are spaced
 // for (Prometheus' default): one every half of it.

@@ -9,7 +9,8 @@
 //	GET|POST /api/v1/labels              match[], start, end, limit
 //	GET      /api/v1/label/<name>/values match[], start, end, limit
 //	GET      /api/v1/status/buildinfo
-//	GET      /api/v1/metadata, GET|POST /api/v1/query_exemplars: empty (not stored)
+//	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
+//	GET      /api/v1/metadata            empty (metadata is not stored)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (400 bad
@@ -61,6 +62,7 @@ type config struct {
 	logger     *slog.Logger
 	now        func() time.Time
 	revision   string
+	exemplars  storage.ExemplarQueryable
 }
 
 // WithTimeout bounds a query's run time (default 2m, Prometheus'
@@ -110,6 +112,18 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithExemplars serves /api/v1/query_exemplars from eq; without it the
+// endpoint answers an empty list.
+func WithExemplars(eq storage.ExemplarQueryable) Option {
+	return func(c *config) error {
+		if eq == nil {
+			return errors.New("exemplar queryable: nil")
+		}
+		c.exemplars = eq
+		return nil
+	}
+}
+
 // WithRevision sets the revision buildinfo reports.
 func WithRevision(rev string) Option {
 	return func(c *config) error { c.revision = rev; return nil }
@@ -155,11 +169,16 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
 	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
-	// Metric metadata and exemplars are not stored: the endpoints answer
-	// with empty results, as a Prometheus without them would, so clients
-	// that ask (Grafana's metric browser and exemplar queries) go on.
+	// Metric metadata is not stored: the endpoint answers with an empty
+	// result, as Prometheus does for what it got over OTLP, so clients
+	// that ask (Grafana's metric browser) go on. Exemplars likewise when
+	// there is no exemplar storage.
 	mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
 	for _, m := range []string{"GET", "POST"} {
+		if a.cfg.exemplars != nil {
+			mux.HandleFunc(m+" /api/v1/query_exemplars", a.queryExemplars)
+			continue
+		}
 		mux.HandleFunc(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
 	}
 }
@@ -744,5 +763,68 @@ func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
 			s.WriteString(kv[1])
 		}
 		s.WriteObjectEnd()
+	})
+}
+
+// queryExemplars answers /api/v1/query_exemplars as Prometheus does: the
+// exemplars between start and end (default: all time) of the series the
+// selectors of the PromQL expression query select, grouped by series.
+func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
+	mint, maxt, e := window(r)
+	if e != nil {
+		a.fail(w, e)
+		return
+	}
+	expr, err := a.parser.ParseExpr(r.FormValue("query"))
+	if err != nil {
+		a.fail(w, badData("invalid parameter 'query': %v", err))
+		return
+	}
+	selectors := parser.ExtractSelectors(expr)
+	if len(selectors) == 0 {
+		a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteNil() })
+		return
+	}
+	eq, err := a.cfg.exemplars.ExemplarQuerier(r.Context())
+	if err != nil {
+		a.fail(w, queryError(err))
+		return
+	}
+	res, err := eq.Select(mint, maxt, selectors...)
+	if err != nil {
+		a.fail(w, queryError(err))
+		return
+	}
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteArrayStart()
+		for i, r := range res {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectStart()
+			s.WriteObjectField("seriesLabels")
+			writeLabels(s, r.SeriesLabels)
+			s.WriteMore()
+			s.WriteObjectField("exemplars")
+			s.WriteArrayStart()
+			for j, ex := range r.Exemplars {
+				if j > 0 {
+					s.WriteMore()
+				}
+				s.WriteObjectStart()
+				s.WriteObjectField("labels")
+				writeLabels(s, ex.Labels)
+				s.WriteMore()
+				s.WriteObjectField("value")
+				jsonutil.MarshalFloat(ex.Value, s)
+				s.WriteMore()
+				s.WriteObjectField("timestamp")
+				jsonutil.MarshalTimestamp(ex.Ts, s)
+				s.WriteObjectEnd()
+			}
+			s.WriteArrayEnd()
+			s.WriteObjectEnd()
+		}
+		s.WriteArrayEnd()
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
@@ -33,9 +34,11 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 //	up{job="api",instance="a"} 1 and up{job="api",instance="b"} 0, every 15 s for 10 min
 //	http_requests_total{job="api",code="200"} rising by 30 every 15 s (2/s)
 //	latency{job="api"} a native histogram
+//	one exemplar on http_requests_total, 500 ms before its 21st sample
 func newServer(t testing.TB) (*httptest.Server, v1.API) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
+	opts.EnableExemplarStorage, opts.MaxExemplars = true, 100
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +57,16 @@ func newServer(t testing.TB) (*httptest.Server, v1.API) {
 			{labels.FromStrings("__name__", "up", "job", "api", "instance", "b"), 0},
 			{labels.FromStrings("__name__", "http_requests_total", "job", "api", "code", "200"), float64(30 * i)},
 		} {
-			if _, err := app.Append(0, s.ls, ts, s.v); err != nil {
+			ref, err := app.Append(0, s.ls, ts, s.v)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if i == 20 && s.ls.Get("__name__") == "http_requests_total" {
+				ex := exemplar.Exemplar{Labels: labels.FromStrings("trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", "span_id", "00f067aa0ba902b7"),
+					Value: 0.25, Ts: ts - 500, HasTs: true}
+				if _, err := app.AppendExemplar(ref, s.ls, ex); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if _, err := app.AppendHistogram(0, labels.FromStrings("__name__", "latency", "job", "api"), ts, h, nil); err != nil {
@@ -65,7 +76,7 @@ func newServer(t testing.TB) (*httptest.Server, v1.API) {
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, WithRevision("test"))
+	a, err := New(db, WithRevision("test"), WithExemplars(db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,5 +304,56 @@ func TestEmptyEndpoints(t *testing.T) {
 	ex, err := c.QueryExemplars(context.Background(), "up", t0, t0.Add(time.Hour))
 	if err != nil || len(ex) != 0 {
 		t.Errorf("exemplars = %v, %v; want empty", ex, err)
+	}
+}
+
+// TestExemplars reads the stored exemplar through the client_golang API
+// and checks the raw response against Prometheus' documented shape.
+func TestExemplars(t *testing.T) {
+	srv, c := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	at := t0.Add(20*15*time.Second - 500*time.Millisecond)
+	res, err := c.QueryExemplars(context.Background(), `sum(rate(http_requests_total{code="200"}[5m])) / sum(up)`, t0, t0.Add(time.Hour))
+	if err != nil || len(res) != 1 || len(res[0].Exemplars) != 1 {
+		t.Fatalf("exemplars = %+v, %v; want one series with one", res, err)
+	}
+	got := res[0]
+	if got.SeriesLabels["__name__"] != "http_requests_total" || got.SeriesLabels["code"] != "200" {
+		t.Errorf("series labels %v", got.SeriesLabels)
+	}
+	e := got.Exemplars[0]
+	if e.Labels["trace_id"] != "4bf92f3577b34da6a3ce929d0e0e4736" || e.Labels["span_id"] != "00f067aa0ba902b7" ||
+		e.Value != 0.25 || !e.Timestamp.Time().Equal(at) {
+		t.Errorf("exemplar %+v, want trace/span ids, 0.25 at %v", e, at)
+	}
+	// Outside the window: nothing.
+	if res, err := c.QueryExemplars(context.Background(), "http_requests_total", at.Add(time.Second), t0.Add(time.Hour)); err != nil || len(res) != 0 {
+		t.Errorf("after the exemplar: %+v, %v", res, err)
+	}
+
+	get := func(q string) (int, string) {
+		resp, err := http.Get(srv.URL + "/api/v1/query_exemplars?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("query=http_requests_total")
+	want := `{"status":"success","data":[{"seriesLabels":{"__name__":"http_requests_total","code":"200","job":"api"},` +
+		`"exemplars":[{"labels":{"span_id":"00f067aa0ba902b7","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"},"value":"0.25","timestamp":` +
+		strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64) + `}]}]}`
+	if code != 200 || body != want {
+		t.Errorf("raw response %d %s\nwant %s", code, body, want)
+	}
+	if code, body := get("query=1%2B1"); code != 200 || body != `{"status":"success","data":null}` {
+		t.Errorf("no selectors: %d %s", code, body)
+	}
+	if code, body := get("query=rate("); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
+		t.Errorf("bad query: %d %s", code, body)
+	}
+	if code, _ := get("query=up&start=10&end=5"); code != 400 {
+		t.Errorf("end before start: %d", code)
 	}
 }

@@ -65,6 +65,9 @@ type MetricsConfig struct {
 	// PromoteAttributes.
 	PromoteAll       bool     `yaml:"promote_all_resource_attributes"`
 	IgnoreAttributes []string `yaml:"ignore_resource_attributes"`
+	// MaxExemplars is the size of the exemplar buffer; 0 (the default, as
+	// in Prometheus) stores none.
+	MaxExemplars int64 `yaml:"max_exemplars"`
 }
 
 // SpoolConfig sets the write-ahead log logs and traces are acknowledged
@@ -153,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.Metrics.Retention <= 0 || c.Metrics.BlockDuration <= 0 || c.Metrics.OutOfOrderWindow < 0 || c.Metrics.RetentionSize < 0 {
 		return errors.New("metrics retention and block duration must be positive, the out-of-order window and retention size not negative")
+	}
+	if c.Metrics.MaxExemplars < 0 {
+		return errors.New("metrics: max_exemplars must not be negative")
 	}
 	if c.Metrics.PromoteAll && len(c.Metrics.PromoteAttributes) > 0 {
 		return errors.New("metrics: promote_all_resource_attributes and promote_resource_attributes exclude each other (use ignore_resource_attributes)")

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.uber.org/goleak"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
@@ -143,5 +146,67 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 	}
 	if err := b.Start(); err == nil || !strings.Contains(err.Error(), "listen OTLP/gRPC") {
 		t.Fatalf("second server on the same port: %v", err)
+	}
+}
+
+// TestServeExemplars: the exemplar of an OTLP counter point is stored and
+// served by /api/v1/query_exemplars with its trace and span ids, and not
+// when exemplars are switched off.
+func TestServeExemplars(t *testing.T) {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "shop")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("orders")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	now := time.Now().Truncate(time.Millisecond)
+	p := sum.DataPoints().AppendEmpty()
+	p.SetTimestamp(pcommon.NewTimestampFromTime(now))
+	p.SetIntValue(42)
+	ex := p.Exemplars().AppendEmpty()
+	ex.SetTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	ex.SetIntValue(1)
+	ex.SetTraceID(pcommon.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36})
+	ex.SetSpanID(pcommon.SpanID{0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7})
+	ex.FilteredAttributes().PutStr("http.route", "/checkout")
+	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int64{100, 0} {
+		cfg := testConfig(t)
+		cfg.Metrics.MaxExemplars = n
+		s, err := New(cfg, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		a := s.Addrs()
+		resp, err := client.Post("http://"+a.HTTP.String()+"/v1/metrics", "application/x-protobuf", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("export: status %d", resp.StatusCode)
+		}
+		code, got := get(t, "http://"+a.Admin.String()+"/api/v1/query_exemplars?query=orders_total")
+		if n > 0 {
+			for _, want := range []string{`"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`, `"span_id":"00f067aa0ba902b7"`,
+				`"http.route":"/checkout"`, `"value":"1"`, `"job":"shop"`} {
+				if code != 200 || !strings.Contains(got, want) {
+					t.Errorf("query_exemplars: %d %s; lacks %s", code, got, want)
+				}
+			}
+		} else if code != 200 || got != `{"status":"success","data":[]}` {
+			t.Errorf("exemplars off: %d %s", code, got)
+		}
+		if err := s.Shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
 	}
 }

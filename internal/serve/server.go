@@ -102,7 +102,11 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
-	api, err := promapi.New(s.metrics.Queryable(), promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()))
+	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision())}
+	if eq := s.metrics.ExemplarQueryable(); eq != nil {
+		popts = append(popts, promapi.WithExemplars(eq))
+	}
+	api, err := promapi.New(s.metrics.Queryable(), popts...)
 	if err != nil {
 		s.closeStorage()
 		return nil, err
@@ -142,6 +146,7 @@ func (s *Server) openLake() error {
 		metricstore.WithRetentionSize(int64(s.cfg.Metrics.RetentionSize)),
 		metricstore.WithOutOfOrderWindow(s.cfg.Metrics.OutOfOrderWindow),
 		metricstore.WithBlockDuration(s.cfg.Metrics.BlockDuration, 0),
+		metricstore.WithMaxExemplars(s.cfg.Metrics.MaxExemplars),
 		metricstore.WithLogger(s.log),
 		metricstore.WithRegisterer(s.reg),
 	}
