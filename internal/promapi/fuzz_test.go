@@ -19,10 +19,11 @@ func FuzzParams(f *testing.F) {
 	} {
 		f.Add(uint8(0), seed)
 		f.Add(uint8(2), seed)
+		f.Add(uint8(6), seed)
 	}
 	srv, _ := newServer(f)
 	handler := srv.Config.Handler
-	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values", "/api/v1/label/__name__/values"}
+	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values", "/api/v1/label/__name__/values", "/api/v1/query_exemplars"}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		params, err := url.ParseQuery(raw)
 		if err != nil {
