@@ -121,11 +121,7 @@ func (h *digester) metric(d *Digest, res, scope uint64, m pmetric.Metric) {
 		dps := m.Histogram().DataPoints()
 		for i := range dps.Len() {
 			p := dps.At(i)
-			b := h.point(d, metric, p.Attributes(), p.StartTimestamp(), p.Timestamp())
-			b = binary.LittleEndian.AppendUint64(b, p.Count())
-			b = appendOptFloat(b, p.HasSum(), p.Sum())
-			b = appendOptFloat(b, p.HasMin(), p.Min())
-			b = appendOptFloat(b, p.HasMax(), p.Max())
+			b := histHead(h, d, metric, p)
 			for _, v := range p.ExplicitBounds().AsRaw() {
 				b = appendFloat(b, v)
 			}
@@ -139,11 +135,7 @@ func (h *digester) metric(d *Digest, res, scope uint64, m pmetric.Metric) {
 		dps := m.ExponentialHistogram().DataPoints()
 		for i := range dps.Len() {
 			p := dps.At(i)
-			b := h.point(d, metric, p.Attributes(), p.StartTimestamp(), p.Timestamp())
-			b = binary.LittleEndian.AppendUint64(b, p.Count())
-			b = appendOptFloat(b, p.HasSum(), p.Sum())
-			b = appendOptFloat(b, p.HasMin(), p.Min())
-			b = appendOptFloat(b, p.HasMax(), p.Max())
+			b := histHead(h, d, metric, p)
 			b = binary.LittleEndian.AppendUint32(b, uint32(p.Scale()))
 			b = binary.LittleEndian.AppendUint64(b, p.ZeroCount())
 			b = appendFloat(b, p.ZeroThreshold())
@@ -171,6 +163,30 @@ func (h *digester) metric(d *Digest, res, scope uint64, m pmetric.Metric) {
 			h.finish(d, b, uint32(p.Flags()), pmetric.NewExemplarSlice())
 		}
 	}
+}
+
+// histPoint is what classic and exponential histogram points share.
+type histPoint interface {
+	Attributes() pcommon.Map
+	StartTimestamp() pcommon.Timestamp
+	Timestamp() pcommon.Timestamp
+	Count() uint64
+	HasSum() bool
+	Sum() float64
+	HasMin() bool
+	Min() float64
+	HasMax() bool
+	Max() float64
+}
+
+// histHead counts histogram point p like point and appends its count,
+// sum, min and max.
+func histHead[P histPoint](h *digester, d *Digest, metric uint64, p P) []byte {
+	b := h.point(d, metric, p.Attributes(), p.StartTimestamp(), p.Timestamp())
+	b = binary.LittleEndian.AppendUint64(b, p.Count())
+	b = appendOptFloat(b, p.HasSum(), p.Sum())
+	b = appendOptFloat(b, p.HasMin(), p.Min())
+	return appendOptFloat(b, p.HasMax(), p.Max())
 }
 
 // numbers adds the number data points dps of a metric to d.
