@@ -64,15 +64,23 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if quiet {
 		progress = nil
 	}
-	var cpu0 time.Duration
+	var (
+		cpu0    time.Duration
+		cpu0Err error
+	)
 	if opts.serverPID > 0 {
-		if cpu0, err = loadgen.ProcessCPU(opts.serverPID); err != nil {
+		if _, err := loadgen.ProcessCPU(opts.serverPID); err != nil {
 			return fmt.Errorf("--server-pid: %w", err)
 		}
+		// From the first request on: not while the requests are generated.
+		cfg.OnStart = func() { cpu0, cpu0Err = loadgen.ProcessCPU(opts.serverPID) }
 	}
 	res, err := loadgen.Run(ctx, cfg, progress)
 	if err != nil {
 		return err
+	}
+	if cpu0Err != nil {
+		return fmt.Errorf("--server-pid: %w", cpu0Err)
 	}
 	if opts.serverPID > 0 {
 		// Work a server defers past its response (flushes, compaction of
@@ -149,7 +157,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
 	fs.BoolVar(&cfg.Repeat, "repeat", false, "send the same records in every request, one second later each time (needs --count; one request is generated per request sent): a periodic exporter's steady state")
 	fs.StringVar(&payload, "payload", "", "metrics only, with --count: instead of the Kubernetes set, a stream over --series series with one point per series per second: gauge (2 resource + 2 point attributes), rich (20 + 10) or histogram (16 bounds)")
-	fs.IntVar(&cfg.Series, "series", cfg.Series, "distinct series of a --payload stream")
+	fs.IntVar(&cfg.Series, "series", cfg.Series, "distinct series of a --payload stream; at most --series/--batch requests are in flight, whatever --concurrency says, so that no series is sent out of order")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "also measure this local server process's CPU time (user+system, /proc/<pid>/stat) over the run and report records per server CPU-second")
 	fs.DurationVar(&o.settle, "server-settle", 2*time.Second, "with --server-pid, how long to wait after the last response before reading the server's CPU time, so deferred work counts")
 	fs.BoolVar(&asCSV, "csv", false, "print the summary as CSV")

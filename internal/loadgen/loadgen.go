@@ -55,6 +55,10 @@ type Config struct {
 	// series one point per second, so nothing is sent twice.
 	Payload synth.Payload
 	Series  int
+	// OnStart, if set, is called once the requests are generated and the
+	// senders are ready, just before the first request: the start of what
+	// Result measures.
+	OnStart func()
 }
 
 // DefaultConfig returns 1,000-record log requests over gRPC to
@@ -112,10 +116,10 @@ func (c Config) Validate() error {
 		return errors.New("--payload and --repeat exclude each other (a payload stream already moves forward)")
 	case c.Payload != 0 && c.Resources != 1:
 		return errors.New("--resources has no effect with --payload (its series come 100 to a resource)")
-	case c.Series < 1:
+	case c.Payload != 0 && c.Series < 1:
 		return fmt.Errorf("--series must be at least 1, got %d", c.Series)
 	case (c.Repeat || c.Payload != 0) && int64(c.Count)*int64(c.Batch) > 50_000_000:
-		return fmt.Errorf("--repeat pre-generates every request: --count × --batch must be at most 50,000,000, got %d", int64(c.Count)*int64(c.Batch))
+		return fmt.Errorf("--repeat and --payload pre-generate every request: --count × --batch must be at most 50,000,000, got %d", int64(c.Count)*int64(c.Batch))
 	}
 	return nil
 }
@@ -230,6 +234,9 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart()
 	}
 	start := time.Now()
 	var interval time.Duration

@@ -353,8 +353,9 @@ func (q *querier) countOverTime(ctx context.Context, selector, rng string, t tim
 
 // walkMetrics reads every metric of req into mf and calls each with the
 // identity of the metric's series apart from its own attributes: the
-// resource's service.name and service.instance.id (which become job and
-// instance) and the scope's name and version (otel_scope_* labels).
+// resource's service.namespace and service.name (which become job) and
+// service.instance.id (instance), and the scope's name and version
+// (otel_scope_* labels).
 func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func(resource string) error) error {
 	for rm, err := range req.ResourceMetrics() {
 		if err != nil {
@@ -369,7 +370,7 @@ func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each fu
 			return err
 		}
 		var id string
-		for _, key := range []string{"service.name", "service.instance.id"} {
+		for _, key := range []string{"service.namespace", "service.name", "service.instance.id"} {
 			v, ok, err := attrs.Get(key)
 			if err != nil {
 				return err

@@ -42,6 +42,7 @@ const (
 	ReasonHistogramBuckets = "invalid_histogram_buckets" // len(bucket_counts) != len(explicit_bounds)+1
 	ReasonInvalidHistogram = "invalid_histogram"         // exponential histogram the TSDB refuses (scale, counts)
 	ReasonAppend           = "append_error"              // any other error from the TSDB appender
+	ReasonTooFarAhead      = "too_far_in_future"         // a timestamp past now + WithMaxTimeAhead
 )
 
 // AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest,
@@ -61,6 +62,10 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 		s.states.Put(a)
 	}()
 	a.s = s
+	a.notAfter = math.MaxInt64
+	if s.cfg.maxAhead > 0 {
+		a.notAfter = s.cfg.now().Add(s.cfg.maxAhead).UnixMilli()
+	}
 	a.app = s.db.AppenderV2(ctx)
 	if s.wrap != nil {
 		a.app = s.wrap(a.app)
@@ -394,6 +399,16 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 	if !a.s.cfg.startTimestamps {
 		st = 0
 	}
+	if t > a.notAfter {
+		// As Prometheus' OTLP endpoint: one sample from a wrong clock
+		// would move the head past every current sample.
+		a.ex = nil
+		if a.curFailed == "" {
+			a.curFailed = ReasonTooFarAhead
+		}
+		return
+	}
+	a.ex = withinTime(a.ex, a.notAfter)
 	ref, err := a.app.Append(cs.ref, cs.lset, st, t, v, h, nil, storage.AOptions{Exemplars: a.ex})
 	a.ex = nil
 	// A partial error is about exemplars only (out of order, too many

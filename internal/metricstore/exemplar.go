@@ -115,6 +115,22 @@ func exemplarTime(ns uint64) int64 {
 	return ms
 }
 
+// withinTime drops, in place, the exemplars after notAfter (ms), as
+// Prometheus' OTLP endpoint does: a far-future exemplar would make every
+// later one of its series out of order.
+func withinTime(exs []exemplar.Exemplar, notAfter int64) []exemplar.Exemplar {
+	out := exs[:0]
+	for _, e := range exs {
+		if e.Ts <= notAfter {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // allZero reports whether an id is empty or all zero bytes.
 func allZero(id []byte) bool {
 	for _, c := range id {

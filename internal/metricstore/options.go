@@ -34,6 +34,8 @@ type config struct {
 	seriesCacheSize int
 	maxExemplars    int64
 	exemplars       bool // maxExemplars > 0
+	maxAhead        time.Duration
+	now             func() time.Time
 	logger          *slog.Logger
 	reg             prometheus.Registerer
 }
@@ -46,6 +48,8 @@ func defaultConfig() config {
 		scopeLabels:     true,
 		labelLimit:      128,
 		seriesCacheSize: 1 << 20,
+		maxAhead:        10 * time.Minute,
+		now:             time.Now,
 		logger:          slog.New(slog.DiscardHandler),
 	}
 }
@@ -161,8 +165,27 @@ func WithPromotedResourceAttributes(keys ...string) Option {
 // WithPromotedResourceAttributes.
 func WithPromoteAllResourceAttributes(ignore ...string) Option {
 	return func(c *config) error {
+		for _, k := range ignore {
+			if k == "" {
+				return fmt.Errorf("%w: empty ignored resource attribute", ErrOption)
+			}
+		}
 		c.promoteAll = true
 		c.promoted = append([]string(nil), ignore...)
+		return nil
+	}
+}
+
+// WithMaxTimeAhead sets how far past the current time a sample or
+// exemplar may be: later samples are refused (ReasonTooFarAhead), later
+// exemplars dropped. The default is Prometheus' 10 minutes; 0 accepts any
+// time.
+func WithMaxTimeAhead(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: max time ahead %v is negative", ErrOption, d)
+		}
+		c.maxAhead = d
 		return nil
 	}
 }

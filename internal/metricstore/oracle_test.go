@@ -217,7 +217,7 @@ func diffLines(t testing.TB, name string, got, want []string) {
 		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))
 }
 
-var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit(0), WithOutOfOrderWindow(1 << 62), WithMaxExemplars(100_000)}
+var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit(0), WithOutOfOrderWindow(1 << 62), WithMaxExemplars(100_000), WithMaxTimeAhead(0)}
 
 // TestOracle compares, sample by sample, what the Store appends with what
 // Prometheus' OTLP translator appends for the same request: label sets,

@@ -63,6 +63,7 @@ type appendState struct {
 	key, buf  []byte
 
 	minT, maxT uint64
+	notAfter   int64 // ms: later samples and exemplars are refused
 	seenTarget map[targetKey]struct{}
 
 	// Resource context; the labels are built on the first cache miss.

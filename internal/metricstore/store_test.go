@@ -267,6 +267,7 @@ func TestOptions(t *testing.T) {
 		WithBlockDuration(time.Second, 0), WithBlockDuration(2*time.Hour, time.Hour),
 		WithWALCompression("lz4"), WithLabelLimit(-1), WithSeriesCacheSize(0),
 		WithPromotedResourceAttributes(""), WithLogger(nil),
+		WithPromoteAllResourceAttributes(""), WithMaxExemplars(-1), WithMaxTimeAhead(-1),
 	} {
 		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrOption) {
 			t.Errorf("err %v, want ErrOption", err)
@@ -320,4 +321,69 @@ func seriesAndSamples(t *testing.T, s *Store) (series, samples int) {
 		}
 	}
 	return series, samples
+}
+
+// TestTimeAhead: a sample more than WithMaxTimeAhead past now is refused,
+// and an exemplar that far ahead is dropped alone, so that it cannot make
+// the later exemplars of its series out of order.
+func TestTimeAhead(t *testing.T) {
+	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	defer s.Close()
+	now := t0.Add(time.Hour)
+	s.cfg.now = func() time.Time { return now }
+
+	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, now.Add(time.Hour), 1))
+	if err != nil || res.Rejected != 1 || res.Reasons[ReasonTooFarAhead] != 1 {
+		t.Fatalf("point an hour ahead: %+v, %v", res, err)
+	}
+	if res, _ := s.AppendOTLP(context.Background(), gaugeRequest(t, now.Add(9*time.Minute), 1)); res.Accepted != 1 {
+		t.Fatalf("point 9 minutes ahead: %+v", res)
+	}
+
+	counter := func(at, exAt time.Time, exValue int64) []byte {
+		md := pmetric.NewMetrics()
+		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName("orders")
+		sum := m.SetEmptySum()
+		sum.SetIsMonotonic(true)
+		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		p := sum.DataPoints().AppendEmpty()
+		p.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		p.SetIntValue(10)
+		ex := p.Exemplars().AppendEmpty()
+		ex.SetTimestamp(pcommon.NewTimestampFromTime(exAt))
+		ex.SetIntValue(exValue)
+		ex.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, req := range [][]byte{
+		counter(now, now.Add(24*time.Hour), 1), // a wrong clock: dropped
+		counter(now.Add(time.Second), now, 2),  // must still be kept
+		counter(now.Add(2*time.Second), now.Add(time.Second), 3),
+	} {
+		if res, err := s.AppendOTLP(context.Background(), req); err != nil || res.Accepted != 1 {
+			t.Fatalf("request %d: %+v, %v", i, res, err)
+		}
+	}
+	eq, err := s.ExemplarQueryable().ExemplarQuerier(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eq.Select(math.MinInt64, math.MaxInt64, []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "__name__", "orders_total")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values []float64
+	for _, r := range got {
+		for _, e := range r.Exemplars {
+			values = append(values, e.Value)
+		}
+	}
+	if len(values) != 2 || values[0] != 2 || values[1] != 3 {
+		t.Fatalf("stored exemplar values %v, want [2 3]", values)
+	}
 }

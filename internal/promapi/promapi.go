@@ -236,16 +236,19 @@ func queryError(err error) *apiError {
 
 var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// respond writes a success envelope whose data is written by data.
+// respond writes a success envelope whose data is written by data; with
+// data nil the envelope has no data field.
 func (a *API) respond(w http.ResponseWriter, warnings annotations.Annotations, data func(*jsoniter.Stream)) {
 	s := jsonAPI.BorrowStream(nil)
 	defer jsonAPI.ReturnStream(s)
 	s.WriteObjectStart()
 	s.WriteObjectField("status")
 	s.WriteString("success")
-	s.WriteMore()
-	s.WriteObjectField("data")
-	data(s)
+	if data != nil { // Prometheus omits data that is nil
+		s.WriteMore()
+		s.WriteObjectField("data")
+		data(s)
+	}
 	if len(warnings) > 0 {
 		warns, infos := warnings.AsStrings("", 0, 0)
 		writeStrings := func(field string, list []string) {
@@ -777,12 +780,12 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 	}
 	expr, err := a.parser.ParseExpr(r.FormValue("query"))
 	if err != nil {
-		a.fail(w, badData("invalid parameter 'query': %v", err))
+		a.fail(w, badData("%v", err))
 		return
 	}
 	selectors := parser.ExtractSelectors(expr)
 	if len(selectors) == 0 {
-		a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteNil() })
+		a.respond(w, nil, nil)
 		return
 	}
 	eq, err := a.cfg.exemplars.ExemplarQuerier(r.Context())

@@ -347,7 +347,7 @@ func TestExemplars(t *testing.T) {
 	if code != 200 || body != want {
 		t.Errorf("raw response %d %s\nwant %s", code, body, want)
 	}
-	if code, body := get("query=1%2B1"); code != 200 || body != `{"status":"success","data":null}` {
+	if code, body := get("query=1%2B1"); code != 200 || body != `{"status":"success"}` {
 		t.Errorf("no selectors: %d %s", code, body)
 	}
 	if code, body := get("query=rate("); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {

@@ -224,7 +224,7 @@ func (g *metricsGen) numberPoint(mi, p, variant int) {
 		v = def.scale * rate(mi, p) * secs
 	default:
 		u := g.r.Float64()
-		if g.wobble != 0 {
+		if g.drift {
 			u = min(max(u+0.2*math.Sin(g.wobble+2*math.Pi*rate(mi, p)), 0), 1)
 		}
 		v = def.scale * (0.5 + u)

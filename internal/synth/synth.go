@@ -177,8 +177,9 @@ type gen struct {
 	now  uint64 // the request's base timestamp, Unix ns
 	base uint64 // the time of seed 0, Unix ns
 	perm []int  // scratch permutation for picking attributes
-	// wobble, set by Config.Repeat, is the phase by which gauge values
-	// drift from seed to seed; 0 leaves them as drawn.
+	// drift, set by Config.Repeat, makes gauge values drift from seed to
+	// seed, by the phase wobble.
+	drift  bool
 	wobble float64
 }
 
@@ -197,7 +198,7 @@ func newGen(cfg Config, stream uint64, p profile) gen {
 	}
 	g.now = g.base + uint64(cfg.Seed)%(366*24*3600)*1e9
 	if cfg.Repeat {
-		g.wobble = 2 * math.Pi * float64(cfg.Seed) / 60
+		g.drift, g.wobble = true, 2*math.Pi*float64(cfg.Seed)/60
 	}
 	return g
 }

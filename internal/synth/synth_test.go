@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -367,6 +368,14 @@ func TestRepeatMetrics(t *testing.T) {
 			}
 		}
 		return out
+	}
+	// Seed 0 drifts like every other: a gauge moves a little from seed to
+	// seed, never by the whole drift amplitude at once.
+	p0, p1 := points(0), points(1)
+	for i := range p0 {
+		if p0[i].gauge && math.Abs(p1[i].value-p0[i].value) > 0.1*math.Abs(p0[i].value)+1e-9 {
+			t.Fatalf("point %d (%s): %g at seed 0, %g at seed 1: a jump", i, p0[i].series, p0[i].value, p1[i].value)
+		}
 	}
 	a, b := points(10), points(25)
 	if len(a) == 0 || len(a) != len(b) {

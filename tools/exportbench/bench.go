@@ -128,7 +128,7 @@ func runPass(ctx context.Context, rp *receiverProc, f Format, ds *dataset, o pas
 	}
 	cold, err := rp.call("wait %d %d", ds.batches[0].points, ms)
 	if err != nil {
-		return p, fmt.Errorf("first batch: %w", err)
+		return p, fmt.Errorf("first batch: %w", withSendErr(err, s))
 	}
 	p.ColdTime = time.Since(t0)
 	p.ColdUp, p.ColdDown = cold.Up, cold.Down
@@ -143,7 +143,7 @@ func runPass(ctx context.Context, rp *receiverProc, f Format, ds *dataset, o pas
 	}
 	end, err := rp.call("wait %d %d", ds.points, ms)
 	if err != nil {
-		return p, err
+		return p, withSendErr(err, s)
 	}
 	p.SteadyTime = time.Since(t1)
 	runtime.ReadMemStats(&m1)
@@ -155,6 +155,15 @@ func runPass(ctx context.Context, rp *receiverProc, f Format, ds *dataset, o pas
 		return p, fmt.Errorf("shut down %s: %w", f.Name, err)
 	}
 	return p, nil
+}
+
+// withSendErr adds to a wait that failed the sender's own last error,
+// which says why the points did not arrive.
+func withSendErr(err error, s sender) error {
+	if serr := s.Err(); serr != nil {
+		return fmt.Errorf("%w (%w)", err, serr)
+	}
+	return err
 }
 
 // Result is what exportbench reports for a format: byte counts are means

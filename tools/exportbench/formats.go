@@ -22,6 +22,9 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/exporter/otlpexporter"
 	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // transport is how a format reaches its receiver.
@@ -88,10 +91,12 @@ func parseFormats(list string) ([]Format, error) {
 }
 
 // sender exports one batch at a time; Send returns once the batch is
-// queued (or, for a synchronous sender, sent).
+// queued (or, for a synchronous sender, sent). Err reports an export that
+// failed after Send returned.
 type sender interface {
 	Send(ctx context.Context, b *batch) error
 	Shutdown(ctx context.Context) error
+	Err() error
 }
 
 // queueConfig is the sending queue every exporter gets: consumers
@@ -152,24 +157,48 @@ func newSender(ctx context.Context, f Format, ep endpoints, consumers, batches i
 			return nil, fmt.Errorf("configure %s: %w", f.Name, err)
 		}
 	}
-	exp, err := fac.CreateMetrics(ctx, exportertest.NewNopSettings(fac.Type()), cfg)
+	// The exporter's error log is kept: with the queue in front, a failed
+	// export shows up only there.
+	core, logs := observer.New(zapcore.ErrorLevel)
+	set := exportertest.NewNopSettings(fac.Type())
+	set.Logger = zap.New(core)
+	exp, err := fac.CreateMetrics(ctx, set, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create %s exporter: %w", f.Name, err)
 	}
 	if err := exp.Start(ctx, componenttest.NewNopHost()); err != nil {
 		return nil, fmt.Errorf("start %s exporter: %w", f.Name, err)
 	}
-	return collectorSender{exp}, nil
+	return collectorSender{exp, logs}, nil
 }
 
 // collectorSender sends through a Collector exporter.
-type collectorSender struct{ exp exporter.Metrics }
+type collectorSender struct {
+	exp  exporter.Metrics
+	logs *observer.ObservedLogs
+}
 
 func (s collectorSender) Send(ctx context.Context, b *batch) error {
 	return s.exp.ConsumeMetrics(ctx, b.md)
 }
 
 func (s collectorSender) Shutdown(ctx context.Context) error { return s.exp.Shutdown(ctx) }
+
+// Err returns the last error the exporter logged, if any.
+func (s collectorSender) Err() error {
+	all := s.logs.All()
+	if len(all) == 0 {
+		return nil
+	}
+	last := all[len(all)-1]
+	msg := last.Message
+	for k, v := range last.ContextMap() {
+		if k == "error" {
+			msg += ": " + fmt.Sprint(v)
+		}
+	}
+	return fmt.Errorf("%d exporter errors logged, the last: %s", len(all), msg)
+}
 
 // relay is what wirehouse does when it forwards: the request's original
 // bytes, never unmarshalled or marshalled again, POSTed over OTLP/HTTP by
@@ -264,6 +293,13 @@ func (r *relay) post(payload []byte) error {
 		return fmt.Errorf("relay post: %s", resp.Status)
 	}
 	return nil
+}
+
+// Err returns the last failed post, if any.
+func (r *relay) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 func (r *relay) Shutdown(context.Context) error {

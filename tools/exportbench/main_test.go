@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -346,6 +347,41 @@ func TestEmptyNumberPoint(t *testing.T) {
 		}
 		if r.Err != "" || !r.Intact {
 			t.Errorf("%s: error %q, lost %q", f.Name, r.Err, r.Lost)
+		}
+	}
+}
+
+// TestSendErrorsSurface: an export that fails behind the queue is reported
+// by the sender's Err, which a pass adds to its timeout, for Collector
+// exporters and for the relay.
+func TestSendErrorsSurface(t *testing.T) {
+	ds, _ := setup(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close() // nothing listens here now
+	ep := endpoints{OTLPGRPC: dead, OTLPHTTP: dead, STEF: dead}
+	for _, name := range []string{"otlp-http-proto", "relay-http"} {
+		fs, err := parseFormats(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newSender(context.Background(), fs[0], ep, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(context.Background(), ds.batches[0]); err != nil {
+			t.Fatal(err)
+		}
+		var got error
+		for deadline := time.Now().Add(20 * time.Second); got == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got = s.Err()
+		}
+		s.Shutdown(context.Background())
+		if got == nil || !strings.Contains(withSendErr(errors.New("timed out"), s).Error(), "timed out (") {
+			t.Errorf("%s: export to a closed port: Err %v", name, got)
 		}
 	}
 }
