@@ -198,7 +198,7 @@ type Result struct {
 func measure(ctx context.Context, rp *receiverProc, f Format, ds *dataset, o passOptions, iterations int, progress io.Writer) Result {
 	r := Result{Format: f.Name, Batches: len(ds.batches), Points: ds.points, RawBytes: ds.raw}
 	if f.transport == stef && ds.emptyNumbers > 0 {
-		r.Err = fmt.Sprintf("not run: the dataset has %d number data points without a value, on which stef v0.0.9 panics (splunk/stef#370)", ds.emptyNumbers)
+		r.Err = fmt.Sprintf("not run: the dataset has %d number data points with neither a value nor the no-recorded-value flag, on which stef v0.0.9 panics (splunk/stef#370)", ds.emptyNumbers)
 		return r
 	}
 	vp, err := runPass(ctx, rp, f, ds, o, true)

@@ -21,7 +21,7 @@ func BenchmarkExport(b *testing.B) {
 	for _, f := range Formats {
 		b.Run("format="+f.Name, func(b *testing.B) {
 			if f.transport == stef && ds.emptyNumbers > 0 {
-				b.Skipf("the dataset has %d number data points without a value, on which stef v0.0.9 panics (splunk/stef#370)", ds.emptyNumbers)
+				b.Skipf("the dataset has %d number data points with neither a value nor the no-recorded-value flag, on which stef v0.0.9 panics (splunk/stef#370)", ds.emptyNumbers)
 			}
 			o := passOptions{Consumers: 10, Timeout: defaultTimeout}
 			var up, recvAllocs, nsPerPoint float64

@@ -32,9 +32,10 @@ type dataset struct {
 	points  int64
 	raw     int64  // bytes of protobuf, all batches
 	digest  Digest // of every point, the expected sink digest
-	// emptyNumbers counts number data points without a value, on which
-	// stef v0.0.9 panics (splunk/stef#370) inside the exporter's queue,
-	// where no caller can recover.
+	// emptyNumbers counts number data points without a value and without
+	// the no-recorded-value flag, on which stef v0.0.9 panics
+	// (splunk/stef#370) inside the exporter's queue, where no caller can
+	// recover. Flagged ones it encodes as having no value.
 	emptyNumbers int64
 }
 
@@ -51,12 +52,13 @@ func newDataset(name string, batches []*batch) *dataset {
 	return ds
 }
 
-// emptyNumbers counts the number data points of md without a value.
+// emptyNumbers counts the number data points of md without a value and
+// without the no-recorded-value flag.
 func emptyNumbers(md pmetric.Metrics) int64 {
 	var n int64
 	count := func(dps pmetric.NumberDataPointSlice) {
 		for i := range dps.Len() {
-			if dps.At(i).ValueType() == pmetric.NumberDataPointValueTypeEmpty {
+			if p := dps.At(i); p.ValueType() == pmetric.NumberDataPointValueTypeEmpty && !p.Flags().NoRecordedValue() {
 				n++
 			}
 		}

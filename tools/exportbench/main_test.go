@@ -312,41 +312,47 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// TestEmptyNumberPoint: a number data point without a value reaches the
-// receiver intact over OTLP, and the STEF formats, whose encoder panics on
-// it, are reported as not run instead of taking the process down.
+// TestEmptyNumberPoint: number data points without a value reach the
+// receiver intact over OTLP, and over STEF when they carry the
+// no-recorded-value flag (a staleness marker); STEF's encoder panics on
+// unflagged ones, so then the STEF formats are reported as not run instead
+// of taking the process down.
 func TestEmptyNumberPoint(t *testing.T) {
 	_, rp := setup(t)
-	var batches []*batch
-	for i := range 2 {
-		md := pmetric.NewMetrics()
-		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-		m.SetName("up")
-		dps := m.SetEmptyGauge().DataPoints()
-		empty := dps.AppendEmpty()
-		empty.SetTimestamp(pcommon.Timestamp(1e18 + i))
-		empty.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
-		dps.AppendEmpty().SetDoubleValue(1)
-		raw, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
-		if err != nil {
-			t.Fatal(err)
-		}
-		batches = append(batches, &batch{raw: raw, md: md, points: 2})
-	}
-	ds := newDataset("empty", batches)
-	if ds.emptyNumbers != 2 {
-		t.Fatalf("counted %d empty number points, want 2", ds.emptyNumbers)
-	}
-	for _, f := range Formats {
-		r := measure(context.Background(), rp, f, ds, passOptions{Consumers: 2, Timeout: 30 * time.Second}, 1, io.Discard)
-		if f.transport == stef {
-			if !strings.Contains(r.Err, "splunk/stef#370") {
-				t.Errorf("%s: error %q, want the stef#370 refusal", f.Name, r.Err)
+	for _, flagged := range []bool{true, false} {
+		var batches []*batch
+		for i := range 2 {
+			md := pmetric.NewMetrics()
+			m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+			m.SetName("up")
+			dps := m.SetEmptyGauge().DataPoints()
+			empty := dps.AppendEmpty()
+			empty.SetTimestamp(pcommon.Timestamp(1e18 + i))
+			if flagged {
+				empty.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 			}
-			continue
+			dps.AppendEmpty().SetDoubleValue(1)
+			raw, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			batches = append(batches, &batch{raw: raw, md: md, points: 2})
 		}
-		if r.Err != "" || !r.Intact {
-			t.Errorf("%s: error %q, lost %q", f.Name, r.Err, r.Lost)
+		ds := newDataset("empty", batches)
+		if want := map[bool]int64{true: 0, false: 2}[flagged]; ds.emptyNumbers != want {
+			t.Fatalf("flagged %v: counted %d unflagged empty number points, want %d", flagged, ds.emptyNumbers, want)
+		}
+		for _, f := range Formats {
+			r := measure(context.Background(), rp, f, ds, passOptions{Consumers: 2, Timeout: 30 * time.Second}, 1, io.Discard)
+			if f.transport == stef && !flagged {
+				if !strings.Contains(r.Err, "splunk/stef#370") {
+					t.Errorf("%s, unflagged: error %q, want the stef#370 refusal", f.Name, r.Err)
+				}
+				continue
+			}
+			if r.Err != "" || !r.Intact {
+				t.Errorf("%s, flagged %v: error %q, lost %q", f.Name, flagged, r.Err, r.Lost)
+			}
 		}
 	}
 }
