@@ -3,7 +3,9 @@
 # wirehouse serve, Prometheus' OTLP receiver and VictoriaMetrics, each
 # measured in data points accepted per second of the server's own CPU
 # time (user+system from /proc/<pid>/stat, read by `wirehouse load
-# --server-pid` before the run and 2 s after the last response).
+# --server-pid` at the first request and 6 s after the last response, so
+# that deferred work counts: VictoriaMetrics makes new samples searchable
+# only at its 5 s in-memory flush).
 #
 # Payloads (synth.SeriesRequest): 2,000 series, 100 points per request,
 # one point per series per second:
@@ -80,7 +82,7 @@ run() {
 	# --verify checks number points; histograms are counted, not verified.
 	[ "$payload" != histogram ] && verify=(--verify --query-endpoint "$q")
 	out=$("$bin/wirehouse" load --signal metrics --transport http --endpoint "$ep" --payload "$payload" \
-		--series 2000 --batch 100 --count "$requests" --concurrency 2 --server-pid "$pid" --csv --quiet "${verify[@]}" 2>&1) || true
+		--series 2000 --batch 100 --count "$requests" --concurrency 2 --server-pid "$pid" --server-settle 6s --csv --quiet "${verify[@]}" 2>&1) || true
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
 	rm -rf "$dir"
