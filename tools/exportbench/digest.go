@@ -26,6 +26,9 @@ import (
 //     summary count, sum and quantiles);
 //   - Exemplars: each exemplar's series, time, value, ids and filtered
 //     attributes.
+//
+// Schema URLs, dropped-attribute counts and metric metadata are not
+// covered: a format that loses them still counts as intact.
 type Digest struct {
 	Points    int64  `json:"points"`
 	Series    uint64 `json:"series"`
