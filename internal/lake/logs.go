@@ -81,55 +81,16 @@ func (r *LogRows) truncate(n, ncols int) {
 }
 
 func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
-	var (
-		rf otlpwire.ResourceFields
-		sf otlpwire.ScopeFields
-		lf otlpwire.LogRecordFields
-	)
-	for rl, err := range req.ResourceLogs() {
-		if err != nil {
-			return err
-		}
-		res, err := rl.Resource()
-		if err != nil {
-			return err
-		}
-		if err := res.Read(&rf); err != nil {
-			return err
-		}
-		svc, err := r.stageResource(rf.Attributes)
-		if err != nil {
-			return err
-		}
-		for sl, err := range rl.ScopeLogs() {
-			if err != nil {
+	var lf otlpwire.LogRecordFields
+	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceLogs(),
+		otlpwire.ResourceLogs.Resource, otlpwire.ResourceLogs.ScopeLogs,
+		otlpwire.ScopeLogs.Scope, otlpwire.ScopeLogs.LogRecords,
+		func(lr otlpwire.LogRecord, svc, name, version Ref) error {
+			if err := lr.Read(&lf); err != nil {
 				return err
 			}
-			sc, err := sl.Scope()
-			if err != nil {
-				return err
-			}
-			if err := sc.Read(&sf); err != nil {
-				return err
-			}
-			if err := r.stageScope(sf.Attributes); err != nil {
-				return err
-			}
-			name, version := r.ScopeName.store(sf.Name), r.ScopeVersion.store(sf.Version)
-			for lr, err := range sl.LogRecords() {
-				if err != nil {
-					return err
-				}
-				if err := lr.Read(&lf); err != nil {
-					return err
-				}
-				if err := r.appendRecord(&lf, svc, name, version); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+			return r.appendRecord(&lf, svc, name, version)
+		})
 }
 
 func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scopeVersion Ref) error {

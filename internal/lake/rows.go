@@ -1,6 +1,10 @@
 package lake
 
-import "github.com/wirehouse/wirehouse/otlpwire"
+import (
+	"iter"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
 
 // attrRows is the part of a batch that both signals share: the dynamic
 // columns, the staged resource and scope values of the resource and scope
@@ -111,4 +115,61 @@ func keySlot(k []byte) uint8 {
 		return 0
 	}
 	return uint8(n*31 + int(k[0])*7 + int(k[n/2])*3 + int(k[n-1]))
+}
+
+// appendRequest walks the resource and scope containers of a logs or
+// traces request: it stages each resource's and scope's attributes, stores
+// the scope's name and version in names and versions, and calls record for
+// each record of the scope with the refs of its service name, scope name
+// and scope version. The accessors are the signal's container methods.
+func appendRequest[RC, SC, Rec any](r *attrRows, names, versions *Strings,
+	resources iter.Seq2[RC, error], resource func(RC) (otlpwire.Resource, error),
+	scopes func(RC) iter.Seq2[SC, error], scope func(SC) (otlpwire.Scope, error),
+	records func(SC) iter.Seq2[Rec, error], record func(rec Rec, svc, name, version Ref) error,
+) error {
+	var (
+		rf otlpwire.ResourceFields
+		sf otlpwire.ScopeFields
+	)
+	for rc, err := range resources {
+		if err != nil {
+			return err
+		}
+		res, err := resource(rc)
+		if err != nil {
+			return err
+		}
+		if err := res.Read(&rf); err != nil {
+			return err
+		}
+		svc, err := r.stageResource(rf.Attributes)
+		if err != nil {
+			return err
+		}
+		for sc, err := range scopes(rc) {
+			if err != nil {
+				return err
+			}
+			s, err := scope(sc)
+			if err != nil {
+				return err
+			}
+			if err := s.Read(&sf); err != nil {
+				return err
+			}
+			if err := r.stageScope(sf.Attributes); err != nil {
+				return err
+			}
+			name, version := names.store(sf.Name), versions.store(sf.Version)
+			for rec, err := range records(sc) {
+				if err != nil {
+					return err
+				}
+				if err := record(rec, svc, name, version); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -67,55 +67,16 @@ func (r *SpanRows) AppendTraces(req []byte) error {
 }
 
 func (r *SpanRows) appendTraces(req otlpwire.TracesRequest) error {
-	var (
-		rf otlpwire.ResourceFields
-		sf otlpwire.ScopeFields
-		f  otlpwire.SpanFields
-	)
-	for rs, err := range req.ResourceSpans() {
-		if err != nil {
-			return err
-		}
-		res, err := rs.Resource()
-		if err != nil {
-			return err
-		}
-		if err := res.Read(&rf); err != nil {
-			return err
-		}
-		svc, err := r.stageResource(rf.Attributes)
-		if err != nil {
-			return err
-		}
-		for ss, err := range rs.ScopeSpans() {
-			if err != nil {
+	var f otlpwire.SpanFields
+	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceSpans(),
+		otlpwire.ResourceSpans.Resource, otlpwire.ResourceSpans.ScopeSpans,
+		otlpwire.ScopeSpans.Scope, otlpwire.ScopeSpans.Spans,
+		func(sp otlpwire.Span, svc, name, version Ref) error {
+			if err := sp.Read(&f); err != nil {
 				return err
 			}
-			sc, err := ss.Scope()
-			if err != nil {
-				return err
-			}
-			if err := sc.Read(&sf); err != nil {
-				return err
-			}
-			if err := r.stageScope(sf.Attributes); err != nil {
-				return err
-			}
-			name, version := r.ScopeName.store(sf.Name), r.ScopeVersion.store(sf.Version)
-			for sp, err := range ss.Spans() {
-				if err != nil {
-					return err
-				}
-				if err := sp.Read(&f); err != nil {
-					return err
-				}
-				if err := r.appendSpan(&f, svc, name, version); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+			return r.appendSpan(&f, svc, name, version)
+		})
 }
 
 func (r *SpanRows) appendSpan(f *otlpwire.SpanFields, svc, scopeName, scopeVersion Ref) error {
