@@ -181,14 +181,23 @@ func (a *appendState) seeTime(t uint64) {
 	a.maxT = max(a.maxT, t)
 }
 
+// admit records a point's time and reports whether its metric takes
+// points; if not, the point is counted as rejected for the metric's reason.
+func (a *appendState) admit(t uint64) bool {
+	a.seeTime(t)
+	if a.metricReject != "" {
+		a.reject(a.metricReject)
+		return false
+	}
+	return true
+}
+
 func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 	f := &a.np
 	if err := p.Read(f); err != nil {
 		return err
 	}
-	a.seeTime(f.Time)
-	if a.metricReject != "" {
-		a.reject(a.metricReject)
+	if !a.admit(f.Time) {
 		return nil
 	}
 	e, err := a.entry(kindNumber, f.Attributes, nil)
@@ -220,9 +229,7 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 	if err := p.Read(f); err != nil {
 		return err
 	}
-	a.seeTime(f.Time)
-	if a.metricReject != "" {
-		a.reject(a.metricReject)
+	if !a.admit(f.Time) {
 		return nil
 	}
 	var err error
@@ -279,9 +286,7 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 	if err := p.Read(f); err != nil {
 		return err
 	}
-	a.seeTime(f.Time)
-	if a.metricReject != "" {
-		a.reject(a.metricReject)
+	if !a.admit(f.Time) {
 		return nil
 	}
 	a.quantiles = a.quantiles[:0]
@@ -318,9 +323,7 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 	if err := p.Read(f); err != nil {
 		return err
 	}
-	a.seeTime(f.Time)
-	if a.metricReject != "" {
-		a.reject(a.metricReject)
+	if !a.admit(f.Time) {
 		return nil
 	}
 	h, err := a.nativeHistogram(f)
