@@ -35,6 +35,7 @@ import (
 
 	jsoniter "github.com/json-iterator/go"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -257,14 +258,9 @@ func (a *API) respond(w http.ResponseWriter, warnings annotations.Annotations, d
 			}
 			s.WriteMore()
 			s.WriteObjectField(field)
-			s.WriteArrayStart()
-			for i, x := range list {
-				if i > 0 {
-					s.WriteMore()
-				}
+			writeArray(s, list, func(x string) {
 				s.WriteString(x)
-			}
-			s.WriteArrayEnd()
+			})
 		}
 		writeStrings("warnings", warns)
 		writeStrings("infos", infos)
@@ -478,11 +474,7 @@ func writeValue(s *jsoniter.Stream, v parser.Value) {
 		s.WriteString(v.V)
 		s.WriteArrayEnd()
 	case promql.Vector:
-		s.WriteArrayStart()
-		for i, smp := range v {
-			if i > 0 {
-				s.WriteMore()
-			}
+		writeArray(s, v, func(smp promql.Sample) {
 			s.WriteObjectStart()
 			s.WriteObjectField("metric")
 			writeLabels(s, smp.Metric)
@@ -495,44 +487,28 @@ func writeValue(s *jsoniter.Stream, v parser.Value) {
 				writePoint(s, smp.T, smp.F)
 			}
 			s.WriteObjectEnd()
-		}
-		s.WriteArrayEnd()
+		})
 	case promql.Matrix:
-		s.WriteArrayStart()
-		for i, series := range v {
-			if i > 0 {
-				s.WriteMore()
-			}
+		writeArray(s, v, func(series promql.Series) {
 			s.WriteObjectStart()
 			s.WriteObjectField("metric")
 			writeLabels(s, series.Metric)
 			if len(series.Floats) > 0 {
 				s.WriteMore()
 				s.WriteObjectField("values")
-				s.WriteArrayStart()
-				for j, p := range series.Floats {
-					if j > 0 {
-						s.WriteMore()
-					}
+				writeArray(s, series.Floats, func(p promql.FPoint) {
 					writePoint(s, p.T, p.F)
-				}
-				s.WriteArrayEnd()
+				})
 			}
 			if len(series.Histograms) > 0 {
 				s.WriteMore()
 				s.WriteObjectField("histograms")
-				s.WriteArrayStart()
-				for j, p := range series.Histograms {
-					if j > 0 {
-						s.WriteMore()
-					}
+				writeArray(s, series.Histograms, func(p promql.HPoint) {
 					writeHistPoint(s, p)
-				}
-				s.WriteArrayEnd()
+				})
 			}
 			s.WriteObjectEnd()
-		}
-		s.WriteArrayEnd()
+		})
 	default:
 		s.WriteNil()
 	}
@@ -673,14 +649,9 @@ func (a *API) series(w http.ResponseWriter, r *http.Request) {
 	}
 	warnings.Merge(merged.Warnings())
 	a.respond(w, warnings, func(s *jsoniter.Stream) {
-		s.WriteArrayStart()
-		for i, ls := range found {
-			if i > 0 {
-				s.WriteMore()
-			}
+		writeArray(s, found, func(ls labels.Labels) {
 			writeLabels(s, ls)
-		}
-		s.WriteArrayEnd()
+		})
 	})
 }
 
@@ -717,14 +688,9 @@ func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage
 		warnings = warnings.Add(errors.New("results truncated due to limit"))
 	}
 	a.respond(w, warnings, func(s *jsoniter.Stream) {
-		s.WriteArrayStart()
-		for i, v := range out {
-			if i > 0 {
-				s.WriteMore()
-			}
+		writeArray(s, out, func(v string) {
 			s.WriteString(v)
-		}
-		s.WriteArrayEnd()
+		})
 	})
 }
 
@@ -799,21 +765,13 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.respond(w, nil, func(s *jsoniter.Stream) {
-		s.WriteArrayStart()
-		for i, r := range res {
-			if i > 0 {
-				s.WriteMore()
-			}
+		writeArray(s, res, func(r exemplar.QueryResult) {
 			s.WriteObjectStart()
 			s.WriteObjectField("seriesLabels")
 			writeLabels(s, r.SeriesLabels)
 			s.WriteMore()
 			s.WriteObjectField("exemplars")
-			s.WriteArrayStart()
-			for j, ex := range r.Exemplars {
-				if j > 0 {
-					s.WriteMore()
-				}
+			writeArray(s, r.Exemplars, func(ex exemplar.Exemplar) {
 				s.WriteObjectStart()
 				s.WriteObjectField("labels")
 				writeLabels(s, ex.Labels)
@@ -824,10 +782,20 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 				s.WriteObjectField("timestamp")
 				jsonutil.MarshalTimestamp(ex.Ts, s)
 				s.WriteObjectEnd()
-			}
-			s.WriteArrayEnd()
+			})
 			s.WriteObjectEnd()
-		}
-		s.WriteArrayEnd()
+		})
 	})
+}
+
+// writeArray writes xs as a JSON array, each element by each.
+func writeArray[T any](s *jsoniter.Stream, xs []T, each func(T)) {
+	s.WriteArrayStart()
+	for i, x := range xs {
+		if i > 0 {
+			s.WriteMore()
+		}
+		each(x)
+	}
+	s.WriteArrayEnd()
 }
