@@ -25,8 +25,30 @@ const (
 )
 
 // header returns the last resource or scope message of a container.
-func header(msg []byte, name string) ([]byte, error) {
-	return last(msg, fieldHeader, name)
+// Earlier occurrences (protobuf merges them; no SDK writes them) are checked
+// with check, as Validate checks every occurrence, so that a consumer that
+// reads only the header it uses still refuses what Validate refuses.
+func header(msg []byte, name string, check func([]byte) error) ([]byte, error) {
+	out, n, err := lastCount(msg, fieldHeader, name)
+	if err != nil || n < 2 {
+		return out, err
+	}
+	idx := 0
+	var inner error
+	err = repeated(msg, fieldHeader, name, func(h []byte, base int) bool {
+		if idx++; idx == n {
+			return false // the last one is the caller's to read
+		}
+		if e := check(h); e != nil {
+			inner = within(e, name, -1, base)
+			return false
+		}
+		return true
+	})
+	if inner != nil {
+		return nil, inner
+	}
+	return out, err
 }
 
 // schemaURL returns the container's schema_url.

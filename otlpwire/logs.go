@@ -41,8 +41,9 @@ var logLevels = []string{"resource_logs", "scope_logs", "log_records"}
 //	}
 type ResourceLogs []byte
 
-// Resource returns the resource (the last one, if repeated); empty if absent.
-func (rl ResourceLogs) Resource() (Resource, error) { return header(rl, "resource") }
+// Resource returns the resource (the last one, if repeated: the earlier ones
+// are validated, as Validate would); empty if absent.
+func (rl ResourceLogs) Resource() (Resource, error) { return header(rl, "resource", validateResource) }
 
 // SchemaURL returns schema_url.
 func (rl ResourceLogs) SchemaURL() ([]byte, error) { return schemaURL(rl) }
@@ -74,8 +75,9 @@ func (rl ResourceLogs) WriteTo(w io.Writer) (int64, error) { return writeRequest
 //	}
 type ScopeLogs []byte
 
-// Scope returns the instrumentation scope; empty if absent.
-func (sl ScopeLogs) Scope() (Scope, error) { return header(sl, "scope") }
+// Scope returns the instrumentation scope (the last one, if repeated: the
+// earlier ones are validated, as Validate would); empty if absent.
+func (sl ScopeLogs) Scope() (Scope, error) { return header(sl, "scope", validateScope) }
 
 // SchemaURL returns schema_url.
 func (sl ScopeLogs) SchemaURL() ([]byte, error) { return schemaURL(sl) }

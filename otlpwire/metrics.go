@@ -51,8 +51,11 @@ func metricDataPoints(m []byte) (int, error) { return Metric(m).DataPointCount()
 //	}
 type ResourceMetrics []byte
 
-// Resource returns the resource (the last one, if repeated); empty if absent.
-func (rm ResourceMetrics) Resource() (Resource, error) { return header(rm, "resource") }
+// Resource returns the resource (the last one, if repeated: the earlier ones
+// are validated, as Validate would); empty if absent.
+func (rm ResourceMetrics) Resource() (Resource, error) {
+	return header(rm, "resource", validateResource)
+}
 
 // SchemaURL returns schema_url.
 func (rm ResourceMetrics) SchemaURL() ([]byte, error) { return schemaURL(rm) }
@@ -89,8 +92,9 @@ func (rm ResourceMetrics) WriteTo(w io.Writer) (int64, error) { return writeRequ
 //	}
 type ScopeMetrics []byte
 
-// Scope returns the instrumentation scope; empty if absent.
-func (sm ScopeMetrics) Scope() (Scope, error) { return header(sm, "scope") }
+// Scope returns the instrumentation scope (the last one, if repeated: the
+// earlier ones are validated, as Validate would); empty if absent.
+func (sm ScopeMetrics) Scope() (Scope, error) { return header(sm, "scope", validateScope) }
 
 // SchemaURL returns schema_url.
 func (sm ScopeMetrics) SchemaURL() ([]byte, error) { return schemaURL(sm) }

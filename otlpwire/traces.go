@@ -41,8 +41,9 @@ var spanLevels = []string{"resource_spans", "scope_spans", "spans"}
 //	}
 type ResourceSpans []byte
 
-// Resource returns the resource (the last one, if repeated); empty if absent.
-func (rs ResourceSpans) Resource() (Resource, error) { return header(rs, "resource") }
+// Resource returns the resource (the last one, if repeated: the earlier ones
+// are validated, as Validate would); empty if absent.
+func (rs ResourceSpans) Resource() (Resource, error) { return header(rs, "resource", validateResource) }
 
 // SchemaURL returns schema_url.
 func (rs ResourceSpans) SchemaURL() ([]byte, error) { return schemaURL(rs) }
@@ -74,8 +75,9 @@ func (rs ResourceSpans) WriteTo(w io.Writer) (int64, error) { return writeReques
 //	}
 type ScopeSpans []byte
 
-// Scope returns the instrumentation scope; empty if absent.
-func (ss ScopeSpans) Scope() (Scope, error) { return header(ss, "scope") }
+// Scope returns the instrumentation scope (the last one, if repeated: the
+// earlier ones are validated, as Validate would); empty if absent.
+func (ss ScopeSpans) Scope() (Scope, error) { return header(ss, "scope", validateScope) }
 
 // SchemaURL returns schema_url.
 func (ss ScopeSpans) SchemaURL() ([]byte, error) { return schemaURL(ss) }

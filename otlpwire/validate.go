@@ -124,6 +124,28 @@ func validateScope(b []byte) error {
 	return validateAttrs(f.Attributes, 1)
 }
 
+// Validate checks the parts of a request a walk may skip, as the request's
+// Validate would: every pair and every nested value of the attributes, to
+// MaxAnyValueDepth. Offsets in the error are relative to Raw.
+//
+// A consumer that reads the records of a request itself can combine these
+// with its reads instead of calling the request's Validate first: Read
+// checks a record's own fields, Validate on its Attributes, Resource, Scope
+// and Exemplars the rest (see the request's Validate for the full list).
+func (a Attributes) Validate() error { return validateAttrs(a, 1) }
+
+// Validate checks the resource's fields and attributes, as the request's
+// Validate does for each resource.
+func (r Resource) Validate() error { return validateResource(r) }
+
+// Validate checks the scope's fields and attributes, as the request's
+// Validate does for each scope.
+func (s Scope) Validate() error { return validateScope(s) }
+
+// Validate checks the exemplar's fields and filtered attributes, as the
+// request's Validate does for each exemplar.
+func (e Exemplar) Validate() error { return validateExemplar(e) }
+
 // validateAttrs checks every pair and every nested value; depth is the
 // nesting depth of the pairs' values.
 func validateAttrs(a Attributes, depth int) error {
@@ -257,11 +279,13 @@ func validatePointCommon(attrs Attributes, exemplars List[Exemplar]) error {
 	if err := validateAttrs(attrs, 1); err != nil {
 		return err
 	}
-	return exemplars.each(func(e Exemplar) error {
-		var ef ExemplarFields
-		if err := e.Read(&ef); err != nil {
-			return err
-		}
-		return validateAttrs(ef.FilteredAttributes, 1)
-	})
+	return exemplars.each(validateExemplar)
+}
+
+func validateExemplar(e Exemplar) error {
+	var ef ExemplarFields
+	if err := e.Read(&ef); err != nil {
+		return err
+	}
+	return validateAttrs(ef.FilteredAttributes, 1)
 }

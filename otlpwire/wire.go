@@ -355,7 +355,14 @@ func count(msg []byte, num protowire.Number, name string) (int, error) {
 // field num in msg (protobuf's last-one-wins rule for singular fields), nil
 // if there is none.
 func last(msg []byte, num protowire.Number, name string) ([]byte, error) {
+	out, _, err := lastCount(msg, num, name)
+	return out, err
+}
+
+// lastCount is last that also counts the occurrences.
+func lastCount(msg []byte, num protowire.Number, name string) ([]byte, int, error) {
 	var out []byte
+	seen := 0
 	want := byte(num)<<3 | byte(wireBytes)
 	for i := 0; i < len(msg); {
 		// Fast path: step over other length-delimited fields (the records
@@ -376,16 +383,17 @@ func last(msg []byte, num protowire.Number, name string) ([]byte, error) {
 		n, typ, _, s, j, err := next(msg, i)
 		if n == num {
 			if err != nil {
-				return nil, within(err, name, -1, 0)
+				return nil, seen, within(err, name, -1, 0)
 			}
 			if typ != wireBytes {
-				return nil, newErr(ErrWireType, i, "for field "+name)
+				return nil, seen, newErr(ErrWireType, i, "for field "+name)
 			}
 			out = s
+			seen++
 		} else if err != nil {
-			return nil, err
+			return nil, seen, err
 		}
 		i = j
 	}
-	return out, nil
+	return out, seen, nil
 }

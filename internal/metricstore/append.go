@@ -52,6 +52,13 @@ const (
 // not an error. A malformed request, a cancelled ctx or a failed commit
 // return an error, and then nothing of the request is stored. req is not
 // retained.
+//
+// req need not have passed otlpwire's Validate: AppendOTLP checks all that
+// Validate checks as part of its walk, and refuses a malformed request
+// with an error wrapping Validate's *otlpwire.Error. The checks cost least
+// where the walk repeats itself: resources, scopes and point attributes
+// are validated the first time their exact bytes are seen and then known
+// by the series cache, as is everything derived from them.
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	a, _ := s.states.Get().(*appendState)
 	if a == nil {
@@ -72,7 +79,7 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	}
 	if err := a.request(ctx, otlpwire.MetricsRequest(req)); err != nil {
 		_ = a.app.Rollback()
-		return Result{}, err
+		return Result{}, refine(otlpwire.MetricsRequest(req), err)
 	}
 	if err := a.app.Commit(); err != nil {
 		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
@@ -100,7 +107,12 @@ func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 	if err != nil {
 		return err
 	}
-	a.setResource(r)
+	if _, err := rm.SchemaURL(); err != nil {
+		return err
+	}
+	if err := a.setResource(r); err != nil {
+		return err
+	}
 	a.minT, a.maxT = math.MaxUint64, 0
 	for sm, err := range rm.ScopeMetrics() {
 		if err != nil {
@@ -114,7 +126,9 @@ func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 		if err != nil {
 			return err
 		}
-		a.setScope(sc, url)
+		if err := a.setScope(sc, url); err != nil {
+			return err
+		}
 		for m, err := range sm.Metrics() {
 			if err != nil {
 				return err
@@ -133,6 +147,9 @@ func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 func (a *appendState) metric(m otlpwire.Metric) error {
 	mf := &a.mf
 	if err := m.Read(mf); err != nil {
+		return err
+	}
+	if err := mf.Metadata.Validate(); err != nil {
 		return err
 	}
 	a.setMetric()
@@ -197,6 +214,14 @@ func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 	if err := p.Read(f); err != nil {
 		return err
 	}
+	a.attrsChecked = false
+	if err := a.numberSamples(f); err != nil {
+		return err
+	}
+	return a.settle(f.Attributes, f.Exemplars)
+}
+
+func (a *appendState) numberSamples(f *otlpwire.NumberDataPointFields) error {
 	if !a.admit(f.Time) {
 		return nil
 	}
@@ -229,6 +254,14 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 	if err := p.Read(f); err != nil {
 		return err
 	}
+	a.attrsChecked = false
+	if err := a.histogramSamples(f); err != nil {
+		return err
+	}
+	return a.settle(f.Attributes, f.Exemplars)
+}
+
+func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) error {
 	if !a.admit(f.Time) {
 		return nil
 	}
@@ -286,9 +319,16 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 	if err := p.Read(f); err != nil {
 		return err
 	}
-	if !a.admit(f.Time) {
-		return nil
+	a.attrsChecked = false
+	if err := a.summarySamples(f); err != nil {
+		return err
 	}
+	return a.settle(f.Attributes, otlpwire.List[otlpwire.Exemplar]{})
+}
+
+// summarySamples reads the quantiles before admit: they are part of what
+// Validate checks, whether or not the point is stored.
+func (a *appendState) summarySamples(f *otlpwire.SummaryDataPointFields) error {
 	a.quantiles = a.quantiles[:0]
 	a.shape = a.shape[:0]
 	for q, err := range f.QuantileValues.All() {
@@ -301,6 +341,9 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 		}
 		a.quantiles = append(a.quantiles, v)
 		a.shape = binary.LittleEndian.AppendUint64(a.shape, math.Float64bits(quantile))
+	}
+	if !a.admit(f.Time) {
+		return nil
 	}
 	e, err := a.entry(kindSummary, f.Attributes, a.shape)
 	if err != nil || e == nil {
@@ -323,6 +366,21 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 	if err := p.Read(f); err != nil {
 		return err
 	}
+	// The bucket counts are packed varints, which Read does not walk.
+	if _, err := f.Positive.BucketCounts.Len(); err != nil {
+		return err
+	}
+	if _, err := f.Negative.BucketCounts.Len(); err != nil {
+		return err
+	}
+	a.attrsChecked = false
+	if err := a.expHistogramSamples(f); err != nil {
+		return err
+	}
+	return a.settle(f.Attributes, f.Exemplars)
+}
+
+func (a *appendState) expHistogramSamples(f *otlpwire.ExponentialHistogramDataPointFields) error {
 	if !a.admit(f.Time) {
 		return nil
 	}
@@ -346,6 +404,32 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), 0, h)
 	a.endPoint()
 	return nil
+}
+
+// settle finishes validating a point as otlpwire's Validate would: its
+// attributes unless entry saw them (a point rejected before the lookup),
+// and its exemplars, which the walk skips unless it stores them.
+func (a *appendState) settle(attrs otlpwire.Attributes, ex otlpwire.List[otlpwire.Exemplar]) error {
+	if !a.attrsChecked {
+		if err := attrs.Validate(); err != nil {
+			return err
+		}
+	}
+	return ex.Each(otlpwire.Exemplar.Validate)
+}
+
+// refine returns the error of a failed walk: for a malformed request,
+// Validate's, whose path locates the fault in the whole request (the walk's
+// own errors are relative to the part it was reading).
+func refine(req otlpwire.MetricsRequest, err error) error {
+	var we *otlpwire.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	if verr := req.Validate(); verr != nil {
+		err = verr
+	}
+	return fmt.Errorf("metricstore: invalid request: %w", err)
 }
 
 // targetInfo appends the target_info samples of the current resource, as

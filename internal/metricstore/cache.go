@@ -89,24 +89,31 @@ func (c *seriesCache) resetLocked() {
 	clear(c.scopes)
 }
 
-// intern returns the id of b in m, adding it if needed.
-func (c *seriesCache) intern(m map[string]uint32, b []byte) uint32 {
+// intern returns the id of b in m. A b not in m yet is added only if
+// check(arg) succeeds, so that an id stands for bytes that were checked:
+// a request repeating a resource or scope skips the check (see
+// AppendOTLP). check is a plain function so that the hit path does not
+// allocate a closure.
+func (c *seriesCache) intern(m map[string]uint32, b []byte, check func([]byte) error, arg []byte) (uint32, error) {
 	c.mu.RLock()
 	id, ok := m[string(b)]
 	c.mu.RUnlock()
 	if ok {
-		return id
+		return id, nil
+	}
+	if err := check(arg); err != nil {
+		return 0, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if id, ok := m[string(b)]; ok {
-		return id
+		return id, nil
 	}
 	// Ids are unique across resets: a key built before a reset can never
 	// match one built after it.
 	c.nextID++
 	m[string(b)] = c.nextID
-	return c.nextID
+	return c.nextID, nil
 }
 
 func (c *seriesCache) len() int {

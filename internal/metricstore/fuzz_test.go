@@ -2,6 +2,7 @@ package metricstore
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,10 +12,14 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// FuzzAppendOTLP checks that no input panics and that a request that fails
-// stores nothing.
+// FuzzAppendOTLP checks that no input panics, that a request that fails
+// stores nothing, and that AppendOTLP refuses as malformed exactly the
+// requests otlpwire's Validate refuses, with Validate's error. One store
+// serves many inputs, so its caches of validated resources, scopes and
+// attributes are exercised with mutations of bytes they already hold.
 func FuzzAppendOTLP(f *testing.F) {
 	for seed := range uint64(40) {
 		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
@@ -53,10 +58,21 @@ func FuzzAppendOTLP(f *testing.F) {
 			open(t)
 		}
 		before := countSamples(t, s)
-		if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+		verr := otlpwire.MetricsRequest(req).Validate()
+		_, err := s.AppendOTLP(context.Background(), req)
+		if err != nil {
 			if after := countSamples(t, s); after != before {
 				t.Fatalf("failed request stored %d samples: %v", after-before, err)
 			}
+		}
+		var we *otlpwire.Error
+		switch {
+		case verr == nil && errors.As(err, &we):
+			t.Fatalf("AppendOTLP refused a request Validate accepts: %v", err)
+		case verr != nil && !errors.As(err, &we):
+			t.Fatalf("AppendOTLP did not refuse a request Validate refuses (%v): err %v", verr, err)
+		case verr != nil && we.Error() != verr.Error():
+			t.Fatalf("AppendOTLP's error %q, Validate's %q", we, verr)
 		}
 	})
 }

@@ -97,10 +97,11 @@ type appendState struct {
 	exScratch           []byte   // an exemplar's label names and values
 	exPairs             [][3]int // offsets in exScratch: name, value, end
 
-	// The point being appended.
-	cur                *cacheEntry
-	fresh, refsChanged bool
-	curFailed          string
+	// The point being appended. attrsChecked: its attributes are known
+	// valid (entry looked them up); if not, settle checks them.
+	cur                              *cacheEntry
+	fresh, refsChanged, attrsChecked bool
+	curFailed                        string
 
 	lb    *labels.Builder
 	pairs []labelPair
@@ -140,19 +141,34 @@ func (a *appendState) reset() {
 	a.lb.Reset(labels.EmptyLabels())
 }
 
-func (a *appendState) setResource(r otlpwire.Resource) {
-	a.resource = r
-	a.resID = a.s.cache.intern(a.s.cache.resources, r)
+// setResource makes r the current resource, validating it the first time
+// its bytes are seen.
+func (a *appendState) setResource(r otlpwire.Resource) error {
+	id, err := a.s.cache.intern(a.s.cache.resources, r, validateResource, r)
+	if err != nil {
+		return err
+	}
+	a.resource, a.resID = r, id
 	a.resBuilt, a.resReject, a.job, a.inst, a.promoted = false, "", "", "", labels.EmptyLabels()
+	return nil
 }
 
-func (a *appendState) setScope(sc otlpwire.Scope, url []byte) {
-	a.scope, a.schemaURL = sc, url
+// setScope makes sc (with its container's schema URL) the current scope,
+// validating it the first time its bytes are seen.
+func (a *appendState) setScope(sc otlpwire.Scope, url []byte) error {
 	a.buf = binary.AppendUvarint(a.buf[:0], uint64(len(sc)))
 	a.buf = append(append(a.buf, sc...), url...)
-	a.scopeID = a.s.cache.intern(a.s.cache.scopes, a.buf)
+	id, err := a.s.cache.intern(a.s.cache.scopes, a.buf, validateScope, sc)
+	if err != nil {
+		return err
+	}
+	a.scope, a.schemaURL, a.scopeID = sc, url, id
 	a.scopeBuilt, a.scopeOn, a.scopeReject = false, false, ""
+	return nil
 }
+
+func validateResource(b []byte) error { return otlpwire.Resource(b).Validate() }
+func validateScope(b []byte) error    { return otlpwire.Scope(b).Validate() }
 
 func (a *appendState) setMetric() {
 	a.metricReject, a.nameBuilt, a.name, a.nameReject = "", false, "", ""
@@ -182,6 +198,7 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	a.key = k
 	e := a.s.cache.get(k)
 	a.fresh = false
+	a.attrsChecked = true // a hit on validated bytes, or build validates them
 	if e == nil || e.shape != string(shape) {
 		var err error
 		if e, err = a.build(kind, attrs, shape); err != nil {
@@ -229,7 +246,13 @@ func (a *appendState) targetEntry() (*cacheEntry, error) {
 
 // build translates one data point identity into its series labels, as
 // Prometheus' createAttributes and addLabels do.
+//
+// It validates attrs first: every entry stands for attribute bytes that
+// were checked, so a cache hit on them needs no check (see AppendOTLP).
 func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []byte) (*cacheEntry, error) {
+	if err := attrs.Validate(); err != nil {
+		return nil, err
+	}
 	e := &cacheEntry{shape: string(shape)}
 	if r, err := a.resourceCtx(); err != nil || r != "" {
 		e.reject = r

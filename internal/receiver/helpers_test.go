@@ -93,7 +93,13 @@ func testConfig() Config {
 func start(t *testing.T, cfg Config, opts ...Option) (*Receiver, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	sinks := Sinks{Metrics: []Sink{rec}, Logs: []Sink{rec}, Traces: []Sink{rec}}
+	return startWith(t, cfg, Sinks{Metrics: []Sink{rec}, Logs: []Sink{rec}, Traces: []Sink{rec}}, opts...), rec
+}
+
+// startWith runs a receiver with the given sinks and stops it at the end
+// of the test.
+func startWith(t *testing.T, cfg Config, sinks Sinks, opts ...Option) *Receiver {
+	t.Helper()
 	r, err := New(cfg, sinks, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +114,7 @@ func start(t *testing.T, cfg Config, opts ...Option) (*Receiver, *recorder) {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
-	return r, rec
+	return r
 }
 
 func httpURL(r *Receiver, sig Signal) string {

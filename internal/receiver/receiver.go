@@ -5,8 +5,9 @@
 // gRPC requests arrive through a codec that does not unmarshal (see
 // Codec); HTTP bodies are read into pooled buffers and decompressed under a
 // size limit; OTLP/JSON is transcoded to protobuf. Either way the bytes are
-// checked with otlpwire's Validate, counted, and handed to each Sink of the
-// signal. A request is acknowledged only after every sink accepted it.
+// checked with otlpwire's Validate (or by the signal's first sink, when it
+// is Validating), counted, and handed to each Sink of the signal. A request
+// is acknowledged only after every sink accepted it.
 //
 // Limits: a maximum body size checked before and after decompression, and a
 // maximum number of bytes held by requests in flight; past it requests are
@@ -27,6 +28,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Config sets the receiver's listeners and limits. Start from
@@ -253,20 +256,36 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 }
 
 // consume validates and counts body and hands it to the signal's sinks.
-// records is the record count once known (0 before).
+// When the first sink is Validating, it validates instead. records is the
+// record count once known (0 before).
 func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte) (out Outcome, records int, rerr *Error) {
 	info := &signals[sig]
-	if err := info.validate(body); err != nil {
-		return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+	sinks := r.sinks.of(sig)
+	selfChecked := len(sinks) > 0
+	if selfChecked {
+		_, selfChecked = sinks[0].(validating)
+	}
+	if !selfChecked {
+		if err := info.validate(body); err != nil {
+			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+		}
 	}
 	n, err := info.count(body)
-	if err != nil { // Validate walked the same structure, so this is a bug
+	if err != nil {
+		if selfChecked { // counting reads the containers, which Validate would have refused
+			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+		}
+		// Validate walked the same structure, so this is a bug.
 		return out, 0, refuse(KindInternal, "count %s: %w", info.name, err)
 	}
 	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n}
 	var msgs []string
-	for _, s := range r.sinks.of(sig) {
+	for i, s := range sinks {
 		o, err := s.Consume(ctx, &req)
+		var we *otlpwire.Error
+		if err != nil && i == 0 && selfChecked && errors.As(err, &we) {
+			return out, n, refuse(KindBadData, "invalid %s: %w", info.request, we)
+		}
 		if err != nil {
 			return out, n, classify(err)
 		}

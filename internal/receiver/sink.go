@@ -27,7 +27,8 @@ type Request struct {
 	Signal    Signal
 	Transport string // "grpc" or "http"
 	// Body is the decompressed Export*ServiceRequest in protobuf wire
-	// format, already checked by otlpwire's Validate. It is owned by the
+	// format, already checked by otlpwire's Validate, except for the first
+	// sink of a signal when that sink is Validating. It is owned by the
 	// receiver and reused after Consume returns: a sink that keeps any of
 	// it must copy it.
 	Body []byte
@@ -54,6 +55,17 @@ type Outcome struct {
 type Sink interface {
 	Consume(ctx context.Context, req *Request) (Outcome, error)
 }
+
+// Validating marks s as a sink that checks every request completely
+// itself, refusing exactly what otlpwire's Validate refuses, with an error
+// wrapping Validate's *otlpwire.Error, and keeping none of a refused
+// request. When the first sink of a signal is marked, the receiver does not
+// run Validate first, so the request is walked once instead of twice; the
+// sinks after it see only requests it accepted, which are valid. The
+// receiver answers such a refusal as it answers a failed Validate.
+func Validating(s Sink) Sink { return validating{s} }
+
+type validating struct{ Sink }
 
 // SinkFunc adapts a function to the Sink interface.
 type SinkFunc func(ctx context.Context, req *Request) (Outcome, error)

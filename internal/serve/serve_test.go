@@ -210,3 +210,65 @@ func TestServeExemplars(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMalformedMetrics: the metric store validates as it stores, in
+// place of the receiver; a request malformed deep inside a point is still
+// answered 400 with the path of the fault, stores nothing, is counted as
+// bad data, and the server goes on serving.
+func TestServeMalformedMetrics(t *testing.T) {
+	s, err := New(testConfig(t), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	a := s.Addrs()
+	post := func(body []byte) (int, string) {
+		t.Helper()
+		resp, err := client.Post("http://"+a.HTTP.String()+"/v1/metrics", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// A gauge point whose attribute value holds string_value as a varint,
+	// sent as protobuf.
+	bad := []byte{0x0a, 0x13, 0x12, 0x11, 0x12, 0x0f, 0x0a, 0x01, 'm', 0x2a, 0x0a, 0x0a, 0x08, 0x3a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 0x08}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTP.String()+"/v1/metrics", strings.NewReader(string(bad)))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "invalid ExportMetricsServiceRequest: resource_metrics[0].scope_metrics[0].metrics[0]") {
+		t.Fatalf("malformed metrics: status %d, body %q", resp.StatusCode, b)
+	}
+	good := `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"up_after_bad","gauge":{"dataPoints":[{"timeUnixNano":"` +
+		strconv.FormatInt(time.Now().UnixNano(), 10) + `","asDouble":1}]}}]}]}]}`
+	if code, body := post([]byte(good)); code != http.StatusOK {
+		t.Fatalf("valid metrics after the malformed request: %d %s", code, body)
+	}
+	admin := "http://" + a.Admin.String()
+	_, metrics := get(t, admin+"/metrics")
+	for _, want := range []string{
+		`wirehouse_receiver_requests_total{outcome="refused",reason="bad_data",signal="metrics",transport="http"} 1`,
+		`wirehouse_receiver_accepted_records_total{signal="metrics",transport="http"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if code, body := get(t, admin+"/api/v1/query?query=count(%7B__name__%3D~%22.%2B%22%7D)"); code != 200 || !strings.Contains(body, `"1"]`) {
+		t.Errorf("stored series: %d %s (want only up_after_bad)", code, body)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Server is a configured wirehouse serve process.
@@ -82,12 +83,23 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	}
 	ms := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
 		res, err := s.metrics.AppendOTLP(ctx, req.Body)
+		var we *otlpwire.Error
+		if errors.As(err, &we) {
+			return receiver.Outcome{}, err // malformed: the receiver answers 400
+		}
 		if err != nil {
 			return receiver.Outcome{}, fmt.Errorf("store metrics: %v: %w", err, receiver.ErrUnavailable)
 		}
 		return receiver.Outcome{Rejected: res.Rejected, Message: res.Message()}, nil
 	})
-	sinks := receiver.Sinks{Metrics: []receiver.Sink{sink, ms}, Logs: []receiver.Sink{sink, ls}, Traces: []receiver.Sink{sink, ls}}
+	// The store validates metrics as it walks them (see AppendOTLP), so it
+	// goes first and the receiver does not walk them twice; the counting
+	// sink then sees only requests the store accepted.
+	sinks := receiver.Sinks{
+		Metrics: []receiver.Sink{receiver.Validating(ms), sink},
+		Logs:    []receiver.Sink{sink, ls},
+		Traces:  []receiver.Sink{sink, ls},
+	}
 	for _, list := range [][]receiver.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
 		for _, sk := range list {
 			if c, ok := sk.(io.Closer); ok && !slices.Contains(s.closers, c) {

@@ -1,0 +1,70 @@
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// TestValidatingSink checks that a Validating first sink receives requests
+// the receiver did not validate, that its refusal of a malformed request is
+// answered as a failed Validate would be (400, the same message), and that
+// the sinks after it see only requests it accepted.
+func TestValidatingSink(t *testing.T) {
+	var first [][]byte
+	check := SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
+		first = append(first, bytes.Clone(req.Body))
+		if err := otlpwire.MetricsRequest(req.Body).Validate(); err != nil {
+			return Outcome{}, fmt.Errorf("store: %w", err)
+		}
+		return Outcome{}, nil
+	})
+	later := &recorder{}
+	r := startWith(t, testConfig(), Sinks{Metrics: []Sink{Validating(check), later}})
+	url := httpURL(r, SignalMetrics)
+
+	good := synth.Generate(synth.SignalMetrics, synth.Config{Seed: 3, Resources: 2, ScopesPerResource: 1, TotalRecords: 20})
+	// A point with a key-value whose value has the wrong wire type: the
+	// containers count cleanly, so only a full walk finds it.
+	bad := []byte{0x0a, 0x13, 0x12, 0x11, 0x12, 0x0f, 0x0a, 0x01, 'm', 0x2a, 0x0a, 0x0a, 0x08, 0x3a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 0x08}
+	want := otlpwire.MetricsRequest(bad).Validate()
+	if want == nil {
+		t.Fatal("test request is valid")
+	}
+	if n, err := otlpwire.MetricsRequest(bad).DataPointCount(); err != nil || n != 1 {
+		t.Fatalf("test request counts %d, %v; want 1 point counted cleanly", n, err)
+	}
+
+	status, _, _ := post(t, url, good, "Content-Type", "application/x-protobuf")
+	if status != http.StatusOK {
+		t.Fatalf("valid request: status %d", status)
+	}
+	status, _, resp := post(t, url, bad, "Content-Type", "application/x-protobuf")
+	if status != http.StatusBadRequest {
+		t.Fatalf("malformed request: status %d, want 400", status)
+	}
+	if msg, wantMsg := statusMessage(t, resp), "invalid ExportMetricsServiceRequest: "+want.Error(); msg != wantMsg {
+		t.Errorf("message %q, want %q", msg, wantMsg)
+	}
+	if len(first) != 2 || !bytes.Equal(first[1], bad) {
+		t.Errorf("the Validating sink got %d requests; want both, unvalidated", len(first))
+	}
+	if got := later.bodies(SignalMetrics); len(got) != 1 || !bytes.Equal(got[0], good) {
+		t.Errorf("the next sink got %d requests; want only the valid one", len(got))
+	}
+
+	// Garbage that does not even count is refused before any sink.
+	status, _, resp = post(t, url, []byte{0x0a, 0x05, 0x01}, "Content-Type", "application/x-protobuf")
+	if msg := statusMessage(t, resp); status != http.StatusBadRequest || !strings.HasPrefix(msg, "invalid ExportMetricsServiceRequest: ") {
+		t.Errorf("truncated request: status %d, message %q", status, msg)
+	}
+	if len(first) != 2 {
+		t.Errorf("the Validating sink got a request that does not count")
+	}
+}
