@@ -11,7 +11,9 @@ import (
 // skip against the request's Validate on the same damage: each refuses
 // with the same sentinel, and accepts the undamaged part.
 func TestPartValidate(t *testing.T) {
-	kv := func(num protowire.Number, k string, v []byte) []byte { return msg(num, cat(msg(1, []byte(k)), msg(2, v))) }
+	kv := func(num protowire.Number, k string, v []byte) []byte {
+		return msg(num, cat(msg(1, []byte(k)), msg(2, v)))
+	}
 	good := kv(1, "k", msg(1, []byte("v")))
 	deep := msg(1, []byte("x"))
 	for range MaxAnyValueDepth + 1 {
