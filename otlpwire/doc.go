@@ -74,7 +74,13 @@
 // and one of the sentinel errors (ErrTruncated, ErrWireType, ErrOverflow,
 // ErrGroup, ...) for errors.Is. Paths and offsets are relative to the value
 // the method was called on. Validate walks a whole request and reports the
-// first structural error. No length read from the input is used before it
+// first structural error. A consumer that walks the request itself can
+// instead validate as it goes: the Read methods check a record's own
+// fields, and Attributes, Resource, Scope and Exemplar have a Validate of
+// their own for what such a walk may skip. The walk must still reach every
+// record, and the packed varint fields Read does not walk (exponential
+// histogram buckets); test it against Validate, as the metric store's fuzz
+// target does. No length read from the input is used before it
 // is checked against the bytes that remain, and nothing is allocated in
 // proportion to it.
 package otlpwire
