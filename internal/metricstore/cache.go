@@ -13,11 +13,11 @@ import (
 // steady-state ingest of known series neither decodes attribute values into
 // strings nor builds, sorts or hashes labels.
 //
-// The key (see appendState.pointKey) is the exact bytes: interned ids of the
+// The key (see appendState.entry) is the exact bytes: interned ids of the
 // resource and scope messages, the metric's name, unit and kind, and the
-// point's attributes re-encoded in wire order; a 64-bit hash finds it and the
-// bytes are compared, so a hash collision costs a rebuild, never a wrong
-// series. Two encodings of the same attributes (another order) are two
+// point's attribute bytes as they are (Attributes.Raw); a 64-bit hash finds
+// it and the bytes are compared, so a hash collision costs a rebuild, never
+// a wrong series. Two encodings of the same attributes (another order) are two
 // entries for the same series.
 //
 // Entries are immutable once stored; a changed reference replaces the entry.
