@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -31,6 +32,37 @@ func testConfig(t *testing.T) Config {
 	return c
 }
 
+// startServer runs a server with cfg and shuts it down at the end of the
+// test.
+func startServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	s, err := New(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+// post sends body with the content type and returns the status and body.
+func post(t *testing.T, url, contentType string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := client.Post(url, contentType, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 
 func get(t *testing.T, url string) (int, string) {
@@ -47,18 +79,7 @@ func get(t *testing.T, url string) (int, string) {
 // TestServe runs the whole server: an OTLP/HTTP request is counted per
 // service on /metrics, health and readiness answer, and shutdown is clean.
 func TestServe(t *testing.T) {
-	s, err := New(testConfig(t), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Shutdown(); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	}()
+	s := startServer(t, testConfig(t))
 	a := s.Addrs()
 	if _, err := os.Stat(s.cfg.DataDir); err != nil {
 		t.Errorf("data dir not created: %v", err)
@@ -72,15 +93,8 @@ func TestServe(t *testing.T) {
 	}
 
 	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 37})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTP.String()+"/v1/traces", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("export: status %d", resp.StatusCode)
+	if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", body); code != 200 {
+		t.Fatalf("export: status %d %s", code, resp)
 	}
 	_, metrics := get(t, admin+"/metrics")
 	for _, want := range []string{
@@ -178,21 +192,9 @@ func TestServeExemplars(t *testing.T) {
 	for _, n := range []int64{100, 0} {
 		cfg := testConfig(t)
 		cfg.Metrics.MaxExemplars = n
-		s, err := New(cfg, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		a := s.Addrs()
-		resp, err := client.Post("http://"+a.HTTP.String()+"/v1/metrics", "application/x-protobuf", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("export: status %d", resp.StatusCode)
+		a := startServer(t, cfg).Addrs()
+		if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/metrics", "application/x-protobuf", body); code != 200 {
+			t.Fatalf("export: status %d %s", code, resp)
 		}
 		code, got := get(t, "http://"+a.Admin.String()+"/api/v1/query_exemplars?query=orders_total")
 		if n > 0 {
@@ -205,9 +207,6 @@ func TestServeExemplars(t *testing.T) {
 		} else if code != 200 || got != `{"status":"success","data":[]}` {
 			t.Errorf("exemplars off: %d %s", code, got)
 		}
-		if err := s.Shutdown(); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
 	}
 }
 
@@ -216,46 +215,17 @@ func TestServeExemplars(t *testing.T) {
 // answered 400 with the path of the fault, stores nothing, is counted as
 // bad data, and the server goes on serving.
 func TestServeMalformedMetrics(t *testing.T) {
-	s, err := New(testConfig(t), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Shutdown(); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	}()
-	a := s.Addrs()
-	post := func(body []byte) (int, string) {
-		t.Helper()
-		resp, err := client.Post("http://"+a.HTTP.String()+"/v1/metrics", "application/json", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	// A gauge point whose attribute value holds string_value as a varint,
-	// sent as protobuf.
+	a := startServer(t, testConfig(t)).Addrs()
+	url := "http://" + a.HTTP.String() + "/v1/metrics"
+	// A gauge point whose attribute value holds string_value as a varint.
 	bad := []byte{0x0a, 0x13, 0x12, 0x11, 0x12, 0x0f, 0x0a, 0x01, 'm', 0x2a, 0x0a, 0x0a, 0x08, 0x3a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 0x08}
-	req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTP.String()+"/v1/metrics", strings.NewReader(string(bad)))
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "invalid ExportMetricsServiceRequest: resource_metrics[0].scope_metrics[0].metrics[0]") {
-		t.Fatalf("malformed metrics: status %d, body %q", resp.StatusCode, b)
+	code, body := post(t, url, "application/x-protobuf", bad)
+	if code != http.StatusBadRequest || !strings.Contains(body, "invalid ExportMetricsServiceRequest: resource_metrics[0].scope_metrics[0].metrics[0]") {
+		t.Fatalf("malformed metrics: status %d, body %q", code, body)
 	}
 	good := `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"up_after_bad","gauge":{"dataPoints":[{"timeUnixNano":"` +
 		strconv.FormatInt(time.Now().UnixNano(), 10) + `","asDouble":1}]}}]}]}]}`
-	if code, body := post([]byte(good)); code != http.StatusOK {
+	if code, body := post(t, url, "application/json", []byte(good)); code != http.StatusOK {
 		t.Fatalf("valid metrics after the malformed request: %d %s", code, body)
 	}
 	admin := "http://" + a.Admin.String()
