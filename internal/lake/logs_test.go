@@ -145,38 +145,15 @@ func checkLogRows(t *testing.T, rows *LogRows, body []byte, name string) {
 	if err := req.UnmarshalProto(body); err != nil {
 		t.Fatalf("%s: pdata: %v", name, err)
 	}
-	// Index the dynamic columns by row.
-	got := make([]map[string]cell, rows.Len())
-	for i := range got {
-		got[i] = map[string]cell{}
-	}
-	for _, c := range rows.Columns() {
-		for i, r := range c.Rows {
-			got[r][fmt.Sprint(c.Origin, "/", c.Key)] = cell{c.Kinds[i], gotValue(c, i)}
-		}
-	}
-	row := 0
+	c := newRowChecker(t, name, rows.Columns(), rows.Len())
 	rls := req.Logs().ResourceLogs()
 	for i := range rls.Len() {
 		rl := rls.At(i)
-		svc := ""
-		if v, ok := rl.Resource().Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
-			svc = v.Str()
-		}
 		for j := range rl.ScopeLogs().Len() {
 			sl := rl.ScopeLogs().At(j)
 			for k := range sl.LogRecords().Len() {
 				lr := sl.LogRecords().At(k)
-				if row >= rows.Len() {
-					t.Fatalf("%s: only %d rows", name, rows.Len())
-				}
-				where := fmt.Sprintf("%s row %d", name, row)
-				eq := func(field string, got, want any) {
-					t.Helper()
-					if fmt.Sprint(got) != fmt.Sprint(want) {
-						t.Errorf("%s %s: got %v, want %v", where, field, got, want)
-					}
-				}
+				row, eq := c.next()
 				eq("time", rows.Time[row], int64(lr.Timestamp()))
 				eq("observed", rows.ObservedTime[row], int64(lr.ObservedTimestamp()))
 				eq("severity_number", rows.SeverityNumber[row], int32(lr.SeverityNumber()))
@@ -185,7 +162,7 @@ func checkLogRows(t *testing.T, rows *LogRows, body []byte, name string) {
 				eq("event_name", string(rows.EventName.At(row)), lr.EventName())
 				eq("scope_name", string(rows.ScopeName.At(row)), sl.Scope().Name())
 				eq("scope_version", string(rows.ScopeVersion.At(row)), sl.Scope().Version())
-				eq("service", string(rows.ServiceName.At(row)), svc)
+				eq("service", string(rows.ServiceName.At(row)), serviceName(rl.Resource()))
 				wantTrace, wantSpan := "", ""
 				if tid := lr.TraceID(); !tid.IsEmpty() {
 					wantTrace = string(tid[:])
@@ -205,20 +182,78 @@ func checkLogRows(t *testing.T, rows *LogRows, body []byte, name string) {
 					eq("body kind", rows.BodyKind[row], KindJSON)
 					eq("body", string(rows.Body.At(row)), pdataJSON(b))
 				}
-				want := map[string]cell{}
-				expectAttrs(want, OriginResource, rl.Resource().Attributes())
-				expectAttrs(want, OriginScope, sl.Scope().Attributes())
-				expectAttrs(want, OriginRecord, lr.Attributes())
-				if fmt.Sprint(got[row]) != fmt.Sprint(want) {
-					t.Errorf("%s attributes:\n got  %v\n want %v", where, got[row], want)
-				}
-				row++
+				c.attrs(rl.Resource().Attributes(), sl.Scope().Attributes(), lr.Attributes())
 			}
 		}
 	}
-	if row != rows.Len() {
-		t.Errorf("%s: %d rows, pdata has %d records", name, rows.Len(), row)
+	c.done("records")
+}
+
+// rowChecker walks the rows of a batch alongside pdata's records.
+type rowChecker struct {
+	t    *testing.T
+	name string
+	n    int
+	row  int               // the current row; -1 before the first
+	got  []map[string]cell // the dynamic columns, by row
+}
+
+func newRowChecker(t *testing.T, name string, cols []*Column, n int) *rowChecker {
+	c := &rowChecker{t: t, name: name, n: n, row: -1, got: make([]map[string]cell, n)}
+	for i := range c.got {
+		c.got[i] = map[string]cell{}
 	}
+	for _, col := range cols {
+		for i, r := range col.Rows {
+			c.got[r][fmt.Sprint(col.Origin, "/", col.Key)] = cell{col.Kinds[i], gotValue(col, i)}
+		}
+	}
+	return c
+}
+
+// next moves to the next row and returns it with a comparison of one of its
+// fields (by their printed form).
+func (c *rowChecker) next() (int, func(field string, got, want any)) {
+	c.t.Helper()
+	if c.row++; c.row >= c.n {
+		c.t.Fatalf("%s: only %d rows", c.name, c.n)
+	}
+	where := fmt.Sprintf("%s row %d", c.name, c.row)
+	return c.row, func(field string, got, want any) {
+		c.t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			c.t.Errorf("%s %s: got %v, want %v", where, field, got, want)
+		}
+	}
+}
+
+// attrs compares the current row's dynamic columns with the record's
+// resource, scope and own attributes.
+func (c *rowChecker) attrs(resource, scope, record pcommon.Map) {
+	c.t.Helper()
+	want := map[string]cell{}
+	expectAttrs(want, OriginResource, resource)
+	expectAttrs(want, OriginScope, scope)
+	expectAttrs(want, OriginRecord, record)
+	if fmt.Sprint(c.got[c.row]) != fmt.Sprint(want) {
+		c.t.Errorf("%s row %d attributes:\n got  %v\n want %v", c.name, c.row, c.got[c.row], want)
+	}
+}
+
+// done checks that every row was matched by one of pdata's records.
+func (c *rowChecker) done(what string) {
+	c.t.Helper()
+	if c.row+1 != c.n {
+		c.t.Errorf("%s: %d rows, pdata has %d %s", c.name, c.n, c.row+1, what)
+	}
+}
+
+// serviceName is the resource's service.name string, or "".
+func serviceName(r pcommon.Resource) string {
+	if v, ok := r.Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
 }
 
 // TestLogRowsRollback: a malformed request leaves the batch as it was.

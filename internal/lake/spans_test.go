@@ -54,38 +54,15 @@ func checkSpanRows(t *testing.T, rows *SpanRows, body []byte, name string) {
 	if err := req.UnmarshalProto(body); err != nil {
 		t.Fatalf("%s: pdata: %v", name, err)
 	}
-	// Index the dynamic columns by row.
-	got := make([]map[string]cell, rows.Len())
-	for i := range got {
-		got[i] = map[string]cell{}
-	}
-	for _, c := range rows.Columns() {
-		for i, r := range c.Rows {
-			got[r][fmt.Sprint(c.Origin, "/", c.Key)] = cell{c.Kinds[i], gotValue(c, i)}
-		}
-	}
-	row := 0
+	c := newRowChecker(t, name, rows.Columns(), rows.Len())
 	rss := req.Traces().ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
-		svc := ""
-		if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
-			svc = v.Str()
-		}
 		for j := range rs.ScopeSpans().Len() {
 			ss := rs.ScopeSpans().At(j)
 			for k := range ss.Spans().Len() {
 				sp := ss.Spans().At(k)
-				if row >= rows.Len() {
-					t.Fatalf("%s: only %d rows", name, rows.Len())
-				}
-				where := fmt.Sprintf("%s row %d", name, row)
-				eq := func(field string, got, want any) {
-					t.Helper()
-					if fmt.Sprint(got) != fmt.Sprint(want) {
-						t.Errorf("%s %s: got %v, want %v", where, field, got, want)
-					}
-				}
+				row, eq := c.next()
 				eq("trace_id", rowID(rows.TraceID.At(row)), sp.TraceID())
 				eq("span_id", rowID(rows.SpanID.At(row)), sp.SpanID())
 				eq("parent_span_id", rowID(rows.ParentSpanID.At(row)), sp.ParentSpanID())
@@ -104,21 +81,12 @@ func checkSpanRows(t *testing.T, rows *SpanRows, body []byte, name string) {
 				eq("links", string(rows.Links.At(row)), expectLinks(sp.Links()))
 				eq("scope_name", string(rows.ScopeName.At(row)), ss.Scope().Name())
 				eq("scope_version", string(rows.ScopeVersion.At(row)), ss.Scope().Version())
-				eq("service", string(rows.ServiceName.At(row)), svc)
-				want := map[string]cell{}
-				expectAttrs(want, OriginResource, rs.Resource().Attributes())
-				expectAttrs(want, OriginScope, ss.Scope().Attributes())
-				expectAttrs(want, OriginRecord, sp.Attributes())
-				if fmt.Sprint(got[row]) != fmt.Sprint(want) {
-					t.Errorf("%s attributes:\n got  %v\n want %v", where, got[row], want)
-				}
-				row++
+				eq("service", string(rows.ServiceName.At(row)), serviceName(rs.Resource()))
+				c.attrs(rs.Resource().Attributes(), ss.Scope().Attributes(), sp.Attributes())
 			}
 		}
 	}
-	if row != rows.Len() {
-		t.Errorf("%s: %d rows, pdata has %d spans", name, rows.Len(), row)
-	}
+	c.done("spans")
 	// Every fixed column has one value a row, none left over from a
 	// rolled-back append.
 	for i, n := range []int{
