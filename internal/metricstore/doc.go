@@ -37,13 +37,17 @@
 //   - start timestamps become zero samples with
 //     WithStartTimestampZeroSamples (tsdb's EnableSTAsZeroSample), and are
 //     ignored otherwise;
-//   - exemplars and metric metadata are not stored.
+//   - exemplars are stored with WithMaxExemplars (none by default, as in
+//     Prometheus), labelled as Prometheus' translator labels them;
+//   - metric metadata (type, unit, help) is kept in memory per metric
+//     family, see Store.Metadata.
 //
 // Unlike Prometheus, which drops the rest of a metric at the first error,
 // a problem rejects only the data point it is in; Result counts accepted and
 // rejected points and the reasons (out of order, duplicate, too old, label
 // limit, invalid UTF-8, histogram buckets not matching bounds, ...). A
-// malformed request is an error and stores nothing.
+// malformed request (what otlpwire's Validate refuses, checked within the
+// same walk) is an error and stores nothing.
 //
 // # Series cache
 //

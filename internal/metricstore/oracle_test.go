@@ -13,6 +13,7 @@ import (
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -21,13 +22,21 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// capture records every Append as a line and forwards it to next (if any).
+// capture records every Append as a line, and the metadata passed with
+// it by metric family, and forwards it to next (if any).
 type capture struct {
 	next  storage.AppenderV2
 	lines []string
+	meta  map[string][]metadata.Metadata
 }
 
 func (c *capture) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error) {
+	if f := opts.MetricFamilyName; f != "" && !slices.Contains(c.meta[f], opts.Metadata) {
+		if c.meta == nil {
+			c.meta = map[string][]metadata.Metadata{}
+		}
+		c.meta[f] = append(c.meta[f], opts.Metadata)
+	}
 	line := sampleLine(ls, st, t, v, h)
 	for _, e := range opts.Exemplars {
 		line += fmt.Sprintf(" ex{%s v=%x t=%d %v}", e.Labels, math.Float64bits(e.Value), e.Ts, e.HasTs)

@@ -297,7 +297,9 @@ func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []
 			add("", "quantile", strconv.FormatFloat(q, 'f', -1, 64))
 		}
 	}
-	e.reject = a.checkSeries(e.series)
+	if e.reject = a.checkSeries(e.series); e.reject == "" {
+		a.s.meta.record(name, a.metricMetadata())
+	}
 	return e, nil
 }
 
@@ -336,6 +338,7 @@ func (a *appendState) buildTarget() (*cacheEntry, error) {
 	if a.checkSeries(series) == "" {
 		e.series = series
 		e.hash = series[0].lset.Hash()
+		a.s.meta.record("target_info", targetInfoMetadata)
 	}
 	return e, nil
 }

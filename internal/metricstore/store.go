@@ -21,6 +21,7 @@ type Store struct {
 	promoted   map[string]struct{} // promoted attributes; with cfg.promoteAll, the ignored ones
 	metricName otlptranslator.MetricNamer
 	cache      seriesCache
+	meta       metaSet
 	states     sync.Pool // *appendState
 	// wrap, if set by a test, wraps every appender.
 	wrap func(storage.AppenderV2) storage.AppenderV2

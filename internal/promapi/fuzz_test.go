@@ -16,14 +16,16 @@ func FuzzParams(f *testing.F) {
 		"query=up&time=1795428600", "query=rate(http_requests_total[1m])&start=1795428000&end=1795428600&step=15",
 		"match[]=up&start=2026-11-23T10:00:00Z", "query=sum((&timeout=5s", "query=up&time=1e400", "limit=-3&match[]={job=~\".+\"}",
 		"query=up&start=0&end=1e12&step=0.001", "match[]=%7B", "query=histogram_quantile(0.9,latency)&time=1795428600.123",
+		"metric=up&limit=2&limit_per_metric=-1",
 	} {
 		f.Add(uint8(0), seed)
 		f.Add(uint8(2), seed)
 		f.Add(uint8(6), seed)
 	}
-	srv, _ := newServer(f)
+	srv, _ := newServer(f, WithMetadata(&metaSource{}))
 	handler := srv.Config.Handler
-	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values", "/api/v1/label/__name__/values", "/api/v1/query_exemplars"}
+	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values",
+		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata"}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		params, err := url.ParseQuery(raw)
 		if err != nil {

@@ -10,7 +10,7 @@
 //	GET      /api/v1/label/<name>/values match[], start, end, limit
 //	GET      /api/v1/status/buildinfo
 //	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
-//	GET      /api/v1/metadata            empty (metadata is not stored)
+//	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (400 bad
@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"runtime"
@@ -37,6 +38,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
@@ -64,6 +66,7 @@ type config struct {
 	now        func() time.Time
 	revision   string
 	exemplars  storage.ExemplarQueryable
+	metadata   MetadataSource
 }
 
 // WithTimeout bounds a query's run time (default 2m, Prometheus'
@@ -125,6 +128,27 @@ func WithExemplars(eq storage.ExemplarQueryable) Option {
 	}
 }
 
+// MetadataSource gives metric metadata by metric family name, with the
+// arguments of /api/v1/metadata: only the family metric if it is not
+// empty; at most limit families if limit >= 0; at most limitPerMetric
+// entries per family if limitPerMetric > 0. The API does not retain the
+// result.
+type MetadataSource interface {
+	Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata
+}
+
+// WithMetadata serves /api/v1/metadata from src; without it the endpoint
+// answers an empty object.
+func WithMetadata(src MetadataSource) Option {
+	return func(c *config) error {
+		if src == nil {
+			return errors.New("metadata source: nil")
+		}
+		c.metadata = src
+		return nil
+	}
+}
+
 // WithRevision sets the revision buildinfo reports.
 func WithRevision(rev string) Option {
 	return func(c *config) error { c.revision = rev; return nil }
@@ -170,11 +194,14 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
 	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
-	// Metric metadata is not stored: the endpoint answers with an empty
-	// result, as Prometheus does for what it got over OTLP, so clients
-	// that ask (Grafana's metric browser) go on. Exemplars likewise when
-	// there is no exemplar storage.
-	mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
+	// Without a source the endpoints answer with empty results, as
+	// Prometheus does for metadata it got over OTLP, so clients that ask
+	// (Grafana's metric browser) go on.
+	if a.cfg.metadata != nil {
+		mux.HandleFunc("GET /api/v1/metadata", a.metricMetadata)
+	} else {
+		mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
+	}
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.exemplars != nil {
 			mux.HandleFunc(m+" /api/v1/query_exemplars", a.queryExemplars)
@@ -785,6 +812,50 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 			})
 			s.WriteObjectEnd()
 		})
+	})
+}
+
+// metricMetadata answers /api/v1/metadata as Prometheus does: an object of
+// metric family names (here in name order), each with its list of
+// {type, unit, help}.
+func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
+	limit, limitPerMetric := -1, -1
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &limit}, {"limit_per_metric", &limitPerMetric}} {
+		if v := r.FormValue(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				a.fail(w, badData("%s must be a number", p.name))
+				return
+			}
+			*p.dst = n
+		}
+	}
+	res := a.cfg.metadata.Metadata(r.FormValue("metric"), limit, limitPerMetric)
+	names := slices.Sorted(maps.Keys(res))
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		for i, name := range names {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectField(name)
+			writeArray(s, res[name], func(m metadata.Metadata) {
+				s.WriteObjectStart()
+				s.WriteObjectField("type")
+				s.WriteString(string(m.Type))
+				s.WriteMore()
+				s.WriteObjectField("unit")
+				s.WriteString(m.Unit)
+				s.WriteMore()
+				s.WriteObjectField("help")
+				s.WriteString(m.Help)
+				s.WriteObjectEnd()
+			})
+		}
+		s.WriteObjectEnd()
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/tsdb"
 	"go.uber.org/goleak"
 )
@@ -35,7 +36,7 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 //	http_requests_total{job="api",code="200"} rising by 30 every 15 s (2/s)
 //	latency{job="api"} a native histogram
 //	one exemplar on http_requests_total, 500 ms before its 21st sample
-func newServer(t testing.TB) (*httptest.Server, v1.API) {
+func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.EnableExemplarStorage, opts.MaxExemplars = true, 100
@@ -76,7 +77,7 @@ func newServer(t testing.TB) (*httptest.Server, v1.API) {
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, WithRevision("test"), WithExemplars(db))
+	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db)}, apiOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +90,18 @@ func newServer(t testing.TB) (*httptest.Server, v1.API) {
 		t.Fatal(err)
 	}
 	return srv, v1.NewAPI(c)
+}
+
+// getBody GETs url and returns the status and body.
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // TestClientGolang drives every endpoint with Prometheus' own Go API
@@ -245,13 +258,7 @@ func TestResponseShape(t *testing.T) {
 		`"text"`:           `{"status":"success","data":{"resultType":"string","result":[1795428600.500,"text"]}}`,
 		`up{instance="a"}`: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"up","instance":"a","job":"api"},"value":[1795428600.500,"1"]}]}}`,
 	} {
-		resp, err := http.Get(srv.URL + "/api/v1/query?" + url.Values{"query": {q}, "time": {"1795428600.5"}}.Encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(b) != want {
+		if _, b := getBody(t, srv.URL+"/api/v1/query?"+url.Values{"query": {q}, "time": {"1795428600.5"}}.Encode()); b != want {
 			t.Errorf("%s:\n got  %s\n want %s", q, b, want)
 		}
 	}
@@ -292,8 +299,49 @@ func TestPromtool(t *testing.T) {
 	}
 }
 
-// TestEmptyEndpoints: metadata and exemplars, which are not stored, answer
-// with empty results in Prometheus' envelope.
+// metaSource is a MetadataSource that keeps its last arguments.
+type metaSource struct {
+	metric           string
+	limit, perMetric int
+}
+
+func (m *metaSource) Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
+	m.metric, m.limit, m.perMetric = metric, limit, limitPerMetric
+	return map[string][]metadata.Metadata{
+		"http_requests_total": {{Type: model.MetricTypeCounter, Help: "Requests \"served\"."}},
+		"latency_seconds":     {{Type: model.MetricTypeHistogram, Unit: "seconds", Help: "a"}, {Type: model.MetricTypeHistogram, Unit: "seconds", Help: "b"}},
+	}
+}
+
+// TestMetadata reads /api/v1/metadata with client_golang and raw, and
+// checks how the parameters reach the source.
+func TestMetadata(t *testing.T) {
+	src := &metaSource{}
+	srv, c := newServer(t, WithMetadata(src))
+	defer srv.Client().CloseIdleConnections()
+	md, err := c.Metadata(context.Background(), "latency_seconds", "5")
+	if err != nil || len(md) != 2 || len(md["latency_seconds"]) != 2 || md["latency_seconds"][1].Help != "b" ||
+		md["latency_seconds"][0].Unit != "seconds" || md["http_requests_total"][0].Type != v1.MetricTypeCounter {
+		t.Errorf("metadata = %+v, %v", md, err)
+	}
+	if src.metric != "latency_seconds" || src.limit != 5 || src.perMetric != -1 {
+		t.Errorf("source asked for %+v", *src)
+	}
+	code, body := getBody(t, srv.URL+"/api/v1/metadata?limit_per_metric=1")
+	want := `{"status":"success","data":{"http_requests_total":[{"type":"counter","unit":"","help":"Requests \"served\"."}],` +
+		`"latency_seconds":[{"type":"histogram","unit":"seconds","help":"a"},{"type":"histogram","unit":"seconds","help":"b"}]}}`
+	if code != 200 || body != want || src.limit != -1 || src.perMetric != 1 {
+		t.Errorf("raw: %d %s (source asked %+v)", code, body, *src)
+	}
+	for _, q := range []string{"limit=x", "limit_per_metric=1.5"} {
+		if code, body := getBody(t, srv.URL+"/api/v1/metadata?"+q); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
+			t.Errorf("%s: %d %s", q, code, body)
+		}
+	}
+}
+
+// TestEmptyEndpoints: metadata without a source, and exemplars of a series
+// that has none, answer with empty results in Prometheus' envelope.
 func TestEmptyEndpoints(t *testing.T) {
 	srv, c := newServer(t)
 	defer srv.Client().CloseIdleConnections()
@@ -331,15 +379,7 @@ func TestExemplars(t *testing.T) {
 		t.Errorf("after the exemplar: %+v, %v", res, err)
 	}
 
-	get := func(q string) (int, string) {
-		resp, err := http.Get(srv.URL + "/api/v1/query_exemplars?" + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := func(q string) (int, string) { return getBody(t, srv.URL+"/api/v1/query_exemplars?"+q) }
 	code, body := get("query=http_requests_total")
 	want := `{"status":"success","data":[{"seriesLabels":{"__name__":"http_requests_total","code":"200","job":"api"},` +
 		`"exemplars":[{"labels":{"span_id":"00f067aa0ba902b7","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"},"value":"0.25","timestamp":` +

@@ -242,3 +242,24 @@ func TestServeMalformedMetrics(t *testing.T) {
 		t.Errorf("stored series: %d %s (want only up_after_bad)", code, body)
 	}
 }
+
+// TestServeMetadata: /api/v1/metadata lists the metric families received
+// over OTLP with Prometheus' type, unit and help.
+func TestServeMetadata(t *testing.T) {
+	a := startServer(t, testConfig(t)).Addrs()
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	req := `{"resourceMetrics":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"shop"}},{"key":"region","value":{"stringValue":"eu"}}]},` +
+		`"scopeMetrics":[{"metrics":[{"name":"queue.wait","unit":"ms","description":"Time in the queue.",` +
+		`"histogram":{"aggregationTemporality":2,"dataPoints":[{"timeUnixNano":"` + now + `","count":"1","sum":3,"bucketCounts":["1","0"],"explicitBounds":[5]}]}},` +
+		`{"name":"orders","description":"Orders placed.","sum":{"aggregationTemporality":2,"isMonotonic":true,"dataPoints":[{"timeUnixNano":"` + now + `","asInt":"7"}]}}]}]}]}`
+	if code, body := post(t, "http://"+a.HTTP.String()+"/v1/metrics", "application/json", []byte(req)); code != http.StatusOK {
+		t.Fatalf("export: %d %s", code, body)
+	}
+	code, body := get(t, "http://"+a.Admin.String()+"/api/v1/metadata")
+	want := `{"status":"success","data":{"orders_total":[{"type":"counter","unit":"","help":"Orders placed."}],` +
+		`"queue_wait_milliseconds":[{"type":"histogram","unit":"milliseconds","help":"Time in the queue."}],` +
+		`"target_info":[{"type":"gauge","unit":"","help":"Target metadata"}]}}`
+	if code != 200 || body != want {
+		t.Errorf("metadata: %d %s\nwant %s", code, body, want)
+	}
+}

@@ -114,7 +114,7 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
-	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision())}
+	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics)}
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
 		popts = append(popts, promapi.WithExemplars(eq))
 	}

@@ -1,0 +1,124 @@
+package metricstore
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/otlptranslator"
+	"github.com/prometheus/prometheus/model/metadata"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// Bounds of the metadata kept: a family beyond maxMetaFamilies, or a
+// family's metadata variant beyond maxMetaVariants (another help text or
+// unit from another producer), is not recorded.
+const (
+	maxMetaFamilies = 100_000
+	maxMetaVariants = 10
+)
+
+// metaSet holds the metadata (type, unit, help) of each metric family, as
+// Prometheus' OTLP translator derives it, in memory. It is recorded when a
+// series of the family is first seen (when its series-cache entry is
+// built), so steady-state ingest does not touch it, and it is rebuilt after
+// a restart as series arrive again.
+type metaSet struct {
+	mu       sync.RWMutex
+	families map[string][]metadata.Metadata
+}
+
+func (m *metaSet) record(family string, md metadata.Metadata) {
+	m.mu.RLock()
+	known := slices.Contains(m.families[family], md)
+	m.mu.RUnlock()
+	if known {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.families == nil {
+		m.families = make(map[string][]metadata.Metadata)
+	}
+	v, ok := m.families[family]
+	if slices.Contains(v, md) || len(v) >= maxMetaVariants || !ok && len(m.families) >= maxMetaFamilies {
+		return
+	}
+	m.families[family] = append(v, md)
+}
+
+// Metadata returns the metadata recorded for each metric family, as
+// Prometheus' /api/v1/metadata gives it: only the family metric if it is
+// not empty; at most limit families if limit >= 0 (in name order) and at
+// most limitPerMetric entries per family if limitPerMetric > 0. The result
+// is the caller's.
+func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
+	m := &s.meta
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	names := make([]string, 0, len(m.families))
+	if metric != "" {
+		if _, ok := m.families[metric]; ok {
+			names = append(names, metric)
+		}
+	} else {
+		for name := range m.families {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+	}
+	if limit >= 0 && len(names) > limit {
+		names = names[:limit]
+	}
+	out := make(map[string][]metadata.Metadata, len(names))
+	for _, name := range names {
+		v := m.families[name]
+		if limitPerMetric > 0 && len(v) > limitPerMetric {
+			v = v[:limitPerMetric]
+		}
+		out[name] = slices.Clone(v)
+	}
+	return out
+}
+
+// metricMetadata is Prometheus' metadata for the current metric: its type
+// (otelMetricTypeToPromMetricType; delta never gets here), its unit as
+// otlptranslator.UnitNamer gives it and its description as help.
+func (a *appendState) metricMetadata() metadata.Metadata {
+	mf := &a.mf
+	var units otlptranslator.UnitNamer
+	md := metadata.Metadata{
+		Type: model.MetricTypeUnknown,
+		Unit: units.Build(validString(mf.Unit)),
+		Help: validString(mf.Description),
+	}
+	switch mf.Type {
+	case otlpwire.MetricTypeGauge:
+		md.Type = model.MetricTypeGauge
+	case otlpwire.MetricTypeSum:
+		md.Type = model.MetricTypeGauge
+		if mf.IsMonotonic {
+			md.Type = model.MetricTypeCounter
+		}
+	case otlpwire.MetricTypeHistogram, otlpwire.MetricTypeExponentialHistogram:
+		md.Type = model.MetricTypeHistogram
+	case otlpwire.MetricTypeSummary:
+		md.Type = model.MetricTypeSummary
+	}
+	return md
+}
+
+// targetInfoMetadata is what Prometheus' translator gives target_info.
+var targetInfoMetadata = metadata.Metadata{Type: model.MetricTypeGauge, Help: "Target metadata"}
+
+// validString is b as a string, invalid UTF-8 replaced, so that the API
+// writes valid JSON.
+func validString(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

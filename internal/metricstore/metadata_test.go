@@ -1,0 +1,117 @@
+package metricstore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/prometheus/common/model"
+	promconfig "github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/metadata"
+	"github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// TestMetadataOracle compares the metadata the Store records for each
+// metric family with what Prometheus' OTLP translator passes to its
+// appender for the same requests (type, unit, help), every metric kind
+// and target_info included.
+func TestMetadataOracle(t *testing.T) {
+	s := open(t, t.TempDir(), oracleOptions...)
+	defer s.Close()
+	oracle := &capture{}
+	conv := prometheusremotewrite.NewPrometheusConverter(oracle)
+	for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
+		reqs := [][]byte{synth.RealisticFixture(synth.SignalMetrics, o)}
+		for seed := range int64(3) {
+			reqs = append(reqs, synth.Metrics(synth.Config{Seed: seed, Order: o, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 60}))
+		}
+		for _, req := range reqs {
+			md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conv.FromMetrics(context.Background(), md, oracleSettings(promconfig.OTLPConfig{})); err != nil {
+				t.Logf("translator: %v", err) // delta metrics: refused by both
+			}
+			if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := s.Metadata("", -1, -1)
+	types := map[model.MetricType]int{}
+	for f, v := range oracle.meta {
+		if !reflect.DeepEqual(got[f], v) {
+			t.Errorf("%s: got %v, want %v", f, got[f], v)
+		}
+		for _, m := range v {
+			types[m.Type]++
+		}
+	}
+	for f := range got {
+		if _, ok := oracle.meta[f]; !ok {
+			t.Errorf("%s: recorded %v, the translator has none", f, got[f])
+		}
+	}
+	for _, k := range []model.MetricType{model.MetricTypeCounter, model.MetricTypeGauge, model.MetricTypeHistogram, model.MetricTypeSummary} {
+		if types[k] == 0 {
+			t.Errorf("no %s family compared (%v)", k, types)
+		}
+	}
+	if len(got["target_info"]) == 0 {
+		t.Error("no target_info metadata")
+	}
+	t.Logf("%d families, types %v", len(got), types)
+}
+
+// TestMetadataQuery checks the metric, limit and limit_per_metric rules,
+// which follow Prometheus' /api/v1/metadata.
+func TestMetadataQuery(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	for i, f := range []string{"c", "a", "b"} {
+		for v := range 3 {
+			s.meta.record(f, metadata.Metadata{Type: model.MetricTypeGauge, Help: fmt.Sprintf("%d.%d", i, v)})
+		}
+	}
+	s.meta.record("a", metadata.Metadata{Type: model.MetricTypeGauge, Help: "1.0"}) // a repeat of a known variant
+	count := func(m map[string][]metadata.Metadata) (families, entries int) {
+		for _, v := range m {
+			families++
+			entries += len(v)
+		}
+		return
+	}
+	for _, tc := range []struct {
+		metric              string
+		limit, perMetric    int
+		families, entries   int
+		mustHave, mustNotBe string
+	}{
+		{"", -1, -1, 3, 9, "c", ""},
+		{"", 2, -1, 2, 6, "a", "c"}, // in name order
+		{"", 0, -1, 0, 0, "", "a"},
+		{"", -1, 1, 3, 3, "b", ""},
+		{"b", -1, -1, 1, 3, "b", "a"},
+		{"b", -1, 2, 1, 2, "b", ""},
+		{"nope", -1, -1, 0, 0, "", "a"},
+	} {
+		m := s.Metadata(tc.metric, tc.limit, tc.perMetric)
+		f, e := count(m)
+		_, has := m[tc.mustHave]
+		_, hasNot := m[tc.mustNotBe]
+		if f != tc.families || e != tc.entries || tc.mustHave != "" && !has || tc.mustNotBe != "" && hasNot {
+			t.Errorf("Metadata(%q, %d, %d) = %v", tc.metric, tc.limit, tc.perMetric, m)
+		}
+	}
+	for v := range maxMetaVariants + 5 {
+		s.meta.record("many", metadata.Metadata{Help: fmt.Sprint(v)})
+	}
+	if n := len(s.Metadata("many", -1, -1)["many"]); n != maxMetaVariants {
+		t.Errorf("%d variants kept, want the bound %d", n, maxMetaVariants)
+	}
+}
