@@ -53,12 +53,18 @@ const (
 // return an error, and then nothing of the request is stored. req is not
 // retained.
 //
-// req need not have passed otlpwire's Validate: AppendOTLP checks all that
-// Validate checks as part of its walk, and refuses a malformed request
-// with an error wrapping Validate's *otlpwire.Error. The checks cost least
-// where the walk repeats itself: resources, scopes and point attributes
-// are validated the first time their exact bytes are seen and then known
-// by the series cache, as is everything derived from them.
+// req need not have passed otlpwire's Validate: AppendOTLP refuses what
+// Validate refuses, with an error wrapping Validate's *otlpwire.Error, and
+// checks as part of its walk where it can. A request whose points all go
+// to known series (the steady state) is checked piece by piece:
+// resources and scopes the first time their exact bytes are seen, point
+// attributes by the series cache, whose entries stand for attribute bytes
+// that were checked, and the rest (exemplars, metadata, points refused
+// before the lookup) explicitly. Before a request creates its first series
+// (a cache miss) it is validated whole, so that a refused request leaves
+// no series behind: the TSDB keeps the series an appender created even
+// when it is rolled back. (A cached series the head has since dropped is
+// created again by its first sample without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	a, _ := s.states.Get().(*appendState)
 	if a == nil {
@@ -69,6 +75,7 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 		s.states.Put(a)
 	}()
 	a.s = s
+	a.req = otlpwire.MetricsRequest(req)
 	a.notAfter = math.MaxInt64
 	if s.cfg.maxAhead > 0 {
 		a.notAfter = s.cfg.now().Add(s.cfg.maxAhead).UnixMilli()
@@ -215,10 +222,13 @@ func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 		return err
 	}
 	a.attrsChecked = false
+	if err := a.checkExemplars(f.Exemplars); err != nil {
+		return err
+	}
 	if err := a.numberSamples(f); err != nil {
 		return err
 	}
-	return a.settle(f.Attributes, f.Exemplars)
+	return a.settle(f.Attributes)
 }
 
 func (a *appendState) numberSamples(f *otlpwire.NumberDataPointFields) error {
@@ -255,10 +265,13 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 		return err
 	}
 	a.attrsChecked = false
+	if err := a.checkExemplars(f.Exemplars); err != nil {
+		return err
+	}
 	if err := a.histogramSamples(f); err != nil {
 		return err
 	}
-	return a.settle(f.Attributes, f.Exemplars)
+	return a.settle(f.Attributes)
 }
 
 func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) error {
@@ -323,7 +336,7 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 	if err := a.summarySamples(f); err != nil {
 		return err
 	}
-	return a.settle(f.Attributes, otlpwire.List[otlpwire.Exemplar]{})
+	return a.settle(f.Attributes)
 }
 
 // summarySamples reads the quantiles before admit: they are part of what
@@ -374,10 +387,13 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 		return err
 	}
 	a.attrsChecked = false
+	if err := a.checkExemplars(f.Exemplars); err != nil {
+		return err
+	}
 	if err := a.expHistogramSamples(f); err != nil {
 		return err
 	}
-	return a.settle(f.Attributes, f.Exemplars)
+	return a.settle(f.Attributes)
 }
 
 func (a *appendState) expHistogramSamples(f *otlpwire.ExponentialHistogramDataPointFields) error {
@@ -406,16 +422,36 @@ func (a *appendState) expHistogramSamples(f *otlpwire.ExponentialHistogramDataPo
 	return nil
 }
 
-// settle finishes validating a point as otlpwire's Validate would: its
-// attributes unless entry saw them (a point rejected before the lookup),
-// and its exemplars, which the walk skips unless it stores them.
-func (a *appendState) settle(attrs otlpwire.Attributes, ex otlpwire.List[otlpwire.Exemplar]) error {
-	if !a.attrsChecked {
-		if err := attrs.Validate(); err != nil {
-			return err
-		}
+// checkExemplars validates a point's exemplars, before anything reads
+// them (their filtered attributes may nest without bound).
+func (a *appendState) checkExemplars(ex otlpwire.List[otlpwire.Exemplar]) error {
+	if a.validated {
+		return nil
 	}
 	return ex.Each(otlpwire.Exemplar.Validate)
+}
+
+// settle finishes validating a point as otlpwire's Validate would: its
+// attributes, unless entry saw them (they are new only for a point
+// rejected before the lookup).
+func (a *appendState) settle(attrs otlpwire.Attributes) error {
+	if a.attrsChecked || a.validated {
+		return nil
+	}
+	return attrs.Validate()
+}
+
+// validateAll validates the whole request once, before its first new
+// series is created.
+func (a *appendState) validateAll() error {
+	if a.validated {
+		return nil
+	}
+	if err := a.req.Validate(); err != nil {
+		return err
+	}
+	a.validated = true
+	return nil
 }
 
 // refine returns the error of a failed walk: for a malformed request,

@@ -109,6 +109,11 @@ func (c *seriesCache) intern(m map[string]uint32, b []byte, check func([]byte) e
 	if id, ok := m[string(b)]; ok {
 		return id, nil
 	}
+	if len(m) >= c.max {
+		// Many distinct resources or scopes whose points all miss (or
+		// are refused) would otherwise grow m without bound.
+		c.resetLocked()
+	}
 	// Ids are unique across resets: a key built before a reset can never
 	// match one built after it.
 	c.nextID++

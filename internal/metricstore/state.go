@@ -46,9 +46,11 @@ const (
 // fields, the lazily built label context of the current resource, scope and
 // metric, and scratch buffers. Pooled by the Store.
 type appendState struct {
-	s   *Store
-	app storage.AppenderV2
-	res Result
+	s         *Store
+	app       storage.AppenderV2
+	res       Result
+	req       otlpwire.MetricsRequest
+	validated bool // req passed otlpwire's Validate (see validateAll)
 
 	mf otlpwire.MetricFields
 	np otlpwire.NumberDataPointFields
@@ -247,10 +249,11 @@ func (a *appendState) targetEntry() (*cacheEntry, error) {
 // build translates one data point identity into its series labels, as
 // Prometheus' createAttributes and addLabels do.
 //
-// It validates attrs first: every entry stands for attribute bytes that
-// were checked, so a cache hit on them needs no check (see AppendOTLP).
+// It validates the whole request first (see AppendOTLP): the entry's series
+// are about to be created, and every entry then stands for attribute bytes
+// that were checked, so a cache hit on them needs no check.
 func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []byte) (*cacheEntry, error) {
-	if err := attrs.Validate(); err != nil {
+	if err := a.validateAll(); err != nil {
 		return nil, err
 	}
 	e := &cacheEntry{shape: string(shape)}
@@ -305,6 +308,9 @@ func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []
 
 // buildTarget is Prometheus' addResourceTargetInfo label logic.
 func (a *appendState) buildTarget() (*cacheEntry, error) {
+	if err := a.validateAll(); err != nil {
+		return nil, err
+	}
 	e := &cacheEntry{}
 	if r, err := a.resourceCtx(); err != nil || r != "" {
 		return e, err

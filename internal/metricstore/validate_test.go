@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"runtime/debug"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -43,76 +45,183 @@ func badAttr(num protowire.Number) []byte {
 	return lenField(num, msg(lenField(1, []byte("k")), lenField(2, varintField(1, 1))))
 }
 
+// testRequests builds small requests for one resource ("svc") and scope
+// ("lib"), the same bytes every time, so that a second request hits the
+// caches the first one filled.
+type testRequests struct {
+	ts                       uint64
+	resource, scope, ptAttrs []byte
+}
+
+func newTestRequests() *testRequests {
+	return &testRequests{
+		ts:       uint64(t0.UnixNano()),
+		resource: msg(strAttr(1, "service.name", "svc")),
+		scope:    msg(lenField(1, []byte("lib"))),
+		ptAttrs:  msg(strAttr(7, "host", "a")),
+	}
+}
+
+// numberPoint is a point at ts with value 1, the shared attributes and
+// extra fields.
+func (r *testRequests) numberPoint(extra ...[]byte) []byte {
+	return msg(fixedField(3, r.ts), fixedField(4, math.Float64bits(1)), r.ptAttrs, msg(extra...))
+}
+
+func (r *testRequests) gauge(name string, extra ...[]byte) []byte {
+	return msg(lenField(1, []byte(name)), lenField(5, lenField(1, r.numberPoint(extra...))))
+}
+
+// counter is a monotonic cumulative sum.
+func (r *testRequests) counter(name string, extra ...[]byte) []byte {
+	return msg(lenField(1, []byte(name)), lenField(7, msg(lenField(1, r.numberPoint(extra...)), varintField(2, 2), varintField(3, 1))))
+}
+
+func (r *testRequests) exemplar(attr []byte) []byte {
+	return lenField(5, msg(fixedField(2, r.ts), fixedField(3, math.Float64bits(1)), attr))
+}
+
+// container is a ResourceMetrics of res with one ScopeMetrics of scope.
+func (r *testRequests) container(res, scope []byte, metrics ...[]byte) []byte {
+	sm := lenField(1, scope)
+	for _, m := range metrics {
+		sm = append(sm, lenField(2, m)...)
+	}
+	return msg(lenField(1, res), lenField(2, sm))
+}
+
+// request is an ExportMetricsServiceRequest of resource containers.
+func (r *testRequests) request(rm ...[]byte) []byte {
+	var b []byte
+	for _, c := range rm {
+		b = append(b, lenField(1, c)...)
+	}
+	return b
+}
+
+// of is a request of the metrics under the shared resource and scope.
+func (r *testRequests) of(metrics ...[]byte) []byte {
+	return r.request(r.container(r.resource, r.scope, metrics...))
+}
+
+// deepValue is an AnyValue of arrays nested depth times around a string:
+// AnyValue{array_value: ArrayValue{values: [AnyValue{...}]}}. Written
+// outside in, from the sizes of the levels, in linear time.
+func deepValue(depth int) []byte {
+	leaf := lenField(1, []byte("x"))
+	anySize := make([]int, depth+1) // anySize[i]: the AnyValue i levels above the leaf
+	arrSize := make([]int, depth+1) // arrSize[i]: its ArrayValue
+	anySize[0] = len(leaf)
+	for i := 1; i <= depth; i++ {
+		arrSize[i] = 1 + protowire.SizeVarint(uint64(anySize[i-1])) + anySize[i-1]
+		anySize[i] = 1 + protowire.SizeVarint(uint64(arrSize[i])) + arrSize[i]
+	}
+	out := make([]byte, 0, anySize[depth])
+	for i := depth; i >= 1; i-- {
+		out = protowire.AppendVarint(append(out, 5<<3|2), uint64(arrSize[i]))   // array_value
+		out = protowire.AppendVarint(append(out, 1<<3|2), uint64(anySize[i-1])) // values
+	}
+	return append(out, leaf...)
+}
+
 // TestAppendValidates checks the parts of a request that AppendOTLP's walk
 // does not read for its samples, each after a valid request has filled the
-// caches with the same resource, scope and attribute bytes: the request is
-// refused with Validate's error and nothing of it is stored.
+// caches with the same resource, scope and attribute bytes, with exemplar
+// storage off and on: the request is refused with Validate's error
+// (AppendOTLP returns it in place of its own), and nothing of it is
+// stored, neither samples nor series.
 func TestAppendValidates(t *testing.T) {
-	ts := uint64(t0.UnixNano())
-	resource := msg(strAttr(1, "service.name", "svc"))
-	scope := msg(lenField(1, []byte("lib")))
-	pointAttrs := msg(strAttr(7, "host", "a"))
-	point := func(extra ...[]byte) []byte {
-		return msg(fixedField(3, ts), fixedField(4, math.Float64bits(1)), pointAttrs, msg(extra...))
-	}
-	gauge := func(name string, extra ...[]byte) []byte {
-		return msg(lenField(1, []byte(name)), lenField(5, lenField(1, point(extra...))))
-	}
-	request := func(rm ...[]byte) []byte {
-		var b []byte
-		for _, r := range rm {
-			b = append(b, lenField(1, r)...)
-		}
-		return b
-	}
-	container := func(res, scope []byte, metrics ...[]byte) []byte {
-		sm := lenField(1, scope)
-		for _, m := range metrics {
-			sm = append(sm, lenField(2, m)...)
-		}
-		return msg(lenField(1, res), lenField(2, sm))
-	}
-
+	r := newTestRequests()
+	ts := r.ts
 	deltaSum := msg(lenField(1, []byte("d")), lenField(7, msg(
 		lenField(1, msg(fixedField(3, ts), fixedField(4, math.Float64bits(1)), badAttr(7))),
 		varintField(2, 1)))) // AGGREGATION_TEMPORALITY_DELTA
+	summary := func(q []byte) []byte { // one point with quantile value q
+		return msg(lenField(1, []byte("s")), lenField(11, lenField(1, msg(fixedField(3, ts), fixedField(4, 1), r.ptAttrs, lenField(6, q)))))
+	}
+	expHistogram := func(positive []byte) []byte {
+		p := msg(lenField(1, msg(lenField(1, []byte("host")), lenField(2, lenField(1, []byte("a"))))), fixedField(3, ts), fixedField(4, 1), lenField(8, positive))
+		return msg(lenField(1, []byte("e")), lenField(10, msg(lenField(1, p), varintField(2, 2))))
+	}
+	histogram := func(extra ...[]byte) []byte { // one bucket count for one bound: refused, mismatched
+		p := msg(fixedField(3, ts), fixedField(4, 1), lenField(6, binary.LittleEndian.AppendUint64(nil, 1)),
+			lenField(7, binary.LittleEndian.AppendUint64(nil, math.Float64bits(1))), lenField(9, msg(lenField(1, []byte("host")), lenField(2, lenField(1, []byte("a"))))), msg(extra...))
+		return msg(lenField(1, []byte("h")), lenField(9, msg(lenField(1, p), varintField(2, 2))))
+	}
+	valid := r.of(r.gauge("m"), r.counter("c_total"), summary(msg(fixedField(1, math.Float64bits(0.5)), fixedField(2, 1))),
+		expHistogram(msg(varintField(1, 0), lenField(2, []byte{1}))))
 	cases := []struct {
 		name string
 		req  []byte
 	}{
-		{"metric metadata", request(container(resource, scope, msg(gauge("m"), badAttr(12))))},
-		{"exemplar of a gauge (exemplars off)", request(container(resource, scope,
-			gauge("m", lenField(5, msg(fixedField(2, ts), fixedField(3, math.Float64bits(1)), badAttr(7))))))},
-		{"attributes of a point of a refused delta sum", request(container(resource, scope, deltaSum))},
-		{"resource container schema_url", request(msg(container(resource, scope, gauge("m")), varintField(3, 1)))},
-		{"an earlier resource of a repeated field", request(msg(lenField(1, badAttr(1)), container(resource, scope, gauge("m"))))},
-		{"scope attributes", request(container(resource, msg(scope, badAttr(3)), gauge("m")))},
+		{"metric metadata", r.of(msg(r.gauge("m"), badAttr(12)))},
+		{"exemplar of a gauge", r.of(r.gauge("m", r.exemplar(badAttr(7))))},
+		{"exemplar of a counter", r.of(r.counter("c_total", r.exemplar(badAttr(7))))},
+		{"exemplar of a counter nested too deep", r.of(r.counter("c_total", r.exemplar(lenField(7, msg(lenField(1, []byte("k")), lenField(2, deepValue(otlpwire.MaxAnyValueDepth+1)))))))},
+		{"exemplar of a refused histogram point", r.of(histogram(lenField(8, msg(fixedField(2, ts), badAttr(7)))))},
+		{"attributes of a point of a refused delta sum", r.of(deltaSum)},
+		{"summary quantile", r.of(summary(varintField(1, 1)))},
+		{"exponential histogram bucket counts", r.of(expHistogram(lenField(2, []byte{0x80})))},
+		{"resource container schema_url", r.request(msg(r.container(r.resource, r.scope, r.gauge("m")), varintField(3, 1)))},
+		{"an earlier resource of a repeated field", r.request(msg(lenField(1, badAttr(1)), r.container(r.resource, r.scope, r.gauge("m"))))},
+		{"scope attributes", r.request(r.container(r.resource, msg(r.scope, badAttr(3)), r.gauge("m")))},
+		{"a new series before a malformed metric", r.of(r.gauge("new_series"), msg(r.gauge("m"), badAttr(12)))},
+		{"a new resource before a malformed one", r.request(r.container(msg(strAttr(1, "service.name", "other")), r.scope, r.gauge("m")),
+			r.container(r.resource, r.scope, msg(r.gauge("m"), badAttr(12))))},
 	}
-	s := open(t, t.TempDir())
-	defer s.Close()
-	valid := request(container(resource, scope, gauge("m")))
-	if err := otlpwire.MetricsRequest(valid).Validate(); err != nil {
-		t.Fatalf("valid request: %v", err)
-	}
-	res, err := s.AppendOTLP(context.Background(), valid)
-	if err != nil || res.Accepted != 1 {
-		t.Fatalf("valid request: %+v, %v", res, err)
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			verr := otlpwire.MetricsRequest(tc.req).Validate()
-			if verr == nil {
-				t.Fatal("the test request is valid")
+	for _, exemplars := range []int64{0, 100} {
+		t.Run(fmt.Sprintf("exemplars=%d", exemplars), func(t *testing.T) {
+			s := open(t, t.TempDir(), WithMaxExemplars(exemplars))
+			defer s.Close()
+			if err := otlpwire.MetricsRequest(valid).Validate(); err != nil {
+				t.Fatalf("valid request: %v", err)
 			}
-			_, before := seriesAndSamples(t, s)
-			_, err := s.AppendOTLP(context.Background(), tc.req)
-			var we *otlpwire.Error
-			if !errors.As(err, &we) || we.Error() != verr.Error() {
-				t.Fatalf("AppendOTLP: %v; want Validate's %v", err, verr)
+			res, err := s.AppendOTLP(context.Background(), valid)
+			if err != nil || res.Accepted != 4 {
+				t.Fatalf("valid request: %+v, %v", res, err)
 			}
-			if _, after := seriesAndSamples(t, s); after != before {
-				t.Fatalf("refused request stored %d samples", after-before)
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					verr := otlpwire.MetricsRequest(tc.req).Validate()
+					if verr == nil {
+						t.Fatal("the test request is valid")
+					}
+					series, samples := seriesAndSamples(t, s)
+					meta := len(s.Metadata("", -1, -1))
+					_, err := s.AppendOTLP(context.Background(), tc.req)
+					var we *otlpwire.Error
+					if !errors.As(err, &we) || we.Error() != verr.Error() {
+						t.Fatalf("AppendOTLP: %v; want Validate's %v", err, verr)
+					}
+					if series2, samples2 := seriesAndSamples(t, s); series2 != series || samples2 != samples {
+						t.Fatalf("refused request stored %d series, %d samples", series2-series, samples2-samples)
+					}
+					if n := int(s.db.Head().NumSeries()); n != series {
+						t.Fatalf("refused request left %d series in the head", n-series)
+					}
+					if m := len(s.Metadata("", -1, -1)); m != meta {
+						t.Fatalf("refused request added metadata of %d families", m-meta)
+					}
+				})
 			}
 		})
+	}
+}
+
+// TestDeepExemplar: an exemplar attribute nested far past
+// MaxAnyValueDepth, on a series the caches know, with exemplar storage on,
+// is refused before anything walks the nesting; a recursive walk of it
+// would overflow the 16 MiB stack this test allows.
+func TestDeepExemplar(t *testing.T) {
+	r := newTestRequests()
+	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	defer s.Close()
+	if _, err := s.AppendOTLP(context.Background(), r.of(r.counter("c_total"))); err != nil {
+		t.Fatal(err)
+	}
+	req := r.of(r.counter("c_total", r.exemplar(lenField(7, msg(lenField(1, []byte("k")), lenField(2, deepValue(300_000)))))))
+	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20))
+	if _, err := s.AppendOTLP(context.Background(), req); !errors.Is(err, otlpwire.ErrTooDeep) {
+		t.Fatalf("AppendOTLP: %v, want ErrTooDeep", err)
 	}
 }

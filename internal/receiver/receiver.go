@@ -272,7 +272,12 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 	}
 	n, err := info.count(body)
 	if err != nil {
-		if selfChecked { // counting reads the containers, which Validate would have refused
+		if selfChecked {
+			// Counting reads the containers, which Validate refuses too;
+			// its error names the first fault of the whole request.
+			if verr := info.validate(body); verr != nil {
+				err = verr
+			}
 			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
 		}
 		// Validate walked the same structure, so this is a bug.
@@ -284,7 +289,8 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 		o, err := s.Consume(ctx, &req)
 		var we *otlpwire.Error
 		if err != nil && i == 0 && selfChecked && errors.As(err, &we) {
-			return out, n, refuse(KindBadData, "invalid %s: %w", info.request, we)
+			// As a failed Validate: no records counted as refused.
+			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, we)
 		}
 		if err != nil {
 			return out, n, classify(err)

@@ -62,7 +62,10 @@ type Sink interface {
 // request. When the first sink of a signal is marked, the receiver does not
 // run Validate first, so the request is walked once instead of twice; the
 // sinks after it see only requests it accepted, which are valid. The
-// receiver answers such a refusal as it answers a failed Validate.
+// receiver answers such a refusal as it answers a failed Validate (400 or
+// INVALID_ARGUMENT, the error's path in the message, no records counted).
+// The returned Sink hides s's other methods (io.Closer, say): keep s to
+// use them.
 func Validating(s Sink) Sink { return validating{s} }
 
 type validating struct{ Sink }

@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -52,6 +53,13 @@ func TestValidatingSink(t *testing.T) {
 	if msg, wantMsg := statusMessage(t, resp), "invalid ExportMetricsServiceRequest: "+want.Error(); msg != wantMsg {
 		t.Errorf("message %q, want %q", msg, wantMsg)
 	}
+	// Counted as a failed Validate is: one refused request, no records.
+	if n := testutil.ToFloat64(r.m.requests.WithLabelValues("metrics", "http", "refused", "bad_data")); n != 1 {
+		t.Errorf("%v refused requests counted, want 1", n)
+	}
+	if n := testutil.ToFloat64(r.m.refused.WithLabelValues("metrics", "http", "bad_data")); n != 0 {
+		t.Errorf("%v refused records counted, want 0", n)
+	}
 	if len(first) != 2 || !bytes.Equal(first[1], bad) {
 		t.Errorf("the Validating sink got %d requests; want both, unvalidated", len(first))
 	}
@@ -59,10 +67,13 @@ func TestValidatingSink(t *testing.T) {
 		t.Errorf("the next sink got %d requests; want only the valid one", len(got))
 	}
 
-	// Garbage that does not even count is refused before any sink.
-	status, _, resp = post(t, url, []byte{0x0a, 0x05, 0x01}, "Content-Type", "application/x-protobuf")
-	if msg := statusMessage(t, resp); status != http.StatusBadRequest || !strings.HasPrefix(msg, "invalid ExportMetricsServiceRequest: ") {
-		t.Errorf("truncated request: status %d, message %q", status, msg)
+	// Garbage that does not even count is refused before any sink, with
+	// Validate's message.
+	garbage := []byte{0x0a, 0x05, 0x01}
+	status, _, resp = post(t, url, garbage, "Content-Type", "application/x-protobuf")
+	wantMsg := "invalid ExportMetricsServiceRequest: " + otlpwire.MetricsRequest(garbage).Validate().Error()
+	if msg := statusMessage(t, resp); status != http.StatusBadRequest || msg != wantMsg {
+		t.Errorf("truncated request: status %d, message %q, want %q", status, msg, wantMsg)
 	}
 	if len(first) != 2 {
 		t.Errorf("the Validating sink got a request that does not count")
