@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/snappy"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -275,5 +277,42 @@ func TestServeMetadata(t *testing.T) {
 		`"target_info":[{"type":"gauge","unit":"","help":"Target metadata"}]}}`
 	if code != 200 || body != want {
 		t.Errorf("metadata: %d %s\nwant %s", code, body, want)
+	}
+}
+
+// TestServeRemoteWriteV2: a remote-write 2.0 request (symbols table,
+// start timestamp) is stored and answered with the written counts, as by
+// Prometheus' receiver.
+func TestServeRemoteWriteV2(t *testing.T) {
+	a := startServer(t, testConfig(t)).Addrs()
+	at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	wr := writev2.Request{
+		Symbols: []string{"", "__name__", "rw2_requests_total", "job", "api", "Requests.", ""},
+		Timeseries: []writev2.TimeSeries{{
+			LabelsRefs: []uint32{1, 2, 3, 4},
+			Samples:    []writev2.Sample{{Value: 42, Timestamp: at.UnixMilli()}},
+			Metadata:   writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_COUNTER, HelpRef: 5},
+		}},
+	}
+	pb, err := wr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+a.Admin.String()+"/api/v1/write", bytes.NewReader(snappy.Encode(nil, pb)))
+	req.Header.Set("Content-Type", "application/x-protobuf;proto=io.prometheus.write.v2.Request")
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("X-Prometheus-Remote-Write-Version", "2.0.0")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "1" {
+		t.Fatalf("write: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	q := "http://" + a.Admin.String() + "/api/v1/query?query=rw2_requests_total&time=" + strconv.FormatInt(at.Unix()+1, 10)
+	if code, body := get(t, q); code != 200 || !strings.Contains(body, `"job":"api"`) || !strings.Contains(body, `"42"]`) {
+		t.Errorf("query: %d %s", code, body)
 	}
 }

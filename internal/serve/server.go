@@ -124,10 +124,12 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	api.Register(s.adminMux)
-	// Prometheus remote write 1.0 (snappy protobuf) into the same store,
-	// with Prometheus' own handler.
+	// Prometheus remote write 1.0 and 2.0 (snappy protobuf; the
+	// Content-Type's proto parameter says which) into the same store, with
+	// Prometheus' own handler, as Prometheus' receiver with both messages
+	// accepted.
 	s.adminMux.Handle("POST /api/v1/write", remote.NewWriteHandler(s.log, s.reg, s.metrics.DB(),
-		remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false))
+		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false))
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
 	s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
