@@ -11,6 +11,7 @@
 //	GET      /api/v1/status/buildinfo
 //	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
 //	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
+//	GET      /api/v1/status/tsdb         limit (with WithTSDBStatus)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (400 bad
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
@@ -42,6 +44,8 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/index"
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/prometheus/prometheus/util/jsonutil"
 )
@@ -67,6 +71,8 @@ type config struct {
 	revision   string
 	exemplars  storage.ExemplarQueryable
 	metadata   MetadataSource
+	head       HeadStatser
+	gatherer   prometheus.Gatherer
 }
 
 // WithTimeout bounds a query's run time (default 2m, Prometheus'
@@ -149,6 +155,26 @@ func WithMetadata(src MetadataSource) Option {
 	}
 }
 
+// HeadStatser gives the cardinality statistics of a TSDB head; *tsdb.Head
+// is one.
+type HeadStatser interface {
+	Stats(statsByLabelName string, limit int) *tsdb.Stats
+}
+
+// WithTSDBStatus serves /api/v1/status/tsdb, as Prometheus does: head's
+// statistics by metric name, and the head chunk count from the
+// prometheus_tsdb_head_chunks gauge that g gathers. Without it the
+// endpoint is not served.
+func WithTSDBStatus(head HeadStatser, g prometheus.Gatherer) Option {
+	return func(c *config) error {
+		if head == nil || g == nil {
+			return errors.New("tsdb status: nil head or gatherer")
+		}
+		c.head, c.gatherer = head, g
+		return nil
+	}
+}
+
 // WithRevision sets the revision buildinfo reports.
 func WithRevision(rev string) Option {
 	return func(c *config) error { c.revision = rev; return nil }
@@ -194,6 +220,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
 	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
+	if a.cfg.head != nil {
+		mux.HandleFunc("GET /api/v1/status/tsdb", a.tsdbStatus)
+	}
 	// Without a source the endpoints answer with empty results, as
 	// Prometheus does for metadata it got over OTLP, so clients that ask
 	// (Grafana's metric browser) go on.
@@ -852,6 +881,83 @@ func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
 				s.WriteMore()
 				s.WriteObjectField("help")
 				s.WriteString(m.Help)
+				s.WriteObjectEnd()
+			})
+		}
+		s.WriteObjectEnd()
+	})
+}
+
+// tsdbStatus answers /api/v1/status/tsdb as Prometheus does: head
+// statistics and the top limit (default 10, at most 10,000) metric names by
+// series, label names by value count and by value bytes, and label pairs by
+// series.
+func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
+	const maxLimit = 10000
+	limit := 10
+	if v := r.FormValue("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			a.fail(w, badData("limit must be a positive number"))
+			return
+		}
+		if n > maxLimit {
+			a.fail(w, badData("limit must not exceed %d", maxLimit))
+			return
+		}
+		limit = n
+	}
+	st := a.cfg.head.Stats(labels.MetricName, limit)
+	mfs, err := a.cfg.gatherer.Gather()
+	if err != nil {
+		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("gather runtime status: %w", err)})
+		return
+	}
+	chunks := int64(math.MinInt64) // Prometheus' int64(NaN) when the gauge is missing
+	for _, mf := range mfs {
+		if mf.GetName() == "prometheus_tsdb_head_chunks" && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge() != nil {
+			chunks = int64(mf.GetMetric()[0].GetGauge().GetValue())
+			break
+		}
+	}
+	ps := st.IndexPostingStats
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("headStats")
+		s.WriteObjectStart()
+		s.WriteObjectField("numSeries")
+		s.WriteUint64(st.NumSeries)
+		s.WriteMore()
+		s.WriteObjectField("numLabelPairs")
+		s.WriteInt(ps.NumLabelPairs)
+		s.WriteMore()
+		s.WriteObjectField("chunkCount")
+		s.WriteInt64(chunks)
+		s.WriteMore()
+		s.WriteObjectField("minTime")
+		s.WriteInt64(st.MinTime)
+		s.WriteMore()
+		s.WriteObjectField("maxTime")
+		s.WriteInt64(st.MaxTime)
+		s.WriteObjectEnd()
+		for _, l := range []struct {
+			name  string
+			stats []index.Stat
+		}{
+			{"seriesCountByMetricName", ps.CardinalityMetricsStats},
+			{"labelValueCountByLabelName", ps.CardinalityLabelStats},
+			{"memoryInBytesByLabelName", ps.LabelValueStats},
+			{"seriesCountByLabelValuePair", ps.LabelValuePairsStats},
+		} {
+			s.WriteMore()
+			s.WriteObjectField(l.name)
+			writeArray(s, l.stats, func(st index.Stat) {
+				s.WriteObjectStart()
+				s.WriteObjectField("name")
+				s.WriteString(st.Name)
+				s.WriteMore()
+				s.WriteObjectField("value")
+				s.WriteUint64(st.Count)
 				s.WriteObjectEnd()
 			})
 		}

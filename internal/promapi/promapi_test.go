@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
@@ -40,7 +41,8 @@ func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.EnableExemplarStorage, opts.MaxExemplars = true, 100
-	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
+	reg := prometheus.NewRegistry()
+	db, err := tsdb.Open(t.TempDir(), nil, reg, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db)}, apiOpts...)...)
+	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(db.Head(), reg)}, apiOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,6 +337,44 @@ func TestMetadata(t *testing.T) {
 	}
 	for _, q := range []string{"limit=x", "limit_per_metric=1.5"} {
 		if code, body := getBody(t, srv.URL+"/api/v1/metadata?"+q); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
+			t.Errorf("%s: %d %s", q, code, body)
+		}
+	}
+}
+
+// TestTSDBStatus reads /api/v1/status/tsdb raw and with client_golang:
+// newServer's four series counted by metric name and by label, and the
+// head chunk count from the TSDB's own gauge.
+func TestTSDBStatus(t *testing.T) {
+	srv, c := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	st, err := c.TSDB(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HeadStats.NumSeries != 4 || st.HeadStats.ChunkCount < 4 || int64(st.HeadStats.MinTime) != t0.UnixMilli() ||
+		int64(st.HeadStats.MaxTime) != t0.Add(40*15*time.Second).UnixMilli() {
+		t.Errorf("head stats %+v", st.HeadStats)
+	}
+	byName := map[string]uint64{}
+	for _, s := range st.SeriesCountByMetricName {
+		byName[s.Name] = s.Value
+	}
+	if byName["up"] != 2 || byName["http_requests_total"] != 1 || byName["latency"] != 1 || len(byName) != 3 {
+		t.Errorf("series by metric name %v", st.SeriesCountByMetricName)
+	}
+	if len(st.LabelValueCountByLabelName) == 0 || st.LabelValueCountByLabelName[0] != (v1.Stat{Name: "__name__", Value: 3}) {
+		t.Errorf("label value counts %v", st.LabelValueCountByLabelName)
+	}
+	if len(st.SeriesCountByLabelValuePair) == 0 || st.SeriesCountByLabelValuePair[0] != (v1.Stat{Name: "job=api", Value: 4}) {
+		t.Errorf("series by label pair %v", st.SeriesCountByLabelValuePair)
+	}
+	code, body := getBody(t, srv.URL+"/api/v1/status/tsdb?limit=1")
+	if code != 200 || !strings.Contains(body, `"seriesCountByMetricName":[{"name":"up","value":2}],`) {
+		t.Errorf("limit=1: %d %s", code, body)
+	}
+	for _, q := range []string{"limit=0", "limit=x", "limit=10001"} {
+		if code, body := getBody(t, srv.URL+"/api/v1/status/tsdb?"+q); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
 			t.Errorf("%s: %d %s", q, code, body)
 		}
 	}

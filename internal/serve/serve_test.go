@@ -260,7 +260,8 @@ func TestServeMalformedMetrics(t *testing.T) {
 }
 
 // TestServeMetadata: /api/v1/metadata lists the metric families received
-// over OTLP with Prometheus' type, unit and help.
+// over OTLP with Prometheus' type, unit and help; /api/v1/status/tsdb
+// counts their series.
 func TestServeMetadata(t *testing.T) {
 	a := startServer(t, testConfig(t)).Addrs()
 	now := strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -277,6 +278,12 @@ func TestServeMetadata(t *testing.T) {
 		`"target_info":[{"type":"gauge","unit":"","help":"Target metadata"}]}}`
 	if code != 200 || body != want {
 		t.Errorf("metadata: %d %s\nwant %s", code, body, want)
+	}
+	// The same series in the TSDB status: 2 buckets, sum and count, the
+	// counter and target_info.
+	if code, body := get(t, "http://"+a.Admin.String()+"/api/v1/status/tsdb"); code != 200 ||
+		!strings.Contains(body, `"numSeries":6,`) || !strings.Contains(body, `{"name":"queue_wait_milliseconds_bucket","value":2}`) {
+		t.Errorf("status/tsdb: %d %s", code, body)
 	}
 }
 

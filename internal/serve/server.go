@@ -114,7 +114,8 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	s.adminMux = http.NewServeMux()
-	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics)}
+	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics),
+		promapi.WithTSDBStatus(s.metrics.DB().Head(), s.reg)}
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
 		popts = append(popts, promapi.WithExemplars(eq))
 	}
