@@ -5,7 +5,8 @@
 // with wirehouse serve under the same load (docs/BENCHMARKS.md).
 //
 // It uses the same server options as wirehouse's receiver (pass-through
-// codec, static flow-control windows, stream workers).
+// codec, static flow-control windows, stream workers); --variant tries
+// others.
 package main
 
 import (
@@ -37,19 +38,33 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("grpcecho", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("listen", "localhost:4317", "listen address")
+	variant := fs.String("variant", "receiver", "server options: receiver (wirehouse's), no-workers (a goroutine per stream), "+
+		"no-buffers (WriteBufferSize and ReadBufferSize 0) or shared-buffer (SharedWriteBuffer)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	opts := []grpc.ServerOption{
+		grpc.ForceServerCodecV2(receiver.Codec{}),
+		grpc.InitialWindowSize(4 << 20),
+		grpc.InitialConnWindowSize(16 << 20),
+	}
+	workers := grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0)))
+	switch *variant {
+	case "receiver":
+		opts = append(opts, workers)
+	case "no-workers":
+	case "no-buffers":
+		opts = append(opts, workers, grpc.WriteBufferSize(0), grpc.ReadBufferSize(0))
+	case "shared-buffer":
+		opts = append(opts, workers, grpc.SharedWriteBuffer(true))
+	default:
+		return fmt.Errorf("unknown --variant %q", *variant)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	s := grpc.NewServer(
-		grpc.ForceServerCodecV2(receiver.Codec{}),
-		grpc.InitialWindowSize(4<<20),
-		grpc.InitialConnWindowSize(16<<20),
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
-	)
+	s := grpc.NewServer(opts...)
 	empty := &receiver.Message{}
 	handler := func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
 		var m receiver.Message
