@@ -61,8 +61,8 @@ const (
 // attributes by the series cache, whose entries stand for attribute bytes
 // that were checked, and the rest (exemplars, metadata, points refused
 // before the lookup) explicitly. Before a request creates its first series
-// (a cache miss) it is validated whole, so that a refused request leaves
-// no series behind: the TSDB keeps the series an appender created even
+// (a cache miss, or a cached series none of whose samples was stored yet)
+// it is validated whole, so that a refused request leaves no series behind: the TSDB keeps the series an appender created even
 // when it is rolled back. (A cached series the head has since dropped is
 // created again by its first sample without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
@@ -90,6 +90,9 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	}
 	if err := a.app.Commit(); err != nil {
 		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
+	}
+	for _, m := range a.newMeta {
+		s.meta.record(m.family, m.md)
 	}
 	return a.res, nil
 }
@@ -485,11 +488,13 @@ func (a *appendState) targetInfo() error {
 		earliest = latest.Add(-targetInfoMaxSpan)
 	}
 	a.beginPoint(e)
+	a.curTarget = true
 	for ts := earliest; ts.Before(latest); ts = ts.Add(lookbackDelta / 2) {
 		a.targetSample(e, ts.UnixMilli())
 	}
 	a.targetSample(e, latest.UnixMilli())
 	a.endTarget()
+	a.curTarget = false
 	return nil
 }
 
@@ -532,6 +537,7 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		return
 	}
 	a.ex = withinTime(a.ex, a.notAfter)
+	created := cs.ref == 0
 	ref, err := a.app.Append(cs.ref, cs.lset, st, t, v, h, nil, storage.AOptions{Exemplars: a.ex})
 	a.ex = nil
 	// A partial error is about exemplars only (out of order, too many
@@ -544,6 +550,9 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		return
 	}
 	a.res.Samples++
+	if created {
+		a.familyCreated()
+	}
 	if ref != cs.ref {
 		if !a.refsChanged && !a.fresh {
 			// Entries in the cache are immutable: copy before updating.
@@ -555,6 +564,23 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		a.refsChanged = true
 		cs.ref = ref
 	}
+}
+
+// familyCreated queues the metadata of the current entry's family, whose
+// series the last sample created, to be recorded if the request commits:
+// metadata describes stored series only.
+func (a *appendState) familyCreated() {
+	fam, md := "target_info", targetInfoMetadata
+	if !a.curTarget {
+		if a.metricName() != "" {
+			return // no entry has series for a metric without a name
+		}
+		fam, md = a.name, a.metricMetadata()
+	}
+	if n := len(a.newMeta); n > 0 && a.newMeta[n-1].family == fam && a.newMeta[n-1].md == md {
+		return
+	}
+	a.newMeta = append(a.newMeta, familyMeta{fam, md})
 }
 
 // isPartial reports whether err is a *storage.AppendPartialError.

@@ -44,6 +44,9 @@ type cacheEntry struct {
 	series []cachedSeries
 	reject string // non-empty: every point of this identity is rejected
 	hash   uint64 // labels hash of series[0], for target_info deduplication
+	// unborn: a series has no reference yet (its samples were all
+	// refused), so the next sample creates it. Set by put.
+	unborn bool
 }
 
 type cachedSeries struct {
@@ -74,6 +77,13 @@ func (c *seriesCache) get(key []byte) *cacheEntry {
 // Interned ids are unique across resets, so keys built from ids interned
 // before the reset stay correct: they just miss.
 func (c *seriesCache) put(e *cacheEntry) {
+	e.unborn = false
+	for _, cs := range e.series {
+		if cs.ref == 0 && !cs.lset.IsEmpty() {
+			e.unborn = true
+			break
+		}
+	}
 	h := xxhash.Sum64String(e.key)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -13,22 +13,28 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Bounds of the metadata kept: a family beyond maxMetaFamilies, or a
-// family's metadata variant beyond maxMetaVariants (another help text or
-// unit from another producer), is not recorded.
+// Bounds of the metadata kept: help text is cut to maxHelpBytes; a family
+// beyond maxMetaFamilies, a family's variant beyond maxMetaVariants
+// (another help text or unit from another producer), or anything past
+// maxMetaBytes in all is not recorded.
 const (
 	maxMetaFamilies = 100_000
 	maxMetaVariants = 10
+	maxHelpBytes    = 4 << 10
+	maxMetaBytes    = 32 << 20
 )
 
 // metaSet holds the metadata (type, unit, help) of each metric family, as
 // Prometheus' OTLP translator derives it, in memory. It is recorded when a
-// series of the family is first seen (when its series-cache entry is
-// built), so steady-state ingest does not touch it, and it is rebuilt after
-// a restart as series arrive again.
+// request that created a series of the family commits, so steady-state
+// ingest does not touch it: a description that changes while the family's
+// series are known is not picked up until they are created again (after a
+// restart, or when the series cache is emptied). It is rebuilt after a
+// restart as series arrive again, and never shrinks.
 type metaSet struct {
 	mu       sync.RWMutex
 	families map[string][]metadata.Metadata
+	bytes    int
 }
 
 func (m *metaSet) record(family string, md metadata.Metadata) {
@@ -44,10 +50,21 @@ func (m *metaSet) record(family string, md metadata.Metadata) {
 		m.families = make(map[string][]metadata.Metadata)
 	}
 	v, ok := m.families[family]
-	if slices.Contains(v, md) || len(v) >= maxMetaVariants || !ok && len(m.families) >= maxMetaFamilies {
+	size := len(md.Help) + len(md.Unit) + len(md.Type) + 64
+	if !ok {
+		size += len(family)
+	}
+	if slices.Contains(v, md) || len(v) >= maxMetaVariants || !ok && len(m.families) >= maxMetaFamilies || m.bytes+size > maxMetaBytes {
 		return
 	}
 	m.families[family] = append(v, md)
+	m.bytes += size
+}
+
+// familyMeta is a family's metadata waiting for its request to commit.
+type familyMeta struct {
+	family string
+	md     metadata.Metadata
 }
 
 // Metadata returns the metadata recorded for each metric family, as
@@ -58,7 +75,6 @@ func (m *metaSet) record(family string, md metadata.Metadata) {
 func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
 	m := &s.meta
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	names := make([]string, 0, len(m.families))
 	if metric != "" {
 		if _, ok := m.families[metric]; ok {
@@ -68,12 +84,15 @@ func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]
 		for name := range m.families {
 			names = append(names, name)
 		}
-		slices.Sort(names)
 	}
+	m.mu.RUnlock()
+	slices.Sort(names) // outside the lock: appends may be waiting
 	if limit >= 0 && len(names) > limit {
 		names = names[:limit]
 	}
 	out := make(map[string][]metadata.Metadata, len(names))
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	for _, name := range names {
 		v := m.families[name]
 		if limitPerMetric > 0 && len(v) > limitPerMetric {
@@ -93,7 +112,7 @@ func (a *appendState) metricMetadata() metadata.Metadata {
 	md := metadata.Metadata{
 		Type: model.MetricTypeUnknown,
 		Unit: units.Build(validString(mf.Unit)),
-		Help: validString(mf.Description),
+		Help: validString(mf.Description[:min(len(mf.Description), maxHelpBytes)]),
 	}
 	switch mf.Type {
 	case otlpwire.MetricTypeGauge:

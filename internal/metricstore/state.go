@@ -100,10 +100,15 @@ type appendState struct {
 	exPairs             [][3]int // offsets in exScratch: name, value, end
 
 	// The point being appended. attrsChecked: its attributes are known
-	// valid (entry looked them up); if not, settle checks them.
-	cur                              *cacheEntry
-	fresh, refsChanged, attrsChecked bool
-	curFailed                        string
+	// valid (entry looked them up); if not, settle checks them. curTarget:
+	// cur is the resource's target_info.
+	cur                                         *cacheEntry
+	fresh, refsChanged, attrsChecked, curTarget bool
+
+	// Metadata of the families whose first series this request created,
+	// recorded once it commits.
+	newMeta   []familyMeta
+	curFailed string
 
 	lb    *labels.Builder
 	pairs []labelPair
@@ -130,7 +135,8 @@ func newAppendState() *appendState {
 // reset drops every reference to the request and the store, keeping
 // capacity.
 func (a *appendState) reset() {
-	ns, lb, names, namer := a.seenTarget, a.lb, a.names, a.namer
+	ns, lb, names, namer, newMeta := a.seenTarget, a.lb, a.names, a.namer, a.newMeta
+	clear(newMeta)
 	clear(ns)
 	if len(names) > 4096 {
 		clear(names)
@@ -138,7 +144,7 @@ func (a *appendState) reset() {
 	*a = appendState{
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
 		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
-		seenTarget: ns, lb: lb, names: names, namer: namer,
+		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
 	}
 	a.lb.Reset(labels.EmptyLabels())
 }
@@ -201,6 +207,12 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	e := a.s.cache.get(k)
 	a.fresh = false
 	a.attrsChecked = true // a hit on validated bytes, or build validates them
+	if e != nil && e.unborn {
+		// Its first sample will create a series: as for a miss.
+		if err := a.validateAll(); err != nil {
+			return nil, err
+		}
+	}
 	if e == nil || e.shape != string(shape) {
 		var err error
 		if e, err = a.build(kind, attrs, shape); err != nil {
@@ -228,6 +240,11 @@ func (a *appendState) targetEntry() (*cacheEntry, error) {
 	a.key = k
 	e := a.s.cache.get(k)
 	a.fresh = false
+	if e != nil && e.unborn {
+		if err := a.validateAll(); err != nil {
+			return nil, err
+		}
+	}
 	if e == nil {
 		var err error
 		if e, err = a.buildTarget(); err != nil {
@@ -300,9 +317,7 @@ func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []
 			add("", "quantile", strconv.FormatFloat(q, 'f', -1, 64))
 		}
 	}
-	if e.reject = a.checkSeries(e.series); e.reject == "" {
-		a.s.meta.record(name, a.metricMetadata())
-	}
+	e.reject = a.checkSeries(e.series)
 	return e, nil
 }
 
@@ -344,7 +359,6 @@ func (a *appendState) buildTarget() (*cacheEntry, error) {
 	if a.checkSeries(series) == "" {
 		e.series = series
 		e.hash = series[0].lset.Hash()
-		a.s.meta.record("target_info", targetInfoMetadata)
 	}
 	return e, nil
 }

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/prometheus/model/metadata"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -223,5 +226,63 @@ func TestDeepExemplar(t *testing.T) {
 	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20))
 	if _, err := s.AppendOTLP(context.Background(), req); !errors.Is(err, otlpwire.ErrTooDeep) {
 		t.Fatalf("AppendOTLP: %v, want ErrTooDeep", err)
+	}
+}
+
+// TestUnbornSeries: a series whose first points were all refused (here:
+// too far in the future) is cached without a reference, so the next
+// sample creates it. A request that would do so and is malformed further
+// on must still leave no series and no metadata; a valid one creates the
+// series and records its family.
+func TestUnbornSeries(t *testing.T) {
+	r := newTestRequests()
+	s := open(t, t.TempDir())
+	defer s.Close()
+	future := *r
+	future.ts = uint64(time.Now().Add(time.Hour).UnixNano())
+	res, err := s.AppendOTLP(context.Background(), future.of(future.gauge("g")))
+	if err != nil || res.Rejected != 1 || res.Reasons[ReasonTooFarAhead] != 1 {
+		t.Fatalf("future point: %+v, %v", res, err)
+	}
+	check := func(series, families int) {
+		t.Helper()
+		if n := int(s.db.Head().NumSeries()); n != series {
+			t.Errorf("head has %d series, want %d", n, series)
+		}
+		if m := s.Metadata("", -1, -1); len(m) != families {
+			t.Errorf("metadata %v, want %d families", m, families)
+		}
+	}
+	check(0, 0)
+	if _, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"), msg(r.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
+		t.Fatalf("malformed request: %v", err)
+	}
+	check(0, 0)
+	if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"))); err != nil || res.Accepted != 1 {
+		t.Fatalf("valid request: %+v, %v", res, err)
+	}
+	check(1, 1) // g (the resource has no attribute for target_info)
+}
+
+// TestMetadataBounds: help text is cut to maxHelpBytes, and the metadata
+// kept stops growing at maxMetaBytes.
+func TestMetadataBounds(t *testing.T) {
+	r := newTestRequests()
+	s := open(t, t.TempDir())
+	defer s.Close()
+	long := strings.Repeat("ü", maxHelpBytes) // 2 bytes a rune: cut mid-text
+	gauge := msg(lenField(1, []byte("g")), lenField(2, []byte(long)), lenField(5, lenField(1, r.numberPoint())))
+	if _, err := s.AppendOTLP(context.Background(), r.of(gauge)); err != nil {
+		t.Fatal(err)
+	}
+	help := s.Metadata("g", -1, -1)["g"][0].Help
+	if len(help) != maxHelpBytes || help != long[:maxHelpBytes] {
+		t.Errorf("help of %d bytes kept, want the first %d", len(help), maxHelpBytes)
+	}
+	for i := range 2 * maxMetaBytes / maxHelpBytes {
+		s.meta.record(fmt.Sprint("f", i), metadata.Metadata{Help: long[:maxHelpBytes]})
+	}
+	if s.meta.bytes > maxMetaBytes || len(s.meta.families) >= 2*maxMetaBytes/maxHelpBytes {
+		t.Errorf("%d bytes, %d families kept; bound %d bytes", s.meta.bytes, len(s.meta.families), maxMetaBytes)
 	}
 }

@@ -339,6 +339,11 @@ func (s *Server) Shutdown() error {
 	defer cancel()
 	s.log.Info("shutting down: draining requests in flight")
 	err := s.receiver.Shutdown(ctx)
+	// The admin server writes (remote write) and reads the metric store:
+	// it stops, drained, before the storage closes.
+	if e := s.admin.Shutdown(ctx); e != nil {
+		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
+	}
 	for _, c := range s.closers {
 		if e := c.Close(); e != nil {
 			err = errors.Join(err, fmt.Errorf("close sink: %w", e))
@@ -351,9 +356,6 @@ func (s *Server) Shutdown() error {
 		s.loading.Wait()
 	}
 	err = errors.Join(err, s.closeStorage())
-	if e := s.admin.Shutdown(ctx); e != nil {
-		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
-	}
 	s.serving.Wait()
 	if err == nil {
 		s.log.Info("shut down cleanly")
