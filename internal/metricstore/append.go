@@ -50,8 +50,10 @@ const (
 // documentation), in one TSDB appender, and commits it: on success every
 // accepted sample is in the WAL. Rejected points make a partial success,
 // not an error. A malformed request, a cancelled ctx or a failed commit
-// return an error, and then nothing of the request is stored. req is not
-// retained.
+// return an error, and then none of the request's samples is stored (a
+// cancelled or failed one may leave series it created, without samples,
+// until the head drops them; a malformed one leaves none, see below). req
+// is not retained.
 //
 // req need not have passed otlpwire's Validate: AppendOTLP refuses what
 // Validate refuses, with an error wrapping Validate's *otlpwire.Error, and
@@ -62,9 +64,10 @@ const (
 // that were checked, and the rest (exemplars, metadata, points refused
 // before the lookup) explicitly. Before a request creates its first series
 // (a cache miss, or a cached series none of whose samples was stored yet)
-// it is validated whole, so that a refused request leaves no series behind: the TSDB keeps the series an appender created even
-// when it is rolled back. (A cached series the head has since dropped is
-// created again by its first sample without that check.)
+// it is validated whole, so that a refused request leaves no series
+// behind: the TSDB keeps the series an appender created even when it is
+// rolled back. (A cached series the head has since dropped is created
+// again by its first sample without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	a, _ := s.states.Get().(*appendState)
 	if a == nil {
