@@ -95,6 +95,32 @@ func TestLoadRepeatStoresEverySample(t *testing.T) {
 	}
 }
 
+// TestLoadRepeatExporters: --exporters 3 sends three copies of the series
+// set, each in time order behind a window of three requests, so three
+// concurrent senders lose nothing even to a store without an out-of-order
+// window, and --verify finds three times the series.
+func TestLoadRepeatExporters(t *testing.T) {
+	addrs := startServe(t)
+	stdout, stderr, err := runArgs(t, "load", "--signal", "metrics", "--transport", "grpc",
+		"--endpoint", addrs["OTLP/gRPC"], "--batch", "50", "--count", "30", "--repeat", "--exporters", "3", "--concurrency", "3",
+		"--quiet", "--verify", "--query-endpoint", "http://"+addrs["admin HTTP"])
+	if err != nil || !strings.Contains(stdout, "records    1500 sent, 1500 accepted, 0 rejected") ||
+		!strings.Contains(stdout, "series 150 expected, 150 found; samples 1500 expected, 1500 found") {
+		t.Fatalf("load --exporters: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	for _, bad := range [][]string{
+		{"--exporters", "2", "--count", "4"},
+		{"--exporters", "2", "--count", "4", "--repeat", "--signal", "logs"},
+		{"--exporters", "2", "--count", "4", "--repeat", "--transport", "remote-write"},
+		{"--exporters", "-1", "--count", "4", "--repeat"},
+	} {
+		args := append([]string{"load", "--signal", "metrics"}, bad...)
+		if _, _, err := runArgs(t, args...); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
 // TestLoadPayloadServerCPU sends the rich comparison payload from three
 // workers to a serve process that promotes every resource attribute:
 // every sample of every series is stored (the workers keep each series in

@@ -49,6 +49,14 @@ type Config struct {
 	// forward, as a periodic exporter sends them. With Count, one variant
 	// is generated per request, so no sample is sent twice.
 	Repeat bool
+	// Exporters, with Repeat and more than 1, sends that many copies of
+	// the metric series (synth.Config.Copy), as that many exporters of
+	// the same targets: request n belongs to exporter n mod Exporters and
+	// carries its round n / Exporters, and at most Exporters requests are
+	// in flight, so every exporter's series stay in time order (several
+	// senders of one series set deliver out of order, which the TSDB
+	// takes through its slower out-of-order path).
+	Exporters int
 	// Payload, if set (metrics only, with Count), replaces the Kubernetes
 	// metric set with a synth.SeriesRequest stream over Series series:
 	// request n carries points n×Batch.. of the rounds that give every
@@ -106,6 +114,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--variants must be at least 1, got %d", c.Variants)
 	case c.Repeat && c.Count == 0:
 		return errors.New("--repeat needs --count (one request is generated per request sent)")
+	case c.Exporters < 0:
+		return fmt.Errorf("--exporters must not be negative, got %d", c.Exporters)
+	case c.Exporters > 1 && (!c.Repeat || c.Signal != synth.SignalMetrics || c.Transport == "remote-write"):
+		return errors.New("--exporters needs --repeat, --signal metrics and an OTLP transport")
 	case c.Payload != 0 && c.Signal != synth.SignalMetrics:
 		return errors.New("--payload needs --signal metrics")
 	case c.Payload != 0 && c.Count == 0:
@@ -214,8 +226,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 		acked = make([]atomic.Int64, variants(cfg))
 	}
 	var win *window
-	if cfg.Payload != 0 && cfg.Concurrency > 1 {
+	switch {
+	case cfg.Payload != 0 && cfg.Concurrency > 1:
 		win = newWindow(cfg.Count, cfg.Batch, cfg.Series)
+	case cfg.Exporters > 1 && cfg.Concurrency > 1:
+		win = newWindow(cfg.Count, 1, cfg.Exporters)
 	}
 
 	var (
@@ -405,7 +420,11 @@ func generationStart(cfg Config) time.Time {
 		rounds := (points + int64(cfg.Series) - 1) / int64(cfg.Series)
 		return time.Now().Add(-time.Duration(rounds) * time.Second)
 	}
-	return time.Now().Add(-time.Duration(cfg.Seed+int64(variants(cfg))) * time.Second)
+	rounds := int64(variants(cfg))
+	if cfg.Exporters > 1 {
+		rounds = (rounds + int64(cfg.Exporters) - 1) / int64(cfg.Exporters)
+	}
+	return time.Now().Add(-time.Duration(cfg.Seed+rounds) * time.Second)
 }
 
 // generate builds the distinct protobuf requests of cfg.Batch records each
@@ -420,10 +439,11 @@ func generate(cfg Config, start time.Time) [][]byte {
 		}
 		return out
 	}
+	exporters := max(cfg.Exporters, 1)
 	for i := range out {
 		out[i] = synth.Generate(cfg.Signal, synth.Config{
-			Seed: cfg.Seed + int64(i), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
-			Start: start, Repeat: cfg.Repeat,
+			Seed: cfg.Seed + int64(i/exporters), Resources: cfg.Resources, ScopesPerResource: 1, TotalRecords: cfg.Batch,
+			Start: start, Repeat: cfg.Repeat, Copy: i % exporters,
 		})
 	}
 	return out

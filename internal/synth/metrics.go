@@ -70,6 +70,9 @@ func (g *metricsGen) writeTargetResource() {
 			e.kvString(resourceAttributes, key, job)
 		case 1:
 			g.tmp = append(append(append(g.tmp[:0], n.ip...), ':'), port...)
+			if g.copy > 0 {
+				g.tmp = strconv.AppendInt(append(g.tmp, '/'), int64(g.copy), 10)
+			}
 			e.kvStringBytes(resourceAttributes, key, g.tmp)
 		case 2:
 			e.kvString(resourceAttributes, key, "prod-us-east-1")

@@ -92,6 +92,11 @@ type Config struct {
 	// grow with it, and metric gauge values drift along a per-series sine
 	// of period 60 seeds.
 	Repeat bool
+	// Copy, if positive, makes the metrics a distinct copy of the same
+	// records, as another exporter of the same targets would send: every
+	// resource's service.instance.id (the series' instance label) ends in
+	// "/<Copy>". With Repeat, copies are disjoint sets of series.
+	Copy int
 	// TotalRecords, if positive, overrides RecordsPerScope: the request
 	// holds exactly TotalRecords records, spread as evenly as possible over
 	// the Resources×ScopesPerResource scopes (earlier scopes get one more).
@@ -181,6 +186,7 @@ type gen struct {
 	// seed, by the phase wobble.
 	drift  bool
 	wobble float64
+	copy   int // Config.Copy
 }
 
 // baseTime is 2026-01-01T00:00:00Z in Unix nanoseconds.
@@ -200,6 +206,7 @@ func newGen(cfg Config, stream uint64, p profile) gen {
 	if cfg.Repeat {
 		g.drift, g.wobble = true, 2*math.Pi*float64(cfg.Seed)/60
 	}
+	g.copy = cfg.Copy
 	return g
 }
 
