@@ -9,8 +9,6 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/otlptranslator"
 	"github.com/prometheus/prometheus/model/metadata"
-
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Bounds of the metadata kept: help text is cut to maxHelpBytes; a family
@@ -104,30 +102,17 @@ func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]
 }
 
 // metricMetadata is Prometheus' metadata for the current metric: its type
-// (otelMetricTypeToPromMetricType; delta never gets here), its unit as
-// otlptranslator.UnitNamer gives it and its description as help.
+// (metricTypes), its unit as otlptranslator.UnitNamer gives it and its
+// description as help.
 func (a *appendState) metricMetadata() metadata.Metadata {
 	mf := &a.mf
 	var units otlptranslator.UnitNamer
-	md := metadata.Metadata{
-		Type: model.MetricTypeUnknown,
+	_, typ := metricTypes(mf)
+	return metadata.Metadata{
+		Type: typ,
 		Unit: units.Build(validString(mf.Unit)),
 		Help: validString(mf.Description[:min(len(mf.Description), maxHelpBytes)]),
 	}
-	switch mf.Type {
-	case otlpwire.MetricTypeGauge:
-		md.Type = model.MetricTypeGauge
-	case otlpwire.MetricTypeSum:
-		md.Type = model.MetricTypeGauge
-		if mf.IsMonotonic {
-			md.Type = model.MetricTypeCounter
-		}
-	case otlpwire.MetricTypeHistogram, otlpwire.MetricTypeExponentialHistogram:
-		md.Type = model.MetricTypeHistogram
-	case otlpwire.MetricTypeSummary:
-		md.Type = model.MetricTypeSummary
-	}
-	return md
 }
 
 // targetInfoMetadata is what Prometheus' translator gives target_info.

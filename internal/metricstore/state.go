@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/otlptranslator"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
@@ -508,29 +509,36 @@ func (a *appendState) metricName() string {
 		a.nameReject = ReasonInvalidUTF8
 		return a.nameReject
 	}
-	m := otlptranslator.Metric{Name: string(mf.Name), Unit: string(mf.Unit), Type: otlptranslator.MetricTypeUnknown}
-	switch mf.Type {
-	case otlpwire.MetricTypeGauge:
-		m.Type = otlptranslator.MetricTypeGauge
-	case otlpwire.MetricTypeSum:
-		m.Type = otlptranslator.MetricTypeNonMonotonicCounter
-		if mf.IsMonotonic {
-			m.Type = otlptranslator.MetricTypeMonotonicCounter
-		}
-	case otlpwire.MetricTypeHistogram:
-		m.Type = otlptranslator.MetricTypeHistogram
-	case otlpwire.MetricTypeExponentialHistogram:
-		m.Type = otlptranslator.MetricTypeExponentialHistogram
-	case otlpwire.MetricTypeSummary:
-		m.Type = otlptranslator.MetricTypeSummary
-	}
-	name, err := a.s.metricName.Build(m)
+	typ, _ := metricTypes(mf)
+	name, err := a.s.metricName.Build(otlptranslator.Metric{Name: string(mf.Name), Unit: string(mf.Unit), Type: typ})
 	if err != nil || name == "" {
 		a.nameReject = ReasonInvalidName
 		return a.nameReject
 	}
 	a.name = name
 	return ""
+}
+
+// metricTypes gives a metric's type as otlptranslator names it and as
+// Prometheus' metadata gives it (otelMetricTypeToPromMetricType; delta
+// metrics, which that makes unknown, are refused before).
+func metricTypes(mf *otlpwire.MetricFields) (otlptranslator.MetricType, model.MetricType) {
+	switch mf.Type {
+	case otlpwire.MetricTypeGauge:
+		return otlptranslator.MetricTypeGauge, model.MetricTypeGauge
+	case otlpwire.MetricTypeSum:
+		if mf.IsMonotonic {
+			return otlptranslator.MetricTypeMonotonicCounter, model.MetricTypeCounter
+		}
+		return otlptranslator.MetricTypeNonMonotonicCounter, model.MetricTypeGauge
+	case otlpwire.MetricTypeHistogram:
+		return otlptranslator.MetricTypeHistogram, model.MetricTypeHistogram
+	case otlpwire.MetricTypeExponentialHistogram:
+		return otlptranslator.MetricTypeExponentialHistogram, model.MetricTypeHistogram
+	case otlpwire.MetricTypeSummary:
+		return otlptranslator.MetricTypeSummary, model.MetricTypeSummary
+	}
+	return otlptranslator.MetricTypeUnknown, model.MetricTypeUnknown
 }
 
 // baseLabels is Prometheus' createAttributes without the extras: the
