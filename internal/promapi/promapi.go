@@ -8,10 +8,14 @@
 //	GET|POST /api/v1/series              match[], start, end, limit
 //	GET|POST /api/v1/labels              match[], start, end, limit
 //	GET      /api/v1/label/<name>/values match[], start, end, limit
+//	GET|POST /api/v1/format_query        query
 //	GET      /api/v1/status/buildinfo
 //	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
 //	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
 //	GET      /api/v1/status/tsdb         limit (with WithTSDBStatus)
+//	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with WithAdmin; else 503)
+//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503)
+//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (400 bad
@@ -28,7 +32,10 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -73,6 +80,8 @@ type config struct {
 	metadata   MetadataSource
 	head       HeadStatser
 	gatherer   prometheus.Gatherer
+	admin      AdminDB
+	snapDir    string
 }
 
 // WithTimeout bounds a query's run time (default 2m, Prometheus'
@@ -175,6 +184,27 @@ func WithTSDBStatus(head HeadStatser, g prometheus.Gatherer) Option {
 	}
 }
 
+// AdminDB is what the admin endpoints change; *tsdb.DB is one.
+type AdminDB interface {
+	Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matcher) error
+	CleanTombstones() error
+	Snapshot(dir string, withHead bool) error
+}
+
+// WithAdmin serves Prometheus' TSDB admin endpoints (what
+// --web.enable-admin-api enables in Prometheus) on db: delete_series
+// (tombstones), clean_tombstones, and snapshot into a new directory under
+// snapDir. Without it they answer 503, as Prometheus' do when disabled.
+func WithAdmin(db AdminDB, snapDir string) Option {
+	return func(c *config) error {
+		if db == nil || snapDir == "" {
+			return errors.New("admin: nil database or empty snapshot directory")
+		}
+		c.admin, c.snapDir = db, snapDir
+		return nil
+	}
+}
+
 // WithRevision sets the revision buildinfo reports.
 func WithRevision(rev string) Option {
 	return func(c *config) error { c.revision = rev; return nil }
@@ -217,11 +247,17 @@ func (a *API) Register(mux *http.ServeMux) {
 		mux.HandleFunc(m+" /api/v1/query_range", a.queryRange)
 		mux.HandleFunc(m+" /api/v1/series", a.series)
 		mux.HandleFunc(m+" /api/v1/labels", a.labelNames)
+		mux.HandleFunc(m+" /api/v1/format_query", a.formatQuery)
 	}
 	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
 	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
 	if a.cfg.head != nil {
 		mux.HandleFunc("GET /api/v1/status/tsdb", a.tsdbStatus)
+	}
+	for _, m := range []string{"POST", "PUT"} {
+		mux.HandleFunc(m+" /api/v1/admin/tsdb/delete_series", a.adminOnly(a.deleteSeries))
+		mux.HandleFunc(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.cleanTombstones))
+		mux.HandleFunc(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.snapshot))
 	}
 	// Without a source the endpoints answer with empty results, as
 	// Prometheus does for metadata it got over OTLP, so clients that ask
@@ -254,6 +290,7 @@ const (
 	errTimeout  errorType = "timeout"
 	errCanceled errorType = "canceled"
 	errInternal errorType = "internal"
+	errUnavail  errorType = "unavailable"
 )
 
 var statusOf = map[errorType]int{
@@ -262,6 +299,7 @@ var statusOf = map[errorType]int{
 	errTimeout:  http.StatusServiceUnavailable,
 	errCanceled: 499, // client closed request, as Prometheus answers
 	errInternal: http.StatusInternalServerError,
+	errUnavail:  http.StatusServiceUnavailable,
 }
 
 type apiError struct {
@@ -842,6 +880,101 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 			s.WriteObjectEnd()
 		})
 	})
+}
+
+// adminOnly answers 503 unless WithAdmin was given.
+func (a *API) adminOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.admin == nil {
+			a.fail(w, &apiError{typ: errUnavail, err: errors.New("admin APIs disabled")})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// deleteSeries answers /api/v1/admin/tsdb/delete_series as Prometheus
+// does: the samples of the series every match[] selects, between start and
+// end (default: all time), are deleted with tombstones; 204 when done.
+func (a *API) deleteSeries(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		a.fail(w, badData("error parsing form values: %v", err))
+		return
+	}
+	if len(r.Form["match[]"]) == 0 {
+		a.fail(w, badData("no match[] parameter provided"))
+		return
+	}
+	mint, maxt, e := window(r)
+	if e != nil {
+		a.fail(w, e)
+		return
+	}
+	for _, sel := range r.Form["match[]"] {
+		ms, err := a.parser.ParseMetricSelector(sel)
+		if err != nil {
+			a.fail(w, badData("invalid parameter \"match[]\": %v", err))
+			return
+		}
+		if err := a.cfg.admin.Delete(r.Context(), mint, maxt, ms...); err != nil {
+			a.fail(w, &apiError{typ: errInternal, err: err})
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cleanTombstones answers /api/v1/admin/tsdb/clean_tombstones: deleted
+// samples are removed from disk; 204 when done.
+func (a *API) cleanTombstones(w http.ResponseWriter, _ *http.Request) {
+	if err := a.cfg.admin.CleanTombstones(); err != nil {
+		a.fail(w, &apiError{typ: errInternal, err: err})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// snapshot answers /api/v1/admin/tsdb/snapshot as Prometheus does: the
+// blocks (and the head unless skip_head) are hard-linked or written into
+// <snapDir>/<time>-<random>, whose name is returned.
+func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
+	skipHead := false
+	if v := r.FormValue("skip_head"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			a.fail(w, badData("invalid parameter \"skip_head\": unable to parse boolean: %v", err))
+			return
+		}
+		skipHead = b
+	}
+	name := fmt.Sprintf("%s-%016x", a.cfg.now().UTC().Format("20060102T150405Z0700"), rand.Uint64())
+	dir := filepath.Join(a.cfg.snapDir, name)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("create snapshot directory: %w", err)})
+		return
+	}
+	if err := a.cfg.admin.Snapshot(dir, !skipHead); err != nil {
+		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("create snapshot: %w", err)})
+		return
+	}
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("name")
+		s.WriteString(name)
+		s.WriteObjectEnd()
+	})
+}
+
+// formatQuery answers /api/v1/format_query as Prometheus does (Grafana's
+// query editor formats with it): the query pretty-printed by the parser.
+func (a *API) formatQuery(w http.ResponseWriter, r *http.Request) {
+	expr, err := a.parser.ParseExpr(r.FormValue("query"))
+	if err != nil {
+		a.fail(w, badData("invalid parameter \"query\": %v", err))
+		return
+	}
+	pretty := expr.Pretty(0)
+	a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteString(pretty) })
 }
 
 // metricMetadata answers /api/v1/metadata as Prometheus does: an object of

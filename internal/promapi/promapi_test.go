@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,14 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 //	latency{job="api"} a native histogram
 //	one exemplar on http_requests_total, 500 ms before its 21st sample
 func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
+	t.Helper()
+	srv, c, _ := newServerWith(t, func(*tsdb.DB) []Option { return apiOpts })
+	return srv, c
+}
+
+// newServerWith is newServer with options that need the TSDB; it returns
+// the TSDB too.
+func newServerWith(t testing.TB, more func(*tsdb.DB) []Option) (*httptest.Server, v1.API, *tsdb.DB) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.EnableExemplarStorage, opts.MaxExemplars = true, 100
@@ -79,7 +88,7 @@ func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(db.Head(), reg)}, apiOpts...)...)
+	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(db.Head(), reg)}, more(db)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +100,7 @@ func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, v1.NewAPI(c)
+	return srv, v1.NewAPI(c), db
 }
 
 // getBody GETs url and returns the status and body.
@@ -377,6 +386,102 @@ func TestTSDBStatus(t *testing.T) {
 		if code, body := getBody(t, srv.URL+"/api/v1/status/tsdb?"+q); code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) {
 			t.Errorf("%s: %d %s", q, code, body)
 		}
+	}
+}
+
+// TestAdmin: without WithAdmin the admin endpoints answer 503; with it,
+// delete_series tombstones what match[] selects in the window (204),
+// clean_tombstones removes it, and snapshot writes a directory named in
+// the answer.
+func TestAdmin(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	post := func(base, path string, form url.Values) (int, string) {
+		t.Helper()
+		resp, err := http.PostForm(base+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(srv.URL, "/api/v1/admin/tsdb/delete_series", url.Values{"match[]": {"up"}}); code != 503 ||
+		!strings.Contains(body, `"errorType":"unavailable","error":"admin APIs disabled"`) {
+		t.Errorf("disabled: %d %s", code, body)
+	}
+
+	snaps := t.TempDir()
+	srv, c, _ := newServerWith(t, func(db *tsdb.DB) []Option { return []Option{WithAdmin(db, snaps)} })
+	defer srv.Client().CloseIdleConnections()
+	ctx := context.Background()
+	count := func(q string) int {
+		t.Helper()
+		v, _, _, err := c.Query(ctx, q, t0.Add(10*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec, _ := v.(model.Vector)
+		if len(vec) != 1 {
+			t.Fatalf("%s: %v", q, v)
+		}
+		return int(vec[0].Value)
+	}
+	// up: 41 samples a series, every 15 s from t0; delete instance a's
+	// between 5 and 10 minutes (21 samples).
+	if n := count(`count_over_time(up{instance="a"}[20m])`); n != 41 {
+		t.Fatalf("before: %d samples", n)
+	}
+	form := url.Values{"match[]": {`up{instance="a"}`}, "start": {strconv.FormatInt(t0.Add(5*time.Minute).Unix(), 10)},
+		"end": {strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10)}}
+	if code, body := post(srv.URL, "/api/v1/admin/tsdb/delete_series", form); code != 204 || body != "" {
+		t.Fatalf("delete_series: %d %s", code, body)
+	}
+	if n := count(`count_over_time(up{instance="a"}[20m])`); n != 20 {
+		t.Errorf("after delete: %d samples, want 20", n)
+	}
+	if n := count(`count_over_time(up{instance="b"}[20m])`); n != 41 {
+		t.Errorf("instance b: %d samples, want all 41", n)
+	}
+	if code, body := post(srv.URL, "/api/v1/admin/tsdb/delete_series", nil); code != 400 || !strings.Contains(body, "no match[] parameter provided") {
+		t.Errorf("no match[]: %d %s", code, body)
+	}
+	if code, body := post(srv.URL, "/api/v1/admin/tsdb/clean_tombstones", nil); code != 204 {
+		t.Errorf("clean_tombstones: %d %s", code, body)
+	}
+	code, body := post(srv.URL, "/api/v1/admin/tsdb/snapshot", nil)
+	var res struct {
+		Status string
+		Data   struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil || res.Data.Name == "" {
+		t.Fatalf("snapshot: %d %s", code, body)
+	}
+	if entries, err := os.ReadDir(filepath.Join(snaps, res.Data.Name)); err != nil || len(entries) == 0 {
+		t.Errorf("snapshot directory: %v, %v", entries, err)
+	}
+	if code, _ := post(srv.URL, "/api/v1/admin/tsdb/snapshot", url.Values{"skip_head": {"maybe"}}); code != 400 {
+		t.Errorf("skip_head=maybe: %d", code)
+	}
+}
+
+// TestFormatQuery: /api/v1/format_query pretty-prints as Prometheus does,
+// and refuses what does not parse.
+func TestFormatQuery(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	code, body := getBody(t, srv.URL+"/api/v1/format_query?"+url.Values{"query": {`sum by(job)(rate(http_requests_total{code="200"}[5m]))`}}.Encode())
+	if want := `{"status":"success","data":"sum by (job) (rate(http_requests_total{code=\"200\"}[5m]))"}`; code != 200 || body != want {
+		t.Errorf("format_query: %d %s, want %s", code, body, want)
+	}
+	resp, err := http.PostForm(srv.URL+"/api/v1/format_query", url.Values{"query": {"sum(("}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"errorType":"bad_data"`) || !strings.Contains(string(b), `invalid parameter \"query\"`) {
+		t.Errorf("bad query: %d %s", resp.StatusCode, b)
 	}
 }
 

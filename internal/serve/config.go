@@ -68,6 +68,10 @@ type MetricsConfig struct {
 	// MaxExemplars is the size of the exemplar buffer; 0 (the default, as
 	// in Prometheus) stores none.
 	MaxExemplars int64 `yaml:"max_exemplars"`
+	// AdminAPI serves Prometheus' TSDB admin endpoints (delete_series,
+	// clean_tombstones, snapshot) on the admin port, as Prometheus'
+	// --web.enable-admin-api does; off by default.
+	AdminAPI bool `yaml:"admin_api"`
 }
 
 // SpoolConfig sets the write-ahead log logs and traces are acknowledged

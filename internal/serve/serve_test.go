@@ -323,3 +323,23 @@ func TestServeRemoteWriteV2(t *testing.T) {
 		t.Errorf("query: %d %s", code, body)
 	}
 }
+
+// TestServeAdminAPI: the TSDB admin endpoints answer 503 unless
+// metrics.admin_api is set; then a snapshot lands under
+// <data_dir>/metrics/snapshots.
+func TestServeAdminAPI(t *testing.T) {
+	off := startServer(t, testConfig(t)).Addrs()
+	if code, body := post(t, "http://"+off.Admin.String()+"/api/v1/admin/tsdb/snapshot", "", nil); code != http.StatusServiceUnavailable {
+		t.Errorf("admin API off: %d %s", code, body)
+	}
+	cfg := testConfig(t)
+	cfg.Metrics.AdminAPI = true
+	on := startServer(t, cfg).Addrs()
+	code, body := post(t, "http://"+on.Admin.String()+"/api/v1/admin/tsdb/snapshot", "", nil)
+	if code != 200 || !strings.Contains(body, `"name":"`) {
+		t.Fatalf("snapshot: %d %s", code, body)
+	}
+	if entries, err := os.ReadDir(filepath.Join(cfg.DataDir, "metrics", "snapshots")); err != nil || len(entries) != 1 {
+		t.Errorf("snapshots: %v, %v", entries, err)
+	}
+}

@@ -116,6 +116,9 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	s.adminMux = http.NewServeMux()
 	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics),
 		promapi.WithTSDBStatus(s.metrics.DB().Head(), s.reg)}
+	if cfg.Metrics.AdminAPI {
+		popts = append(popts, promapi.WithAdmin(s.metrics.DB(), filepath.Join(cfg.DataDir, "metrics", "snapshots")))
+	}
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
 		popts = append(popts, promapi.WithExemplars(eq))
 	}
