@@ -156,7 +156,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.IntVar(&cfg.Variants, "variants", cfg.Variants, "distinct pre-generated requests, sent round robin")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the first generated request")
 	fs.BoolVar(&cfg.Repeat, "repeat", false, "send the same records in every request, one second later each time (needs --count; one request is generated per request sent): a periodic exporter's steady state")
-	fs.IntVar(&cfg.Exporters, "exporters", 1, "with --repeat (metrics, OTLP): send this many copies of the series (service.instance.id suffixed /N), as that many exporters, each in time order (at most this many requests in flight)")
+	fs.IntVar(&cfg.Exporters, "exporters", 1, "with --repeat (metrics, OTLP): send this many copies of the series (copy k > 0 with service.instance.id suffixed /k), as that many exporters, each in time order (at most this many requests in flight)")
 	fs.StringVar(&payload, "payload", "", "metrics only, with --count: instead of the Kubernetes set, a stream over --series series with one point per series per second: gauge (2 resource + 2 point attributes), rich (20 + 10) or histogram (16 bounds)")
 	fs.IntVar(&cfg.Series, "series", cfg.Series, "distinct series of a --payload stream; at most --series/--batch requests are in flight, whatever --concurrency says, so that no series is sent out of order")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "also measure this local server process's CPU time (user+system, /proc/<pid>/stat) over the run and report records per server CPU-second")

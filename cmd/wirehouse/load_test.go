@@ -114,9 +114,10 @@ func TestLoadRepeatExporters(t *testing.T) {
 		{"--exporters", "2", "--count", "4", "--repeat", "--transport", "remote-write"},
 		{"--exporters", "-1", "--count", "4", "--repeat"},
 	} {
+		// No --endpoint: a flag check must refuse these before sending.
 		args := append([]string{"load", "--signal", "metrics"}, bad...)
-		if _, _, err := runArgs(t, args...); err == nil {
-			t.Errorf("%v accepted", bad)
+		if _, _, err := runArgs(t, args...); err == nil || !strings.Contains(err.Error(), "--exporters") {
+			t.Errorf("%v: %v, want a refusal naming --exporters", bad, err)
 		}
 	}
 }

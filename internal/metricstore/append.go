@@ -87,15 +87,17 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	if s.wrap != nil {
 		a.app = s.wrap(a.app)
 	}
+	// The series the request created stay in the head whatever happens
+	// next (cached by reference, so no later sample creates them again):
+	// their metadata is recorded in any case. A malformed request created
+	// none (see above).
+	defer a.recordMeta()
 	if err := a.request(ctx, otlpwire.MetricsRequest(req)); err != nil {
 		_ = a.app.Rollback()
 		return Result{}, refine(otlpwire.MetricsRequest(req), err)
 	}
 	if err := a.app.Commit(); err != nil {
 		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
-	}
-	for _, m := range a.newMeta {
-		s.meta.record(m.family, m.md)
 	}
 	return a.res, nil
 }
@@ -569,9 +571,16 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 	}
 }
 
+// recordMeta records the metadata familyCreated queued.
+func (a *appendState) recordMeta() {
+	for _, m := range a.newMeta {
+		a.s.meta.record(m.family, m.md)
+	}
+}
+
 // familyCreated queues the metadata of the current entry's family, whose
-// series the last sample created, to be recorded if the request commits:
-// metadata describes stored series only.
+// series the last sample created (so a point whose samples are all
+// refused gives none), to be recorded when the request ends.
 func (a *appendState) familyCreated() {
 	fam, md := "target_info", targetInfoMetadata
 	if !a.curTarget {

@@ -24,7 +24,7 @@ const (
 
 // metaSet holds the metadata (type, unit, help) of each metric family, as
 // Prometheus' OTLP translator derives it, in memory. It is recorded when a
-// request that created a series of the family commits, so steady-state
+// request that created a series of the family ends, so steady-state
 // ingest does not touch it: a description that changes while the family's
 // series are known is not picked up until they are created again (after a
 // restart, or when the series cache is emptied). It is rebuilt after a

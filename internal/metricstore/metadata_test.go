@@ -2,6 +2,7 @@ package metricstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -113,5 +114,45 @@ func TestMetadataQuery(t *testing.T) {
 	}
 	if n := len(s.Metadata("many", -1, -1)["many"]); n != maxMetaVariants {
 		t.Errorf("%d variants kept, want the bound %d", n, maxMetaVariants)
+	}
+}
+
+// cancelAfter is a context whose Err is nil n times, then Canceled.
+type cancelAfter struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestMetadataAfterCancel: a request cancelled half-way leaves the series
+// it created in the head and in the series cache; their families' metadata
+// is recorded all the same, so that resending the request (which then
+// creates nothing) leaves the metadata as complete as in a fresh store.
+func TestMetadataAfterCancel(t *testing.T) {
+	req := synth.Metrics(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, RecordsPerScope: 40})
+	fresh := open(t, t.TempDir())
+	defer fresh.Close()
+	if _, err := fresh.AppendOTLP(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, t.TempDir())
+	defer s.Close()
+	if _, err := s.AppendOTLP(&cancelAfter{Context: context.Background(), n: 1}, req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled append: %v", err)
+	}
+	if s.db.Head().NumSeries() == 0 {
+		t.Fatal("the cancelled request created no series: the test does not test anything")
+	}
+	if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Metadata("", -1, -1), fresh.Metadata("", -1, -1); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a cancelled request: %d families, a fresh store %d", len(got), len(want))
 	}
 }

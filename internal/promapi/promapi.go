@@ -1,7 +1,8 @@
-// Package promapi serves the read side of Prometheus' HTTP API over any
-// storage.Queryable, with Prometheus' own PromQL engine, so that promtool,
-// Grafana's Prometheus data source and the client_golang API client work
-// against wirehouse unchanged:
+// Package promapi serves Prometheus' HTTP API over any storage.Queryable,
+// with Prometheus' own PromQL engine, so that promtool, Grafana's
+// Prometheus data source and the client_golang API client work against
+// wirehouse unchanged: the read side, and with options the metadata, TSDB
+// status and admin endpoints:
 //
 //	GET|POST /api/v1/query               query, time, timeout, limit
 //	GET|POST /api/v1/query_range         query, start, end, step, timeout, limit
@@ -18,8 +19,9 @@
 //	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
-// {"status":"error","errorType":...,"error":...}), status codes (400 bad
-// data, 422 execution error, 503 timeout, 499 canceled, 500 internal) and
+// {"status":"error","errorType":...,"error":...}), status codes (204 for
+// the admin endpoints that return nothing, 400 bad data, 422 execution
+// error, 503 timeout or unavailable, 499 canceled, 500 internal) and
 // value encodings (timestamps as seconds, sample values as strings, native
 // histograms with their buckets) follow Prometheus' documentation; values
 // are written with Prometheus' util/jsonutil.
@@ -905,16 +907,28 @@ func (a *API) deleteSeries(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, badData("no match[] parameter provided"))
 		return
 	}
-	mint, maxt, e := window(r)
-	if e != nil {
-		a.fail(w, e)
+	// As Prometheus: no ordering check, an end before start deletes
+	// nothing. (It must not reach the TSDB: a backwards tombstone
+	// interval makes tsdb's compaction panic.)
+	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
+	if err != nil {
+		a.fail(w, badData("invalid parameter \"start\": %v", err))
 		return
 	}
+	end, err := parseTime(r, "end", time.UnixMilli(math.MaxInt64/2))
+	if err != nil {
+		a.fail(w, badData("invalid parameter \"end\": %v", err))
+		return
+	}
+	mint, maxt := start.UnixMilli(), end.UnixMilli()
 	for _, sel := range r.Form["match[]"] {
 		ms, err := a.parser.ParseMetricSelector(sel)
 		if err != nil {
 			a.fail(w, badData("invalid parameter \"match[]\": %v", err))
 			return
+		}
+		if maxt < mint {
+			continue
 		}
 		if err := a.cfg.admin.Delete(r.Context(), mint, maxt, ms...); err != nil {
 			a.fail(w, &apiError{typ: errInternal, err: err})

@@ -390,9 +390,11 @@ func TestTSDBStatus(t *testing.T) {
 }
 
 // TestAdmin: without WithAdmin the admin endpoints answer 503; with it,
-// delete_series tombstones what match[] selects in the window (204),
-// clean_tombstones removes it, and snapshot writes a directory named in
-// the answer.
+// delete_series tombstones what match[] selects in the window (204; an end
+// before start deletes nothing, as in Prometheus), clean_tombstones
+// answers 204 (it rewrites blocks; this data is all in the head), and
+// snapshot writes a directory named in the answer, with the head as a
+// block unless skip_head.
 func TestAdmin(t *testing.T) {
 	srv, _ := newServer(t)
 	defer srv.Client().CloseIdleConnections()
@@ -443,22 +445,32 @@ func TestAdmin(t *testing.T) {
 	if n := count(`count_over_time(up{instance="b"}[20m])`); n != 41 {
 		t.Errorf("instance b: %d samples, want all 41", n)
 	}
+	backwards := url.Values{"match[]": {"up"}, "start": {strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10)},
+		"end": {strconv.FormatInt(t0.Unix(), 10)}}
+	if code, body := post(srv.URL, "/api/v1/admin/tsdb/delete_series", backwards); code != 204 || count(`count_over_time(up{instance="b"}[20m])`) != 41 {
+		t.Errorf("end before start: %d %s", code, body)
+	}
 	if code, body := post(srv.URL, "/api/v1/admin/tsdb/delete_series", nil); code != 400 || !strings.Contains(body, "no match[] parameter provided") {
 		t.Errorf("no match[]: %d %s", code, body)
 	}
 	if code, body := post(srv.URL, "/api/v1/admin/tsdb/clean_tombstones", nil); code != 204 {
 		t.Errorf("clean_tombstones: %d %s", code, body)
 	}
-	code, body := post(srv.URL, "/api/v1/admin/tsdb/snapshot", nil)
-	var res struct {
-		Status string
-		Data   struct{ Name string }
-	}
-	if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil || res.Data.Name == "" {
-		t.Fatalf("snapshot: %d %s", code, body)
-	}
-	if entries, err := os.ReadDir(filepath.Join(snaps, res.Data.Name)); err != nil || len(entries) == 0 {
-		t.Errorf("snapshot directory: %v, %v", entries, err)
+	for _, tc := range []struct {
+		skipHead string
+		blocks   int
+	}{{"", 1}, {"true", 0}} {
+		code, body := post(srv.URL, "/api/v1/admin/tsdb/snapshot", url.Values{"skip_head": {tc.skipHead}})
+		var res struct {
+			Status string
+			Data   struct{ Name string }
+		}
+		if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil || res.Data.Name == "" {
+			t.Fatalf("snapshot: %d %s", code, body)
+		}
+		if entries, err := os.ReadDir(filepath.Join(snaps, res.Data.Name)); err != nil || len(entries) != tc.blocks {
+			t.Errorf("snapshot skip_head=%q: %v, %v; want %d blocks", tc.skipHead, entries, err, tc.blocks)
+		}
 	}
 	if code, _ := post(srv.URL, "/api/v1/admin/tsdb/snapshot", url.Values{"skip_head": {"maybe"}}); code != 400 {
 		t.Errorf("skip_head=maybe: %d", code)
