@@ -31,15 +31,22 @@ type httpSender struct {
 	bodies      [][]byte
 }
 
+// newHTTPClient is the client of the HTTP senders: keep-alive connections
+// for every sender, a 5 s dial timeout, and bodies sent as they are
+// (compressed, if at all, by the sender).
+func newHTTPClient(concurrency int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        concurrency,
+		MaxIdleConnsPerHost: concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}}
+}
+
 func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 	s := &httpSender{
-		client: &http.Client{Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-			MaxIdleConns:        cfg.Concurrency,
-			MaxIdleConnsPerHost: cfg.Concurrency,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-		}},
+		client:      newHTTPClient(cfg.Concurrency),
 		url:         httpURL(cfg.Endpoint, cfg.Signal),
 		contentType: "application/x-protobuf",
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -168,14 +167,8 @@ func newRemoteWriteSender(cfg Config) (*remoteWriteSender, error) {
 		return nil, err
 	}
 	s := &remoteWriteSender{
-		client: &http.Client{Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-			MaxIdleConns:        cfg.Concurrency,
-			MaxIdleConnsPerHost: cfg.Concurrency,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-		}},
-		url: cfg.Endpoint, batch: cfg.Batch, variants: cfg.Variants, series: series,
+		client: newHTTPClient(cfg.Concurrency),
+		url:    cfg.Endpoint, batch: cfg.Batch, variants: cfg.Variants, series: series,
 		next: make([]int64, cfg.Variants), acked: make([]int64, cfg.Variants), first: -1, last: -1,
 	}
 	if !strings.Contains(s.url, "://") {

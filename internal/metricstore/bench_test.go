@@ -119,37 +119,10 @@ func steadyRequests(b testing.TB, batch, k int) [][]byte {
 		if reqs[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(md); err != nil {
 			b.Fatal(err)
 		}
-		for _, rm := range md.ResourceMetrics().All() {
-			for _, sm := range rm.ScopeMetrics().All() {
-				for _, m := range sm.Metrics().All() {
-					switch m.Type() {
-					case pmetric.MetricTypeGauge:
-						for _, p := range m.Gauge().DataPoints().All() {
-							p.SetTimestamp(shift(p.Timestamp()))
-						}
-					case pmetric.MetricTypeSum:
-						for _, p := range m.Sum().DataPoints().All() {
-							p.SetTimestamp(shift(p.Timestamp()))
-							shiftEx(p.Exemplars())
-						}
-					case pmetric.MetricTypeHistogram:
-						for _, p := range m.Histogram().DataPoints().All() {
-							p.SetTimestamp(shift(p.Timestamp()))
-							shiftEx(p.Exemplars())
-						}
-					case pmetric.MetricTypeExponentialHistogram:
-						for _, p := range m.ExponentialHistogram().DataPoints().All() {
-							p.SetTimestamp(shift(p.Timestamp()))
-							shiftEx(p.Exemplars())
-						}
-					case pmetric.MetricTypeSummary:
-						for _, p := range m.Summary().DataPoints().All() {
-							p.SetTimestamp(shift(p.Timestamp()))
-						}
-					}
-				}
-			}
-		}
+		eachPdataPoint(md, func(p pdataPoint, ex pmetric.ExemplarSlice) {
+			p.SetTimestamp(shift(p.Timestamp()))
+			shiftEx(ex)
+		})
 	}
 	return reqs
 }

@@ -107,33 +107,52 @@ func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines
 	return c.lines, true
 }
 
+// dropEmptyKeys removes the attributes with an empty key everywhere.
 func dropEmptyKeys(md pmetric.Metrics) {
 	empty := func(k string, _ pcommon.Value) bool { return k == "" }
 	for _, rm := range md.ResourceMetrics().All() {
 		rm.Resource().Attributes().RemoveIf(empty)
 		for _, sm := range rm.ScopeMetrics().All() {
 			sm.Scope().Attributes().RemoveIf(empty)
+		}
+	}
+	eachPdataPoint(md, func(p pdataPoint, _ pmetric.ExemplarSlice) { p.Attributes().RemoveIf(empty) })
+}
+
+// pdataPoint is what the tests read and change on a pdata data point of
+// any kind.
+type pdataPoint interface {
+	Attributes() pcommon.Map
+	Timestamp() pcommon.Timestamp
+	SetTimestamp(pcommon.Timestamp)
+}
+
+// eachPdataPoint calls f with every data point of md and its exemplars
+// (for a summary point, which has none, an empty slice).
+func eachPdataPoint(md pmetric.Metrics, f func(p pdataPoint, ex pmetric.ExemplarSlice)) {
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
 				switch m.Type() {
 				case pmetric.MetricTypeGauge:
 					for _, p := range m.Gauge().DataPoints().All() {
-						p.Attributes().RemoveIf(empty)
+						f(p, p.Exemplars())
 					}
 				case pmetric.MetricTypeSum:
 					for _, p := range m.Sum().DataPoints().All() {
-						p.Attributes().RemoveIf(empty)
+						f(p, p.Exemplars())
 					}
 				case pmetric.MetricTypeHistogram:
 					for _, p := range m.Histogram().DataPoints().All() {
-						p.Attributes().RemoveIf(empty)
+						f(p, p.Exemplars())
 					}
 				case pmetric.MetricTypeExponentialHistogram:
 					for _, p := range m.ExponentialHistogram().DataPoints().All() {
-						p.Attributes().RemoveIf(empty)
+						f(p, p.Exemplars())
 					}
 				case pmetric.MetricTypeSummary:
 					for _, p := range m.Summary().DataPoints().All() {
-						p.Attributes().RemoveIf(empty)
+						f(p, pmetric.NewExemplarSlice())
 					}
 				}
 			}
@@ -161,30 +180,7 @@ func flatten(err error) []error {
 // metric on.
 func dropValuelessExemplars(md pmetric.Metrics) {
 	drop := func(e pmetric.Exemplar) bool { return e.ValueType() == pmetric.ExemplarValueTypeEmpty }
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					for _, p := range m.Gauge().DataPoints().All() {
-						p.Exemplars().RemoveIf(drop)
-					}
-				case pmetric.MetricTypeSum:
-					for _, p := range m.Sum().DataPoints().All() {
-						p.Exemplars().RemoveIf(drop)
-					}
-				case pmetric.MetricTypeHistogram:
-					for _, p := range m.Histogram().DataPoints().All() {
-						p.Exemplars().RemoveIf(drop)
-					}
-				case pmetric.MetricTypeExponentialHistogram:
-					for _, p := range m.ExponentialHistogram().DataPoints().All() {
-						p.Exemplars().RemoveIf(drop)
-					}
-				}
-			}
-		}
-	}
+	eachPdataPoint(md, func(_ pdataPoint, ex pmetric.ExemplarSlice) { ex.RemoveIf(drop) })
 }
 
 func storeLines(t testing.TB, s *Store, req []byte) ([]string, Result) {
