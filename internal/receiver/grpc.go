@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -116,6 +117,7 @@ func (r *Receiver) newGRPCServer() *grpc.Server {
 		// Reuse handler goroutines (and their grown stacks) instead of
 		// starting one per call.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		experimental.BufferPool(&framePool{}),
 	}
 	s := grpc.NewServer(opts...)
 	for sig := range numSignals {
