@@ -49,16 +49,15 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	var (
+		profFile *os.File
+		profErr  error
+	)
 	if prof != "" {
-		f, err := os.Create(prof)
-		if err != nil {
+		if profFile, err = os.Create(prof); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer profFile.Close()
 	}
 	var progress io.Writer = stderr
 	if quiet {
@@ -75,9 +74,26 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// From the first request on: not while the requests are generated.
 		cfg.OnStart = func() { cpu0, cpu0Err = loadgen.ProcessCPU(opts.serverPID) }
 	}
+	if profFile != nil {
+		// The sending phase only: generating the requests and verifying
+		// them afterwards would otherwise dominate the profile.
+		onStart := cfg.OnStart
+		cfg.OnStart = func() {
+			profErr = pprof.StartCPUProfile(profFile)
+			if onStart != nil {
+				onStart()
+			}
+		}
+	}
 	res, err := loadgen.Run(ctx, cfg, progress)
+	if profFile != nil && profErr == nil {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return err
+	}
+	if profErr != nil {
+		return fmt.Errorf("--cpuprofile: %w", profErr)
 	}
 	if cpu0Err != nil {
 		return fmt.Errorf("--server-pid: %w", cpu0Err)
@@ -166,7 +182,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verify, "verify", false, "after the run, check through the Prometheus API that every acknowledged series and sample is stored (--signal metrics)")
 	fs.StringVar(&o.queryEndpoint, "query-endpoint", "", "base URL of the Prometheus HTTP API for --verify (default: the --endpoint host on port 9090 for remote-write, else http://localhost:9090)")
-	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile to this file")
+	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile, over the sending phase only, to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, o, err
@@ -254,7 +270,7 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 		cw.Write([]string{"signal", "transport", "encoding", "compression", "batch", "concurrency", "requests", "ok", "failed",
 			"records_accepted", "records_rejected", "elapsed_s", "requests_per_s", "records_per_s",
 			"p50_us", "p90_us", "p99_us", "max_us", "mean_us", "errors",
-			"server_cpu_s", "records_per_server_cpu_s"}) //nolint:errcheck // cw.Error below
+			"server_cpu_s", "records_per_server_cpu_s", "client_cpu_s"}) //nolint:errcheck // cw.Error below
 		cw.Write([]string{cfg.Signal.String(), cfg.Transport, cfg.Encoding, cfg.Compression, strconv.Itoa(cfg.Batch),
 			strconv.Itoa(cfg.Concurrency), strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.OK, 10),
 			strconv.FormatInt(r.Failed, 10), strconv.FormatInt(r.Accepted, 10), strconv.FormatInt(r.Rejected, 10),
@@ -262,7 +278,8 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 			strconv.FormatFloat(r.RecordsPerS, 'f', 1, 64), us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99),
 			us(r.Latency.Max), us(r.Latency.Mean), strings.Join(errs, " "),
 			strconv.FormatFloat(r.ServerCPU.Seconds(), 'f', 2, 64),
-			strconv.FormatFloat(r.RecordsPerServerCPUSecond, 'f', 0, 64)}) //nolint:errcheck
+			strconv.FormatFloat(r.RecordsPerServerCPUSecond, 'f', 0, 64),
+			strconv.FormatFloat(r.ClientCPU.Seconds(), 'f', 2, 64)}) //nolint:errcheck
 		cw.Flush()
 		return cw.Error()
 	}
@@ -286,6 +303,10 @@ errors     %s
 		r.Records, r.Accepted, r.Rejected,
 		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.Max), us(r.Latency.Mean),
 		errLine)
+	if err == nil && r.ClientCPU > 0 {
+		_, err = fmt.Fprintf(w, "client     %.2f CPU-seconds while sending (%.0f%% of one core)\n",
+			r.ClientCPU.Seconds(), 100*r.ClientCPU.Seconds()/r.Elapsed.Seconds())
+	}
 	if err == nil && r.ServerCPU > 0 {
 		_, err = fmt.Fprintf(w, "server     %.2f CPU-seconds, %.0f records accepted per server CPU-second\n",
 			r.ServerCPU.Seconds(), r.RecordsPerServerCPUSecond)

@@ -125,7 +125,8 @@ func TestLoadRepeatExporters(t *testing.T) {
 // TestLoadPayloadServerCPU sends the rich comparison payload from three
 // workers to a serve process that promotes every resource attribute:
 // every sample of every series is stored (the workers keep each series in
-// order), and --server-pid reports the server's CPU time.
+// order), and --server-pid reports the server's CPU time (and the summary
+// the client's own).
 func TestLoadPayloadServerCPU(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.yaml")
@@ -141,7 +142,8 @@ func TestLoadPayloadServerCPU(t *testing.T) {
 	// Found counts the 3 targets' target_info series too.
 	if err != nil || !strings.Contains(stdout, "series 300 expected") || !strings.Contains(stdout, "samples 1800 expected") ||
 		!strings.Contains(stdout, "missing 0 series, 0 samples") ||
-		!strings.Contains(stdout, "CPU-seconds") {
+		!strings.Contains(stdout, "records accepted per server CPU-second") ||
+		!strings.Contains(stdout, "CPU-seconds while sending") {
 		t.Fatalf("load --payload rich: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 	// Promoted: a resource attribute is a label of the series.

@@ -159,6 +159,11 @@ type Result struct {
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
 	// RecordsPerServerCPUSecond is Accepted / ServerCPU.
 	RecordsPerServerCPUSecond float64 `json:"records_per_server_cpu_second,omitempty"`
+	// ClientCPU is the CPU time this process (the load generator) used
+	// while sending, from the first request to the last response: on a
+	// machine the client shares with the server, what it took from it.
+	// 0 where getrusage is unavailable.
+	ClientCPU time.Duration `json:"client_cpu_ns,omitempty"`
 	// Written is what remote write got acknowledged, for Verify; nil for
 	// the OTLP transports.
 	Written *Written `json:"-"`
@@ -253,6 +258,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart()
 	}
+	cpu0 := selfCPU()
 	start := time.Now()
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -338,13 +344,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	clientCPU := selfCPU() - cpu0
 	close(stopProgress)
 	pwg.Wait()
 
 	res := Result{
 		Start:    genStart,
 		Requests: done.Load(), Failed: failed.Load(), Rejected: rejected.Load(), BytesSent: sent.Load(),
-		Elapsed: elapsed, Errors: errs, Interrupted: ended(ctx),
+		Elapsed: elapsed, Errors: errs, Interrupted: ended(ctx), ClientCPU: clientCPU,
 	}
 	res.OK = res.Requests - res.Failed
 	res.Records = res.Requests * int64(records)
