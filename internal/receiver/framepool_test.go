@@ -1,6 +1,12 @@
 package receiver
 
-import "testing"
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
 
 func TestFramePool(t *testing.T) {
 	var p framePool
@@ -49,5 +55,54 @@ func TestFramePool(t *testing.T) {
 		if got := p.Get(1 << 20); cap(*got) != 1<<20 {
 			t.Fatalf("Get(1 MiB) after Put of foreign buffers: cap %d", cap(*got))
 		}
+	}
+}
+
+// TestGRPCBuffersReused sends distinct requests of many sizes (one frame,
+// several frames, over the 1 MiB tier) from concurrent clients, so the
+// server's frame buffers are reused with a former request's bytes in
+// them: every request must reach the sink exactly as sent.
+func TestGRPCBuffersReused(t *testing.T) {
+	r, rec := start(t, testConfig())
+	conn := dialGRPC(t, r)
+	sizes := []int{1, 3, 40, 200, 700, 2500}
+	const workers, rounds = 4, 6
+	want := map[string]int{}
+	bodies := make([][][]byte, workers)
+	for w := range workers {
+		for i := range rounds {
+			b := synth.Generate(synth.SignalLogs, synth.Config{
+				Seed: int64(w*rounds + i), Resources: 2, ScopesPerResource: 2, TotalRecords: sizes[(w+i)%len(sizes)],
+			})
+			bodies[w] = append(bodies[w], b)
+			want[string(b)]++
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for _, b := range bodies[w] {
+				if err := exportGRPC(context.Background(), conn, SignalLogs, b, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := rec.bodies(SignalLogs)
+	if len(got) != workers*rounds {
+		t.Fatalf("sink got %d requests, want %d", len(got), workers*rounds)
+	}
+	for _, b := range got {
+		if want[string(b)] == 0 {
+			t.Fatalf("sink got a %d-byte request that was never sent (or was altered)", len(b))
+		}
+		want[string(b)]--
 	}
 }
