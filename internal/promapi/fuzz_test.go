@@ -25,7 +25,7 @@ func FuzzParams(f *testing.F) {
 	srv, _ := newServer(f, WithMetadata(&metaSource{}))
 	handler := srv.Config.Handler
 	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values",
-		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata", "/api/v1/status/tsdb", "/api/v1/format_query"}
+		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata", "/api/v1/status/tsdb", "/api/v1/format_query", "/api/v1/rules"}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		params, err := url.ParseQuery(raw)
 		if err != nil {

@@ -269,6 +269,16 @@ func (a *API) Register(mux *http.ServeMux) {
 	} else {
 		mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
 	}
+	// wirehouse evaluates no rules: the rule and alert lists are empty, as
+	// Prometheus' are without rule files, so clients that list them
+	// (Grafana's alerting views of a Prometheus data source) go on.
+	mux.HandleFunc("GET /api/v1/rules", a.rules)
+	mux.HandleFunc("GET /api/v1/alerts", a.empty(func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("alerts")
+		s.WriteEmptyArray()
+		s.WriteObjectEnd()
+	}))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.exemplars != nil {
 			mux.HandleFunc(m+" /api/v1/query_exemplars", a.queryExemplars)
@@ -276,6 +286,24 @@ func (a *API) Register(mux *http.ServeMux) {
 		}
 		mux.HandleFunc(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
 	}
+}
+
+// rules answers /api/v1/rules: no rule groups. The type parameter is
+// checked as Prometheus checks it; the filters (rule_name[], file[], …)
+// select from nothing.
+func (a *API) rules(w http.ResponseWriter, r *http.Request) {
+	switch typ := strings.ToLower(r.URL.Query().Get("type")); typ {
+	case "", "alert", "record":
+	default:
+		a.fail(w, badData("invalid parameter %q: not supported value %q", "type", typ))
+		return
+	}
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("groups")
+		s.WriteEmptyArray()
+		s.WriteObjectEnd()
+	})
 }
 
 // empty answers success with the data write writes.

@@ -554,3 +554,32 @@ func TestExemplars(t *testing.T) {
 		t.Errorf("end before start: %d", code)
 	}
 }
+
+// TestRulesAndAlerts reads the (empty) rule and alert lists with
+// client_golang, as Grafana's alerting views of a Prometheus data source
+// do, and raw; a rule type Prometheus does not know is refused.
+func TestRulesAndAlerts(t *testing.T) {
+	srv, c := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	rules, err := c.Rules(context.Background(), nil)
+	if err != nil || rules.Groups == nil || len(rules.Groups) != 0 {
+		t.Errorf("rules = %+v, %v", rules, err)
+	}
+	alerts, err := c.Alerts(context.Background())
+	if err != nil || alerts.Alerts == nil || len(alerts.Alerts) != 0 {
+		t.Errorf("alerts = %+v, %v", alerts, err)
+	}
+	for path, want := range map[string]string{
+		"/api/v1/rules":             `{"status":"success","data":{"groups":[]}}`,
+		"/api/v1/rules?type=RECORD": `{"status":"success","data":{"groups":[]}}`,
+		"/api/v1/alerts":            `{"status":"success","data":{"alerts":[]}}`,
+	} {
+		if code, body := getBody(t, srv.URL+path); code != 200 || body != want {
+			t.Errorf("%s: %d %s, want 200 %s", path, code, body, want)
+		}
+	}
+	code, body := getBody(t, srv.URL+"/api/v1/rules?type=silence")
+	if code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) || !strings.Contains(body, `not supported value \"silence\"`) {
+		t.Errorf("type=silence: %d %s", code, body)
+	}
+}
