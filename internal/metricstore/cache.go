@@ -21,10 +21,12 @@ import (
 // entries for the same series.
 //
 // Entries are immutable once stored; a changed reference replaces the entry.
-// A reference the head no longer knows (the series was garbage-collected
-// after a head compaction) is harmless: the entry also holds the labels, and
-// headAppenderV2.Append falls back to them when the reference is unknown,
-// returning the new reference, which then replaces the entry.
+// The cache is emptied when the head drops series (Store.syncCache), so a
+// reference it holds is one the head knows, but for a request under way
+// while the head is truncated. Such a reference is harmless to the data:
+// the entry also holds the labels, and headAppenderV2.Append falls back to
+// them when the reference is unknown, returning the new reference, which
+// then replaces the entry.
 type seriesCache struct {
 	mu      sync.RWMutex
 	max     int
@@ -91,6 +93,13 @@ func (c *seriesCache) put(e *cacheEntry) {
 		c.resetLocked()
 	}
 	c.entries[h] = e
+}
+
+// reset empties the cache.
+func (c *seriesCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resetLocked()
 }
 
 func (c *seriesCache) resetLocked() {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/otlptranslator"
@@ -21,8 +22,11 @@ type Store struct {
 	promoted   map[string]struct{} // promoted attributes; with cfg.promoteAll, the ignored ones
 	metricName otlptranslator.MetricNamer
 	cache      seriesCache
-	meta       metaSet
-	states     sync.Pool // *appendState
+	// cacheMinT is the head's minimum time when the cache was last
+	// checked against it (see syncCache).
+	cacheMinT atomic.Int64
+	meta      metaSet
+	states    sync.Pool // *appendState
 	// wrap, if set by a test, wraps every appender.
 	wrap func(storage.AppenderV2) storage.AppenderV2
 }
@@ -68,6 +72,20 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	s.cache.init(cfg.seriesCacheSize)
 	return s, nil
+}
+
+// syncCache empties the series cache when the head's minimum time has
+// moved since the last request. That happens when the head is truncated
+// (after each head compaction, and at the first sample), which is when it
+// drops series with no samples left: a cached reference to one would let
+// its next sample create it again without the checks a new series gets
+// (see AppendOTLP). Emptying costs one label build per series on its next
+// sample, every two hours at Prometheus' block range.
+func (s *Store) syncCache() {
+	mt := s.db.Head().MinTime()
+	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
+		s.cache.reset()
+	}
 }
 
 // Close stops compaction and closes the TSDB, flushing the WAL. Appends must

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,78 @@ func TestUnbornSeries(t *testing.T) {
 		t.Fatalf("valid request: %+v, %v", res, err)
 	}
 	check(1, 1) // g (the resource has no attribute for target_info)
+}
+
+// TestHeadDroppedSeries: once the head has dropped a series (after a
+// truncation, as a head compaction does), a malformed request whose valid
+// part names it must not create it again: the series cache must not serve
+// the dropped series' reference as a known one.
+func TestHeadDroppedSeries(t *testing.T) {
+	r := newTestRequests()
+	s := open(t, t.TempDir())
+	defer s.Close()
+	series := func() int { return int(s.db.Head().NumSeries()) }
+	if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"))); err != nil || res.Accepted != 1 || series() != 1 {
+		t.Fatalf("valid request: %+v, %v, %d series", res, err, series())
+	}
+	if err := s.db.Head().Truncate(t0.UnixMilli() + 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := series(); n != 0 {
+		t.Fatalf("head keeps %d series after truncation, want 0", n)
+	}
+	later := *r
+	later.ts = uint64(t0.Add(time.Minute).UnixNano())
+	if _, err := s.AppendOTLP(context.Background(), later.of(later.gauge("g"), msg(later.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
+		t.Fatalf("malformed request: %v", err)
+	}
+	if n := series(); n != 0 {
+		t.Errorf("malformed request left %d series in the head, want 0", n)
+	}
+	if res, err := s.AppendOTLP(context.Background(), later.of(later.gauge("g"))); err != nil || res.Accepted != 1 || series() != 1 {
+		t.Fatalf("valid request after: %+v, %v, %d series", res, err, series())
+	}
+}
+
+// TestMetadataAfterTruncation: a description changed while the series is
+// known is picked up once the head is truncated, even though the series
+// keeps its samples (the series cache is emptied then).
+func TestMetadataAfterTruncation(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	send := func(min int, help string) {
+		t.Helper()
+		r := newTestRequests()
+		r.ts = uint64(t0.Add(time.Duration(min) * time.Minute).UnixNano())
+		g := msg(lenField(1, []byte("g")), lenField(2, []byte(help)), lenField(5, lenField(1, r.numberPoint())))
+		if res, err := s.AppendOTLP(context.Background(), r.of(g)); err != nil || res.Accepted != 1 {
+			t.Fatalf("minute %d: %+v, %v", min, res, err)
+		}
+	}
+	helps := func() (h []string) {
+		for _, md := range s.Metadata("g", -1, -1)["g"] {
+			h = append(h, md.Help)
+		}
+		return h
+	}
+	// The first sample moves the head's minimum time from "empty" too,
+	// which empties the cache once more: send two before the change.
+	send(0, "a")
+	send(1, "a")
+	send(2, "b") // a known series: not picked up yet
+	if h := helps(); !slices.Equal(h, []string{"a"}) {
+		t.Fatalf("help %q before truncation, want [a]", h)
+	}
+	if err := s.db.Head().Truncate(t0.UnixMilli() + 1); err != nil {
+		t.Fatal(err)
+	}
+	send(3, "b")
+	if n := s.db.Head().NumSeries(); n != 1 {
+		t.Errorf("head has %d series, want 1 (g kept its later samples)", n)
+	}
+	if h := helps(); !slices.Equal(h, []string{"a", "b"}) {
+		t.Errorf("help %q after truncation, want [a b]", h)
+	}
 }
 
 // TestMetadataBounds: help text is cut to maxHelpBytes, and the metadata
