@@ -49,15 +49,24 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The profile file is created now, so that a bad path fails before the
+	// requests are generated, and the profile started with the first
+	// request; a run that never got there removes the empty file.
 	var (
-		profFile *os.File
-		profErr  error
+		profFile    *os.File
+		profStarted bool
+		profErr     error
 	)
 	if prof != "" {
 		if profFile, err = os.Create(prof); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
-		defer profFile.Close()
+		defer func() {
+			profFile.Close()
+			if !profStarted {
+				os.Remove(prof)
+			}
+		}()
 	}
 	var progress io.Writer = stderr
 	if quiet {
@@ -80,20 +89,22 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		onStart := cfg.OnStart
 		cfg.OnStart = func() {
 			profErr = pprof.StartCPUProfile(profFile)
+			profStarted = profErr == nil
 			if onStart != nil {
 				onStart()
 			}
 		}
 	}
 	res, err := loadgen.Run(ctx, cfg, progress)
-	if profFile != nil && profErr == nil {
+	if profStarted {
 		pprof.StopCPUProfile()
+	}
+	if profErr != nil {
+		// The run itself is fine: say so and go on to its results.
+		fmt.Fprintf(stderr, "wirehouse load: --cpuprofile: %v\n", profErr)
 	}
 	if err != nil {
 		return err
-	}
-	if profErr != nil {
-		return fmt.Errorf("--cpuprofile: %w", profErr)
 	}
 	if cpu0Err != nil {
 		return fmt.Errorf("--server-pid: %w", cpu0Err)
@@ -182,7 +193,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verify, "verify", false, "after the run, check through the Prometheus API that every acknowledged series and sample is stored (--signal metrics)")
 	fs.StringVar(&o.queryEndpoint, "query-endpoint", "", "base URL of the Prometheus HTTP API for --verify (default: the --endpoint host on port 9090 for remote-write, else http://localhost:9090)")
-	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile, over the sending phase only, to this file")
+	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile, from its first request to the end of the run (not generating or verifying), to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, o, err

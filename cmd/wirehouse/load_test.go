@@ -167,3 +167,28 @@ func TestLoadPayloadServerCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCPUProfile: --cpuprofile writes a profile of the sending phase
+// (gzipped protobuf, as runtime/pprof writes it), and a run that fails
+// before its first request leaves no empty file behind.
+func TestLoadCPUProfile(t *testing.T) {
+	addrs := startServe(t)
+	prof := filepath.Join(t.TempDir(), "load.prof")
+	stdout, stderr, err := runArgs(t, "load", "--signal", "logs", "--transport", "grpc",
+		"--endpoint", addrs["OTLP/gRPC"], "--batch", "10", "--count", "50", "--quiet", "--cpuprofile", prof)
+	if err != nil || !strings.Contains(stdout, "CPU-seconds while sending") {
+		t.Fatalf("load: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile: %d bytes %x, %v; want a gzipped pprof profile", len(b), b[:min(len(b), 2)], err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.prof")
+	if _, _, err := runArgs(t, "load", "--signal", "logs", "--transport", "grpc", "--endpoint", "dns://a/b/c%%",
+		"--count", "1", "--quiet", "--cpuprofile", bad); err == nil {
+		t.Fatal("load to an unparsable endpoint succeeded")
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a run that sent nothing left %s (%v)", bad, err)
+	}
+}

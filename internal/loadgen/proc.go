@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -48,14 +47,4 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * (time.Second / clockTicks), nil
-}
-
-// selfCPU returns the CPU time (user plus system) this process has used so
-// far, from getrusage at microsecond resolution; 0 if that fails.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
