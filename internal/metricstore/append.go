@@ -66,10 +66,11 @@ const (
 // (a cache miss, or a cached series none of whose samples was stored yet)
 // it is validated whole, so that a refused request leaves no series
 // behind: the TSDB keeps the series an appender created even when it is
-// rolled back. The series cache is emptied whenever the head drops series
-// (see syncCache), so a series the head dropped counts as new again. (A
-// request already under way while the head drops series can still create
-// one of them again without that check.)
+// rolled back. The series cache is emptied whenever the head is truncated
+// (see syncCache), so a series the head dropped then counts as new again.
+// (A request already under way while the head drops series, or, with an
+// out-of-order window, a series dropped by the out-of-order compaction
+// after the truncation, can still be created again without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	s.syncCache()
 	a, _ := s.states.Get().(*appendState)

@@ -21,9 +21,11 @@ import (
 // entries for the same series.
 //
 // Entries are immutable once stored; a changed reference replaces the entry.
-// The cache is emptied when the head drops series (Store.syncCache), so a
-// reference it holds is one the head knows, but for a request under way
-// while the head is truncated. Such a reference is harmless to the data:
+// The cache is emptied when the head is truncated (Store.syncCache), which
+// is when the head drops series, so a reference it holds is one the head
+// knows, but for a request under way meanwhile or a series the
+// out-of-order compaction drops after the truncation. Such a reference is
+// harmless to the data:
 // the entry also holds the labels, and headAppenderV2.Append falls back to
 // them when the reference is unknown, returning the new reference, which
 // then replaces the entry.

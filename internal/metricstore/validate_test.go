@@ -274,10 +274,17 @@ func TestHeadDroppedSeries(t *testing.T) {
 	s := open(t, t.TempDir())
 	defer s.Close()
 	series := func() int { return int(s.db.Head().NumSeries()) }
-	if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"))); err != nil || res.Accepted != 1 || series() != 1 {
-		t.Fatalf("valid request: %+v, %v, %d series", res, err, series())
+	// Two requests: the first sample moves the head's minimum time from
+	// "empty", which empties the cache by itself; the second caches g
+	// under that minimum time.
+	next := *r
+	next.ts = uint64(t0.Add(time.Second).UnixNano())
+	for _, req := range [][]byte{r.of(r.gauge("g")), next.of(next.gauge("g"))} {
+		if res, err := s.AppendOTLP(context.Background(), req); err != nil || res.Accepted != 1 || series() != 1 {
+			t.Fatalf("valid request: %+v, %v, %d series", res, err, series())
+		}
 	}
-	if err := s.db.Head().Truncate(t0.UnixMilli() + 1); err != nil {
+	if err := s.db.Head().Truncate(t0.Add(time.Second).UnixMilli() + 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := series(); n != 0 {
