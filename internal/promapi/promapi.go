@@ -14,6 +14,8 @@
 //	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
 //	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
 //	GET      /api/v1/status/tsdb         limit (with WithTSDBStatus)
+//	GET      /api/v1/rules               match[], type, exclude_alerts, group_limit, … (always no groups)
+//	GET      /api/v1/alerts              (always no alerts)
 //	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with WithAdmin; else 503)
 //	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503)
 //	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503)
@@ -36,6 +38,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -288,14 +291,17 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 }
 
-// rules answers /api/v1/rules: no rule groups. The type parameter is
-// checked as Prometheus checks it; the filters (rule_name[], file[], …)
-// select from nothing.
+// rules answers /api/v1/rules: no rule groups. The parameters are checked
+// as Prometheus checks them (match[], type, exclude_alerts, group_limit,
+// group_next_token, which can name no group); the name filters (rule_name[],
+// rule_group[], file[]) select from nothing.
 func (a *API) rules(w http.ResponseWriter, r *http.Request) {
-	switch typ := strings.ToLower(r.URL.Query().Get("type")); typ {
-	case "", "alert", "record":
-	default:
-		a.fail(w, badData("invalid parameter %q: not supported value %q", "type", typ))
+	if _, err := a.matchers(r, false); err != nil {
+		a.fail(w, err)
+		return
+	}
+	if err := checkRulesParams(r.URL.Query()); err != nil {
+		a.fail(w, err)
 		return
 	}
 	a.respond(w, nil, func(s *jsoniter.Stream) {
@@ -304,6 +310,39 @@ func (a *API) rules(w http.ResponseWriter, r *http.Request) {
 		s.WriteEmptyArray()
 		s.WriteObjectEnd()
 	})
+}
+
+// checkRulesParams refuses the rules parameters Prometheus refuses, with
+// its messages.
+func checkRulesParams(q url.Values) *apiError {
+	switch typ := strings.ToLower(q.Get("type")); typ {
+	case "", "alert", "record":
+	default:
+		return badData("invalid parameter %q: not supported value %q", "type", typ)
+	}
+	if v := strings.ToLower(q.Get("exclude_alerts")); v != "" {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return badData("invalid parameter %q: error converting exclude_alerts: %v", "exclude_alerts", err)
+		}
+	}
+	limit, token := q.Get("group_limit"), q.Get("group_next_token")
+	if token != "" && limit == "" {
+		return badData("invalid parameter %q: group_limit needs to be present in order to paginate over the groups", "group_next_token")
+	}
+	if limit == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(limit, 10, 32)
+	if err != nil {
+		return badData("invalid parameter %q: group_limit needs to be a valid number: %v", "group_limit", err)
+	}
+	if n <= 0 {
+		return badData("invalid parameter %q: group_limit needs to be greater than 0", "group_limit")
+	}
+	if token != "" { // there is no group, so no token names one
+		return badData("invalid parameter %q: invalid group_next_token '%v'. were rule groups changed?", "group_next_token", token)
+	}
+	return nil
 }
 
 // empty answers success with the data write writes.

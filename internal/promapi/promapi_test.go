@@ -578,8 +578,26 @@ func TestRulesAndAlerts(t *testing.T) {
 			t.Errorf("%s: %d %s, want 200 %s", path, code, body, want)
 		}
 	}
-	code, body := getBody(t, srv.URL+"/api/v1/rules?type=silence")
-	if code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) || !strings.Contains(body, `not supported value \"silence\"`) {
-		t.Errorf("type=silence: %d %s", code, body)
+	for q, want := range map[string]string{
+		"type=silence":                              `not supported value \"silence\"`,
+		"match[]={job=~\".*\"}":                     "at least one non-empty matcher",
+		"match[]=%7B":                               "match[]",
+		"exclude_alerts=maybe":                      "error converting exclude_alerts",
+		"group_limit=0":                             "group_limit needs to be greater than 0",
+		"group_limit=ten":                           "group_limit needs to be a valid number",
+		"group_next_token=abc":                      "group_limit needs to be present",
+		"group_limit=5&group_next_token=abc":        "invalid group_next_token 'abc'",
+		"type=alert&exclude_alerts=true&match[]=up": "",
+	} {
+		code, body := getBody(t, srv.URL+"/api/v1/rules?"+q)
+		if want == "" {
+			if code != 200 || body != `{"status":"success","data":{"groups":[]}}` {
+				t.Errorf("%s: %d %s, want no groups", q, code, body)
+			}
+			continue
+		}
+		if code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want 400 bad_data naming %q", q, code, body, want)
+		}
 	}
 }
