@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/grpc"
+
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
@@ -59,9 +61,10 @@ func TestFramePool(t *testing.T) {
 }
 
 // TestGRPCBuffersReused sends distinct requests of many sizes (one frame,
-// several frames, over the 1 MiB tier) from concurrent clients, so the
-// server's frame buffers are reused with a former request's bytes in
-// them: every request must reach the sink exactly as sent.
+// several frames, 1.6 MB), plain and gzip-compressed (decompression reads
+// into pooled buffers too), from concurrent clients, so the server's
+// buffers are reused with a former request's bytes in them: every request
+// must reach the sink exactly as sent.
 func TestGRPCBuffersReused(t *testing.T) {
 	r, rec := start(t, testConfig())
 	conn := dialGRPC(t, r)
@@ -82,8 +85,12 @@ func TestGRPCBuffersReused(t *testing.T) {
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Go(func() {
-			for _, b := range bodies[w] {
-				if err := exportGRPC(context.Background(), conn, SignalLogs, b, nil); err != nil {
+			for i, b := range bodies[w] {
+				var opts []grpc.CallOption
+				if (w+i)%2 == 1 {
+					opts = append(opts, grpc.UseCompressor("gzip"))
+				}
+				if err := exportGRPC(context.Background(), conn, SignalLogs, b, nil, opts...); err != nil {
 					errs <- err
 					return
 				}
