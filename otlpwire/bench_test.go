@@ -650,6 +650,16 @@ func benchDeepWalk(b *testing.B, fixture func(synth.Signal) []byte) {
 				sink += n
 			}
 		})
+		b.Run(fmt.Sprintf("signal=%s/impl=protowire", s), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				n, err := deepWalkProtowire(s, in)
+				if err != nil || n != want {
+					b.Fatalf("protowire walk = %d, %v; otlpwire %d", n, err, want)
+				}
+				sink += n
+			}
+		})
 		b.Run(fmt.Sprintf("signal=%s/impl=pdata", s), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
