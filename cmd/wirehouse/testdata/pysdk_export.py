@@ -1,0 +1,109 @@
+"""Export logs, spans and metrics with the OpenTelemetry Python SDK.
+
+Usage: pysdk_export.py GRPC_ADDR HTTP_URL N
+
+Sends, with the SDK's own OTLP exporters (grpcio and the protobuf runtime,
+another implementation than Go's):
+  - over gRPC with gzip: logs and spans with test.id 0..N-1, and metrics;
+  - over HTTP/protobuf with gzip: logs and spans with test.id N..2N-1, and
+    metrics.
+Metrics, per transport t in {grpc, http}: counter py.requests (unit 1)
+incremented N times with route=/t, histogram py.latency (unit ms) recording
+1..N with route=/t.
+Every export's result is checked; prints a JSON summary and exits 1 if an
+export failed.
+"""
+
+import json
+import logging
+import sys
+
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GRPCLogExporter
+from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GRPCMetricExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GRPCSpanExporter
+from opentelemetry.exporter.otlp.proto.http import Compression as HTTPCompression
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HTTPLogExporter
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HTTPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPSpanExporter
+from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from grpc import Compression as GRPCCompression
+
+results = {"ok": 0, "failed": []}
+
+
+class Checked:
+    """Wraps an exporter and records the result of every export."""
+
+    def __init__(self, name, exporter):
+        self._name = name
+        self._exporter = exporter
+
+    def __getattr__(self, attr):
+        return getattr(self._exporter, attr)
+
+    def export(self, batch, *args, **kwargs):
+        r = self._exporter.export(batch, *args, **kwargs)
+        if getattr(r, "name", str(r)) == "SUCCESS":
+            results["ok"] += 1
+        else:
+            results["failed"].append(f"{self._name}: {r}")
+        return r
+
+
+def send(transport, grpc_addr, http_url, first, n):
+    resource = Resource.create({"service.name": "py-sdk-test", "service.instance.id": transport})
+    if transport == "grpc":
+        logs = GRPCLogExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
+        spans = GRPCSpanExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
+        metrics = GRPCMetricExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
+    else:
+        logs = HTTPLogExporter(endpoint=http_url + "/v1/logs", compression=HTTPCompression.Gzip)
+        spans = HTTPSpanExporter(endpoint=http_url + "/v1/traces", compression=HTTPCompression.Gzip)
+        metrics = HTTPMetricExporter(endpoint=http_url + "/v1/metrics", compression=HTTPCompression.Gzip)
+
+    lp = LoggerProvider(resource=resource)
+    lp.add_log_record_processor(BatchLogRecordProcessor(Checked(transport + " logs", logs)))
+    logger = logging.getLogger("pysdk." + transport)
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(LoggingHandler(level=logging.INFO, logger_provider=lp))
+    for i in range(first, first + n):
+        logger.info("python sdk log %d", i, extra={"test.id": i, "test.transport": transport})
+
+    tp = TracerProvider(resource=resource)
+    tp.add_span_processor(BatchSpanProcessor(Checked(transport + " spans", spans)))
+    tracer = tp.get_tracer("pysdk")
+    for i in range(first, first + n):
+        with tracer.start_as_current_span("op", attributes={"test.id": i, "test.transport": transport}):
+            pass
+
+    reader = PeriodicExportingMetricReader(Checked(transport + " metrics", metrics), export_interval_millis=3_600_000)
+    mp = MeterProvider(resource=resource, metric_readers=[reader])
+    meter = mp.get_meter("pysdk")
+    requests = meter.create_counter("py.requests", unit="1", description="requests served")
+    latency = meter.create_histogram("py.latency", unit="ms", description="request latency")
+    for i in range(1, n + 1):
+        requests.add(1, {"route": "/" + transport})
+        latency.record(i, {"route": "/" + transport})
+
+    lp.shutdown()
+    tp.shutdown()
+    mp.shutdown()
+
+
+def main():
+    grpc_addr, http_url, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    send("grpc", grpc_addr, http_url, 0, n)
+    send("http", grpc_addr, http_url, n, n)
+    print(json.dumps(results))
+    sys.exit(1 if results["failed"] or results["ok"] == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()
