@@ -45,6 +45,9 @@ func TestServePythonSDK(t *testing.T) {
 		`count(target_info{telemetry_sdk_language="python"})`:                  2, // one per exporter instance
 		`count(py_requests_total{instance="grpc",route="/grpc"})`:              1,
 		`count(py_latency_milliseconds_bucket{instance="http",route="/http"})`: 16, // the SDK's 15 bounds and +Inf
+		// The exponential histogram is a native histogram.
+		`sum(histogram_count(py_size_bytes))`: 2 * n,
+		`sum(histogram_sum(py_size_bytes))`:   2 * n * (n + 1) / 2,
 	} {
 		var got float64
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {

@@ -9,7 +9,8 @@ another implementation than Go's):
     metrics.
 Metrics, per transport t in {grpc, http}: counter py.requests (unit 1)
 incremented N times with route=/t, histogram py.latency (unit ms) recording
-1..N with route=/t.
+1..N with route=/t, and histogram py.size (unit By) with the SDK's
+exponential bucket aggregation recording 1..N.
 Every export's result is checked; prints a JSON summary and exits 1 if an
 export failed.
 """
@@ -29,6 +30,7 @@ from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -84,13 +86,16 @@ def send(transport, grpc_addr, http_url, first, n):
             pass
 
     reader = PeriodicExportingMetricReader(Checked(transport + " metrics", metrics), export_interval_millis=3_600_000)
-    mp = MeterProvider(resource=resource, metric_readers=[reader])
+    exponential = View(instrument_name="py.size", aggregation=ExponentialBucketHistogramAggregation())
+    mp = MeterProvider(resource=resource, metric_readers=[reader], views=[exponential])
     meter = mp.get_meter("pysdk")
     requests = meter.create_counter("py.requests", unit="1", description="requests served")
     latency = meter.create_histogram("py.latency", unit="ms", description="request latency")
+    size = meter.create_histogram("py.size", unit="By", description="response size")
     for i in range(1, n + 1):
         requests.add(1, {"route": "/" + transport})
         latency.record(i, {"route": "/" + transport})
+        size.record(i, {"route": "/" + transport})
 
     lp.shutdown()
     tp.shutdown()
