@@ -3,13 +3,10 @@ package metricstore
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
-
-	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -79,18 +76,6 @@ func FuzzAppendOTLP(f *testing.F) {
 }
 
 func countSamples(t *testing.T, s *Store) int {
-	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".*"))
-	n := 0
-	for ss.Next() {
-		it := ss.At().Iterator(nil)
-		for it.Next() != 0 {
-			n++
-		}
-	}
+	_, n := seriesAndSamples(t, s)
 	return n
 }

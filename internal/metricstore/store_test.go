@@ -306,7 +306,9 @@ func TestCachedSeriesSteadyState(t *testing.T) {
 	}
 }
 
-func seriesAndSamples(t *testing.T, s *Store) (series, samples int) {
+// seriesAndSamples counts the series and samples s holds, through its
+// Queryable.
+func seriesAndSamples(t testing.TB, s *Store) (series, samples int) {
 	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)

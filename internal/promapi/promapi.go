@@ -479,7 +479,7 @@ func parseTime(r *http.Request, name string, def time.Time) (time.Time, error) {
 func requiredTime(r *http.Request, name string) (time.Time, error) {
 	t, err := parseTime(r, name, time.Time{})
 	if err == nil && t.IsZero() {
-		err = fmt.Errorf("missing parameter '%s'", name)
+		err = fmt.Errorf("cannot parse %q to a valid timestamp", "")
 	}
 	return t, err
 }
@@ -509,7 +509,7 @@ func withTimeout(r *http.Request) (context.Context, context.CancelFunc, *apiErro
 	}
 	d, err := parseDuration(v)
 	if err != nil {
-		return nil, nil, badData("invalid parameter 'timeout': %v", err)
+		return nil, nil, badData("invalid parameter %q: %v", "timeout", err)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d)
 	return ctx, cancel, nil
@@ -521,8 +521,11 @@ func parseLimit(r *http.Request) (int, *apiError) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, badData("invalid parameter 'limit': %q is not a non-negative integer", v)
+	if err == nil && n < 0 {
+		err = errors.New("limit must be non-negative")
+	}
+	if err != nil {
+		return 0, badData("invalid parameter %q: %v", "limit", err)
 	}
 	return n, nil
 }
@@ -530,7 +533,7 @@ func parseLimit(r *http.Request) (int, *apiError) {
 func (a *API) query(w http.ResponseWriter, r *http.Request) {
 	ts, err := parseTime(r, "time", a.cfg.now())
 	if err != nil {
-		a.fail(w, badData("%v", err))
+		a.fail(w, badData("invalid parameter %q: %v", "time", err))
 		return
 	}
 	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
@@ -555,7 +558,7 @@ func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.
 	defer cancel()
 	qry, err := newQuery(ctx)
 	if err != nil {
-		a.fail(w, badData("invalid parameter 'query': %v", err))
+		a.fail(w, badData("invalid parameter %q: %v", "query", err))
 		return
 	}
 	a.exec(ctx, w, qry, limit)
@@ -563,25 +566,26 @@ func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.
 
 func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 	start, err := requiredTime(r, "start")
-	var end time.Time
-	if err == nil {
-		end, err = requiredTime(r, "end")
-	}
 	if err != nil {
-		a.fail(w, badData("%v", err))
+		a.fail(w, badData("invalid parameter %q: %v", "start", err))
+		return
+	}
+	end, err := requiredTime(r, "end")
+	if err != nil {
+		a.fail(w, badData("invalid parameter %q: %v", "end", err))
 		return
 	}
 	if end.Before(start) {
-		a.fail(w, badData("end timestamp must not be before start time"))
+		a.fail(w, badData("invalid parameter %q: end timestamp must not be before start time", "end"))
 		return
 	}
 	step, err := parseDuration(r.FormValue("step"))
 	if err != nil {
-		a.fail(w, badData("invalid parameter 'step': %v", err))
+		a.fail(w, badData("invalid parameter %q: %v", "step", err))
 		return
 	}
 	if step <= 0 {
-		a.fail(w, badData("zero or negative query resolution step widths are not accepted. Try a positive integer"))
+		a.fail(w, badData("invalid parameter %q: zero or negative query resolution step widths are not accepted. Try a positive integer", "step"))
 		return
 	}
 	if end.Sub(start)/step > maxPoints {
@@ -707,12 +711,13 @@ func writeLabels(s *jsoniter.Stream, ls labels.Labels) {
 	s.WriteObjectEnd()
 }
 
-// matchers parses the match[] parameters; required says at least one is
-// needed. Like Prometheus, a set whose every matcher matches the empty
-// string (it would select every series) is refused.
+// matchers parses the match[] parameters, refusing (as Prometheus does)
+// a selector whose matchers all match the empty string. required is true
+// for /api/v1/series only, which needs one and, as in Prometheus, names
+// the parameter in its errors; the other endpoints give the bare error.
 func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *apiError) {
 	if err := r.ParseForm(); err != nil {
-		return nil, badData("parse form: %v", err)
+		return nil, badData("error parsing form values: %v", err)
 	}
 	raw := r.Form["match[]"]
 	if len(raw) == 0 {
@@ -722,30 +727,35 @@ func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *ap
 		return nil, nil
 	}
 	sets, err := a.parser.ParseMetricSelectors(raw)
-	if err != nil {
-		return nil, badData("invalid parameter 'match[]': %v", err)
-	}
-	for _, set := range sets {
-		if !slices.ContainsFunc(set, func(m *labels.Matcher) bool { return !m.Matches("") }) {
-			return nil, badData("match[] must contain at least one non-empty matcher")
+	if err == nil {
+		for _, set := range sets {
+			if !slices.ContainsFunc(set, func(m *labels.Matcher) bool { return !m.Matches("") }) {
+				err = errors.New("match[] must contain at least one non-empty matcher")
+				break
+			}
 		}
 	}
-	return sets, nil
+	switch {
+	case err == nil:
+		return sets, nil
+	case required:
+		return nil, badData("invalid parameter %q: %v", "match[]", err)
+	}
+	return nil, badData("%v", err)
 }
 
 // window reads start and end, defaulting to all time.
 func window(r *http.Request) (int64, int64, *apiError) {
 	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
 	if err != nil {
-		return 0, 0, badData("%v", err)
+		return 0, 0, badData("invalid parameter %q: %v", "start", err)
 	}
 	end, err := parseTime(r, "end", time.UnixMilli(math.MaxInt64/2))
 	if err != nil {
-		return 0, 0, badData("%v", err)
+		return 0, 0, badData("invalid parameter %q: %v", "end", err)
 	}
-	if end.Before(start) {
-		return 0, 0, badData("end timestamp must not be before start time")
-	}
+	// As in Prometheus, an end before the start is not an error here: the
+	// series and label endpoints find nothing in such a window.
 	return start.UnixMilli(), end.UnixMilli(), nil
 }
 
@@ -905,6 +915,10 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 	mint, maxt, e := window(r)
 	if e != nil {
 		a.fail(w, e)
+		return
+	}
+	if maxt < mint {
+		a.fail(w, badData("end timestamp must not be before start timestamp"))
 		return
 	}
 	expr, err := a.parser.ParseExpr(r.FormValue("query"))

@@ -227,17 +227,17 @@ func TestErrors(t *testing.T) {
 		typ    string
 		want   string
 	}{
-		{"/api/v1/query", url.Values{"query": {"sum(("}}, 400, "bad_data", "invalid parameter 'query'"},
+		{"/api/v1/query", url.Values{"query": {"sum(("}}, 400, "bad_data", `invalid parameter "query": 1:6: parse error`},
 		{"/api/v1/query", url.Values{"query": {"up"}, "time": {"yesterday"}}, 400, "bad_data", "invalid time value for 'time'"},
-		{"/api/v1/query", url.Values{"query": {"up"}, "timeout": {"soon"}}, 400, "bad_data", "invalid parameter 'timeout'"},
-		{"/api/v1/query", url.Values{"query": {"up"}, "limit": {"-1"}}, 400, "bad_data", "invalid parameter 'limit'"},
+		{"/api/v1/query", url.Values{"query": {"up"}, "timeout": {"soon"}}, 400, "bad_data", `invalid parameter "timeout": cannot parse "soon"`},
+		{"/api/v1/query", url.Values{"query": {"up"}, "limit": {"-1"}}, 400, "bad_data", `invalid parameter "limit": limit must be non-negative`},
 		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"1"}, "end": {"2"}, "step": {"0"}}, 400, "bad_data", "zero or negative"},
 		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"2"}, "end": {"1"}, "step": {"1"}}, 400, "bad_data", "end timestamp must not be before"},
 		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"0"}, "end": {"100000"}, "step": {"1"}}, 400, "bad_data", "11,000 points"},
-		{"/api/v1/query_range", url.Values{"query": {"up"}, "end": {"2"}, "step": {"1"}}, 400, "bad_data", "missing parameter 'start'"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "end": {"2"}, "step": {"1"}}, 400, "bad_data", `invalid parameter "start": cannot parse "" to a valid timestamp`},
 		{"/api/v1/series", nil, 400, "bad_data", "no match[]"},
 		{"/api/v1/series", url.Values{"match[]": {`{job=~".*"}`}}, 400, "bad_data", "non-empty matcher"},
-		{"/api/v1/series", url.Values{"match[]": {`up{`}}, 400, "bad_data", "invalid parameter 'match[]'"},
+		{"/api/v1/series", url.Values{"match[]": {`up{`}}, 400, "bad_data", `invalid parameter "match[]": 1:4: parse error`},
 		{"/api/v1/query", url.Values{"query": {`label_replace(up, "x", "$1", "instance", "(")`}, "time": {"1795428600"}}, 422, "execution", "invalid regular expression"},
 	} {
 		resp, err := http.PostForm(srv.URL+tc.path, tc.params)
@@ -581,7 +581,7 @@ func TestRulesAndAlerts(t *testing.T) {
 	for q, want := range map[string]string{
 		"type=silence":                              `not supported value \"silence\"`,
 		"match[]={job=~\".*\"}":                     "at least one non-empty matcher",
-		"match[]=%7B":                               "match[]",
+		"match[]=%7B":                               "1:2: parse error: unexpected end of input inside braces",
 		"exclude_alerts=maybe":                      "error converting exclude_alerts",
 		"group_limit=0":                             "group_limit needs to be greater than 0",
 		"group_limit=ten":                           "group_limit needs to be a valid number",
@@ -598,6 +598,21 @@ func TestRulesAndAlerts(t *testing.T) {
 		}
 		if code != 400 || !strings.Contains(body, `"errorType":"bad_data"`) || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s, want 400 bad_data naming %q", q, code, body, want)
+		}
+	}
+}
+
+// TestInvertedWindow: as in Prometheus, a series or label request whose end
+// is before its start finds nothing rather than failing.
+func TestInvertedWindow(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	for path, want := range map[string]string{
+		"/api/v1/series?match[]=up&start=2000000000&end=1": `{"status":"success","data":[]}`,
+		"/api/v1/labels?start=2000000000&end=1":            `{"status":"success","data":[]}`,
+	} {
+		if code, body := getBody(t, srv.URL+path); code != 200 || body != want {
+			t.Errorf("%s: %d %s, want 200 %s", path, code, body, want)
 		}
 	}
 }
