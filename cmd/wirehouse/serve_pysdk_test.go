@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -26,12 +27,22 @@ func TestServePythonSDK(t *testing.T) {
 	const n = 100 // records of each signal per transport
 	data := t.TempDir()
 	p := startServeProc(t, data)
-	cmd := exec.Command(python, filepath.Join("testdata", "pysdk_export.py"),
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, filepath.Join("testdata", "pysdk_export.py"),
 		p.addrs["OTLP/gRPC"], "http://"+p.addrs["OTLP/HTTP"], strconv.Itoa(n))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), `"failed": []`) {
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var res struct {
+		Exported struct{ Logs, Spans, Metrics int }
+		Failed   []string
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &res)
+	}
+	if err != nil || len(res.Failed) > 0 || res.Exported.Logs != 2*n || res.Exported.Spans != 2*n || res.Exported.Metrics < 2 {
 		p.stop(t)
-		t.Fatalf("pysdk_export.py: %v\n%s\nserve:\n%s", err, out, p.stderr)
+		t.Fatalf("pysdk_export.py: %v, %+v\n%s\nserve:\n%s", err, res, out, p.stderr)
 	}
 	admin := p.addrs["admin HTTP"]
 	// Histogram values 1..100 per route: 50 of them at most 50 ms.
@@ -42,7 +53,7 @@ func TestServePythonSDK(t *testing.T) {
 		`sum(py_latency_milliseconds_sum)`:                                     2 * n * (n + 1) / 2,
 		`sum(py_latency_milliseconds_bucket{le="50"})`:                         2 * 50,
 		`sum(py_latency_milliseconds_bucket{le="+Inf"})`:                       2 * n,
-		`count(target_info{telemetry_sdk_language="python"})`:                  2, // one per exporter instance
+		`count(target_info{telemetry_sdk_language="python"})`:                  2, // one per resource (instance grpc, http)
 		`count(py_requests_total{instance="grpc",route="/grpc"})`:              1,
 		`count(py_latency_milliseconds_bucket{instance="http",route="/http"})`: 16, // the SDK's 15 bounds and +Inf
 		// The exponential histogram is a native histogram.

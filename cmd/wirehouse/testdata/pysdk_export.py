@@ -11,8 +11,9 @@ Metrics, per transport t in {grpc, http}: counter py.requests (unit 1)
 incremented N times with route=/t, histogram py.latency (unit ms) recording
 1..N with route=/t, and histogram py.size (unit By) with the SDK's
 exponential bucket aggregation recording 1..N.
-Every export's result is checked; prints a JSON summary and exits 1 if an
-export failed.
+Every export's result is checked, and an exporter that raises counts as a
+failure; prints a JSON summary (records exported per signal, failures) and
+exits 1 if an export failed.
 """
 
 import json
@@ -36,25 +37,33 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from grpc import Compression as GRPCCompression
 
-results = {"ok": 0, "failed": []}
+results = {"exported": {"logs": 0, "spans": 0, "metrics": 0}, "failed": []}
 
 
 class Checked:
-    """Wraps an exporter and records the result of every export."""
+    """Wraps an exporter and records the result of every export: for logs
+    and spans the records exported, for metrics the exports."""
 
-    def __init__(self, name, exporter):
-        self._name = name
+    def __init__(self, signal, transport, exporter):
+        self._signal = signal
+        self._name = f"{transport} {signal}"
         self._exporter = exporter
 
     def __getattr__(self, attr):
         return getattr(self._exporter, attr)
 
     def export(self, batch, *args, **kwargs):
-        r = self._exporter.export(batch, *args, **kwargs)
-        if getattr(r, "name", str(r)) == "SUCCESS":
-            results["ok"] += 1
-        else:
+        try:
+            r = self._exporter.export(batch, *args, **kwargs)
+        except Exception as e:  # the SDK would log and swallow it
+            results["failed"].append(f"{self._name}: raised {e!r}")
+            raise
+        if getattr(r, "name", str(r)) != "SUCCESS":
             results["failed"].append(f"{self._name}: {r}")
+        elif self._signal == "metrics":
+            results["exported"]["metrics"] += 1
+        else:
+            results["exported"][self._signal] += len(batch)
         return r
 
 
@@ -70,7 +79,7 @@ def send(transport, grpc_addr, http_url, first, n):
         metrics = HTTPMetricExporter(endpoint=http_url + "/v1/metrics", compression=HTTPCompression.Gzip)
 
     lp = LoggerProvider(resource=resource)
-    lp.add_log_record_processor(BatchLogRecordProcessor(Checked(transport + " logs", logs)))
+    lp.add_log_record_processor(BatchLogRecordProcessor(Checked("logs", transport, logs)))
     logger = logging.getLogger("pysdk." + transport)
     logger.propagate = False
     logger.setLevel(logging.INFO)
@@ -79,13 +88,13 @@ def send(transport, grpc_addr, http_url, first, n):
         logger.info("python sdk log %d", i, extra={"test.id": i, "test.transport": transport})
 
     tp = TracerProvider(resource=resource)
-    tp.add_span_processor(BatchSpanProcessor(Checked(transport + " spans", spans)))
+    tp.add_span_processor(BatchSpanProcessor(Checked("spans", transport, spans)))
     tracer = tp.get_tracer("pysdk")
     for i in range(first, first + n):
         with tracer.start_as_current_span("op", attributes={"test.id": i, "test.transport": transport}):
             pass
 
-    reader = PeriodicExportingMetricReader(Checked(transport + " metrics", metrics), export_interval_millis=3_600_000)
+    reader = PeriodicExportingMetricReader(Checked("metrics", transport, metrics), export_interval_millis=3_600_000)
     exponential = View(instrument_name="py.size", aggregation=ExponentialBucketHistogramAggregation())
     mp = MeterProvider(resource=resource, metric_readers=[reader], views=[exponential])
     meter = mp.get_meter("pysdk")
@@ -107,7 +116,7 @@ def main():
     send("grpc", grpc_addr, http_url, 0, n)
     send("http", grpc_addr, http_url, n, n)
     print(json.dumps(results))
-    sys.exit(1 if results["failed"] or results["ok"] == 0 else 0)
+    sys.exit(1 if results["failed"] else 0)
 
 
 if __name__ == "__main__":
