@@ -13,7 +13,7 @@ import (
 
 // TestServePythonSDK exports logs, spans and metrics with the OpenTelemetry
 // Python SDK's OTLP exporters (testdata/pysdk_export.py: grpcio and the
-// Python protobuf runtime, another implementation than Go's) over gRPC and
+// protobuf package's upb runtime, another implementation than Go's) over gRPC and
 // over HTTP/protobuf, both gzip-compressed, to a real serve. Every export
 // must succeed, the metrics read back through PromQL as the SDK recorded
 // them, and after a clean stop every log record and span is in the lake
