@@ -10,17 +10,19 @@ TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
 
-# promtool from Debian's prometheus package, which queries the PromQL API in
-# the tests; extracted from the .deb, no root install.
+# promtool and the Prometheus server from Debian's prometheus package (2.42):
+# promtool queries the PromQL API in the tests, the server scrapes serve and
+# remote-writes to it; extracted from the .deb, no root install.
 PROMTOOL := $(CURDIR)/bin/promtool
+PROMETHEUS := $(CURDIR)/bin/prometheus
 
 .PHONY: test bench fuzz
 
-test: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL)
+test: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) $(GO) test -count=1 ./...
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./...
 	cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 $(TELEMETRYGEN):
@@ -33,10 +35,10 @@ $(PYVENV)/.installed: requirements-test.txt
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
-$(PROMTOOL):
+$(PROMTOOL) $(PROMETHEUS) &:
 	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb
 	cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
-		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $@
+		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $(PROMTOOL) && mv x/usr/bin/prometheus $(PROMETHEUS)
 	rm -rf $(CURDIR)/bin/tmp/deb
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).

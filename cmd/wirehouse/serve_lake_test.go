@@ -509,7 +509,18 @@ func remoteWrite(t *testing.T, admin, name string, seqs []int, at time.Time) int
 // of the result vector by their seq label (or "" when absent).
 func promQuery(t *testing.T, admin, query string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/api/v1/query?" + url.Values{"query": {query}}.Encode())
+	return promQueryAt(t, admin, query, "")
+}
+
+// promQueryAt is promQuery against the Prometheus API at addr, evaluated at
+// time at (Unix seconds; "" for now).
+func promQueryAt(t *testing.T, addr, query, at string) map[string]float64 {
+	t.Helper()
+	params := url.Values{"query": {query}}
+	if at != "" {
+		params.Set("time", at)
+	}
+	resp, err := http.Get("http://" + addr + "/api/v1/query?" + params.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
