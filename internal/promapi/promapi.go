@@ -276,12 +276,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	// Prometheus' are without rule files, so clients that list them
 	// (Grafana's alerting views of a Prometheus data source) go on.
 	mux.HandleFunc("GET /api/v1/rules", a.rules)
-	mux.HandleFunc("GET /api/v1/alerts", a.empty(func(s *jsoniter.Stream) {
-		s.WriteObjectStart()
-		s.WriteObjectField("alerts")
-		s.WriteEmptyArray()
-		s.WriteObjectEnd()
-	}))
+	mux.HandleFunc("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.exemplars != nil {
 			mux.HandleFunc(m+" /api/v1/query_exemplars", a.queryExemplars)
@@ -304,12 +299,17 @@ func (a *API) rules(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	a.respond(w, nil, func(s *jsoniter.Stream) {
+	a.respond(w, nil, emptyListIn("groups"))
+}
+
+// emptyListIn writes {"field":[]}.
+func emptyListIn(field string) func(*jsoniter.Stream) {
+	return func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
-		s.WriteObjectField("groups")
+		s.WriteObjectField(field)
 		s.WriteEmptyArray()
 		s.WriteObjectEnd()
-	})
+	}
 }
 
 // checkRulesParams refuses the rules parameters Prometheus refuses, with
@@ -318,29 +318,29 @@ func checkRulesParams(q url.Values) *apiError {
 	switch typ := strings.ToLower(q.Get("type")); typ {
 	case "", "alert", "record":
 	default:
-		return badData("invalid parameter %q: not supported value %q", "type", typ)
+		return invalidParam("type", "not supported value %q", typ)
 	}
 	if v := strings.ToLower(q.Get("exclude_alerts")); v != "" {
 		if _, err := strconv.ParseBool(v); err != nil {
-			return badData("invalid parameter %q: error converting exclude_alerts: %v", "exclude_alerts", err)
+			return invalidParam("exclude_alerts", "error converting exclude_alerts: %v", err)
 		}
 	}
 	limit, token := q.Get("group_limit"), q.Get("group_next_token")
 	if token != "" && limit == "" {
-		return badData("invalid parameter %q: group_limit needs to be present in order to paginate over the groups", "group_next_token")
+		return invalidParam("group_next_token", "group_limit needs to be present in order to paginate over the groups")
 	}
 	if limit == "" {
 		return nil
 	}
 	n, err := strconv.ParseInt(limit, 10, 32)
 	if err != nil {
-		return badData("invalid parameter %q: group_limit needs to be a valid number: %v", "group_limit", err)
+		return invalidParam("group_limit", "group_limit needs to be a valid number: %v", err)
 	}
 	if n <= 0 {
-		return badData("invalid parameter %q: group_limit needs to be greater than 0", "group_limit")
+		return invalidParam("group_limit", "group_limit needs to be greater than 0")
 	}
 	if token != "" { // there is no group, so no token names one
-		return badData("invalid parameter %q: invalid group_next_token '%v'. were rule groups changed?", "group_next_token", token)
+		return invalidParam("group_next_token", "invalid group_next_token '%v'. were rule groups changed?", token)
 	}
 	return nil
 }
@@ -378,6 +378,13 @@ type apiError struct {
 
 func badData(format string, args ...any) *apiError {
 	return &apiError{errBadData, fmt.Errorf(format, args...)}
+}
+
+// invalidParam is a bad_data error naming parameter name, as Prometheus'
+// invalidParamError writes it: invalid parameter "name": err. The message
+// is formatted from format and args.
+func invalidParam(name, format string, args ...any) *apiError {
+	return badData("invalid parameter %q: %s", name, fmt.Sprintf(format, args...))
 }
 
 // queryError classifies an error of the engine.
@@ -509,7 +516,7 @@ func withTimeout(r *http.Request) (context.Context, context.CancelFunc, *apiErro
 	}
 	d, err := parseDuration(v)
 	if err != nil {
-		return nil, nil, badData("invalid parameter %q: %v", "timeout", err)
+		return nil, nil, invalidParam("timeout", "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d)
 	return ctx, cancel, nil
@@ -525,7 +532,7 @@ func parseLimit(r *http.Request) (int, *apiError) {
 		err = errors.New("limit must be non-negative")
 	}
 	if err != nil {
-		return 0, badData("invalid parameter %q: %v", "limit", err)
+		return 0, invalidParam("limit", "%v", err)
 	}
 	return n, nil
 }
@@ -533,7 +540,7 @@ func parseLimit(r *http.Request) (int, *apiError) {
 func (a *API) query(w http.ResponseWriter, r *http.Request) {
 	ts, err := parseTime(r, "time", a.cfg.now())
 	if err != nil {
-		a.fail(w, badData("invalid parameter %q: %v", "time", err))
+		a.fail(w, invalidParam("time", "%v", err))
 		return
 	}
 	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
@@ -558,7 +565,7 @@ func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.
 	defer cancel()
 	qry, err := newQuery(ctx)
 	if err != nil {
-		a.fail(w, badData("invalid parameter %q: %v", "query", err))
+		a.fail(w, invalidParam("query", "%v", err))
 		return
 	}
 	a.exec(ctx, w, qry, limit)
@@ -567,25 +574,25 @@ func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.
 func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 	start, err := requiredTime(r, "start")
 	if err != nil {
-		a.fail(w, badData("invalid parameter %q: %v", "start", err))
+		a.fail(w, invalidParam("start", "%v", err))
 		return
 	}
 	end, err := requiredTime(r, "end")
 	if err != nil {
-		a.fail(w, badData("invalid parameter %q: %v", "end", err))
+		a.fail(w, invalidParam("end", "%v", err))
 		return
 	}
 	if end.Before(start) {
-		a.fail(w, badData("invalid parameter %q: end timestamp must not be before start time", "end"))
+		a.fail(w, invalidParam("end", "end timestamp must not be before start time"))
 		return
 	}
 	step, err := parseDuration(r.FormValue("step"))
 	if err != nil {
-		a.fail(w, badData("invalid parameter %q: %v", "step", err))
+		a.fail(w, invalidParam("step", "%v", err))
 		return
 	}
 	if step <= 0 {
-		a.fail(w, badData("invalid parameter %q: zero or negative query resolution step widths are not accepted. Try a positive integer", "step"))
+		a.fail(w, invalidParam("step", "zero or negative query resolution step widths are not accepted. Try a positive integer"))
 		return
 	}
 	if end.Sub(start)/step > maxPoints {
@@ -739,7 +746,7 @@ func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *ap
 	case err == nil:
 		return sets, nil
 	case required:
-		return nil, badData("invalid parameter %q: %v", "match[]", err)
+		return nil, invalidParam("match[]", "%v", err)
 	}
 	return nil, badData("%v", err)
 }
@@ -748,11 +755,11 @@ func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *ap
 func window(r *http.Request) (int64, int64, *apiError) {
 	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
 	if err != nil {
-		return 0, 0, badData("invalid parameter %q: %v", "start", err)
+		return 0, 0, invalidParam("start", "%v", err)
 	}
 	end, err := parseTime(r, "end", time.UnixMilli(math.MaxInt64/2))
 	if err != nil {
-		return 0, 0, badData("invalid parameter %q: %v", "end", err)
+		return 0, 0, invalidParam("end", "%v", err)
 	}
 	// As in Prometheus, an end before the start is not an error here: the
 	// series and label endpoints find nothing in such a window.
@@ -991,21 +998,15 @@ func (a *API) deleteSeries(w http.ResponseWriter, r *http.Request) {
 	// As Prometheus: no ordering check, an end before start deletes
 	// nothing. (It must not reach the TSDB: a backwards tombstone
 	// interval makes tsdb's compaction panic.)
-	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
-	if err != nil {
-		a.fail(w, badData("invalid parameter \"start\": %v", err))
+	mint, maxt, aerr := window(r)
+	if aerr != nil {
+		a.fail(w, aerr)
 		return
 	}
-	end, err := parseTime(r, "end", time.UnixMilli(math.MaxInt64/2))
-	if err != nil {
-		a.fail(w, badData("invalid parameter \"end\": %v", err))
-		return
-	}
-	mint, maxt := start.UnixMilli(), end.UnixMilli()
 	for _, sel := range r.Form["match[]"] {
 		ms, err := a.parser.ParseMetricSelector(sel)
 		if err != nil {
-			a.fail(w, badData("invalid parameter \"match[]\": %v", err))
+			a.fail(w, invalidParam("match[]", "%v", err))
 			return
 		}
 		if maxt < mint {
@@ -1037,7 +1038,7 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 	if v := r.FormValue("skip_head"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			a.fail(w, badData("invalid parameter \"skip_head\": unable to parse boolean: %v", err))
+			a.fail(w, invalidParam("skip_head", "unable to parse boolean: %v", err))
 			return
 		}
 		skipHead = b
@@ -1065,7 +1066,7 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 func (a *API) formatQuery(w http.ResponseWriter, r *http.Request) {
 	expr, err := a.parser.ParseExpr(r.FormValue("query"))
 	if err != nil {
-		a.fail(w, badData("invalid parameter \"query\": %v", err))
+		a.fail(w, invalidParam("query", "%v", err))
 		return
 	}
 	pretty := expr.Pretty(0)
