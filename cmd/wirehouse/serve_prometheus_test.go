@@ -20,10 +20,7 @@ import (
 // must be in serve, with the same count, and the scraped series must carry
 // Prometheus' job and instance labels. Needs WIREHOUSE_PROMETHEUS.
 func TestServePrometheusRemoteWrite(t *testing.T) {
-	prom := os.Getenv("WIREHOUSE_PROMETHEUS")
-	if prom == "" {
-		t.Skip("WIREHOUSE_PROMETHEUS not set; `make test` extracts Debian's prometheus server and sets it")
-	}
+	prom := peerFromEnv(t, "WIREHOUSE_PROMETHEUS", "extracts Debian's prometheus server")
 	p := startServeProc(t, t.TempDir())
 	defer p.stop(t)
 	admin := p.addrs["admin HTTP"]

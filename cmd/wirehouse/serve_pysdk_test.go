@@ -20,10 +20,7 @@ import (
 // exactly once. Needs WIREHOUSE_PYTHON, a Python with the SDK (make test
 // installs requirements-test.txt into a venv and sets it).
 func TestServePythonSDK(t *testing.T) {
-	python := os.Getenv("WIREHOUSE_PYTHON")
-	if python == "" {
-		t.Skip("WIREHOUSE_PYTHON not set; `make test` installs the OpenTelemetry Python SDK in a venv and sets it")
-	}
+	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs the OpenTelemetry Python SDK in a venv")
 	const n = 100 // records of each signal per transport
 	data := t.TempDir()
 	p := startServeProc(t, data)

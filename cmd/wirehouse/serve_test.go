@@ -194,3 +194,15 @@ func TestServeBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// peerFromEnv returns the path of a real peer that make test installs and
+// names in env; without it (a plain go test) the test is skipped, saying
+// what make test does to provide it.
+func peerFromEnv(t *testing.T, env, provides string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		t.Skip(env + " not set; `make test` " + provides + " and sets it")
+	}
+	return path
+}
