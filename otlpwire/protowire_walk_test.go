@@ -33,7 +33,7 @@ func deepWalkProtowire(s synth.Signal, in []byte) (int, error) {
 			if num != 1 {
 				return nil
 			}
-			a, err := floorAttrs(b, 1)
+			a, err := pwAttrs(b, 1)
 			resAttrs = a
 			return err
 		})
@@ -53,14 +53,14 @@ func deepWalkProtowire(s synth.Signal, in []byte) (int, error) {
 						case 1:
 							n += len(b)
 						case 3:
-							a, err := floorKV(b)
+							a, err := pwKV(b)
 							n += a
 							return err
 						}
 						return nil
 					})
 				case 2: // record
-					k, err := floorRecord(s, b)
+					k, err := pwRecord(s, b)
 					n += k
 					return err
 				}
@@ -71,14 +71,14 @@ func deepWalkProtowire(s synth.Signal, in []byte) (int, error) {
 	return n, err
 }
 
-// floorRecord is one log record, span or metric: timestamps and
+// pwRecord is one log record, span or metric: timestamps and
 // attributes.
-func floorRecord(s synth.Signal, b []byte) (int, error) {
+func pwRecord(s synth.Signal, b []byte) (int, error) {
 	switch s {
 	case synth.SignalLogs:
-		return floorPoint(b, 1, 6)
+		return pwPoint(b, 1, 6)
 	case synth.SignalTraces:
-		return floorPoint(b, 7, 9)
+		return pwPoint(b, 7, 9)
 	}
 	n := 0
 	err := eachField(b, func(num protowire.Number, _ uint64, b []byte) error {
@@ -97,7 +97,7 @@ func floorRecord(s synth.Signal, b []byte) (int, error) {
 			if num != 1 {
 				return nil
 			}
-			k, err := floorPoint(p, 3, attrs)
+			k, err := pwPoint(p, 3, attrs)
 			n += k
 			return err
 		})
@@ -105,16 +105,16 @@ func floorRecord(s synth.Signal, b []byte) (int, error) {
 	return n, err
 }
 
-// floorPoint adds the low byte of the fixed64 field timeField to the
+// pwPoint adds the low byte of the fixed64 field timeField to the
 // attributes' checksum.
-func floorPoint(b []byte, timeField, attrsField protowire.Number) (int, error) {
+func pwPoint(b []byte, timeField, attrsField protowire.Number) (int, error) {
 	n := 0
 	err := eachField(b, func(num protowire.Number, v uint64, b []byte) error {
 		switch num {
 		case timeField:
 			n += int(v & 0xff)
 		case attrsField:
-			a, err := floorKV(b)
+			a, err := pwKV(b)
 			n += a
 			return err
 		}
@@ -123,23 +123,23 @@ func floorPoint(b []byte, timeField, attrsField protowire.Number) (int, error) {
 	return n, err
 }
 
-// floorAttrs is the checksum of the KeyValues in field num of b.
-func floorAttrs(b []byte, num protowire.Number) (int, error) {
+// pwAttrs is the checksum of the KeyValues in field num of b.
+func pwAttrs(b []byte, num protowire.Number) (int, error) {
 	n := 0
 	err := eachField(b, func(f protowire.Number, _ uint64, kv []byte) error {
 		if f != num {
 			return nil
 		}
-		a, err := floorKV(kv)
+		a, err := pwKV(kv)
 		n += a
 		return err
 	})
 	return n, err
 }
 
-// floorKV is useValue's checksum of one KeyValue: the key's length plus
+// pwKV is useValue's checksum of one KeyValue: the key's length plus
 // the value's.
-func floorKV(kv []byte) (int, error) {
+func pwKV(kv []byte) (int, error) {
 	n := 0
 	err := eachField(kv, func(num protowire.Number, _ uint64, b []byte) error {
 		switch num {
@@ -169,7 +169,7 @@ func floorKV(kv []byte) (int, error) {
 	return n, err
 }
 
-var errFloor = errors.New("malformed field")
+var errPwMalformed = errors.New("malformed field")
 
 // eachField calls f with each field of b: its number and, by wire type,
 // its scalar value or its bytes.
@@ -177,7 +177,7 @@ func eachField(b []byte, f func(num protowire.Number, v uint64, s []byte) error)
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return errFloor
+			return errPwMalformed
 		}
 		b = b[n:]
 		var v uint64
@@ -197,7 +197,7 @@ func eachField(b []byte, f func(num protowire.Number, v uint64, s []byte) error)
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if n < 0 {
-			return errFloor
+			return errPwMalformed
 		}
 		b = b[n:]
 		if err := f(num, v, s); err != nil {
