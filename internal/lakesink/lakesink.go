@@ -20,6 +20,11 @@
 //  3. commit the consumer cursor to last;
 //  4. remove the intent file.
 //
+// A retention pass (lake.Prune) runs every minute under the same lock as
+// the writes, so it never removes a partition a write is filling: it
+// applies the lake's age and size limits, removes temporary files crashed
+// writes left, and measures the lake for /metrics.
+//
 // After a crash the consumer replays from its cursor. If an intent file
 // names the range that starts there, the replay stops at the same last
 // record and writes under the same name, so each file it rewrites
@@ -38,6 +43,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,6 +95,11 @@ type LoaderConfig struct {
 	FileSize int64         // lake.WithFileSize
 	Buffer   int64         // lake.WithMaxBuffer
 	Logger   *slog.Logger
+	// Retention bounds the lake under Dir; the zero value keeps
+	// everything.
+	Retention lake.Retention
+	// PruneEvery is the period of the retention pass; default a minute.
+	PruneEvery time.Duration
 }
 
 // Loader moves records from the spool into the lake. It keeps two
@@ -111,6 +122,11 @@ type Loader struct {
 	stopAt      uint64    // replaying an interrupted write: write when last reaches it
 	stopName    string    // ... under this name
 	skipped     atomic.Int64
+
+	writeMu sync.Mutex // held by a write and by a retention pass
+
+	pruneMu sync.Mutex
+	pruned  lake.Pruned // removals summed over passes; Kept* of the last pass
 }
 
 // intentFile is where the range being written is recorded.
@@ -121,6 +137,12 @@ const intentFile = ".flush"
 func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 	if cfg.MaxDelay <= 0 {
 		return nil, errors.New("lake loader: max delay must be positive")
+	}
+	if cfg.Retention.MaxAge < 0 || cfg.Retention.MaxSize < 0 || cfg.PruneEvery < 0 {
+		return nil, errors.New("lake loader: retention and prune period must not be negative")
+	}
+	if cfg.PruneEvery == 0 {
+		cfg.PruneEvery = time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -166,6 +188,11 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 // Run loads until ctx ends. Rows not yet written when it returns stay in
 // the spool, uncommitted, for the next run.
 func (l *Loader) Run(ctx context.Context) error {
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { l.pruneLoop(pctx) })
+	defer wg.Wait()
+	defer stop()
 	tick := min(l.cfg.MaxDelay/4, time.Second)
 	for {
 		wait, cancel := context.WithTimeout(ctx, tick)
@@ -316,6 +343,8 @@ func (l *Loader) add(rec spool.Record) {
 // write writes w's rows, the spool records first to last, under name and
 // commits them.
 func (l *Loader) write(w *lake.Writer, first, last uint64, name string) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	intent := filepath.Join(l.cfg.Dir, intentFile)
 	if err := writeIntent(intent, name); err != nil {
 		return err
@@ -330,6 +359,54 @@ func (l *Loader) write(w *lake.Writer, first, last uint64, name string) error {
 		return fmt.Errorf("remove lake intent: %w", err)
 	}
 	return nil
+}
+
+// pruneLoop runs a retention pass at once and then every PruneEvery until
+// ctx ends.
+func (l *Loader) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(l.cfg.PruneEvery)
+	defer t.Stop()
+	for {
+		l.prune()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// prune runs one retention pass, between writes.
+func (l *Loader) prune() {
+	l.writeMu.Lock()
+	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+	l.writeMu.Unlock()
+	l.pruneMu.Lock()
+	l.pruned.Partitions += p.Partitions
+	l.pruned.Files += p.Files
+	l.pruned.Bytes += p.Bytes
+	l.pruned.Temps += p.Temps
+	if err == nil {
+		l.pruned.Kept, l.pruned.KeptFiles = p.Kept, p.KeptFiles
+	}
+	l.pruneMu.Unlock()
+	if err != nil {
+		l.log.Error("lake retention pass failed; retrying at the next", "err", err)
+		return
+	}
+	if p.Partitions > 0 || p.Temps > 0 {
+		l.log.Info("lake retention removed old data", "partitions", p.Partitions, "files", p.Files,
+			"bytes", p.Bytes, "temp_files", p.Temps, "lake_bytes", p.Kept)
+	}
+}
+
+// Pruned returns what retention removed since the loader started
+// (partitions, files, bytes, temporary files) and the lake's Parquet files
+// and bytes at the last pass (Kept, KeptFiles; zero before the first).
+func (l *Loader) Pruned() lake.Pruned {
+	l.pruneMu.Lock()
+	defer l.pruneMu.Unlock()
+	return l.pruned
 }
 
 // Close waits for a background write, then drops what is buffered (it is

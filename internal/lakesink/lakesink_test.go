@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.uber.org/goleak"
 
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/spool"
 )
 
@@ -23,12 +24,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // logsWithIDs is a request of one log per id, each with attribute test.id.
 func logsWithIDs(t *testing.T, ids ...int64) []byte {
+	return logsAt(t, time.Unix(1_800_000_000, 0), ids...)
+}
+
+// logsAt is logsWithIDs with timestamps at base plus id nanoseconds.
+func logsAt(t *testing.T, base time.Time, ids ...int64) []byte {
 	t.Helper()
 	ld := plog.NewLogs()
 	sl := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
 	for _, id := range ids {
 		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.Timestamp(1_800_000_000_000_000_000 + id))
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(base.Add(time.Duration(id))))
 		lr.Attributes().PutInt("test.id", id)
 	}
 	b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
@@ -169,5 +175,67 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(lakeDir, intentFile)); !os.IsNotExist(err) {
 		t.Errorf("intent file left behind: %v", err)
+	}
+}
+
+// TestLoaderRetention: the loader's retention pass removes the partitions
+// older than the retention, the others stay, and it reports the lake's
+// size.
+func TestLoaderRetention(t *testing.T) {
+	dir := t.TempDir()
+	lakeDir := filepath.Join(dir, "lake")
+	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	now := time.Now()
+	for _, req := range [][]byte{logsAt(t, now.Add(-72*time.Hour), 1, 2, 3), logsAt(t, now, 4, 5, 6)} {
+		if _, err := sp.Append(spool.SignalLogs, "t", now, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 50 * time.Millisecond,
+		Retention: lake.Retention{MaxAge: 24 * time.Hour}, PruneEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	// Both requests are written (the old one to its own partition), then a
+	// pass removes the old partition.
+	deadline := time.Now().Add(10 * time.Second)
+	for (l.cons.Committed() < 2 || l.Pruned().Partitions == 0 || l.Pruned().KeptFiles == 0) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	p := l.Pruned()
+	if l.cons.Committed() != 2 || p.Partitions != 1 || p.Files != 1 || p.Bytes == 0 {
+		t.Fatalf("committed %d, pruned %+v; want both requests written and the old one's partition removed", l.cons.Committed(), p)
+	}
+	got := lakeIDs(t, lakeDir)
+	if len(got) != 3 || got[4] != 1 || got[5] != 1 || got[6] != 1 {
+		t.Errorf("ids in the lake after retention: %v, want 4, 5 and 6 once", got)
+	}
+	var size int64
+	files := 0
+	filepath.WalkDir(lakeDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			st, _ := d.Info()
+			size += st.Size()
+			files++
+		}
+		return err
+	})
+	if p.Kept != size || p.KeptFiles != files {
+		t.Errorf("lake size reported %d bytes in %d files, on disk %d in %d", p.Kept, p.KeptFiles, size, files)
+	}
+	if _, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "x", MaxDelay: time.Second, Retention: lake.Retention{MaxAge: -1}}); err == nil {
+		t.Error("negative retention accepted")
 	}
 }

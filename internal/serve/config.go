@@ -90,6 +90,11 @@ type LakeConfig struct {
 	MaxDelay  time.Duration `yaml:"max_delay"`  // longest a record waits before it is in a file
 	FileSize  ByteSize      `yaml:"file_size"`  // file size aimed at
 	MaxBuffer ByteSize      `yaml:"max_buffer"` // protobuf bytes buffered before a write, whatever file_size says
+	// Retention removes hour partitions that ended longer ago; 0 keeps
+	// them. RetentionSize then removes the oldest while the Parquet files
+	// hold more bytes (never the current hour's); 0: no limit.
+	Retention     time.Duration `yaml:"retention"`
+	RetentionSize ByteSize      `yaml:"retention_size"`
 }
 
 // LogConfig sets the structured log on stderr.
@@ -190,6 +195,9 @@ func (c Config) Validate() error {
 	}
 	if c.Lake.FileSize < 1<<10 || c.Lake.MaxBuffer < 1<<10 {
 		return errors.New("lake file size and max buffer must be at least 1KiB")
+	}
+	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
+		return errors.New("lake retention and retention size must not be negative")
 	}
 	return c.receiverConfig().Validate()
 }

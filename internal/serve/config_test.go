@@ -38,6 +38,7 @@ otlp:
   http: {listen: "0.0.0.0:14318", read_header_timeout: 3s}
 admin: {listen: "0.0.0.0:19090"}
 limits: {max_request_size: 8MiB, max_decompressed_size: 32MiB, max_inflight: 1GiB, retry_after: 5s}
+lake: {retention: 720h, retention_size: 100GiB}
 shutdown_timeout: 1m
 `
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
@@ -52,7 +53,8 @@ shutdown_timeout: 1m
 		c.OTLP.HTTP.Listen != "0.0.0.0:14318" || c.OTLP.HTTP.ReadHeaderTimeout != 3*time.Second ||
 		c.Admin.Listen != "0.0.0.0:19090" || c.Limits.MaxRequestSize != 8<<20 ||
 		c.Limits.MaxDecompressedSize != 32<<20 || c.Limits.MaxInflight != 1<<30 ||
-		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute {
+		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute ||
+		c.Lake.Retention != 720*time.Hour || c.Lake.RetentionSize != 100<<30 {
 		t.Errorf("loaded %+v", c)
 	}
 	if c.OTLP.HTTP.IdleTimeout != DefaultConfig().OTLP.HTTP.IdleTimeout {
@@ -96,7 +98,8 @@ func TestValidate(t *testing.T) {
 		"promote both": func(c *Config) {
 			c.Metrics.PromoteAll, c.Metrics.PromoteAttributes = true, []string{"host.name"}
 		},
-		"ignore alone": func(c *Config) { c.Metrics.IgnoreAttributes = []string{"host.name"} },
+		"ignore alone":   func(c *Config) { c.Metrics.IgnoreAttributes = []string{"host.name"} },
+		"lake retention": func(c *Config) { c.Lake.Retention = -time.Hour },
 	} {
 		c := DefaultConfig()
 		mod(&c)

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/prometheus/storage/remote"
 
 	"github.com/wirehouse/wirehouse/internal/countsink"
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakesink"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/promapi"
@@ -193,12 +194,13 @@ func (s *Server) openLake() error {
 	s.spool = sp
 	defer s.registerStorageMetrics()
 	s.loader, err = lakesink.NewLoader(sp, lakesink.LoaderConfig{
-		Dir:      filepath.Join(s.cfg.DataDir, "lake"),
-		Consumer: "lake",
-		MaxDelay: s.cfg.Lake.MaxDelay,
-		FileSize: int64(s.cfg.Lake.FileSize),
-		Buffer:   int64(s.cfg.Lake.MaxBuffer),
-		Logger:   s.log,
+		Dir:       filepath.Join(s.cfg.DataDir, "lake"),
+		Consumer:  "lake",
+		MaxDelay:  s.cfg.Lake.MaxDelay,
+		FileSize:  int64(s.cfg.Lake.FileSize),
+		Buffer:    int64(s.cfg.Lake.MaxBuffer),
+		Retention: lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
+		Logger:    s.log,
 	})
 	if err != nil {
 		sp.Close()
@@ -281,6 +283,10 @@ func (s *Server) registerStorageMetrics() {
 		counter("wirehouse_lake_rows_total", "Rows written to Parquet since start.", func() float64 { return float64(ld.Written().Rows) }),
 		counter("wirehouse_lake_bytes_total", "Bytes of Parquet written since start.", func() float64 { return float64(ld.Written().BytesOut) }),
 		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not decode (logged), skipped.", func() float64 { return float64(ld.Skipped()) }),
+		gauge("wirehouse_lake_size_bytes", "Bytes of the lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(ld.Pruned().Kept) }),
+		gauge("wirehouse_lake_parquet_files", "The lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(ld.Pruned().KeptFiles) }),
+		counter("wirehouse_lake_retention_partitions_removed_total", "Hour partitions removed by --lake-retention or --lake-retention-size since start.", func() float64 { return float64(ld.Pruned().Partitions) }),
+		counter("wirehouse_lake_retention_bytes_removed_total", "Parquet bytes removed by retention since start.", func() float64 { return float64(ld.Pruned().Bytes) }),
 	)
 }
 
