@@ -18,6 +18,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/loadgen"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 )
 
 const loadUsage = `usage: wirehouse load [flags]
@@ -167,7 +168,8 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 		fs.PrintDefaults()
 	}
 	var endpoint, signal, payload string
-	var asCSV, asJSON bool
+	var asCSV, asJSON, useTLS bool
+	var tlsClient tlsfiles.Client
 	fs.StringVar(&endpoint, "endpoint", "", "server address: host:port, or a URL for HTTP (default localhost:4317 for grpc, localhost:4318 for http, "+loadgen.DefaultRemoteWriteEndpoint+" for remote-write)")
 	fs.StringVar(&cfg.Transport, "transport", cfg.Transport, "grpc, http or remote-write (Prometheus remote write 1.0, --signal metrics)")
 	fs.StringVar(&cfg.Encoding, "encoding", cfg.Encoding, "HTTP body encoding: proto or json")
@@ -193,6 +195,12 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verify, "verify", false, "after the run, check through the Prometheus API that every acknowledged series and sample is stored (--signal metrics)")
 	fs.StringVar(&o.queryEndpoint, "query-endpoint", "", "base URL of the Prometheus HTTP API for --verify (default: the --endpoint host on port 9090 for remote-write, else http://localhost:9090)")
+	fs.BoolVar(&useTLS, "tls", false, "send over TLS, verifying the server against the system's CAs (implied by the other --tls flags)")
+	fs.StringVar(&tlsClient.CAFile, "tls-ca-file", "", "PEM CA certificates that verify the server, in place of the system's")
+	fs.StringVar(&tlsClient.CertFile, "tls-cert-file", "", "PEM client certificate, for servers that require one (mutual TLS)")
+	fs.StringVar(&tlsClient.KeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
+	fs.StringVar(&tlsClient.ServerName, "tls-server-name", "", "name the server certificate must carry, if not the endpoint's host")
+	fs.BoolVar(&tlsClient.InsecureSkipVerify, "tls-insecure-skip-verify", false, "do not verify the server's certificate (testing only)")
 	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile, from its first request to the end of the run (not generating or verifying), to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -209,6 +217,11 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	if payload != "" {
 		if cfg.Payload, err = synth.ParsePayload(payload); err != nil {
 			return cfg, o, usageError{err: fmt.Errorf("--payload: %q is not gauge, rich or histogram", payload)}
+		}
+	}
+	if useTLS || tlsClient != (tlsfiles.Client{}) {
+		if cfg.TLS, err = tlsClient.Config(); err != nil {
+			return cfg, o, usageError{err: err}
 		}
 	}
 	if o.settle < 0 {

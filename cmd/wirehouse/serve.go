@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wirehouse/wirehouse/internal/serve"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 )
 
 const serveUsage = `usage: wirehouse serve [--config FILE] [flags]
@@ -59,6 +60,19 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.OTLP.GRPC.Listen, "grpc-listen", cfg.OTLP.GRPC.Listen, "OTLP/gRPC listen address; empty disables gRPC")
 	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
 	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz)")
+	otlpTLS := func(set func(*tlsfiles.Server, string)) func(string) error {
+		return func(v string) error {
+			set(&cfg.OTLP.GRPC.TLS, v)
+			set(&cfg.OTLP.HTTP.TLS, v)
+			return nil
+		}
+	}
+	fs.Func("otlp-tls-cert-file", "serve OTLP/gRPC and OTLP/HTTP over TLS with this PEM certificate chain (re-read when it changes)", otlpTLS(func(t *tlsfiles.Server, v string) { t.CertFile = v }))
+	fs.Func("otlp-tls-key-file", "PEM private key of --otlp-tls-cert-file", otlpTLS(func(t *tlsfiles.Server, v string) { t.KeyFile = v }))
+	fs.Func("otlp-tls-client-ca-file", "require OTLP clients to present a certificate signed by a CA in this PEM file (mutual TLS)", otlpTLS(func(t *tlsfiles.Server, v string) { t.ClientCAFile = v }))
+	fs.StringVar(&cfg.Admin.TLS.CertFile, "admin-tls-cert-file", cfg.Admin.TLS.CertFile, "serve the admin and query HTTP server over TLS with this PEM certificate chain (re-read when it changes)")
+	fs.StringVar(&cfg.Admin.TLS.KeyFile, "admin-tls-key-file", cfg.Admin.TLS.KeyFile, "PEM private key of --admin-tls-cert-file")
+	fs.StringVar(&cfg.Admin.TLS.ClientCAFile, "admin-tls-client-ca-file", cfg.Admin.TLS.ClientCAFile, "require admin clients to present a certificate signed by a CA in this PEM file (mutual TLS)")
 	fs.Var(&cfg.Limits.MaxRequestSize, "max-request-size", "largest OTLP/HTTP body as sent, before decompression (413 above)")
 	fs.Var(&cfg.Limits.MaxDecompressedSize, "max-decompressed-size", "largest request after decompression (413 / RESOURCE_EXHAUSTED above); also gRPC's maximum message size")
 	fs.Var(&cfg.Limits.MaxInflight, "max-inflight", "bytes all requests in flight may hold; past it requests are refused with 429 / RESOURCE_EXHAUSTED")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -23,8 +24,12 @@ type grpcSender struct {
 }
 
 func newGRPCSender(cfg Config, bodies [][]byte) (*grpcSender, error) {
+	creds := insecure.NewCredentials()
+	if cfg.TLS != nil {
+		creds = credentials.NewTLS(cfg.TLS)
+	}
 	conn, err := grpc.NewClient(cfg.Endpoint,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(receiver.Codec{})),
 		// Static windows, as the server uses: no BDP pings.
 		grpc.WithInitialWindowSize(4<<20),

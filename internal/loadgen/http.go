@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
@@ -32,11 +33,12 @@ type httpSender struct {
 }
 
 // newHTTPClient is the client of the HTTP senders: keep-alive connections
-// for every sender, a 5 s dial timeout, and bodies sent as they are
-// (compressed, if at all, by the sender).
-func newHTTPClient(concurrency int) *http.Client {
+// for every sender, a 5 s dial timeout, bodies sent as they are
+// (compressed, if at all, by the sender), and tlsCfg for https.
+func newHTTPClient(concurrency int, tlsCfg *tls.Config) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig:     tlsCfg,
 		MaxIdleConns:        concurrency,
 		MaxIdleConnsPerHost: concurrency,
 		IdleConnTimeout:     90 * time.Second,
@@ -46,8 +48,8 @@ func newHTTPClient(concurrency int) *http.Client {
 
 func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 	s := &httpSender{
-		client:      newHTTPClient(cfg.Concurrency),
-		url:         httpURL(cfg.Endpoint, cfg.Signal),
+		client:      newHTTPClient(cfg.Concurrency, cfg.TLS),
+		url:         httpURL(cfg.Endpoint, cfg.Signal, cfg.TLS != nil),
 		contentType: "application/x-protobuf",
 	}
 	out := make([][]byte, len(bodies))
@@ -84,8 +86,12 @@ func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 
 // httpURL turns an endpoint into the signal's URL: "host:port" becomes
 // http://host:port/v1/logs; a URL without a path gets /v1/logs appended.
-func httpURL(endpoint string, sig synth.Signal) string {
-	if !strings.Contains(endpoint, "://") {
+func httpURL(endpoint string, sig synth.Signal, secure bool) string {
+	switch {
+	case strings.Contains(endpoint, "://"):
+	case secure:
+		endpoint = "https://" + endpoint
+	default:
 		endpoint = "http://" + endpoint
 	}
 	return strings.TrimRight(endpoint, "/") + receiverSignal(sig).HTTPPath()

@@ -11,6 +11,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,11 @@ type Config struct {
 	// series one point per second, so nothing is sent twice.
 	Payload synth.Payload
 	Series  int
+	// TLS, if not nil, sends over TLS (internal/tlsfiles builds it): gRPC
+	// with it as transport credentials, HTTP to an https endpoint (a
+	// host:port endpoint becomes https://host:port). Verify's queries to
+	// an https query endpoint use it too.
+	TLS *tls.Config
 	// OnStart, if set, is called once the requests are generated and the
 	// senders are ready, just before the first request: the start of what
 	// Result measures.

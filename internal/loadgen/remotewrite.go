@@ -167,7 +167,7 @@ func newRemoteWriteSender(cfg Config) (*remoteWriteSender, error) {
 		return nil, err
 	}
 	s := &remoteWriteSender{
-		client: newHTTPClient(cfg.Concurrency),
+		client: newHTTPClient(cfg.Concurrency, cfg.TLS),
 		url:    cfg.Endpoint, batch: cfg.Batch, variants: cfg.Variants, series: series,
 		next: make([]int64, cfg.Variants), acked: make([]int64, cfg.Variants), first: -1, last: -1,
 	}

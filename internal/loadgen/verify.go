@@ -65,6 +65,9 @@ func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (
 		queryEndpoint = "http://" + queryEndpoint
 	}
 	q := &querier{base: strings.TrimRight(queryEndpoint, "/"), client: &http.Client{Timeout: 30 * time.Second}}
+	if cfg.TLS != nil {
+		q.client.Transport = &http.Transport{TLSClientConfig: cfg.TLS}
+	}
 	if res.Written != nil {
 		return verifyRemoteWrite(ctx, q, res.Written)
 	}

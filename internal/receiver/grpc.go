@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
@@ -118,6 +119,9 @@ func (r *Receiver) newGRPCServer() *grpc.Server {
 		// starting one per call.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		experimental.BufferPool(&framePool{}),
+	}
+	if r.cfg.GRPCTLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(r.cfg.GRPCTLS)))
 	}
 	s := grpc.NewServer(opts...)
 	for sig := range numSignals {

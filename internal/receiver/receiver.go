@@ -17,6 +17,7 @@ package receiver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,6 +56,9 @@ type Config struct {
 	// RetryAfter is the delay suggested to clients refused as overloaded
 	// or unavailable (HTTP Retry-After, gRPC RetryInfo).
 	RetryAfter time.Duration
+	// GRPCTLS and HTTPTLS, if not nil, serve the transport over TLS
+	// (internal/tlsfiles builds them); nil serves plaintext.
+	GRPCTLS, HTTPTLS *tls.Config
 }
 
 // DefaultConfig returns the defaults: OTLP's standard ports on localhost,
@@ -191,7 +195,7 @@ func (r *Receiver) Start() error {
 				r.errs <- fmt.Errorf("serve OTLP/gRPC: %w", err)
 			}
 		})
-		r.log.Info("serving OTLP/gRPC", "addr", r.grpcLn.Addr().String())
+		r.log.Info("serving OTLP/gRPC", "addr", r.grpcLn.Addr().String(), "tls", r.cfg.GRPCTLS != nil)
 	}
 	if r.httpLn != nil {
 		r.httpSrv = &http.Server{
@@ -202,13 +206,20 @@ func (r *Receiver) Start() error {
 			IdleTimeout:       r.cfg.IdleTimeout,
 			MaxHeaderBytes:    64 << 10,
 			ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelDebug),
+			TLSConfig:         r.cfg.HTTPTLS,
 		}
 		r.serving.Go(func() {
-			if err := r.httpSrv.Serve(r.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			var err error
+			if r.cfg.HTTPTLS != nil {
+				err = r.httpSrv.ServeTLS(r.httpLn, "", "") // HTTP/1.1 and HTTP/2 by ALPN
+			} else {
+				err = r.httpSrv.Serve(r.httpLn)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				r.errs <- fmt.Errorf("serve OTLP/HTTP: %w", err)
 			}
 		})
-		r.log.Info("serving OTLP/HTTP", "addr", r.httpLn.Addr().String())
+		r.log.Info("serving OTLP/HTTP", "addr", r.httpLn.Addr().String(), "tls", r.cfg.HTTPTLS != nil)
 	}
 	return nil
 }

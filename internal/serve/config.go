@@ -16,6 +16,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 )
 
 // Config is the whole configuration of wirehouse serve. The YAML file
@@ -25,19 +26,22 @@ type Config struct {
 	Log     LogConfig `yaml:"log"`
 	OTLP    struct {
 		GRPC struct {
-			Listen               string `yaml:"listen"`
-			MaxConcurrentStreams uint32 `yaml:"max_concurrent_streams"`
+			Listen               string          `yaml:"listen"`
+			MaxConcurrentStreams uint32          `yaml:"max_concurrent_streams"`
+			TLS                  tlsfiles.Server `yaml:"tls"`
 		} `yaml:"grpc"`
 		HTTP struct {
-			Listen            string        `yaml:"listen"`
-			ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
-			ReadTimeout       time.Duration `yaml:"read_timeout"`
-			WriteTimeout      time.Duration `yaml:"write_timeout"`
-			IdleTimeout       time.Duration `yaml:"idle_timeout"`
+			Listen            string          `yaml:"listen"`
+			ReadHeaderTimeout time.Duration   `yaml:"read_header_timeout"`
+			ReadTimeout       time.Duration   `yaml:"read_timeout"`
+			WriteTimeout      time.Duration   `yaml:"write_timeout"`
+			IdleTimeout       time.Duration   `yaml:"idle_timeout"`
+			TLS               tlsfiles.Server `yaml:"tls"`
 		} `yaml:"http"`
 	} `yaml:"otlp"`
 	Admin struct {
-		Listen string `yaml:"listen"`
+		Listen string          `yaml:"listen"`
+		TLS    tlsfiles.Server `yaml:"tls"`
 	} `yaml:"admin"`
 	Limits struct {
 		MaxRequestSize      ByteSize      `yaml:"max_request_size"`

@@ -34,7 +34,7 @@ func TestLoadFile(t *testing.T) {
 data_dir: /var/lib/wirehouse
 log: {level: debug, format: json}
 otlp:
-  grpc: {listen: "0.0.0.0:14317", max_concurrent_streams: 7}
+  grpc: {listen: "0.0.0.0:14317", max_concurrent_streams: 7, tls: {cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem}}
   http: {listen: "0.0.0.0:14318", read_header_timeout: 3s}
 admin: {listen: "0.0.0.0:19090"}
 limits: {max_request_size: 8MiB, max_decompressed_size: 32MiB, max_inflight: 1GiB, retry_after: 5s}
@@ -54,7 +54,9 @@ shutdown_timeout: 1m
 		c.Admin.Listen != "0.0.0.0:19090" || c.Limits.MaxRequestSize != 8<<20 ||
 		c.Limits.MaxDecompressedSize != 32<<20 || c.Limits.MaxInflight != 1<<30 ||
 		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute ||
-		c.Lake.Retention != 720*time.Hour || c.Lake.RetentionSize != 100<<30 {
+		c.Lake.Retention != 720*time.Hour || c.Lake.RetentionSize != 100<<30 ||
+		c.OTLP.GRPC.TLS.CertFile != "/c.pem" || c.OTLP.GRPC.TLS.KeyFile != "/k.pem" || c.OTLP.GRPC.TLS.ClientCAFile != "/ca.pem" ||
+		c.OTLP.HTTP.TLS.Enabled() || c.Admin.TLS.Enabled() {
 		t.Errorf("loaded %+v", c)
 	}
 	if c.OTLP.HTTP.IdleTimeout != DefaultConfig().OTLP.HTTP.IdleTimeout {

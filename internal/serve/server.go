@@ -6,6 +6,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -45,6 +47,7 @@ type Server struct {
 	admin    *http.Server
 	adminMux *http.ServeMux
 	adminLn  net.Listener
+	adminTLS *tls.Config
 	closers  []io.Closer // sinks to flush and close after the receiver drained
 	metrics  *metricstore.Store
 	spool    *spool.Spool
@@ -70,6 +73,17 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	s := &Server{cfg: cfg, log: slog.New(h), reg: prometheus.NewRegistry(), errs: make(chan error, 1)}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	rc := cfg.receiverConfig()
+	var err error
+	if rc.GRPCTLS, err = s.tlsConfig("otlp.grpc.tls", cfg.OTLP.GRPC.TLS); err != nil {
+		return nil, err
+	}
+	if rc.HTTPTLS, err = s.tlsConfig("otlp.http.tls", cfg.OTLP.HTTP.TLS); err != nil {
+		return nil, err
+	}
+	if s.adminTLS, err = s.tlsConfig("admin.tls", cfg.Admin.TLS); err != nil {
+		return nil, err
+	}
 	sink, err := countsink.New(s.reg, cfg.Limits.MaxServices)
 	if err != nil {
 		return nil, err
@@ -108,7 +122,7 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 			}
 		}
 	}
-	s.receiver, err = receiver.New(cfg.receiverConfig(), sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
+	s.receiver, err = receiver.New(rc, sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
 	if err != nil {
 		s.loader.Close()
 		s.spool.Close()
@@ -210,6 +224,22 @@ func (s *Server) openLake() error {
 	return nil
 }
 
+// tlsConfig loads a listener's TLS files (nil when it has none) and logs
+// every reload of its certificate.
+func (s *Server) tlsConfig(name string, f tlsfiles.Server) (*tls.Config, error) {
+	cfg, err := f.Config(func(err error) {
+		if err != nil {
+			s.log.Error("TLS certificate reload failed; serving the previous one", "listener", name, "err", err)
+			return
+		}
+		s.log.Info("TLS certificate reloaded", "listener", name)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return cfg, nil
+}
+
 // Start opens every listener and starts loading the spool into the lake.
 // When it fails, the server is unusable and has released the spool.
 func (s *Server) Start() error {
@@ -240,16 +270,21 @@ func (s *Server) Start() error {
 		ReadHeaderTimeout: s.cfg.OTLP.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.OTLP.HTTP.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		TLSConfig:         s.adminTLS,
 	}
 	s.serving.Go(func() {
-		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := s.admin.Serve
+		if s.adminTLS != nil {
+			serve = func(ln net.Listener) error { return s.admin.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			select {
 			case s.errs <- fmt.Errorf("serve admin HTTP: %w", err):
 			default:
 			}
 		}
 	})
-	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "data_dir", s.cfg.DataDir)
+	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "tls", s.adminTLS != nil, "data_dir", s.cfg.DataDir)
 	s.ready.Store(true)
 	return nil
 }
