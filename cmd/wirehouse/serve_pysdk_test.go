@@ -6,9 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/tlsfiles/tlsfilestest"
 )
 
 // TestServePythonSDK exports logs, spans and metrics with the OpenTelemetry
@@ -17,18 +21,39 @@ import (
 // over HTTP/protobuf, both gzip-compressed, to a real serve. Every export
 // must succeed, the metrics read back through PromQL as the SDK recorded
 // them, and after a clean stop every log record and span is in the lake
-// exactly once. Needs WIREHOUSE_PYTHON, a Python with the SDK (make test
+// exactly once; once in plaintext and once over mutual TLS (grpcio's
+// BoringSSL, Python's ssl for HTTP). Needs WIREHOUSE_PYTHON, a Python with the SDK (make test
 // installs requirements-test.txt into a venv and sets it).
 func TestServePythonSDK(t *testing.T) {
 	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs the OpenTelemetry Python SDK in a venv")
+	t.Run("plaintext", func(t *testing.T) { pythonSDK(t, python, false) })
+	t.Run("mutual TLS", func(t *testing.T) { pythonSDK(t, python, true) })
+}
+
+// pythonSDK runs testdata/pysdk_export.py against a fresh serve, over
+// mutual TLS on the OTLP listeners if tls, and checks what was stored.
+func pythonSDK(t *testing.T, python string, tls bool) {
 	const n = 100 // records of each signal per transport
 	data := t.TempDir()
-	p := startServeProc(t, data)
+	var serveArgs, pyArgs []string
+	scheme := "http://"
+	if tls {
+		certs := tlsfilestest.Write(t, t.TempDir(), "wirehouse")
+		serveArgs = []string{"--otlp-tls-cert-file", certs.ServerCert, "--otlp-tls-key-file", certs.ServerKey, "--otlp-tls-client-ca-file", certs.CA}
+		pyArgs = []string{certs.CA, certs.ClientCert, certs.ClientKey}
+		scheme = "https://"
+	}
+	p := startServeProc(t, data, serveArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, filepath.Join("testdata", "pysdk_export.py"),
-		p.addrs["OTLP/gRPC"], "http://"+p.addrs["OTLP/HTTP"], strconv.Itoa(n))
+	cmd := exec.CommandContext(ctx, python, append([]string{filepath.Join("testdata", "pysdk_export.py"),
+		p.addrs["OTLP/gRPC"], scheme + p.addrs["OTLP/HTTP"], strconv.Itoa(n)}, pyArgs...)...)
 	cmd.Stderr = os.Stderr
+	// requests lets REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, set on some
+	// machines, override the CA the exporter gives its session.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "REQUESTS_CA_BUNDLE=") || strings.HasPrefix(kv, "CURL_CA_BUNDLE=")
+	})
 	out, err := cmd.Output()
 	var res struct {
 		Exported struct{ Logs, Spans, Metrics int }

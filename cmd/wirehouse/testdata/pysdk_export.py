@@ -1,6 +1,10 @@
 """Export logs, spans and metrics with the OpenTelemetry Python SDK.
 
-Usage: pysdk_export.py GRPC_ADDR HTTP_URL N
+Usage: pysdk_export.py GRPC_ADDR HTTP_URL N [CA_FILE CERT_FILE KEY_FILE]
+
+With the three PEM files it sends over TLS, verifying the server with
+CA_FILE and presenting the client certificate (mutual TLS): grpcio's own TLS
+stack (BoringSSL) for gRPC, requests' for HTTP (give an https URL).
 
 Sends, with the SDK's own OTLP exporters (grpcio and the protobuf runtime,
 another implementation than Go's):
@@ -35,6 +39,7 @@ from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+import grpc
 from grpc import Compression as GRPCCompression
 
 results = {"exported": {"logs": 0, "spans": 0, "metrics": 0}, "failed": []}
@@ -67,16 +72,24 @@ class Checked:
         return r
 
 
-def send(transport, grpc_addr, http_url, first, n):
+def send(transport, grpc_addr, http_url, first, n, tls):
     resource = Resource.create({"service.name": "py-sdk-test", "service.instance.id": transport})
     if transport == "grpc":
-        logs = GRPCLogExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
-        spans = GRPCSpanExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
-        metrics = GRPCMetricExporter(endpoint=grpc_addr, insecure=True, compression=GRPCCompression.Gzip)
+        kw = {"insecure": True}
+        if tls:
+            ca, cert, key = (open(f, "rb").read() for f in tls)
+            kw = {"insecure": False, "credentials": grpc.ssl_channel_credentials(
+                root_certificates=ca, private_key=key, certificate_chain=cert)}
+        logs = GRPCLogExporter(endpoint=grpc_addr, compression=GRPCCompression.Gzip, **kw)
+        spans = GRPCSpanExporter(endpoint=grpc_addr, compression=GRPCCompression.Gzip, **kw)
+        metrics = GRPCMetricExporter(endpoint=grpc_addr, compression=GRPCCompression.Gzip, **kw)
     else:
-        logs = HTTPLogExporter(endpoint=http_url + "/v1/logs", compression=HTTPCompression.Gzip)
-        spans = HTTPSpanExporter(endpoint=http_url + "/v1/traces", compression=HTTPCompression.Gzip)
-        metrics = HTTPMetricExporter(endpoint=http_url + "/v1/metrics", compression=HTTPCompression.Gzip)
+        kw = {}
+        if tls:
+            kw = {"certificate_file": tls[0], "client_certificate_file": tls[1], "client_key_file": tls[2]}
+        logs = HTTPLogExporter(endpoint=http_url + "/v1/logs", compression=HTTPCompression.Gzip, **kw)
+        spans = HTTPSpanExporter(endpoint=http_url + "/v1/traces", compression=HTTPCompression.Gzip, **kw)
+        metrics = HTTPMetricExporter(endpoint=http_url + "/v1/metrics", compression=HTTPCompression.Gzip, **kw)
 
     lp = LoggerProvider(resource=resource)
     lp.add_log_record_processor(BatchLogRecordProcessor(Checked("logs", transport, logs)))
@@ -113,8 +126,9 @@ def send(transport, grpc_addr, http_url, first, n):
 
 def main():
     grpc_addr, http_url, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    send("grpc", grpc_addr, http_url, 0, n)
-    send("http", grpc_addr, http_url, n, n)
+    tls = sys.argv[4:7] or None
+    send("grpc", grpc_addr, http_url, 0, n, tls)
+    send("http", grpc_addr, http_url, n, n, tls)
     print(json.dumps(results))
     sys.exit(1 if results["failed"] else 0)
 
