@@ -55,10 +55,13 @@ func bodyCol(r *LogRows) fileCol {
 	return fileCol{name: "body", node: parquet.Optional(parquet.String()), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, i := range sel {
 			if r.BodyKind[i] == 0 {
-				dst = append(dst, parquet.Value{}.Level(0, 0, idx))
+				dst = append(dst, parquet.Value{})
+				dst[len(dst)-1].SetColumnIndex(idx)
 				continue
 			}
-			dst = append(dst, parquet.ByteArrayValue(r.Body.At(int(i))).Level(0, 1, idx))
+			dst = append(dst, parquet.ByteArrayValue(r.Body.At(int(i))))
+			dst[len(dst)-1].SetDefinitionLevel(1)
+			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
 	}}
