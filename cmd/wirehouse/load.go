@@ -195,6 +195,9 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&o.verify, "verify", false, "after the run, check through the Prometheus API that every acknowledged series and sample is stored (--signal metrics)")
 	fs.StringVar(&o.queryEndpoint, "query-endpoint", "", "base URL of the Prometheus HTTP API for --verify (default: the --endpoint host on port 9090 for remote-write, else http://localhost:9090)")
+	var tokenFile string
+	fs.StringVar(&cfg.BearerToken, "bearer-token", "", "send Authorization: Bearer <token> with every OTLP request (visible in the process list; see --bearer-token-file)")
+	fs.StringVar(&tokenFile, "bearer-token-file", "", "read the bearer token from the first line of this file")
 	fs.BoolVar(&useTLS, "tls", false, "send over TLS, verifying the server against the system's CAs (implied by the other --tls flags)")
 	fs.StringVar(&tlsClient.CAFile, "tls-ca-file", "", "PEM CA certificates that verify the server, in place of the system's")
 	fs.StringVar(&tlsClient.CertFile, "tls-cert-file", "", "PEM client certificate, for servers that require one (mutual TLS)")
@@ -218,6 +221,20 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 		if cfg.Payload, err = synth.ParsePayload(payload); err != nil {
 			return cfg, o, usageError{err: fmt.Errorf("--payload: %q is not gauge, rich or histogram", payload)}
 		}
+	}
+	if tokenFile != "" {
+		if cfg.BearerToken != "" {
+			return cfg, o, usageError{err: errors.New("--bearer-token and --bearer-token-file exclude each other")}
+		}
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return cfg, o, usageError{err: fmt.Errorf("--bearer-token-file: %w", err)}
+		}
+		cfg.BearerToken, _, _ = strings.Cut(string(b), "\n")
+		cfg.BearerToken = strings.TrimSpace(cfg.BearerToken)
+	}
+	if cfg.BearerToken != "" && cfg.Transport == "remote-write" {
+		return cfg, o, usageError{err: errors.New("--bearer-token: OTLP only; remote write goes to the admin server")}
 	}
 	if useTLS || tlsClient != (tlsfiles.Client{}) {
 		if cfg.TLS, err = tlsClient.Config(); err != nil {

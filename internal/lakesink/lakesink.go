@@ -59,7 +59,8 @@ type Sink struct {
 	tenant string
 }
 
-// NewSink returns a sink that appends to sp under tenant.
+// NewSink returns a sink that appends to sp under tenant, or under the
+// tenant a request's credentials name (receiver.Request.Tenant).
 func NewSink(sp *spool.Spool, tenant string) (*Sink, error) {
 	if !lake.ValidTenant(tenant) {
 		return nil, fmt.Errorf("lake sink: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
@@ -78,7 +79,14 @@ func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outco
 	default:
 		return receiver.Outcome{}, fmt.Errorf("lake sink: %v: %w", req.Signal, receiver.ErrInvalid)
 	}
-	if _, err := s.spool.Append(sig, s.tenant, time.Now(), req.Body); err != nil {
+	tenant := s.tenant
+	if req.Tenant != "" { // the exporter's credentials named one
+		if !lake.ValidTenant(req.Tenant) {
+			return receiver.Outcome{}, fmt.Errorf("lake sink: tenant %q: %w", req.Tenant, receiver.ErrInvalid)
+		}
+		tenant = req.Tenant
+	}
+	if _, err := s.spool.Append(sig, tenant, time.Now(), req.Body); err != nil {
 		if errors.Is(err, spool.ErrFull) {
 			return receiver.Outcome{}, fmt.Errorf("spool full: %w", receiver.ErrOverloaded)
 		}

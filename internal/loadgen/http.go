@@ -25,11 +25,12 @@ import (
 // cost is paid once before the clock starts, so the load generator leaves
 // the CPU to the server.
 type httpSender struct {
-	client      *http.Client
-	url         string
-	contentType string
-	encoding    string
-	bodies      [][]byte
+	client        *http.Client
+	url           string
+	contentType   string
+	encoding      string
+	authorization string
+	bodies        [][]byte
 }
 
 // newHTTPClient is the client of the HTTP senders: keep-alive connections
@@ -51,6 +52,9 @@ func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 		client:      newHTTPClient(cfg.Concurrency, cfg.TLS),
 		url:         httpURL(cfg.Endpoint, cfg.Signal, cfg.TLS != nil),
 		contentType: "application/x-protobuf",
+	}
+	if cfg.BearerToken != "" {
+		s.authorization = "Bearer " + cfg.BearerToken
 	}
 	out := make([][]byte, len(bodies))
 	for i, b := range bodies {
@@ -128,6 +132,9 @@ func (s *httpSender) send(ctx context.Context, n int64) (int64, int64, string, b
 		return 0, size, "client", false
 	}
 	req.Header.Set("Content-Type", s.contentType)
+	if s.authorization != "" {
+		req.Header.Set("Authorization", s.authorization)
+	}
 	if s.encoding != "" {
 		req.Header.Set("Content-Encoding", s.encoding)
 	}

@@ -64,6 +64,9 @@ type Config struct {
 	// series one point per second, so nothing is sent twice.
 	Payload synth.Payload
 	Series  int
+	// BearerToken, if set, is sent with every request as
+	// "Authorization: Bearer <token>" (gRPC: authorization metadata).
+	BearerToken string
 	// TLS, if not nil, sends over TLS (internal/tlsfiles builds it): gRPC
 	// with it as transport credentials, HTTP to an https endpoint (a
 	// host:port endpoint becomes https://host:port). Verify's queries to

@@ -24,6 +24,7 @@ import (
 //	Unavailable        yes    UNAVAILABLE         503 Service Unavailable + Retry-After
 //	                          (+ RetryInfo)
 //	Internal           no     INTERNAL            500 Internal Server Error
+//	Unauthenticated    no     UNAUTHENTICATED     401 Unauthorized + WWW-Authenticate
 //
 // The OTLP spec makes RESOURCE_EXHAUSTED retryable only when the status
 // carries RetryInfo, so TooLarge (no RetryInfo) is permanent while
@@ -38,6 +39,7 @@ const (
 	KindOverloaded
 	KindUnavailable
 	KindInternal
+	KindUnauthenticated
 )
 
 type kindInfo struct {
@@ -54,6 +56,7 @@ var kinds = [...]kindInfo{
 	KindOverloaded:       {"overloaded", true, codes.ResourceExhausted, http.StatusTooManyRequests},
 	KindUnavailable:      {"unavailable", true, codes.Unavailable, http.StatusServiceUnavailable},
 	KindInternal:         {"internal", false, codes.Internal, http.StatusInternalServerError},
+	KindUnauthenticated:  {"unauthenticated", false, codes.Unauthenticated, http.StatusUnauthorized},
 }
 
 func (k Kind) info() kindInfo {

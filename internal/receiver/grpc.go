@@ -143,7 +143,21 @@ func (r *Receiver) newGRPCServer() *grpc.Server {
 
 // tap refuses a new call before its message is read when the in-flight
 // budget is already spent.
-func (r *Receiver) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if r.auth != nil {
+		var authorization string
+		if v := info.Header.Get("authorization"); len(v) > 0 {
+			authorization = v[0]
+		}
+		sig, ok := signalOfMethod(info.FullMethodName)
+		if !ok {
+			return ctx, status.Error(codes.Unimplemented, "unknown method") // what grpc-go answers anyway
+		}
+		var rerr *Error
+		if ctx, rerr = r.authenticate(ctx, sig, transportGRPC, authorization); rerr != nil {
+			return ctx, r.grpcStatus(rerr)
+		}
+	}
 	if r.budget.full() {
 		return ctx, r.grpcStatus(refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget))
 	}

@@ -37,15 +37,30 @@ func (r *Receiver) serveHTTP(sig Signal, w http.ResponseWriter, req *http.Reques
 		return
 	}
 	isJSON, ok := parseMediaType(req.Header.Get("Content-Type"))
+	// Credentials first, as the Collector's auth does: an unknown client
+	// learns nothing else about the request.
+	ctx, rerr := r.authenticate(req.Context(), sig, transportHTTP, req.Header.Get("Authorization"))
+	if rerr != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="OTLP"`)
+	}
 	if !ok {
-		rerr := refuse(KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
-			req.Header.Get("Content-Type"), mediaProtobuf, mediaJSON)
-		r.finish(sig, transportHTTP, start, -1, 0, Outcome{}, rerr)
+		if rerr == nil {
+			rerr = refuse(KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
+				req.Header.Get("Content-Type"), mediaProtobuf, mediaJSON)
+			r.finish(sig, transportHTTP, start, -1, 0, Outcome{}, rerr)
+		}
 		http.Error(w, rerr.Error(), rerr.Kind.HTTPStatus())
 		return
 	}
-	out, size, records, rerr := r.readAndConsume(sig, req, isJSON)
-	r.finish(sig, transportHTTP, start, size, records, out, rerr)
+	var out Outcome
+	if rerr == nil {
+		if ctx != req.Context() {
+			req = req.WithContext(ctx) // the tenant
+		}
+		var size, records int
+		out, size, records, rerr = r.readAndConsume(sig, req, isJSON)
+		r.finish(sig, transportHTTP, start, size, records, out, rerr)
+	}
 
 	resp := getBuffer()
 	defer putBuffer(resp)

@@ -136,6 +136,7 @@ type Receiver struct {
 	reg    prometheus.Registerer
 	m      *metrics
 	budget budget
+	auth   Authenticator
 
 	handler http.Handler
 	grpcSrv *grpc.Server
@@ -294,7 +295,7 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 		// Validate walked the same structure, so this is a bug.
 		return out, 0, refuse(KindInternal, "count %s: %w", info.name, err)
 	}
-	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n}
+	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
 	var msgs []string
 	for i, s := range sinks {
 		o, err := s.Consume(ctx, &req)

@@ -34,6 +34,9 @@ type Request struct {
 	Body []byte
 	// Records is the number of data points, log records or spans in Body.
 	Records int
+	// Tenant is what the Authenticator said the request belongs to; ""
+	// without one, or for the server's default tenant.
+	Tenant string
 }
 
 // Outcome is what a sink did with a request it did not refuse as a whole.

@@ -25,6 +25,12 @@ type Config struct {
 	DataDir string    `yaml:"data_dir"`
 	Log     LogConfig `yaml:"log"`
 	OTLP    struct {
+		// Auth, if set, requires every export request to carry one of
+		// the file's bearer tokens (internal/bearer); a token may name
+		// the lake tenant of its data.
+		Auth struct {
+			BearerTokensFile string `yaml:"bearer_tokens_file"`
+		} `yaml:"auth"`
 		GRPC struct {
 			Listen               string          `yaml:"listen"`
 			MaxConcurrentStreams uint32          `yaml:"max_concurrent_streams"`

@@ -344,15 +344,16 @@ func TestServeAdminAPI(t *testing.T) {
 	}
 }
 
-// TestBadTLSFiles: TLS files that do not load stop New with the setting
-// named, before the data directory is locked.
-func TestBadTLSFiles(t *testing.T) {
+// TestBadSecurityFiles: TLS or bearer token files that do not load stop
+// New with the setting named, before the data directory is locked.
+func TestBadSecurityFiles(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
 		"otlp.grpc.tls": func(c *Config) { c.OTLP.GRPC.TLS.CertFile = "/nonexistent/cert.pem" },
 		"otlp.http.tls": func(c *Config) { c.OTLP.HTTP.TLS.ClientCAFile = "/nonexistent/ca.pem" },
 		"admin.tls": func(c *Config) {
 			c.Admin.TLS.CertFile, c.Admin.TLS.KeyFile = "/nonexistent/cert.pem", "/nonexistent/key.pem"
 		},
+		"otlp.auth": func(c *Config) { c.OTLP.Auth.BearerTokensFile = "/nonexistent/tokens" },
 	} {
 		cfg := testConfig(t)
 		mod(&cfg)
@@ -363,11 +364,11 @@ func TestBadTLSFiles(t *testing.T) {
 			t.Errorf("%s: New accepted unloadable files", name)
 			continue
 		}
-		if !strings.HasPrefix(err.Error(), name+": tls: ") {
+		if !strings.HasPrefix(err.Error(), name+": ") {
 			t.Errorf("%s: error %q does not name the setting", name, err)
 		}
 		if _, err := os.Stat(cfg.DataDir); !os.IsNotExist(err) {
-			t.Errorf("%s: data directory created before the TLS files were checked: %v", name, err)
+			t.Errorf("%s: data directory created before the files were checked: %v", name, err)
 		}
 	}
 }

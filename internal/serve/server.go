@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/prometheus/storage/remote"
 
+	"github.com/wirehouse/wirehouse/internal/bearer"
 	"github.com/wirehouse/wirehouse/internal/countsink"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakesink"
@@ -84,6 +85,20 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	if s.adminTLS, err = s.tlsConfig("admin.tls", cfg.Admin.TLS); err != nil {
 		return nil, err
 	}
+	var ropts []receiver.Option
+	if path := cfg.OTLP.Auth.BearerTokensFile; path != "" {
+		tokens, err := bearer.Load(path, lake.ValidTenant, func(n int, err error) {
+			if err != nil {
+				s.log.Error("bearer tokens reload failed; the previous tokens stay in force", "file", path, "err", err)
+				return
+			}
+			s.log.Info("bearer tokens reloaded", "file", path, "tokens", n)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("otlp.auth: %w", err)
+		}
+		ropts = append(ropts, receiver.WithAuthenticator(tokens))
+	}
 	sink, err := countsink.New(s.reg, cfg.Limits.MaxServices)
 	if err != nil {
 		return nil, err
@@ -122,7 +137,8 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 			}
 		}
 	}
-	s.receiver, err = receiver.New(rc, sinks, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
+	ropts = append(ropts, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
+	s.receiver, err = receiver.New(rc, sinks, ropts...)
 	if err != nil {
 		s.loader.Close()
 		s.spool.Close()

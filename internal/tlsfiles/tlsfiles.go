@@ -18,6 +18,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/watch"
 )
 
 // Server names the PEM files of a TLS listener. The zero value disables
@@ -47,7 +49,7 @@ func (s Server) Config(onReload func(err error)) (*tls.Config, error) {
 	if s.CertFile == "" || s.KeyFile == "" {
 		return nil, errors.New("tls: cert_file and key_file must both be set")
 	}
-	r := &reloader{certFile: s.CertFile, keyFile: s.KeyFile, onReload: onReload}
+	r := &reloader{certFile: s.CertFile, keyFile: s.KeyFile, onReload: onReload, files: watch.New(reloadEvery, s.CertFile, s.KeyFile)}
 	if err := r.load(); err != nil {
 		return nil, err
 	}
@@ -71,60 +73,33 @@ type reloader struct {
 	certFile, keyFile string
 	onReload          func(error)
 
-	mu      sync.Mutex
-	cert    *tls.Certificate
-	stamp   [2]fileStamp
-	checked time.Time
-}
-
-// fileStamp is what tells that a file changed.
-type fileStamp struct {
-	size int64
-	mod  time.Time
-}
-
-func stampOf(path string) (fileStamp, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}, err
-	}
-	return fileStamp{size: st.Size(), mod: st.ModTime()}, nil
+	mu    sync.Mutex
+	cert  *tls.Certificate
+	files *watch.Files
 }
 
 // load reads both files; the caller holds mu or owns r.
 func (r *reloader) load() error {
-	var stamp [2]fileStamp
-	for i, p := range []string{r.certFile, r.keyFile} {
-		st, err := stampOf(p)
-		if err != nil {
-			return fmt.Errorf("tls: %w", err)
-		}
-		stamp[i] = st
+	// Marked first: a file replaced between the mark and the read is
+	// read again at the next check.
+	if err := r.files.Mark(); err != nil {
+		return fmt.Errorf("tls: %w", err)
 	}
 	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
 	if err != nil {
 		return fmt.Errorf("tls: load %s and %s: %w", r.certFile, r.keyFile, err)
 	}
-	r.cert, r.stamp = &cert, stamp
+	r.cert = &cert
 	return nil
 }
 
 func (r *reloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now := time.Now(); now.Sub(r.checked) >= reloadEvery {
-		r.checked = now
-		changed := false
-		for i, p := range []string{r.certFile, r.keyFile} {
-			if st, err := stampOf(p); err != nil || st != r.stamp[i] {
-				changed = true
-			}
-		}
-		if changed {
-			err := r.load() // on error r.cert stays the previous one
-			if r.onReload != nil {
-				r.onReload(err)
-			}
+	if r.files.Changed(time.Now()) {
+		err := r.load() // on error r.cert stays the previous one
+		if r.onReload != nil {
+			r.onReload(err)
 		}
 	}
 	return r.cert, nil

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestServeBearerTokens: with a bearer tokens file, exports need one of
+// its tokens; each token's data lands in the lake under the tenant the
+// file gives it (or the default one); a token removed from the file is
+// refused without a restart. Senders: load over both transports and, when
+// make test installed it, telemetrygen with an Authorization header.
+func TestServeBearerTokens(t *testing.T) {
+	const (
+		tokAcme    = "acme-exporters-3f9a1c7e5b"
+		tokDefault = "default-exporters-8d2e4a6c1f"
+	)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	writeTokens := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(tokens+".new", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tokens+".new", tokens); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTokens("# tenant acme\n" + tokAcme + " acme\n" + tokDefault + "\n")
+	data := t.TempDir()
+	p := startServeProc(t, data, "--otlp-bearer-tokens-file", tokens, "--lake-max-delay", "200ms")
+	load := func(transport, endpoint string, args ...string) error {
+		t.Helper()
+		_, stderr, err := runArgs(t, append([]string{"load", "--signal", "logs", "--transport", transport, "--endpoint", endpoint,
+			"--count", "3", "--batch", "10", "--timeout", "5s", "--quiet", "--json"}, args...)...)
+		if err != nil {
+			return &loadError{err, stderr}
+		}
+		return nil
+	}
+	grpcEP, httpEP := p.addrs["OTLP/gRPC"], p.addrs["OTLP/HTTP"]
+	want := map[string]int{} // rows per tenant
+	for _, tc := range []struct {
+		transport, endpoint, token, tenant string
+	}{
+		{"grpc", grpcEP, tokAcme, "acme"},
+		{"http", httpEP, tokAcme, "acme"},
+		{"grpc", grpcEP, tokDefault, "default"},
+		{"http", httpEP, tokDefault, "default"},
+		{"grpc", grpcEP, "", ""},
+		{"http", httpEP, "", ""},
+		{"http", httpEP, "not-one-of-the-tokens-at-all", ""},
+	} {
+		var args []string
+		if tc.token != "" {
+			args = []string{"--bearer-token", tc.token}
+		}
+		err := load(tc.transport, tc.endpoint, args...)
+		switch {
+		case tc.tenant != "" && err != nil:
+			t.Errorf("%s with token for %s: %v", tc.transport, tc.tenant, err)
+		case tc.tenant == "" && (err == nil || !strings.Contains(err.Error(), "all 3 requests failed")):
+			t.Errorf("%s with token %q: %v, want every request refused", tc.transport, tc.token, err)
+		case tc.tenant != "":
+			want[tc.tenant] += 30
+		}
+	}
+	if bin := os.Getenv("WIREHOUSE_TELEMETRYGEN"); bin != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := exec.CommandContext(ctx, bin, "logs", "--otlp-insecure", "--otlp-endpoint", grpcEP, "--logs", "25", "--rate", "0",
+			"--workers", "1", "--otlp-header", `Authorization="Bearer `+tokAcme+`"`).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("telemetrygen with the acme token: %v\n%s", err, out)
+		} else {
+			want["acme"] += 25
+		}
+	}
+
+	// Revoke the default token: refused within a second or so, no restart.
+	writeTokens(tokAcme + " acme\n")
+	deadline := time.Now().Add(5 * time.Second)
+	for load("grpc", grpcEP, "--bearer-token", tokDefault) == nil {
+		want["default"] += 30
+		if time.Now().After(deadline) {
+			t.Fatal("revoked token still accepted after 5 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := load("http", httpEP, "--bearer-token", tokAcme); err != nil {
+		t.Errorf("acme token after the reload: %v", err)
+	} else {
+		want["acme"] += 30
+	}
+	p.stop(t)
+	if !strings.Contains(p.stderr.String(), "bearer tokens reloaded") {
+		t.Errorf("no reload logged:\n%s", p.stderr)
+	}
+	for tenant, n := range want {
+		if got := lakeRows(t, filepath.Join(data, "lake", "logs", "tenant="+tenant)); got != n {
+			t.Errorf("tenant %s: %d rows in the lake, want %d", tenant, got, n)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(data, "lake", "logs")); len(entries) != len(want) {
+		t.Errorf("lake tenants %v, want only %v", entries, want)
+	}
+}
+
+type loadError struct {
+	err    error
+	stderr string
+}
+
+func (e *loadError) Error() string { return e.err.Error() + ": " + e.stderr }
+
+// lakeRows counts the rows of the Parquet files under dir.
+func lakeRows(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(f.NumRows())
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,175 @@
+// Package bearer authenticates OTLP exporters by bearer token, as the
+// OpenTelemetry Collector's bearertokenauth extension does: a request
+// carries "Authorization: Bearer <token>" (gRPC: the authorization
+// metadata) and the token must be one of a file's. Each token may name the
+// tenant its data belongs to, so one server can take several tenants'
+// telemetry and keep their lake partitions apart.
+//
+// The file is re-read when it changes (looked at, at a request, at most
+// once a second), so tokens are added and revoked without a restart.
+package bearer
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/watch"
+)
+
+// Errors of Authenticate, for errors.Is.
+var (
+	ErrMissing = errors.New("missing bearer token")
+	ErrUnknown = errors.New("unknown bearer token")
+)
+
+// Token length bounds, in bytes.
+const (
+	MinTokenLen = 16
+	MaxTokenLen = 1024
+)
+
+// reloadEvery is how often a request may look at the file again.
+var reloadEvery = time.Second
+
+// Tokens is the token set of a file. It is safe for concurrent use.
+type Tokens struct {
+	path        string
+	validTenant func(string) bool
+	onReload    func(n int, err error)
+
+	mu      sync.Mutex
+	tenants map[[sha256.Size]byte]string // by the token's SHA-256
+	files   *watch.Files
+}
+
+// Load reads the tokens file at path. One token per line, optionally
+// followed by whitespace and a tenant name:
+//
+//	# comment
+//	<token>
+//	<token> <tenant>
+//
+// Blank lines and lines starting with # are skipped. A token is 16 to
+// 1024 printable ASCII characters without spaces; a token may appear once.
+// validTenant, if not nil, checks tenant names. onReload, if not nil, is
+// told of every later reload: the number of tokens now in force, or the
+// error that left the previous set in force. It runs during a request and
+// must be quick.
+func Load(path string, validTenant func(string) bool, onReload func(n int, err error)) (*Tokens, error) {
+	t := &Tokens{path: path, validTenant: validTenant, onReload: onReload, files: watch.New(reloadEvery, path)}
+	if err := t.load(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Len is the number of tokens in force.
+func (t *Tokens) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.tenants)
+}
+
+// load reads the file; the caller holds mu or owns t.
+func (t *Tokens) load() error {
+	if err := t.files.Mark(); err != nil {
+		return fmt.Errorf("bearer tokens: %w", err)
+	}
+	b, err := os.ReadFile(t.path)
+	if err != nil {
+		return fmt.Errorf("bearer tokens: %w", err)
+	}
+	tenants, err := parse(b, t.validTenant)
+	if err != nil {
+		return fmt.Errorf("bearer tokens %s: %w", t.path, err)
+	}
+	t.tenants = tenants
+	return nil
+}
+
+// parse reads a tokens file's contents.
+func parse(b []byte, validTenant func(string) bool) (map[[sha256.Size]byte]string, error) {
+	tenants := map[[sha256.Size]byte]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), MaxTokenLen+4096)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if len(fields) > 2 {
+			return nil, fmt.Errorf("line %d: want a token and at most a tenant, got %d fields", line, len(fields))
+		}
+		tok := fields[0]
+		if err := checkToken(tok); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		tenant := ""
+		if len(fields) == 2 {
+			tenant = fields[1]
+			if validTenant != nil && !validTenant(tenant) {
+				return nil, fmt.Errorf("line %d: invalid tenant %q", line, tenant)
+			}
+		}
+		h := sha256.Sum256([]byte(tok))
+		if _, dup := tenants[h]; dup {
+			return nil, fmt.Errorf("line %d: token given twice", line)
+		}
+		tenants[h] = tenant
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(tenants) == 0 {
+		return nil, errors.New("no tokens: the file would refuse every request")
+	}
+	return tenants, nil
+}
+
+func checkToken(tok string) error {
+	if len(tok) < MinTokenLen || len(tok) > MaxTokenLen {
+		return fmt.Errorf("token of %d bytes, want %d to %d", len(tok), MinTokenLen, MaxTokenLen)
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] > '~' {
+			return fmt.Errorf("token byte %d is not printable ASCII", i)
+		}
+	}
+	return nil
+}
+
+// Authenticate checks an Authorization value, "Bearer <token>" (the scheme
+// in any case), and returns the token's tenant, "" when it names none. The
+// token is compared by its SHA-256, so the lookup's timing says nothing
+// about the tokens' bytes. Errors wrap ErrMissing or ErrUnknown and never
+// include the token.
+func (t *Tokens) Authenticate(authorization string) (string, error) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if authorization == "" {
+		return "", fmt.Errorf("%w: send Authorization: Bearer <token>", ErrMissing)
+	}
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", fmt.Errorf("%w: Authorization scheme is not Bearer", ErrMissing)
+	}
+	h := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	t.mu.Lock()
+	if t.files.Changed(time.Now()) {
+		err := t.load() // on error the previous tokens stay in force
+		if t.onReload != nil {
+			t.onReload(len(t.tenants), err)
+		}
+	}
+	tenant, ok := t.tenants[h]
+	t.mu.Unlock()
+	if !ok {
+		return "", ErrUnknown
+	}
+	return tenant, nil
+}

@@ -1,0 +1,129 @@
+package bearer
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const (
+	tokA = "aaaaaaaaaaaaaaaaaaaaaaaa"
+	tokB = "bbbbbbbbbbbbbbbbbbbbbbbb"
+	tokC = "cccccccccccccccccccccccc"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path+".new", []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noDots(s string) bool { return !strings.Contains(s, ".") }
+
+func TestAuthenticate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	write(t, path, "# exporters\n"+tokA+" team-a\n\n  "+tokB+"\t\n")
+	tok, err := Load(path, noDots, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for auth, want := range map[string]string{
+		"Bearer " + tokA:         "team-a",
+		"bearer " + tokA:         "team-a",
+		"BEARER  " + tokB + "  ": "",
+	} {
+		if got, err := tok.Authenticate(auth); err != nil || got != want {
+			t.Errorf("Authenticate(%q) = %q, %v; want %q", auth, got, err, want)
+		}
+	}
+	for auth, want := range map[string]error{
+		"":                            ErrMissing,
+		"Basic " + tokA:               ErrMissing,
+		tokA:                          ErrMissing,
+		"Bearer " + tokC:              ErrUnknown,
+		"Bearer " + tokA[:20]:         ErrUnknown,
+		"Bearer " + tokA + "x":        ErrUnknown,
+		"Bearer " + tokA + " " + tokB: ErrUnknown,
+	} {
+		_, err := tok.Authenticate(auth)
+		if !errors.Is(err, want) {
+			t.Errorf("Authenticate(%q) = %v, want %v", auth, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), tokA) || strings.Contains(err.Error(), tokC)) {
+			t.Errorf("error %q repeats the token", err)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"short token":    "short tenant\n",
+		"space in token": tokA + " a b\n",
+		"control byte":   tokA[:20] + "\x01bcd\n",
+		"duplicate":      tokA + "\n" + tokA + " x\n",
+		"bad tenant":     tokA + " a.b\n",
+		"empty":          "# nothing\n\n",
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		write(t, path, content)
+		if _, err := Load(path, noDots, nil); err == nil {
+			t.Errorf("%s: loaded", name)
+		} else if strings.Contains(err.Error(), tokA) {
+			t.Errorf("%s: error %q repeats the token", name, err)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "missing"), nil, nil); err == nil {
+		t.Error("missing file loaded")
+	}
+}
+
+// TestReload: a rewritten file takes effect without a restart; a broken
+// one leaves the tokens in force.
+func TestReload(t *testing.T) {
+	old := reloadEvery
+	defer func() { reloadEvery = old }()
+	reloadEvery = 0
+	path := filepath.Join(t.TempDir(), "tokens")
+	write(t, path, tokA+" a\n")
+	var mu sync.Mutex
+	var reloads []string
+	tok, err := Load(path, nil, func(n int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			reloads = append(reloads, "error")
+		} else {
+			reloads = append(reloads, strings.Repeat("x", n))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, tokB+" b\n"+tokC+"\n") // tokA revoked, tokB and tokC added
+	if _, err := tok.Authenticate("Bearer " + tokA); !errors.Is(err, ErrUnknown) {
+		t.Errorf("revoked token: %v", err)
+	}
+	if got, err := tok.Authenticate("Bearer " + tokB); err != nil || got != "b" {
+		t.Errorf("added token: %q, %v", got, err)
+	}
+	write(t, path, "not a token file\n")
+	if got, err := tok.Authenticate("Bearer " + tokB); err != nil || got != "b" {
+		t.Errorf("after a broken rewrite: %q, %v; want the previous tokens", got, err)
+	}
+	if tok.Len() != 2 {
+		t.Errorf("Len = %d, want 2", tok.Len())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(reloads, ",") != "xx,error" {
+		t.Errorf("reloads reported %v, want 2 tokens then an error", reloads)
+	}
+}

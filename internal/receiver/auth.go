@@ -1,0 +1,70 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Authenticator decides whether a request may export, from its
+// Authorization header (OTLP/HTTP) or authorization metadata (OTLP/gRPC):
+// the whole value, e.g. "Bearer abc", empty when absent. It returns the
+// tenant the credentials belong to ("" for the server's default) or an
+// error, which refuses the request as unauthenticated (HTTP 401, gRPC
+// UNAUTHENTICATED) with the error's text, so the text must not repeat the
+// credentials. It is called concurrently, once per request, before the
+// body is read. internal/bearer implements it.
+type Authenticator interface {
+	Authenticate(authorization string) (tenant string, err error)
+}
+
+// WithAuthenticator makes every export request pass a, and hands the
+// tenant it names to the sinks (Request.Tenant). Without it requests are
+// not authenticated.
+func WithAuthenticator(a Authenticator) Option {
+	return func(r *Receiver) error {
+		if a == nil {
+			return errors.New("nil authenticator")
+		}
+		r.auth = a
+		return nil
+	}
+}
+
+type tenantKey struct{}
+
+// tenantOf is the tenant authenticate stored in ctx, "" if none.
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// authenticate checks authorization when the receiver has an
+// Authenticator and returns ctx carrying the tenant, or the refusal
+// (counted for sig, whose request is not read).
+func (r *Receiver) authenticate(ctx context.Context, sig Signal, t transport, authorization string) (context.Context, *Error) {
+	if r.auth == nil {
+		return ctx, nil
+	}
+	tenant, err := r.auth.Authenticate(authorization)
+	if err != nil {
+		rerr := refuse(KindUnauthenticated, "%w", err)
+		r.finish(sig, t, time.Now(), -1, 0, Outcome{}, rerr)
+		return ctx, rerr
+	}
+	if tenant == "" {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, tenantKey{}, tenant), nil
+}
+
+// signalOfMethod is the signal whose Export method is the full gRPC method
+// name m.
+func signalOfMethod(m string) (Signal, bool) {
+	for sig := range numSignals {
+		if signals[sig].method == m {
+			return sig, true
+		}
+	}
+	return 0, false
+}
