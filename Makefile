@@ -59,7 +59,7 @@ FUZZ_TARGETS := \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
 	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams \
-	./internal/loadgen/:FuzzParseStatCPU
+	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
