@@ -41,6 +41,7 @@ require (
 require (
 	github.com/prometheus/client_golang/exp v0.0.0-20261019101427-217707f26b14
 	github.com/prometheus/otlptranslator v1.0.0
+	github.com/rs/cors v1.11.1
 )
 
 require (

@@ -61,6 +61,15 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
 	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz)")
 	fs.StringVar(&cfg.OTLP.Auth.BearerTokensFile, "otlp-bearer-tokens-file", cfg.OTLP.Auth.BearerTokensFile, "require OTLP requests to carry one of this file's bearer tokens (Authorization: Bearer <token>); a line is a token, optionally followed by the lake tenant of its data; re-read when it changes")
+	fs.Func("otlp-http-cors-allowed-origins", "comma-separated origins whose web pages may export over OTLP/HTTP (CORS), e.g. https://app.example.com,https://*.example.org; * for any", func(v string) error {
+		cfg.OTLP.HTTP.CORS.AllowedOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.OTLP.HTTP.CORS.AllowedOrigins = append(cfg.OTLP.HTTP.CORS.AllowedOrigins, o)
+			}
+		}
+		return nil
+	})
 	otlpTLS := func(set func(*tlsfiles.Server, string)) func(string) error {
 		return func(v string) error {
 			set(&cfg.OTLP.GRPC.TLS, v)

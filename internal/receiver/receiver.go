@@ -56,6 +56,9 @@ type Config struct {
 	// RetryAfter is the delay suggested to clients refused as overloaded
 	// or unavailable (HTTP Retry-After, gRPC RetryInfo).
 	RetryAfter time.Duration
+	// CORS lets browsers (the OpenTelemetry JavaScript SDK in a web page)
+	// export over OTLP/HTTP from the listed origins; none by default.
+	CORS CORSConfig
 	// GRPCTLS and HTTPTLS, if not nil, serve the transport over TLS
 	// (internal/tlsfiles builds them); nil serves plaintext.
 	GRPCTLS, HTTPTLS *tls.Config
@@ -99,7 +102,7 @@ func (c Config) Validate() error {
 	case c.RetryAfter < time.Second:
 		return fmt.Errorf("retry-after must be at least 1s (HTTP carries whole seconds), got %s", c.RetryAfter)
 	}
-	return nil
+	return c.CORS.Validate()
 }
 
 // Option configures a Receiver.
@@ -162,6 +165,9 @@ func New(cfg Config, sinks Sinks, opts ...Option) (*Receiver, error) {
 	r.budget.max = cfg.MaxInflightBytes
 	r.m = newMetrics(r.reg, &r.budget)
 	r.handler = r.newHTTPHandler()
+	if len(cfg.CORS.AllowedOrigins) > 0 {
+		r.handler = cfg.CORS.wrap(r.handler)
+	}
 	return r, nil
 }
 

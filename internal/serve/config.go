@@ -37,12 +37,13 @@ type Config struct {
 			TLS                  tlsfiles.Server `yaml:"tls"`
 		} `yaml:"grpc"`
 		HTTP struct {
-			Listen            string          `yaml:"listen"`
-			ReadHeaderTimeout time.Duration   `yaml:"read_header_timeout"`
-			ReadTimeout       time.Duration   `yaml:"read_timeout"`
-			WriteTimeout      time.Duration   `yaml:"write_timeout"`
-			IdleTimeout       time.Duration   `yaml:"idle_timeout"`
-			TLS               tlsfiles.Server `yaml:"tls"`
+			Listen            string              `yaml:"listen"`
+			ReadHeaderTimeout time.Duration       `yaml:"read_header_timeout"`
+			ReadTimeout       time.Duration       `yaml:"read_timeout"`
+			WriteTimeout      time.Duration       `yaml:"write_timeout"`
+			IdleTimeout       time.Duration       `yaml:"idle_timeout"`
+			TLS               tlsfiles.Server     `yaml:"tls"`
+			CORS              receiver.CORSConfig `yaml:"cors"`
 		} `yaml:"http"`
 	} `yaml:"otlp"`
 	Admin struct {
@@ -225,6 +226,7 @@ func (c Config) receiverConfig() receiver.Config {
 		WriteTimeout:         c.OTLP.HTTP.WriteTimeout,
 		IdleTimeout:          c.OTLP.HTTP.IdleTimeout,
 		RetryAfter:           c.Limits.RetryAfter,
+		CORS:                 c.OTLP.HTTP.CORS,
 	}
 }
 

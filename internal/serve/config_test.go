@@ -35,7 +35,7 @@ data_dir: /var/lib/wirehouse
 log: {level: debug, format: json}
 otlp:
   grpc: {listen: "0.0.0.0:14317", max_concurrent_streams: 7, tls: {cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem}}
-  http: {listen: "0.0.0.0:14318", read_header_timeout: 3s}
+  http: {listen: "0.0.0.0:14318", read_header_timeout: 3s, cors: {allowed_origins: ["https://*.example.com"], max_age: 2h}}
 admin: {listen: "0.0.0.0:19090"}
 limits: {max_request_size: 8MiB, max_decompressed_size: 32MiB, max_inflight: 1GiB, retry_after: 5s}
 lake: {retention: 720h, retention_size: 100GiB}
@@ -56,7 +56,8 @@ shutdown_timeout: 1m
 		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute ||
 		c.Lake.Retention != 720*time.Hour || c.Lake.RetentionSize != 100<<30 ||
 		c.OTLP.GRPC.TLS.CertFile != "/c.pem" || c.OTLP.GRPC.TLS.KeyFile != "/k.pem" || c.OTLP.GRPC.TLS.ClientCAFile != "/ca.pem" ||
-		c.OTLP.HTTP.TLS.Enabled() || c.Admin.TLS.Enabled() {
+		c.OTLP.HTTP.TLS.Enabled() || c.Admin.TLS.Enabled() ||
+		len(c.OTLP.HTTP.CORS.AllowedOrigins) != 1 || c.OTLP.HTTP.CORS.AllowedOrigins[0] != "https://*.example.com" || c.OTLP.HTTP.CORS.MaxAge != 2*time.Hour {
 		t.Errorf("loaded %+v", c)
 	}
 	if c.OTLP.HTTP.IdleTimeout != DefaultConfig().OTLP.HTTP.IdleTimeout {
@@ -102,6 +103,7 @@ func TestValidate(t *testing.T) {
 		},
 		"ignore alone":   func(c *Config) { c.Metrics.IgnoreAttributes = []string{"host.name"} },
 		"lake retention": func(c *Config) { c.Lake.Retention = -time.Hour },
+		"cors origin":    func(c *Config) { c.OTLP.HTTP.CORS.AllowedOrigins = []string{"https://*.*"} },
 	} {
 		c := DefaultConfig()
 		mod(&c)
