@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -193,7 +194,7 @@ func resolveNames(cols []*Column, reserved map[string]bool) []string {
 		base[i] = ColumnName(c.Origin, []byte(c.Key))
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		if c := cmpStr(base[a], base[b]); c != 0 {
+		if c := cmp.Compare(base[a], base[b]); c != 0 {
 			return c
 		}
 		if cols[a].Origin != cols[b].Origin {
@@ -205,7 +206,7 @@ func resolveNames(cols []*Column, reserved map[string]bool) []string {
 			}
 			return 1
 		}
-		return cmpStr(cols[a].Key, cols[b].Key)
+		return cmp.Compare(cols[a].Key, cols[b].Key)
 	})
 	taken := make(map[string]bool, len(cols))
 	for _, i := range order { // every distinct base name is taken first
@@ -238,16 +239,6 @@ func hasUpper(s string) bool {
 		}
 	}
 	return false
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // dynamicNode is the schema node of a dynamic column written as kind k.
@@ -429,20 +420,7 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 		group[c.name] = parquet.Compressed(c.node, zstdCodec)
 	}
 	schema := parquet.NewSchema("wirehouse", group)
-	opts := []parquet.WriterOption{
-		schema,
-		parquet.Compression(zstdCodec),
-		parquet.CreatedBy("wirehouse", buildVersion, buildRevision),
-		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
-		parquet.PageBufferSize(pageSize),
-	}
-	if _, ok := group["trace_id"]; ok {
-		opts = append(opts, parquet.BloomFilters(parquet.SplitBlockFilter(10, "trace_id")))
-	}
-	for k, v := range meta {
-		opts = append(opts, parquet.KeyValueMetadata(k, v))
-	}
-	w := parquet.NewGenericWriter[any](out, opts...)
+	w := parquet.NewGenericWriter[any](out, writerOptions(schema, sorting, meta)...)
 	// The writer orders columns as the schema does (by name); map ours.
 	leaf := make([]int, len(cols))
 	for i, c := range cols {
@@ -469,6 +447,27 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 	}
 	clear(e.vals[:cap(e.vals)]) // drop references to the batch's arenas
 	return nil
+}
+
+// writerOptions are the options of every lake file, written by the Writer
+// or by compaction: schema, zstd, created_by, the sort, the page size, a
+// bloom filter on trace_id if the schema has one, and meta as key-value
+// metadata.
+func writerOptions(schema *parquet.Schema, sorting []parquet.SortingColumn, meta map[string]string) []parquet.WriterOption {
+	opts := []parquet.WriterOption{
+		schema,
+		parquet.Compression(zstdCodec),
+		parquet.CreatedBy("wirehouse", buildVersion, buildRevision),
+		parquet.SortingWriterConfig(parquet.SortingColumns(sorting...)),
+		parquet.PageBufferSize(pageSize),
+	}
+	if _, ok := schema.Lookup("trace_id"); ok {
+		opts = append(opts, parquet.BloomFilters(parquet.SplitBlockFilter(10, "trace_id")))
+	}
+	for k, v := range meta {
+		opts = append(opts, parquet.KeyValueMetadata(k, v))
+	}
+	return opts
 }
 
 // writeColumn writes column c of the rows rg to cw in chunks.

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -405,7 +406,7 @@ func (w *Writer) sortedBatches() iter.Seq2[batchKey, *batch] {
 		if a.sig != b.sig {
 			return int(a.sig) - int(b.sig)
 		}
-		return cmpStr(a.tenant, b.tenant)
+		return cmp.Compare(a.tenant, b.tenant)
 	})
 	return func(yield func(batchKey, *batch) bool) {
 		for _, k := range keys {

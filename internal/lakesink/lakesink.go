@@ -108,6 +108,10 @@ type LoaderConfig struct {
 	Retention lake.Retention
 	// PruneEvery is the period of the retention pass; default a minute.
 	PruneEvery time.Duration
+	// Compact, if set, makes the same pass merge the small files of hour
+	// partitions that are over (lake.Compact with its default runs): those
+	// an hour plus twice MaxDelay (at least 5 minutes) after they began.
+	Compact bool
 }
 
 // Loader moves records from the spool into the lake. It keeps two
@@ -133,8 +137,9 @@ type Loader struct {
 
 	writeMu sync.Mutex // held by a write and by a retention pass
 
-	pruneMu sync.Mutex
-	pruned  lake.Pruned // removals summed over passes; Kept* of the last pass
+	pruneMu   sync.Mutex
+	pruned    lake.Pruned    // removals summed over passes; Kept* of the last pass
+	compacted lake.Compacted // summed over passes, Skipped left out
 }
 
 // intentFile is where the range being written is recorded.
@@ -180,7 +185,7 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 		return nil, err
 	}
 	if ok && first == cons.Committed()+1 {
-		l.stopAt, l.stopName = last, rangeName(first, last)
+		l.stopAt, l.stopName = last, lake.RangeName(first, last)
 		if end := sp.Stats().LastSeq; end < last {
 			l.stopAt = end // the spool lost the rest; rewrite what remains
 		}
@@ -265,7 +270,7 @@ func (l *Loader) shutdown() {
 	if l.first == 0 || l.stopAt != 0 {
 		return
 	}
-	if err := l.write(l.w, l.first, l.last, rangeName(l.first, l.last)); err != nil {
+	if err := l.write(l.w, l.first, l.last, lake.RangeName(l.first, l.last)); err != nil {
 		l.log.Error("lake write at shutdown failed; the spool keeps the records", "err", err)
 	}
 }
@@ -292,7 +297,7 @@ func (l *Loader) writeBehind(ctx context.Context) bool {
 	l.first, l.last = 0, 0
 	done := make(chan error, 1)
 	l.inflight = done
-	go func() { done <- l.writeRetrying(ctx, w, first, last, rangeName(first, last)) }()
+	go func() { done <- l.writeRetrying(ctx, w, first, last, lake.RangeName(first, last)) }()
 	return true
 }
 
@@ -384,11 +389,19 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 	}
 }
 
-// prune runs one retention pass, between writes.
+// prune runs one retention and compaction pass, between writes.
 func (l *Loader) prune() {
 	l.writeMu.Lock()
 	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+	var c lake.Compacted
+	var cerr error
+	if l.cfg.Compact && err == nil {
+		c, cerr = lake.Compact(l.cfg.Dir, l.cons.Committed(), time.Now(), lake.CompactOptions{
+			After: max(2*l.cfg.MaxDelay, 5*time.Minute),
+		})
+	}
 	l.writeMu.Unlock()
+	l.noteCompaction(c, cerr)
 	l.pruneMu.Lock()
 	l.pruned.Partitions += p.Partitions
 	l.pruned.Files += p.Files
@@ -406,6 +419,34 @@ func (l *Loader) prune() {
 		l.log.Info("lake retention removed old data", "partitions", p.Partitions, "files", p.Files,
 			"bytes", p.Bytes, "temp_files", p.Temps, "lake_bytes", p.Kept)
 	}
+}
+
+// noteCompaction counts and logs what a compaction pass did.
+func (l *Loader) noteCompaction(c lake.Compacted, err error) {
+	l.pruneMu.Lock()
+	l.compacted.Merges += c.Merges
+	l.compacted.Inputs += c.Inputs
+	l.compacted.Rows += c.Rows
+	l.compacted.Leftover += c.Leftover
+	l.pruneMu.Unlock()
+	if err != nil {
+		l.log.Error("lake compaction failed; retrying at the next pass", "err", err)
+	}
+	for _, s := range c.Skipped {
+		l.log.Warn("lake compaction skipped a partition", "why", s)
+	}
+	if c.Merges > 0 || c.Leftover > 0 {
+		l.log.Info("lake compaction merged small files", "files_written", c.Merges, "files_merged", c.Inputs,
+			"rows", c.Rows, "leftovers_removed", c.Leftover)
+	}
+}
+
+// Compacted returns what compaction did since the loader started
+// (Skipped left out).
+func (l *Loader) Compacted() lake.Compacted {
+	l.pruneMu.Lock()
+	defer l.pruneMu.Unlock()
+	return l.compacted
 }
 
 // Pruned returns what retention removed since the loader started
@@ -435,8 +476,6 @@ func (l *Loader) Committed() uint64 { return l.cons.Committed() }
 
 // Skipped is the number of spooled records the lake refused.
 func (l *Loader) Skipped() int64 { return l.skipped.Load() }
-
-func rangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
 
 func writeIntent(path, name string) error {
 	if err := durable.WriteFile(path, []byte(name+"\n"), 0o644); err != nil {

@@ -113,7 +113,7 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 		}
 		l.add(rec)
 	}
-	name := rangeName(l.first, l.last)
+	name := lake.RangeName(l.first, l.last)
 	if err := writeIntent(filepath.Join(lakeDir, intentFile), name); err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +237,67 @@ func TestLoaderRetention(t *testing.T) {
 	}
 	if _, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "x", MaxDelay: time.Second, Retention: lake.Retention{MaxAge: -1}}); err == nil {
 		t.Error("negative retention accepted")
+	}
+}
+
+// TestLoaderCompacts: small writes into an hour that is over are merged
+// by the loader's pass into one file, every record still there once.
+func TestLoaderCompacts(t *testing.T) {
+	dir := t.TempDir()
+	lakeDir := filepath.Join(dir, "lake")
+	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	run := func(compact bool, until func(*Loader) bool) *Loader {
+		t.Helper()
+		l, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 20 * time.Millisecond,
+			PruneEvery: 20 * time.Millisecond, Compact: compact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- l.Run(ctx) }()
+		for deadline := time.Now().Add(10 * time.Second); !until(l) && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		return l
+	}
+	// Six small writes, one per request, by a loader that does not
+	// compact.
+	hour := time.Now().Add(-3 * time.Hour).Truncate(time.Hour)
+	for i := range int64(6) {
+		if _, err := sp.Append(spool.SignalLogs, "t", time.Now(), logsAt(t, hour.Add(time.Duration(i)*time.Minute), 10*i, 10*i+1)); err != nil {
+			t.Fatal(err)
+		}
+		run(false, func(l *Loader) bool { return l.Committed() == uint64(i+1) })
+	}
+	files, _ := filepath.Glob(filepath.Join(lakeDir, "logs", "tenant=t", "*", "*", "*.parquet"))
+	if len(files) != 6 {
+		t.Fatalf("%d files before compaction, want 6", len(files))
+	}
+	// The next loader's pass merges them.
+	l := run(true, func(l *Loader) bool { return l.Compacted().Merges > 0 })
+	if c := l.Compacted(); c.Merges != 1 || c.Inputs != 6 || c.Rows != 12 {
+		t.Fatalf("compacted %+v, want the 6 files merged into 1", c)
+	}
+	files, _ = filepath.Glob(filepath.Join(lakeDir, "logs", "tenant=t", "*", "*", "*.parquet"))
+	if len(files) != 1 || filepath.Base(files[0]) != lake.RangeName(1, 6)+".parquet" {
+		t.Errorf("lake files %v, want one covering records 1-6", files)
+	}
+	got := lakeIDs(t, lakeDir)
+	for i := range int64(6) {
+		for _, id := range []int64{10 * i, 10*i + 1} {
+			if got[id] != 1 {
+				t.Errorf("id %d in the lake %d times, want once", id, got[id])
+			}
+		}
 	}
 }

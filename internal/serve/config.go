@@ -106,6 +106,9 @@ type LakeConfig struct {
 	// hold more bytes (never the current hour's); 0: no limit.
 	Retention     time.Duration `yaml:"retention"`
 	RetentionSize ByteSize      `yaml:"retention_size"`
+	// Compact merges the small files of each hour partition once the
+	// hour is over (on by default).
+	Compact bool `yaml:"compact"`
 }
 
 // LogConfig sets the structured log on stderr.
@@ -137,7 +140,7 @@ func DefaultConfig() Config {
 	c.Limits.MaxServices = 1000
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
-	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20}
+	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20, Compact: true}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }

@@ -230,6 +230,7 @@ func (s *Server) openLake() error {
 		FileSize:  int64(s.cfg.Lake.FileSize),
 		Buffer:    int64(s.cfg.Lake.MaxBuffer),
 		Retention: lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
+		Compact:   s.cfg.Lake.Compact,
 		Logger:    s.log,
 	})
 	if err != nil {
@@ -338,6 +339,8 @@ func (s *Server) registerStorageMetrics() {
 		gauge("wirehouse_lake_parquet_files", "The lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(ld.Pruned().KeptFiles) }),
 		counter("wirehouse_lake_retention_partitions_removed_total", "Hour partitions removed by --lake-retention or --lake-retention-size since start.", func() float64 { return float64(ld.Pruned().Partitions) }),
 		counter("wirehouse_lake_retention_bytes_removed_total", "Parquet bytes removed by retention since start.", func() float64 { return float64(ld.Pruned().Bytes) }),
+		counter("wirehouse_lake_compacted_files_total", "Small Parquet files merged by compaction since start.", func() float64 { return float64(ld.Compacted().Inputs) }),
+		counter("wirehouse_lake_compaction_files_written_total", "Parquet files compaction wrote since start.", func() float64 { return float64(ld.Compacted().Merges) }),
 	)
 }
 

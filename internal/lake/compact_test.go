@@ -1,0 +1,327 @@
+package lake
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// rowTexts renders every row of files as "column=value" pairs of its
+// non-null cells, sorted, so rows compare across files whatever their
+// schemas.
+func rowTexts(files []*lakeFile) []string {
+	var out []string
+	for _, f := range files {
+		for _, row := range f.rows {
+			var cells []string
+			for _, v := range row {
+				if !v.IsNull() {
+					cells = append(cells, f.names[v.Column()]+"="+cellText(v))
+				}
+			}
+			slices.Sort(cells)
+			out = append(out, strings.Join(cells, " "))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// logsWithAttr is one log at ts whose attribute key holds v.
+func logsWithAttr(t *testing.T, ts time.Time, key string, v any) []byte {
+	t.Helper()
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "odd")
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(ts))
+	if err := lr.Attributes().PutEmpty(key).FromRaw(v); err != nil {
+		t.Fatal(err)
+	}
+	b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCompact: the loader's files of a closed hour become one file with
+// every row of every input, sorted, with the inputs' encodings and a
+// column union; an interrupted compaction's inputs are removed the next
+// time; uncommitted records, other files and files that disagree on a
+// column are left alone.
+func TestCompact(t *testing.T) {
+	root := t.TempDir()
+	w := newTestWriter(t, root, WithManualFlush())
+	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
+	flush := func(first, last uint64) {
+		t.Helper()
+		if err := w.FlushAs(RangeName(first, last)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Five loader writes of logs and spans from varied senders, each
+	// with its own set of attribute columns.
+	for i := range 5 {
+		start := hour.Add(time.Duration(5+7*i) * time.Minute) // synth spreads records around Start
+		if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: int64(i), Start: start, Resources: 3, ScopesPerResource: 2, TotalRecords: 120})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Append(SignalTraces, "acme", synth.Traces(synth.Config{Seed: int64(i), Start: start, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})); err != nil {
+			t.Fatal(err)
+		}
+		flush(uint64(10*i+1), uint64(10*i+5))
+	}
+	// A sixth write, not yet committed, and a file wirehouse ingest wrote.
+	if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 9, Start: hour.Add(50 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
+		t.Fatal(err)
+	}
+	flush(51, 52)
+	if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 8, Start: hour.Add(55 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	logsDir := filepath.Join(root, "logs", "tenant=acme", "date=2030-05-01", "hour=10")
+	tracesDir := filepath.Join(root, "traces", "tenant=acme", "date=2030-05-01", "hour=10")
+	before := map[string][]string{logsDir: rowTexts(readLake(t, logsDir)), tracesDir: rowTexts(readLake(t, tracesDir))}
+
+	// Not yet: the hour has not been over for long enough.
+	c, err := Compact(root, 50, hour.Add(time.Hour+time.Minute), CompactOptions{})
+	if err != nil || c.Merges != 0 {
+		t.Fatalf("Compact of an open hour = %+v, %v", c, err)
+	}
+	c, err = Compact(root, 50, hour.Add(2*time.Hour), CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Merges != 2 || c.Inputs != 10 || c.Rows != 5*120+5*40 || len(c.Skipped) != 0 {
+		t.Fatalf("Compact = %+v, want logs and traces each merged from 5 files", c)
+	}
+	for dir, timeCol := range map[string]string{logsDir: "timestamp", tracesDir: "start_time"} {
+		var merged *lakeFile
+		var names []string
+		files := readLake(t, dir)
+		for _, f := range files {
+			names = append(names, filepath.Base(f.path))
+			if filepath.Base(f.path) == RangeName(1, 45)+".parquet" {
+				merged = f
+			}
+		}
+		if merged == nil {
+			t.Fatalf("%s: files %v, want %s.parquet", dir, names, RangeName(1, 45))
+		}
+		if got := rowTexts(files); !slices.Equal(got, before[dir]) {
+			t.Fatalf("%s: rows changed by compaction:\n%s", dir, diffLines(got, before[dir]))
+		}
+		checkSorted(t, merged, timeCol)
+		var lo, hi int64
+		for i, row := range merged.rows {
+			v, _ := merged.value(row, timeCol)
+			if i == 0 || v.Int64() < lo {
+				lo = v.Int64()
+			}
+			hi = max(hi, v.Int64())
+		}
+		checkEncoding(t, merged, timeCol, lo, hi)
+		for name, m := range merged.columns {
+			if _, ok := merged.file.Schema().Lookup(name); !ok {
+				t.Errorf("%s: wirehouse.columns names %s (%+v), not in the schema", dir, name, m)
+			}
+		}
+		if python := os.Getenv("WIREHOUSE_PYTHON"); python != "" {
+			// DuckDB and pyarrow read the merged file as they read the
+			// loader's: every row, the same count of distinct trace ids.
+			script := `import sys, duckdb, pyarrow.parquet as pq
+p = sys.argv[1]
+n, ids = duckdb.connect().execute(f"SELECT count(*), count(DISTINCT trace_id) FROM read_parquet('{p}')").fetchone()
+print(n, ids, pq.read_table(p).num_rows)`
+			out, err := exec.Command(python, "-c", script, merged.path).CombinedOutput()
+			ids := map[string]bool{}
+			for _, row := range merged.rows {
+				if v, ok := merged.value(row, "trace_id"); ok && !v.IsNull() {
+					ids[string(v.ByteArray())] = true
+				}
+			}
+			if want := fmt.Sprintf("%d %d %d\n", len(merged.rows), len(ids), len(merged.rows)); err != nil || string(out) != want {
+				t.Errorf("%s: duckdb and pyarrow read %q (%v), want %q", dir, out, err, want)
+			}
+		}
+	}
+	if names := dirNames(t, logsDir); len(names) != 3 { // merged, uncommitted 51-52, ingest's
+		t.Errorf("logs partition after compaction: %v", names)
+	}
+
+	// An interrupted compaction: the output was renamed into place, one
+	// input was not removed yet. The next pass removes it.
+	merged := filepath.Join(logsDir, RangeName(1, 45)+".parquet")
+	leftover := filepath.Join(logsDir, RangeName(11, 15)+".parquet")
+	b, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leftover, b[:len(b)/2], 0o644); err != nil { // its content does not matter
+		t.Fatal(err)
+	}
+	c, err = Compact(root, 50, hour.Add(2*time.Hour), CompactOptions{})
+	if err != nil || c.Leftover != 1 || c.Merges != 0 {
+		t.Fatalf("Compact after an interrupted one = %+v, %v", c, err)
+	}
+	if got := rowTexts(readLake(t, logsDir)); !slices.Equal(got, before[logsDir]) {
+		t.Fatalf("rows changed by the leftover removal:\n%s", diffLines(got, before[logsDir]))
+	}
+
+	// Once committed, the late write joins the merged file.
+	c, err = Compact(root, 52, hour.Add(2*time.Hour), CompactOptions{MinFiles: 2})
+	if err != nil || c.Merges != 1 || c.Inputs != 2 {
+		t.Fatalf("Compact of the committed late write = %+v, %v", c, err)
+	}
+	if _, err := os.Stat(filepath.Join(logsDir, RangeName(1, 52)+".parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowTexts(readLake(t, logsDir)); !slices.Equal(got, before[logsDir]) {
+		t.Fatalf("rows changed:\n%s", diffLines(got, before[logsDir]))
+	}
+}
+
+// TestCompactDisagreeing: files whose same-named column holds another type
+// are not merged, and stay as they are.
+func TestCompactDisagreeing(t *testing.T) {
+	root := t.TempDir()
+	w := newTestWriter(t, root, WithManualFlush())
+	ts := time.Date(2030, 5, 1, 10, 30, 0, 0, time.UTC)
+	for i, v := range []any{int64(1), "one", int64(2), "two"} {
+		if _, err := w.Append(SignalLogs, "t", logsWithAttr(t, ts.Add(time.Duration(i)*time.Second), "x", v)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.FlushAs(RangeName(uint64(i+1), uint64(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=10")
+	before := dirNames(t, dir)
+	c, err := Compact(root, 10, ts.Add(2*time.Hour), CompactOptions{})
+	if err != nil || c.Merges != 0 || len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "attr_x") {
+		t.Fatalf("Compact = %+v, %v; want the partition skipped over attr_x", c, err)
+	}
+	if got := dirNames(t, dir); !slices.Equal(got, before) {
+		t.Errorf("files changed: %v, were %v", got, before)
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// BenchmarkCompact merges 60 loader files of 5,000 seed-shaped logs each
+// (300,000 rows, 20 MB: a busy hour of one-minute writes) in runs of at
+// most maxrun bytes. rows/s counts the rows merged; peakheapMB is the
+// largest heap in use during a merge above the heap before it, sampled
+// every 2 ms.
+func BenchmarkCompact(b *testing.B) {
+	template := b.TempDir()
+	w, err := NewWriter(template, WithManualFlush(), WithClock(func() time.Time { return testNow }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.cfg.noSync = true
+	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
+	const files, perFile = 60, 5000
+	for i := range files {
+		body := synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(i/2+1) * time.Minute), Resources: 4, ScopesPerResource: 2, TotalRecords: perFile})
+		if _, err := w.Append(SignalLogs, "t", body); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.FlushAs(RangeName(uint64(i+1), uint64(i+1))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	part := filepath.Join("logs", "tenant=t", "date=2030-05-01", "hour=10")
+	names := dirNamesB(b, filepath.Join(template, part))
+	for _, maxRun := range []int64{2 << 20, 4 << 20, 8 << 20} {
+		b.Run(fmt.Sprintf("maxrun=%dMiB", maxRun>>20), func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				b.StopTimer()
+				root := b.TempDir()
+				if err := os.MkdirAll(filepath.Join(root, part), 0o755); err != nil {
+					b.Fatal(err)
+				}
+				for _, n := range names {
+					data, err := os.ReadFile(filepath.Join(template, part, n))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(root, part, n), data, 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				base := ms.HeapInuse
+				stop, sampled := make(chan struct{}), make(chan uint64)
+				go func() {
+					top := base
+					for {
+						select {
+						case <-stop:
+							sampled <- top
+							return
+						case <-time.After(2 * time.Millisecond):
+						}
+						var m runtime.MemStats
+						runtime.ReadMemStats(&m)
+						top = max(top, m.HeapInuse)
+					}
+				}()
+				b.StartTimer()
+				c, err := Compact(root, files, hour.Add(2*time.Hour), CompactOptions{MaxBytes: maxRun})
+				b.StopTimer()
+				close(stop)
+				peak = max(peak, <-sampled-base)
+				if err != nil || c.Inputs != files || c.Rows != files*perFile { // every file in some run
+					b.Fatalf("Compact = %+v, %v", c, err)
+				}
+				b.ReportMetric(float64(c.Merges), "files-out")
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.N*files*perFile)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(peak)/(1<<20), "peakheapMB")
+		})
+	}
+}
+
+func dirNamesB(b *testing.B, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
