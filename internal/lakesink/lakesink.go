@@ -20,8 +20,9 @@
 //  3. commit the consumer cursor to last;
 //  4. remove the intent file.
 //
-// A retention pass (lake.Prune) runs every minute under the same lock as
-// the writes, so it never removes a partition a write is filling: it
+// A pass runs every minute under the same lock as the writes, so it never
+// touches a partition a write is filling: compaction (lake.Compact) merges
+// the small files of hours that are over, then retention (lake.Prune)
 // applies the lake's age and size limits, removes temporary files crashed
 // writes left, and measures the lake for /metrics.
 //
@@ -392,14 +393,16 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 // prune runs one retention and compaction pass, between writes.
 func (l *Loader) prune() {
 	l.writeMu.Lock()
-	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+	// Compaction first, so that the size retention goes by and the lake's
+	// size on /metrics are those of the files that stay.
 	var c lake.Compacted
 	var cerr error
-	if l.cfg.Compact && err == nil {
+	if l.cfg.Compact {
 		c, cerr = lake.Compact(l.cfg.Dir, l.cons.Committed(), time.Now(), lake.CompactOptions{
 			After: max(2*l.cfg.MaxDelay, 5*time.Minute),
 		})
 	}
+	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
 	l.writeMu.Unlock()
 	l.noteCompaction(c, cerr)
 	l.pruneMu.Lock()
