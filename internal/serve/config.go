@@ -49,6 +49,12 @@ type Config struct {
 	Admin struct {
 		Listen string          `yaml:"listen"`
 		TLS    tlsfiles.Server `yaml:"tls"`
+		// Auth, if set, requires one of the file's bearer tokens on every
+		// admin request (queries, remote write, /metrics, pprof) but the
+		// /healthz and /readyz probes; tenants in it are ignored.
+		Auth struct {
+			BearerTokensFile string `yaml:"bearer_tokens_file"`
+		} `yaml:"auth"`
 	} `yaml:"admin"`
 	Limits struct {
 		MaxRequestSize      ByteSize      `yaml:"max_request_size"`

@@ -41,23 +41,24 @@ import (
 
 // Server is a configured wirehouse serve process.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	reg      *prometheus.Registry
-	receiver *receiver.Receiver
-	admin    *http.Server
-	adminMux *http.ServeMux
-	adminLn  net.Listener
-	adminTLS *tls.Config
-	closers  []io.Closer // sinks to flush and close after the receiver drained
-	metrics  *metricstore.Store
-	spool    *spool.Spool
-	loader   *lakesink.Loader
-	stopLoad context.CancelFunc
-	loading  sync.WaitGroup
-	ready    atomic.Bool
-	serving  sync.WaitGroup
-	errs     chan error
+	cfg         Config
+	log         *slog.Logger
+	reg         *prometheus.Registry
+	receiver    *receiver.Receiver
+	admin       *http.Server
+	adminMux    *http.ServeMux
+	adminLn     net.Listener
+	adminTLS    *tls.Config
+	adminTokens *bearer.Tokens
+	closers     []io.Closer // sinks to flush and close after the receiver drained
+	metrics     *metricstore.Store
+	spool       *spool.Spool
+	loader      *lakesink.Loader
+	stopLoad    context.CancelFunc
+	loading     sync.WaitGroup
+	ready       atomic.Bool
+	serving     sync.WaitGroup
+	errs        chan error
 }
 
 // New validates cfg and builds the server; logs go to logOut.
@@ -87,17 +88,16 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	}
 	var ropts []receiver.Option
 	if path := cfg.OTLP.Auth.BearerTokensFile; path != "" {
-		tokens, err := bearer.Load(path, lake.ValidTenant, func(n int, err error) {
-			if err != nil {
-				s.log.Error("bearer tokens reload failed; the previous tokens stay in force", "file", path, "err", err)
-				return
-			}
-			s.log.Info("bearer tokens reloaded", "file", path, "tokens", n)
-		})
+		tokens, err := s.loadTokens("otlp.auth", path)
 		if err != nil {
-			return nil, fmt.Errorf("otlp.auth: %w", err)
+			return nil, err
 		}
 		ropts = append(ropts, receiver.WithAuthenticator(tokens))
+	}
+	if path := cfg.Admin.Auth.BearerTokensFile; path != "" {
+		if s.adminTokens, err = s.loadTokens("admin.auth", path); err != nil {
+			return nil, err
+		}
 	}
 	sink, err := countsink.New(s.reg, cfg.Limits.MaxServices)
 	if err != nil {
@@ -241,6 +241,39 @@ func (s *Server) openLake() error {
 	return nil
 }
 
+// loadTokens loads a bearer tokens file for setting and logs its reloads.
+func (s *Server) loadTokens(setting, path string) (*bearer.Tokens, error) {
+	tokens, err := bearer.Load(path, lake.ValidTenant, func(n int, err error) {
+		if err != nil {
+			s.log.Error("bearer tokens reload failed; the previous tokens stay in force", "setting", setting, "file", path, "err", err)
+			return
+		}
+		s.log.Info("bearer tokens reloaded", "setting", setting, "file", path, "tokens", n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	return tokens, nil
+}
+
+// adminHandler is the admin mux, behind the admin bearer tokens if any:
+// every path but the /healthz and /readyz probes needs one.
+func (s *Server) adminHandler() http.Handler {
+	if s.adminTokens == nil {
+		return s.adminMux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			if _, err := s.adminTokens.Authenticate(r.Header.Get("Authorization")); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="wirehouse"`)
+				http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
+				return
+			}
+		}
+		s.adminMux.ServeHTTP(w, r)
+	})
+}
+
 // tlsConfig loads a listener's TLS files (nil when it has none) and logs
 // every reload of its certificate.
 func (s *Server) tlsConfig(name string, f tlsfiles.Server) (*tls.Config, error) {
@@ -283,7 +316,7 @@ func (s *Server) Start() error {
 		}
 	})
 	s.admin = &http.Server{
-		Handler:           s.adminMux,
+		Handler:           s.adminHandler(),
 		ReadHeaderTimeout: s.cfg.OTLP.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.OTLP.HTTP.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),

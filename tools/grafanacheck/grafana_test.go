@@ -35,28 +35,55 @@ const (
 // TestGrafanaPrometheusDataSource sends known series to a real `wirehouse
 // serve` and reads them back through Grafana's Prometheus data source.
 func TestGrafanaPrometheusDataSource(t *testing.T) {
-	srv := startServe(t, buildWirehouse(t), "--metrics-max-exemplars", "1000")
+	// The query API wants a bearer token, which the data source sends as
+	// a custom HTTP header, as Grafana's settings page configures it.
+	const token = "grafana-datasource-0123456789"
+	tokens := filepath.Join(t.TempDir(), "admin-tokens")
+	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, buildWirehouse(t), "--metrics-max-exemplars", "1000", "--admin-bearer-tokens-file", tokens)
 	base := time.Now().Add(-time.Duration(points+4) * step).Truncate(step)
 	last := base.Add((points - 1) * step)
 	postOTLP(t, srv.addrs["OTLP/HTTP"], metricsJSON(base))
 
 	svc := promlib.NewService(nil, log.NewWithLevel(log.Warn), nil)
-	for _, method := range []string{http.MethodPost, http.MethodGet} {
+	for i, method := range []string{http.MethodPost, http.MethodGet} {
 		t.Run("httpMethod="+method, func(t *testing.T) {
 			pctx := backend.PluginContext{
 				// As a Grafana server passes them: its configuration
 				// and the data source's settings.
 				GrafanaConfig: backend.NewGrafanaCfg(map[string]string{backend.ConcurrentQueryCount: "10"}),
 				DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
-					ID: 1, UID: "wirehouse-" + method, Name: "wirehouse", Type: "prometheus",
-					URL:      "http://" + srv.addrs["admin HTTP"],
-					JSONData: fmt.Appendf(nil, `{"httpMethod":%q,"timeInterval":%q}`, method, scrapeInt),
+					// Grafana's instance cache is keyed by the ID: one per data source.
+					ID: int64(10 + i), UID: "wirehouse-" + method, Name: "wirehouse", Type: "prometheus",
+					URL:                     "http://" + srv.addrs["admin HTTP"],
+					JSONData:                fmt.Appendf(nil, `{"httpMethod":%q,"timeInterval":%q,"httpHeaderName1":"Authorization"}`, method, scrapeInt),
+					DecryptedSecureJSONData: map[string]string{"httpHeaderValue1": "Bearer " + token},
 				},
 			}
 			checkHealth(t, svc, pctx)
 			checkQueries(t, svc, pctx, base, last)
-			checkResources(t, svc, pctx, base, last)
+			checkResources(t, svc, pctx, method, base, last)
 		})
+	}
+	checkUnauthorized(t, svc, srv.addrs["admin HTTP"])
+}
+
+// TestGrafanaWithoutToken: a data source without the token fails "Save &
+// test" with the server's answer.
+func checkUnauthorized(t *testing.T, svc *promlib.Service, admin string) {
+	t.Helper()
+	pctx := backend.PluginContext{
+		GrafanaConfig: backend.NewGrafanaCfg(map[string]string{backend.ConcurrentQueryCount: "10"}),
+		DataSourceInstanceSettings: &backend.DataSourceInstanceSettings{
+			ID: 2, UID: "wirehouse-no-token", Name: "wirehouse", Type: "prometheus",
+			URL: "http://" + admin, JSONData: []byte(`{"httpMethod":"POST"}`),
+		},
+	}
+	res, err := svc.CheckHealth(context.Background(), &backend.CheckHealthRequest{PluginContext: pctx})
+	if err != nil || res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "401") {
+		t.Errorf("health check without the token: %+v, %v; want an error naming 401", res, err)
 	}
 }
 
@@ -249,7 +276,7 @@ func exemplarTraceIDs(dr backend.DataResponse) []string {
 // checkResources makes the calls Grafana's query editor makes through the
 // data source's resource API (metric and label pickers, metadata, label
 // suggestions) and checks what comes back.
-func checkResources(t *testing.T, svc *promlib.Service, pctx backend.PluginContext, base, last time.Time) {
+func checkResources(t *testing.T, svc *promlib.Service, pctx backend.PluginContext, method string, base, last time.Time) {
 	t.Helper()
 	window := url.Values{"start": {fmt.Sprint(base.Unix())}, "end": {fmt.Sprint(last.Unix() + 1)}}
 	with := func(extra url.Values) string {
@@ -279,8 +306,15 @@ func checkResources(t *testing.T, svc *promlib.Service, pctx backend.PluginConte
 	if !slices.Equal(rooms, []string{"kitchen"}) {
 		t.Errorf("room values = %v, want [kitchen]", rooms)
 	}
+	// The editor POSTs a form where the data source is set to POST, and
+	// sends GET otherwise (Grafana refuses its own POSTs then).
 	var set []map[string]string
-	resource(t, svc, pctx, http.MethodPost, "api/v1/series", "", []byte(with(url.Values{"match[]": {`{job="grafana-check",__name__=~"grafana_check_.*"}`}})), &set)
+	seriesQuery := with(url.Values{"match[]": {`{job="grafana-check",__name__=~"grafana_check_.*"}`}})
+	if method == http.MethodPost {
+		resource(t, svc, pctx, method, "api/v1/series", "", []byte(seriesQuery), &set)
+	} else {
+		resource(t, svc, pctx, method, "api/v1/series", seriesQuery, nil, &set)
+	}
 	if len(set) != 3 {
 		t.Errorf("series = %v, want the gauge, the counter and the histogram", set)
 	}
