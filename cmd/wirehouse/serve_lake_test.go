@@ -516,11 +516,24 @@ func promQuery(t *testing.T, admin, query string) map[string]float64 {
 // time at (Unix seconds; "" for now).
 func promQueryAt(t *testing.T, addr, query, at string) map[string]float64 {
 	t.Helper()
+	return promQueryAuth(t, addr, query, at, "")
+}
+
+// promQueryAuth is promQueryAt with a bearer token, if not "".
+func promQueryAuth(t *testing.T, addr, query, at, token string) map[string]float64 {
+	t.Helper()
 	params := url.Values{"query": {query}}
 	if at != "" {
 		params.Set("time", at)
 	}
-	resp, err := http.Get("http://" + addr + "/api/v1/query?" + params.Encode())
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/query?"+params.Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,17 @@ import (
 // Prometheus' job and instance labels. Needs WIREHOUSE_PROMETHEUS.
 func TestServePrometheusRemoteWrite(t *testing.T) {
 	prom := peerFromEnv(t, "WIREHOUSE_PROMETHEUS", "extracts Debian's prometheus server")
-	p := startServeProc(t, t.TempDir())
+	// The admin server wants a token: Prometheus sends it when scraping
+	// and remote-writing (authorization: credentials).
+	const token = "prometheus-agent-0123456789"
+	tokens := filepath.Join(t.TempDir(), "admin-tokens")
+	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", tokens)
 	defer p.stop(t)
 	admin := p.addrs["admin HTTP"]
+	inServe := func(q, at string) float64 { return promQueryAuth(t, admin, q, at, token)[""] }
 
 	// Prometheus 2.42 needs a fixed web port: take one the OS hands out.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -38,10 +46,12 @@ func TestServePrometheusRemoteWrite(t *testing.T) {
 scrape_configs:
   - job_name: wirehouse
     static_configs: [{targets: [%q]}]
+    authorization: {credentials: %q}
 remote_write:
   - url: http://%s/api/v1/write
+    authorization: {credentials: %q}
     queue_config: {batch_send_deadline: 200ms, min_backoff: 50ms, max_backoff: 500ms}
-`, admin, admin)), 0o644); err != nil {
+`, admin, token, admin, token)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -58,9 +68,9 @@ remote_write:
 
 	// Wait for eight scrapes to have reached serve.
 	const scrapes = `count_over_time(up{job="wirehouse"}[10m])`
-	for deadline := time.Now().Add(60 * time.Second); promQuery(t, admin, scrapes)[""] < 8; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); inServe(scrapes, "") < 8; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("serve has %v scrapes of up after 60 s\nprometheus:\n%s\nserve:\n%s", promQuery(t, admin, scrapes)[""], log, p.stderr)
+			t.Fatalf("serve has %v scrapes of up after 60 s\nprometheus:\n%s\nserve:\n%s", inServe(scrapes, ""), log, p.stderr)
 		}
 	}
 	// Every sample Prometheus scraped until 2 s ago, in both: the same
@@ -73,13 +83,13 @@ remote_write:
 		`sum(wirehouse_receiver_inflight_bytes_limit{job="wirehouse"})`,
 		`count(count by (__name__) ({job="wirehouse"}))`,
 	} {
-		inProm, inServe := promQueryAt(t, promAddr, q, at)[""], promQueryAt(t, admin, q, at)[""]
-		if inProm == 0 || inProm != inServe {
-			t.Errorf("%s at %s: %v in Prometheus, %v in serve", q, at, inProm, inServe)
+		inProm, there := promQueryAt(t, promAddr, q, at)[""], inServe(q, at)
+		if inProm == 0 || inProm != there {
+			t.Errorf("%s at %s: %v in Prometheus, %v in serve", q, at, inProm, there)
 		}
-		t.Logf("%s: %v in both", q, inServe)
+		t.Logf("%s: %v in both", q, there)
 	}
-	if up := promQuery(t, admin, `up{job="wirehouse",instance="`+admin+`"}`)[""]; up != 1 {
+	if up := inServe(`up{job="wirehouse",instance="`+admin+`"}`, ""); up != 1 {
 		t.Errorf("up{instance=%q} = %v in serve, want 1", admin, up)
 	}
 }
