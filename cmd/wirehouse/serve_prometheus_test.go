@@ -33,16 +33,7 @@ func TestServePrometheusRemoteWrite(t *testing.T) {
 	admin := p.addrs["admin HTTP"]
 	inServe := func(q, at string) float64 { return promQueryAuth(t, admin, q, at, token)[""] }
 
-	// Prometheus 2.42 needs a fixed web port: take one the OS hands out.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := ln.Addr().String()
-	ln.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global: {scrape_interval: 1s}
+	promAddr, log := startPrometheus(t, prom, fmt.Sprintf(`global: {scrape_interval: 1s}
 scrape_configs:
   - job_name: wirehouse
     static_configs: [{targets: [%q]}]
@@ -51,20 +42,7 @@ remote_write:
   - url: http://%s/api/v1/write
     authorization: {credentials: %q}
     queue_config: {batch_send_deadline: 200ms, min_backoff: 50ms, max_backoff: 500ms}
-`, admin, token, admin, token)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr)
-	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}()
+`, admin, token, admin, token))
 
 	// Wait for eight scrapes to have reached serve.
 	const scrapes = `count_over_time(up{job="wirehouse"}[10m])`
@@ -92,4 +70,34 @@ remote_write:
 	if up := inServe(`up{job="wirehouse",instance="`+admin+`"}`, ""); up != 1 {
 		t.Errorf("up{instance=%q} = %v in serve, want 1", admin, up)
 	}
+}
+
+// startPrometheus runs the Prometheus server at prom with the given
+// configuration on a loopback port until the test ends, and returns its
+// address and its log.
+func startPrometheus(t *testing.T, prom, config string) (string, *syncBuffer) {
+	t.Helper()
+	// Prometheus 2.42 needs a fixed web port: take one the OS hands out.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	return addr, log
 }

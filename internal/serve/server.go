@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/storage/remote"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
@@ -165,6 +166,11 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	// accepted.
 	s.adminMux.Handle("POST /api/v1/write", remote.NewWriteHandler(s.log, s.reg, s.metrics.DB(),
 		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false))
+	// Remote read, as Prometheus serves it (its flags' defaults: 5e7
+	// samples a query, 10 at once, 1 MiB frames), so a Prometheus can
+	// read wirehouse's metrics with remote_read; no external labels.
+	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.DB(),
+		func() config.Config { return config.Config{} }, 5e7, 10, 1<<20))
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
 	s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
