@@ -7,6 +7,11 @@
 //
 // The file is re-read when it changes (looked at, at a request, at most
 // once a second), so tokens are added and revoked without a restart.
+// Revocation fails closed: a re-read file's valid lines are the tokens in
+// force, whatever else it holds (a bad line is skipped and reported), an
+// emptied file refuses every request, and so does a file that is gone or
+// unreadable. Only the first read, at Load, is strict: any bad line, or no
+// token at all, is an error, so a mistake shows at startup.
 package bearer
 
 import (
@@ -64,7 +69,7 @@ type Tokens struct {
 // must be quick.
 func Load(path string, validTenant func(string) bool, onReload func(n int, err error)) (*Tokens, error) {
 	t := &Tokens{path: path, validTenant: validTenant, onReload: onReload, files: watch.New(reloadEvery, path)}
-	if err := t.load(); err != nil {
+	if err := t.load(true); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -77,26 +82,38 @@ func (t *Tokens) Len() int {
 	return len(t.tenants)
 }
 
-// load reads the file; the caller holds mu or owns t.
-func (t *Tokens) load() error {
-	if err := t.files.Mark(); err != nil {
-		return fmt.Errorf("bearer tokens: %w", err)
-	}
+// load reads the file; the caller holds mu or owns t. Strict, any fault
+// is an error and changes nothing; otherwise the valid lines are put in
+// force and the faults returned, and a file that cannot be read leaves no
+// token in force.
+func (t *Tokens) load(strict bool) error {
+	t.files.Mark() // a file that is gone is looked at again
 	b, err := os.ReadFile(t.path)
 	if err != nil {
+		if !strict {
+			t.tenants = nil // fail closed
+		}
 		return fmt.Errorf("bearer tokens: %w", err)
 	}
-	tenants, err := parse(b, t.validTenant)
-	if err != nil {
+	tenants, err := parse(b, t.validTenant, strict)
+	if err != nil && strict {
 		return fmt.Errorf("bearer tokens %s: %w", t.path, err)
 	}
 	t.tenants = tenants
+	if err != nil {
+		return fmt.Errorf("bearer tokens %s: %w", t.path, err)
+	}
 	return nil
 }
 
-// parse reads a tokens file's contents.
-func parse(b []byte, validTenant func(string) bool) (map[[sha256.Size]byte]string, error) {
+// parse reads a tokens file's contents: the tokens of its valid lines
+// and the faults of the others (a token given twice keeps neither line,
+// as which tenant is meant is unknown), or, strict, an error at the first
+// fault or when no token is left.
+func parse(b []byte, validTenant func(string) bool, strict bool) (map[[sha256.Size]byte]string, error) {
 	tenants := map[[sha256.Size]byte]string{}
+	twice := map[[sha256.Size]byte]bool{}
+	var faults []error
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), MaxTokenLen+4096)
 	for line := 1; sc.Scan(); line++ {
@@ -104,33 +121,45 @@ func parse(b []byte, validTenant func(string) bool) (map[[sha256.Size]byte]strin
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		if len(fields) > 2 {
-			return nil, fmt.Errorf("line %d: want a token and at most a tenant, got %d fields", line, len(fields))
+		var fault error
+		switch {
+		case len(fields) > 2:
+			fault = fmt.Errorf("want a token and at most a tenant, got %d fields", len(fields))
+		case checkToken(fields[0]) != nil:
+			fault = checkToken(fields[0])
+		case len(fields) == 2 && validTenant != nil && !validTenant(fields[1]):
+			fault = fmt.Errorf("invalid tenant %q", fields[1])
 		}
-		tok := fields[0]
-		if err := checkToken(tok); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		tenant := ""
-		if len(fields) == 2 {
-			tenant = fields[1]
-			if validTenant != nil && !validTenant(tenant) {
-				return nil, fmt.Errorf("line %d: invalid tenant %q", line, tenant)
+		if fault == nil {
+			h := sha256.Sum256([]byte(fields[0]))
+			if _, dup := tenants[h]; dup || twice[h] {
+				fault = errors.New("token given twice")
+				delete(tenants, h)
+				twice[h] = true
+			} else {
+				tenants[h] = ""
+				if len(fields) == 2 {
+					tenants[h] = fields[1]
+				}
 			}
 		}
-		h := sha256.Sum256([]byte(tok))
-		if _, dup := tenants[h]; dup {
-			return nil, fmt.Errorf("line %d: token given twice", line)
+		if fault != nil {
+			if strict {
+				return nil, fmt.Errorf("line %d: %w", line, fault)
+			}
+			faults = append(faults, fmt.Errorf("line %d (skipped): %w", line, fault))
 		}
-		tenants[h] = tenant
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		if strict {
+			return nil, err
+		}
+		faults = append(faults, err)
 	}
-	if len(tenants) == 0 {
+	if strict && len(tenants) == 0 {
 		return nil, errors.New("no tokens: the file would refuse every request")
 	}
-	return tenants, nil
+	return tenants, errors.Join(faults...)
 }
 
 func checkToken(tok string) error {
@@ -161,7 +190,7 @@ func (t *Tokens) Authenticate(authorization string) (string, error) {
 	h := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 	t.mu.Lock()
 	if t.files.Changed(time.Now()) {
-		err := t.load() // on error the previous tokens stay in force
+		err := t.load(false)
 		if t.onReload != nil {
 			t.onReload(len(t.tenants), err)
 		}

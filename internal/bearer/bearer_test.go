@@ -114,16 +114,31 @@ func TestReload(t *testing.T) {
 	if got, err := tok.Authenticate("Bearer " + tokB); err != nil || got != "b" {
 		t.Errorf("added token: %q, %v", got, err)
 	}
-	write(t, path, "not a token file\n")
-	if got, err := tok.Authenticate("Bearer " + tokB); err != nil || got != "b" {
-		t.Errorf("after a broken rewrite: %q, %v; want the previous tokens", got, err)
+	// A bad line is skipped; the other lines are in force, and a token
+	// left out is revoked.
+	write(t, path, "not a token file\n"+tokC+" c\n")
+	if _, err := tok.Authenticate("Bearer " + tokB); !errors.Is(err, ErrUnknown) {
+		t.Errorf("token left out of a file with a bad line: %v, want revoked", err)
 	}
-	if tok.Len() != 2 {
-		t.Errorf("Len = %d, want 2", tok.Len())
+	if got, err := tok.Authenticate("Bearer " + tokC); err != nil || got != "c" {
+		t.Errorf("good line beside a bad one: %q, %v", got, err)
+	}
+	// Emptied, or gone: every request refused.
+	write(t, path, "# nobody\n")
+	if _, err := tok.Authenticate("Bearer " + tokC); !errors.Is(err, ErrUnknown) || tok.Len() != 0 {
+		t.Errorf("emptied file: %v, %d tokens; want everything refused", err, tok.Len())
+	}
+	write(t, path, tokA+" a\n")
+	if _, err := tok.Authenticate("Bearer " + tokA); err != nil {
+		t.Errorf("restored token: %v", err)
+	}
+	os.Remove(path)
+	if _, err := tok.Authenticate("Bearer " + tokA); !errors.Is(err, ErrUnknown) {
+		t.Errorf("file gone: %v, want everything refused", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(reloads, ",") != "xx,error" {
-		t.Errorf("reloads reported %v, want 2 tokens then an error", reloads)
+	if got := strings.Join(reloads, ","); !strings.HasPrefix(got, "xx,error,,x,error") {
+		t.Errorf("reloads reported %v, want 2 tokens, an error, 0, 1, then errors", got)
 	}
 }

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -22,27 +24,31 @@ import (
 // lake fed a little at a time (a file per partition per max delay) does not
 // leave a query a thousand files a day to open.
 //
-// Only files the lake loader names after the spool records they hold,
-// <first>-<last>.parquet (20 digits each), take part, and only those
-// whose records are committed: their names say which records they hold,
-// so the merged file is named after the range it covers,
-// <first of the first>-<last of the last>.parquet, and any file whose range
-// lies inside another file's range is an input of an interrupted compaction
-// that wrote its output: it is removed. Files of other names (wirehouse
-// ingest's) are left as they are.
+// Only files the lake loader writes take part, named after the spool
+// records they hold, <first>-<last>.parquet (20 digits each), and earlier
+// merges' outputs, <first>-<last>-c[N].parquet; and only those whose
+// records the loader committed. Files of other names (wirehouse ingest's)
+// are left as they are.
 //
 // The merged file has the union of its inputs' columns, the same sort
 // (rows stay sorted by service and time), dictionaries where an input had
 // one, zstd, statistics, page index and the trace_id bloom filter, and the
 // union of their wirehouse.columns metadata. Inputs that disagree on a
-// column (its type, or the key it holds) or on the sort are not merged.
-// The output is written under a temporary name, checked to hold as many
-// rows as its inputs, synced and renamed into place; then the inputs are
-// removed. Between the rename and the removal a reader listing the
-// partition can see rows twice; a Hive-style lake has no atomic swap of
-// several files.
+// column (its type, or the key it holds) or on the sort, or that cannot be
+// read, are not merged; the partition is tried again when its files
+// change (with a Memo) or after an hour.
+//
+// A merge is written under a temporary name and checked to hold as many
+// rows as its inputs; then an intent file, .compact in the partition,
+// records the output and its inputs (fsynced) before the output is renamed
+// into place and the inputs removed. After a crash the next pass reads the
+// intent: if the output is in place, the inputs still there are removed;
+// if not, the merge never happened. Nothing is inferred from file names,
+// which a spool that lost its tail (fsync policy never) can reuse. Between
+// the rename and the removal a reader listing the partition can see rows
+// twice; a Hive-style lake has no atomic swap of several files.
 
-// CompactOptions sets when a partition is compacted.
+// CompactOptions sets when and how a partition is compacted.
 type CompactOptions struct {
 	// After is how long after its hour ends a partition is left alone:
 	// late records still arrive (the loader's max delay). Default 5 min.
@@ -50,12 +56,22 @@ type CompactOptions struct {
 	// MinFiles is the fewest mergeable files worth merging. Default 4.
 	MinFiles int
 	// MaxBytes bounds the inputs of one merge (the files of a partition
-	// are merged in runs of at most this many bytes). parquet-go's merge
-	// holds about 16 times a run's bytes in memory (BenchmarkCompact and
-	// a heap sampled during a merge), so the default is 4 MiB: about 70 MB
-	// of heap, and a quiet hour's 60 files of a few hundred KB each
-	// become a handful.
+	// are merged in runs of about equal size, at most this many bytes).
+	// parquet-go's merge holds about 16 times a run's bytes in memory
+	// (BenchmarkCompact), so the default is 4 MiB: about 80 MB of heap.
 	MaxBytes int64
+	// Budget bounds a pass: no merge starts after it. Default 10 s; the
+	// next pass goes on where this one stopped.
+	Budget time.Duration
+	// RecoverOnly finishes interrupted compactions and merges nothing:
+	// what a loader with compaction switched off still does.
+	RecoverOnly bool
+	// Lock, if set, is held while a partition is worked on, and released
+	// between partitions, so that writes go on during a long pass.
+	Lock sync.Locker
+	// Memo, if set, remembers partitions that could not be merged, so a
+	// pass does not try them again until their files change.
+	Memo *CompactMemo
 }
 
 func (o *CompactOptions) defaults() {
@@ -68,6 +84,20 @@ func (o *CompactOptions) defaults() {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 4 << 20
 	}
+	if o.Budget <= 0 {
+		o.Budget = 10 * time.Second
+	}
+}
+
+// CompactMemo remembers the partitions a merge failed in. Its zero value
+// is ready; it is used by one pass at a time.
+type CompactMemo struct {
+	failed map[string]memoEntry
+}
+
+type memoEntry struct {
+	files string    // the names and sizes of the run that failed
+	at    time.Time // when; retried an hour later anyway
 }
 
 // Compacted tells what a Compact pass did.
@@ -79,51 +109,118 @@ type Compacted struct {
 	Skipped  []string // partitions whose files could not be merged, and why
 }
 
-// Compact compacts every partition of the lake at root whose hour ended
-// more than o.After before now, merging only files of records up to
-// committed (the loader's spool cursor). Like Prune, it must not run while
-// a Writer writes into the lake; the loader holds one lock over both.
-func Compact(root string, committed uint64, now time.Time, o CompactOptions) (Compacted, error) {
+// intentFile records a merge in progress in its partition.
+const intentFile = ".compact"
+
+type intent struct {
+	Output string   `json:"output"`
+	Inputs []string `json:"inputs"`
+}
+
+// Compact finishes the interrupted compactions of the lake at root and
+// compacts every partition whose hour ended more than o.After before now,
+// merging only files of records up to committed (the loader's spool
+// cursor). It must not run while a Writer writes into the partition it
+// works on: o.Lock is held per partition (the loader's write lock). A
+// merge that fails is reported in Skipped, not as an error; ctx ending
+// stops the pass between merges.
+func Compact(ctx context.Context, root string, committed uint64, now time.Time, o CompactOptions) (Compacted, error) {
 	o.defaults()
 	var c Compacted
 	parts, _, err := partitions(root, time.Time{}) // no stale-temp removal here
 	if err != nil {
 		return c, err
 	}
+	start := time.Now()
 	for _, pt := range parts {
-		if pt.hour.Add(time.Hour + o.After).After(now) {
-			continue
+		if ctx.Err() != nil || time.Since(start) > o.Budget {
+			break
 		}
-		if err := compactPartition(pt.dir, committed, o, &c); err != nil {
+		closed := !pt.hour.Add(time.Hour + o.After).After(now)
+		if o.Lock != nil {
+			o.Lock.Lock()
+		}
+		err := compactPartition(pt.dir, committed, closed && !o.RecoverOnly, o, &c, now)
+		if o.Lock != nil {
+			o.Lock.Unlock()
+		}
+		if err != nil {
 			return c, err
 		}
 	}
 	return c, nil
 }
 
-// rangeFile is a loader file of a partition.
+// rangeFile is a loader file, or an earlier merge's, of a partition.
 type rangeFile struct {
 	name        string
 	first, last uint64
 	size        int64
 }
 
-// parseRange parses <first>-<last>.parquet, 20 digits each.
+// parseRange parses <first>-<last>.parquet or <first>-<last>-c[N].parquet,
+// first and last in 20 digits.
 func parseRange(name string) (first, last uint64, ok bool) {
 	base, isParquet := strings.CutSuffix(name, ".parquet")
-	a, z, found := strings.Cut(base, "-")
-	if !isParquet || !found || len(a) != 20 || len(z) != 20 {
+	if !isParquet || len(base) < 41 || base[20] != '-' {
 		return 0, 0, false
 	}
-	first, err1 := strconv.ParseUint(a, 10, 64)
-	last, err2 := strconv.ParseUint(z, 10, 64)
+	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") || strings.Trim(rest[2:], "0123456789") != "") {
+		return 0, 0, false
+	}
+	first, err1 := strconv.ParseUint(base[:20], 10, 64)
+	last, err2 := strconv.ParseUint(base[21:41], 10, 64)
 	if err1 != nil || err2 != nil || first == 0 || last < first {
 		return 0, 0, false
 	}
 	return first, last, true
 }
 
-func compactPartition(dir string, committed uint64, o CompactOptions, c *Compacted) error {
+// recoverIntent finishes or forgets the merge an intent file in dir
+// records, returning the inputs it removed.
+func recoverIntent(dir string) (int, error) {
+	path := filepath.Join(dir, intentFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("compact lake: %w", err)
+	}
+	var in intent
+	removed := 0
+	if json.Unmarshal(b, &in) == nil && in.Output != "" && !strings.ContainsRune(in.Output, '/') {
+		if _, err := os.Stat(filepath.Join(dir, in.Output)); err == nil {
+			// The output was renamed into place: finish removing inputs.
+			for _, name := range in.Inputs {
+				if name == in.Output || strings.ContainsRune(name, '/') {
+					continue
+				}
+				if err := os.Remove(filepath.Join(dir, name)); err == nil {
+					removed++
+				} else if !errors.Is(err, os.ErrNotExist) {
+					return removed, fmt.Errorf("compact lake: %w", err)
+				}
+			}
+		} else {
+			os.Remove(filepath.Join(dir, "."+in.Output+".tmp")) // never renamed: the merge did not happen
+		}
+	}
+	if err := durable.SyncDir(dir); err != nil {
+		return removed, fmt.Errorf("compact lake: %w", err)
+	}
+	if err := os.Remove(path); err != nil {
+		return removed, fmt.Errorf("compact lake: %w", err)
+	}
+	return removed, nil
+}
+
+func compactPartition(dir string, committed uint64, merge bool, o CompactOptions, c *Compacted, now time.Time) error {
+	n, err := recoverIntent(dir)
+	c.Leftover += n
+	if err != nil || !merge {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("compact lake: %w", err)
@@ -131,7 +228,7 @@ func compactPartition(dir string, committed uint64, o CompactOptions, c *Compact
 	var files []rangeFile
 	for _, e := range entries {
 		first, last, ok := parseRange(e.Name())
-		if !ok || !e.Type().IsRegular() {
+		if !ok || !e.Type().IsRegular() || last > committed {
 			continue
 		}
 		info, err := e.Info()
@@ -140,34 +237,9 @@ func compactPartition(dir string, committed uint64, o CompactOptions, c *Compact
 		}
 		files = append(files, rangeFile{name: e.Name(), first: first, last: last, size: info.Size()})
 	}
-	// Widest first among equal starts, so containment is one pass.
 	slices.SortFunc(files, func(a, b rangeFile) int {
-		if a.first != b.first {
-			return cmp.Compare(a.first, b.first)
-		}
-		return cmp.Compare(b.last, a.last)
+		return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.last, b.last), strings.Compare(a.name, b.name))
 	})
-	kept := files[:0]
-	for _, f := range files {
-		if len(kept) > 0 && f.last <= kept[len(kept)-1].last {
-			// Inside the previous file's range: an input of a compaction
-			// whose output is in place.
-			if err := os.Remove(filepath.Join(dir, f.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("compact lake: %w", err)
-			}
-			c.Leftover++
-			continue
-		}
-		kept = append(kept, f)
-	}
-	files = kept
-	// Only committed records; a merge never spans a file it cannot take.
-	for i, f := range files {
-		if f.last > committed {
-			files = files[:i]
-			break
-		}
-	}
 	// Runs of about equal size, at most MaxBytes each (so no short run is
 	// left over), each merged when it has MinFiles files.
 	var total int64
@@ -187,12 +259,21 @@ func compactPartition(dir string, committed uint64, o CompactOptions, c *Compact
 		if len(run) < o.MinFiles {
 			continue
 		}
-		rows, why, err := mergeFiles(dir, run)
-		if err != nil {
-			return err
+		sig := runSignature(run)
+		if o.Memo != nil {
+			if m, ok := o.Memo.failed[dir]; ok && m.files == sig && now.Sub(m.at) < time.Hour {
+				continue
+			}
 		}
+		rows, why := mergeFiles(dir, run)
 		if why != "" {
 			c.Skipped = append(c.Skipped, dir+": "+why)
+			if o.Memo != nil {
+				if o.Memo.failed == nil {
+					o.Memo.failed = map[string]memoEntry{}
+				}
+				o.Memo.failed[dir] = memoEntry{files: sig, at: now}
+			}
 			continue
 		}
 		c.Merges++
@@ -202,6 +283,14 @@ func compactPartition(dir string, committed uint64, o CompactOptions, c *Compact
 	return nil
 }
 
+func runSignature(run []rangeFile) string {
+	var b strings.Builder
+	for _, f := range run {
+		fmt.Fprintf(&b, "%s:%d;", f.name, f.size)
+	}
+	return b.String()
+}
+
 // inputFile is an open input of a merge.
 type inputFile struct {
 	f    *os.File
@@ -209,31 +298,37 @@ type inputFile struct {
 	meta map[string]columnMeta
 }
 
-// mergeFiles merges run into one file of dir. why is set, and nothing
-// changed, when the inputs cannot be merged.
-func mergeFiles(dir string, run []rangeFile) (rows int64, why string, err error) {
+// mergeFiles merges run into one file of dir and returns its rows, or why
+// it did not: every failure, reading the inputs or writing the output,
+// leaves the partition as it was (but for a temporary file it removes).
+func mergeFiles(dir string, run []rangeFile) (rows int64, why string) {
 	inputs := make([]inputFile, 0, len(run))
 	defer func() {
 		for _, in := range inputs {
 			in.f.Close()
 		}
 	}()
+	defer func() {
+		if r := recover(); r != nil { // parquet-go on a corrupt input
+			rows, why = 0, fmt.Sprintf("merge panicked: %v", r)
+		}
+	}()
 	var want int64
 	for _, rf := range run {
 		f, err := os.Open(filepath.Join(dir, rf.name))
 		if err != nil {
-			return 0, "", fmt.Errorf("compact lake: %w", err)
+			return 0, err.Error()
 		}
 		pf, err := parquet.OpenFile(f, rf.size)
 		if err != nil {
 			f.Close()
-			return 0, fmt.Sprintf("%s: %v", rf.name, err), nil
+			return 0, fmt.Sprintf("%s: %v", rf.name, err)
 		}
 		in := inputFile{f: f, pf: pf}
 		if v, ok := pf.Lookup("wirehouse.columns"); ok {
 			if err := json.Unmarshal([]byte(v), &in.meta); err != nil {
 				f.Close()
-				return 0, fmt.Sprintf("%s: wirehouse.columns: %v", rf.name, err), nil
+				return 0, fmt.Sprintf("%s: wirehouse.columns: %v", rf.name, err)
 			}
 		}
 		inputs = append(inputs, in)
@@ -241,7 +336,7 @@ func mergeFiles(dir string, run []rangeFile) (rows int64, why string, err error)
 	}
 	schema, meta, sorting, why := unionSchema(inputs)
 	if why != "" {
-		return 0, why, nil
+		return 0, why
 	}
 	var groups []parquet.RowGroup
 	for _, in := range inputs {
@@ -249,22 +344,25 @@ func mergeFiles(dir string, run []rangeFile) (rows int64, why string, err error)
 	}
 	merged, err := parquet.MergeRowGroups(groups, schema, parquet.SortingRowGroupConfig(parquet.SortingColumns(sorting...)))
 	if err != nil {
-		return 0, fmt.Sprintf("merge: %v", err), nil
+		return 0, fmt.Sprintf("merge: %v", err)
 	}
 	signal, _ := inputs[0].pf.Lookup("wirehouse.signal")
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
-		return 0, "", fmt.Errorf("compact lake: %w", err)
+		return 0, err.Error()
 	}
 	opts := append(writerOptions(schema, sorting, map[string]string{
 		"wirehouse.signal":  signal,
 		"wirehouse.columns": string(metaJSON),
 	}), parquet.MaxRowsPerRowGroup(128<<10))
-	name := RangeName(run[0].first, run[len(run)-1].last) + ".parquet"
+	name, err := outputName(dir, run)
+	if err != nil {
+		return 0, err.Error()
+	}
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return 0, "", fmt.Errorf("compact lake: %w", err)
+		return 0, err.Error()
 	}
 	w := parquet.NewGenericWriter[any](out, opts...)
 	_, err = w.WriteRowGroup(merged) // its count is the last row group's
@@ -285,25 +383,56 @@ func mergeFiles(dir string, run []rangeFile) (rows int64, why string, err error)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Sprintf("write %s: %v", name, err)
+	}
+	// The intent first, then the rename: from here a crash is finished
+	// by the next pass.
+	it := intent{Output: name}
+	for _, rf := range run {
+		it.Inputs = append(it.Inputs, rf.name)
+	}
+	b, err := json.Marshal(it)
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
+		err = durable.WriteFile(filepath.Join(dir, intentFile), b, 0o644)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return 0, "", fmt.Errorf("compact lake %s: %w", filepath.Join(dir, name), err)
+		return 0, fmt.Sprintf("write compaction intent: %v", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		os.Remove(filepath.Join(dir, intentFile))
+		return 0, fmt.Sprintf("rename %s: %v", name, err)
 	}
 	if err := durable.SyncDir(dir); err != nil {
-		return 0, "", fmt.Errorf("compact lake: %w", err)
+		return n, "" // renamed: the next pass finishes from the intent
 	}
+	if _, err := recoverIntent(dir); err != nil {
+		return n, "" // likewise
+	}
+	return n, ""
+}
+
+// outputName names the merge of run: <first>-<last>-c.parquet, or -c2,
+// -c3, … when that name is taken (by an input, say).
+func outputName(dir string, run []rangeFile) (string, error) {
+	last := run[0].last
 	for _, rf := range run {
-		if err := os.Remove(filepath.Join(dir, rf.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return n, "", fmt.Errorf("compact lake: %w", err)
+		last = max(last, rf.last)
+	}
+	base := RangeName(run[0].first, last) + "-c"
+	for i := 1; i < 1000; i++ {
+		name := base + ".parquet"
+		if i > 1 {
+			name = base + strconv.Itoa(i) + ".parquet"
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			return name, nil
 		}
 	}
-	if err := durable.SyncDir(dir); err != nil {
-		return n, "", fmt.Errorf("compact lake: %w", err)
-	}
-	return n, "", nil
+	return "", errors.New("no free name for the merged file")
 }
 
 // footerRows is the row count the footer of the Parquet file f states.

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,11 +102,11 @@ func TestCompact(t *testing.T) {
 	before := map[string][]string{logsDir: rowTexts(readLake(t, logsDir)), tracesDir: rowTexts(readLake(t, tracesDir))}
 
 	// Not yet: the hour has not been over for long enough.
-	c, err := Compact(root, 50, hour.Add(time.Hour+time.Minute), CompactOptions{})
+	c, err := Compact(context.Background(), root, 50, hour.Add(time.Hour+time.Minute), CompactOptions{})
 	if err != nil || c.Merges != 0 {
 		t.Fatalf("Compact of an open hour = %+v, %v", c, err)
 	}
-	c, err = Compact(root, 50, hour.Add(2*time.Hour), CompactOptions{})
+	c, err = Compact(context.Background(), root, 50, hour.Add(2*time.Hour), CompactOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestCompact(t *testing.T) {
 		files := readLake(t, dir)
 		for _, f := range files {
 			names = append(names, filepath.Base(f.path))
-			if filepath.Base(f.path) == RangeName(1, 45)+".parquet" {
+			if filepath.Base(f.path) == RangeName(1, 45)+"-c.parquet" {
 				merged = f
 			}
 		}
@@ -165,31 +167,52 @@ print(n, ids, pq.read_table(p).num_rows)`
 		t.Errorf("logs partition after compaction: %v", names)
 	}
 
-	// An interrupted compaction: the output was renamed into place, one
-	// input was not removed yet. The next pass removes it.
-	merged := filepath.Join(logsDir, RangeName(1, 45)+".parquet")
-	leftover := filepath.Join(logsDir, RangeName(11, 15)+".parquet")
+	// An interrupted compaction: its intent names the output, in place,
+	// and inputs of which one was not removed yet. The next pass removes
+	// it, whatever its name or content; a file the intent does not name
+	// stays, even one whose range lies inside the output's (a spool that
+	// lost its tail reuses sequence numbers).
+	merged := filepath.Join(logsDir, RangeName(1, 45)+"-c.parquet")
 	b, err := os.ReadFile(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(leftover, b[:len(b)/2], 0o644); err != nil { // its content does not matter
+	leftover := RangeName(11, 15) + ".parquet"
+	if err := os.WriteFile(filepath.Join(logsDir, leftover), b[:len(b)/2], 0o644); err != nil { // its content does not matter
 		t.Fatal(err)
 	}
-	c, err = Compact(root, 50, hour.Add(2*time.Hour), CompactOptions{})
+	if err := os.WriteFile(filepath.Join(logsDir, intentFile), fmt.Appendf(nil, `{"output":%q,"inputs":[%q,%q]}`,
+		filepath.Base(merged), RangeName(1, 5)+".parquet", leftover), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Compact(context.Background(), root, 50, hour.Add(2*time.Hour), CompactOptions{RecoverOnly: true})
 	if err != nil || c.Leftover != 1 || c.Merges != 0 {
 		t.Fatalf("Compact after an interrupted one = %+v, %v", c, err)
 	}
 	if got := rowTexts(readLake(t, logsDir)); !slices.Equal(got, before[logsDir]) {
 		t.Fatalf("rows changed by the leftover removal:\n%s", diffLines(got, before[logsDir]))
 	}
+	if _, err := os.Stat(filepath.Join(logsDir, intentFile)); !os.IsNotExist(err) {
+		t.Errorf("intent left: %v", err)
+	}
+	// An intent whose output never made it: nothing is removed.
+	if err := os.WriteFile(filepath.Join(logsDir, intentFile), fmt.Appendf(nil, `{"output":%q,"inputs":[%q]}`,
+		RangeName(1, 99)+"-c.parquet", filepath.Base(merged)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Compact(context.Background(), root, 50, hour.Add(2*time.Hour), CompactOptions{RecoverOnly: true}); err != nil || c.Leftover != 0 {
+		t.Fatalf("Compact with an unfinished intent = %+v, %v", c, err)
+	}
+	if _, err := os.Stat(merged); err != nil {
+		t.Fatalf("an intent whose output is missing removed an input: %v", err)
+	}
 
 	// Once committed, the late write joins the merged file.
-	c, err = Compact(root, 52, hour.Add(2*time.Hour), CompactOptions{MinFiles: 2})
+	c, err = Compact(context.Background(), root, 52, hour.Add(2*time.Hour), CompactOptions{MinFiles: 2})
 	if err != nil || c.Merges != 1 || c.Inputs != 2 {
 		t.Fatalf("Compact of the committed late write = %+v, %v", c, err)
 	}
-	if _, err := os.Stat(filepath.Join(logsDir, RangeName(1, 52)+".parquet")); err != nil {
+	if _, err := os.Stat(filepath.Join(logsDir, RangeName(1, 52)+"-c.parquet")); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowTexts(readLake(t, logsDir)); !slices.Equal(got, before[logsDir]) {
@@ -213,7 +236,7 @@ func TestCompactDisagreeing(t *testing.T) {
 	}
 	dir := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=10")
 	before := dirNames(t, dir)
-	c, err := Compact(root, 10, ts.Add(2*time.Hour), CompactOptions{})
+	c, err := Compact(context.Background(), root, 10, ts.Add(2*time.Hour), CompactOptions{})
 	if err != nil || c.Merges != 0 || len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "attr_x") {
 		t.Fatalf("Compact = %+v, %v; want the partition skipped over attr_x", c, err)
 	}
@@ -298,7 +321,7 @@ func BenchmarkCompact(b *testing.B) {
 					}
 				}()
 				b.StartTimer()
-				c, err := Compact(root, files, hour.Add(2*time.Hour), CompactOptions{MaxBytes: maxRun})
+				c, err := Compact(context.Background(), root, files, hour.Add(2*time.Hour), CompactOptions{MaxBytes: maxRun})
 				b.StopTimer()
 				close(stop)
 				peak = max(peak, <-sampled-base)
@@ -324,4 +347,107 @@ func dirNamesB(b *testing.B, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestCompactSeqReuse: after a spool lost its tail, a replay rewrote
+// records 1-3 under the interrupted write's name 1-5, and new records took
+// sequence numbers 4 and 5 again: ranges overlap. Every file is merged,
+// none is taken for another's leftover.
+func TestCompactSeqReuse(t *testing.T) {
+	root := t.TempDir()
+	w := newTestWriter(t, root, WithManualFlush())
+	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
+	for i, name := range []string{RangeName(1, 5), RangeName(4, 5), RangeName(6, 6), RangeName(7, 7)} {
+		if _, err := w.Append(SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+i) * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.FlushAs(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=10")
+	before := rowTexts(readLake(t, dir))
+	c, err := Compact(context.Background(), root, 7, hour.Add(2*time.Hour), CompactOptions{})
+	if err != nil || c.Merges != 1 || c.Inputs != 4 || c.Leftover != 0 {
+		t.Fatalf("Compact = %+v, %v", c, err)
+	}
+	if got := rowTexts(readLake(t, dir)); !slices.Equal(got, before) {
+		t.Fatalf("rows changed:\n%s", diffLines(got, before))
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != RangeName(1, 7)+"-c.parquet" {
+		t.Errorf("files %v", names)
+	}
+}
+
+// countingLocker counts Lock calls.
+type countingLocker struct {
+	sync.Mutex
+	n int
+}
+
+func (l *countingLocker) Lock() { l.Mutex.Lock(); l.n++ }
+
+// TestCompactCorruptInput: a partition with an unreadable input is
+// skipped, the others are still merged, and with a memo the bad one is
+// not tried again until its files change. The lock is taken per partition.
+func TestCompactCorruptInput(t *testing.T) {
+	root := t.TempDir()
+	w := newTestWriter(t, root, WithManualFlush())
+	day := time.Date(2030, 5, 1, 0, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	for _, h := range []int{10, 11} {
+		for i := range 4 {
+			if _, err := w.Append(SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: day.Add(time.Duration(h)*time.Hour + time.Duration(10+i)*time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
+				t.Fatal(err)
+			}
+			seq++
+			if err := w.FlushAs(RangeName(seq, seq)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bad := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=10")
+	good := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=11")
+	victim := filepath.Join(bad, RangeName(2, 2)+".parquet")
+	b, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 8; i < len(b)/2; i++ { // the pages, not the footer
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(victim, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badFiles := dirNames(t, bad)
+	var memo CompactMemo
+	lock := &countingLocker{}
+	opts := CompactOptions{Memo: &memo, Lock: lock}
+	now := day.Add(14 * time.Hour)
+	c, err := Compact(context.Background(), root, seq, now, opts)
+	if err != nil || c.Merges != 1 || len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "hour=10") {
+		t.Fatalf("Compact = %+v, %v; want hour 11 merged and hour 10 skipped", c, err)
+	}
+	if got := dirNames(t, bad); !slices.Equal(got, badFiles) {
+		t.Errorf("the skipped partition changed: %v, was %v", got, badFiles)
+	}
+	if len(dirNames(t, good)) != 1 {
+		t.Errorf("hour 11 not merged: %v", dirNames(t, good))
+	}
+	if lock.n != 2 {
+		t.Errorf("lock taken %d times, want once per partition", lock.n)
+	}
+	c, err = Compact(context.Background(), root, seq, now, opts)
+	if err != nil || len(c.Skipped) != 0 || c.Merges != 0 {
+		t.Errorf("second pass = %+v, %v; want the memo to spare the bad partition", c, err)
+	}
+	if c, _ := Compact(context.Background(), root, seq, now.Add(2*time.Hour), opts); len(c.Skipped) != 1 {
+		t.Errorf("an hour later = %+v; want the bad partition tried again", c)
+	}
+	// A context that ended stops the pass before any partition.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c, err := Compact(ctx, root, seq, now, CompactOptions{}); err != nil || c.Merges != 0 || len(c.Skipped) != 0 {
+		t.Errorf("Compact with an ended context = %+v, %v", c, err)
+	}
 }

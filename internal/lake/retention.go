@@ -20,9 +20,11 @@ type Retention struct {
 	// MaxAge removes the partitions whose hour ended more than MaxAge
 	// ago. 0: no age limit.
 	MaxAge time.Duration
-	// MaxSize then removes the oldest partitions while the lake's Parquet
-	// files hold more than MaxSize bytes. Partitions of the current hour
-	// and later are kept whatever their size. 0: no size limit.
+	// MaxSize then removes partitions while the lake's Parquet files
+	// hold more than MaxSize bytes: first those more than an hour in the
+	// future (records from clients whose clocks are wrong, farthest
+	// first), then the oldest. The current and the next hour are kept
+	// whatever their size. 0: no size limit.
 	MaxSize int64
 }
 
@@ -87,10 +89,20 @@ func Prune(root string, r Retention, now time.Time) (Pruned, error) {
 		total += pt.bytes
 		p.KeptFiles += pt.files
 	}
+	// Removal order for the size limit: the future beyond the next hour,
+	// farthest first, then the past, oldest first.
 	current := now.UTC().Truncate(time.Hour)
-	for _, pt := range parts {
+	next := current.Add(time.Hour)
+	split := len(parts)
+	for split > 0 && parts[split-1].hour.After(next) {
+		split--
+	}
+	order := slices.Clone(parts[split:])
+	slices.Reverse(order)
+	order = append(order, parts[:split]...)
+	for _, pt := range order {
 		old := r.MaxAge > 0 && !pt.hour.Add(time.Hour).After(now.Add(-r.MaxAge))
-		over := r.MaxSize > 0 && total > r.MaxSize && pt.hour.Before(current)
+		over := r.MaxSize > 0 && total > r.MaxSize && (pt.hour.Before(current) || pt.hour.After(next))
 		if !old && !over {
 			continue
 		}

@@ -136,6 +136,22 @@ func TestPruneRules(t *testing.T) {
 		t.Errorf("empty date directory left: %v", err)
 	}
 
+	// Records from the future: beyond the next hour they go first when
+	// the lake is over its size, the farthest first; the next hour stays.
+	put(t, root, "logs/tenant=b/date=2026-01-02/hour=04/a.parquet", 100) // the next hour
+	put(t, root, "logs/tenant=b/date=2026-01-03/hour=00/a.parquet", 300)
+	put(t, root, "logs/tenant=b/date=2099-01-01/hour=00/a.parquet", 200)
+	p, err = Prune(root, Retention{MaxSize: 5150, MaxAge: time.Hour}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Pruned{Partitions: 2, Files: 2, Bytes: 500, Kept: 5100, KeptFiles: 2}); p != want {
+		t.Errorf("Prune with future partitions = %+v, want %+v", p, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "logs/tenant=b/date=2026-01-02/hour=04/a.parquet")); err != nil {
+		t.Errorf("the next hour was removed: %v", err)
+	}
+
 	if _, err := Prune(root, Retention{MaxAge: -1}, now); err == nil {
 		t.Error("negative retention accepted")
 	}

@@ -141,6 +141,7 @@ type Loader struct {
 	pruneMu   sync.Mutex
 	pruned    lake.Pruned    // removals summed over passes; Kept* of the last pass
 	compacted lake.Compacted // summed over passes, Skipped left out
+	memo      lake.CompactMemo
 }
 
 // intentFile is where the range being written is recorded.
@@ -381,7 +382,7 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(l.cfg.PruneEvery)
 	defer t.Stop()
 	for {
-		l.prune()
+		l.prune(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -390,18 +391,20 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 	}
 }
 
-// prune runs one retention and compaction pass, between writes.
-func (l *Loader) prune() {
+// prune runs one compaction and retention pass. Compaction takes the
+// write lock partition by partition, so writes go on during a long pass;
+// retention, which is quick, holds it throughout. Compaction goes first,
+// so that the size retention goes by and the lake's size on /metrics are
+// those of the files that stay. With compaction off, interrupted
+// compactions are still finished.
+func (l *Loader) prune(ctx context.Context) {
+	c, cerr := lake.Compact(ctx, l.cfg.Dir, l.cons.Committed(), time.Now(), lake.CompactOptions{
+		After:       max(2*l.cfg.MaxDelay, 5*time.Minute),
+		RecoverOnly: !l.cfg.Compact,
+		Lock:        &l.writeMu,
+		Memo:        &l.memo,
+	})
 	l.writeMu.Lock()
-	// Compaction first, so that the size retention goes by and the lake's
-	// size on /metrics are those of the files that stay.
-	var c lake.Compacted
-	var cerr error
-	if l.cfg.Compact {
-		c, cerr = lake.Compact(l.cfg.Dir, l.cons.Committed(), time.Now(), lake.CompactOptions{
-			After: max(2*l.cfg.MaxDelay, 5*time.Minute),
-		})
-	}
 	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
 	l.writeMu.Unlock()
 	l.noteCompaction(c, cerr)

@@ -289,7 +289,7 @@ func TestLoaderCompacts(t *testing.T) {
 		t.Fatalf("compacted %+v, want the 6 files merged into 1", c)
 	}
 	files, _ = filepath.Glob(filepath.Join(lakeDir, "logs", "tenant=t", "*", "*", "*.parquet"))
-	if len(files) != 1 || filepath.Base(files[0]) != lake.RangeName(1, 6)+".parquet" {
+	if len(files) != 1 || filepath.Base(files[0]) != lake.RangeName(1, 6)+"-c.parquet" {
 		t.Errorf("lake files %v, want one covering records 1-6", files)
 	}
 	got := lakeIDs(t, lakeDir)

@@ -13,8 +13,9 @@ import (
 // confighttp cors settings, and with the same library (rs/cors): a
 // preflight from an allowed origin is answered 204 with the
 // Access-Control-* headers, and responses to allowed origins carry
-// Access-Control-Allow-Origin. Credentials (an Authorization header) are
-// allowed.
+// Access-Control-Allow-Origin. An Authorization header (a bearer token)
+// is allowed; browser credentials (cookies, TLS client certificates) are
+// not, so a page cannot export with its visitor's certificate.
 type CORSConfig struct {
 	// AllowedOrigins are origins such as "https://app.example.com", with
 	// at most one "*" wildcard each ("https://*.example.com"), or "*" for
@@ -44,10 +45,9 @@ func (c CORSConfig) Validate() error {
 // wrap puts h behind the CORS policy.
 func (c CORSConfig) wrap(h http.Handler) http.Handler {
 	return cors.New(cors.Options{
-		AllowedOrigins:   c.AllowedOrigins,
-		AllowedMethods:   []string{http.MethodPost},
-		AllowedHeaders:   append([]string{"Content-Type", "Content-Encoding", "Authorization"}, c.AllowedHeaders...),
-		AllowCredentials: true,
-		MaxAge:           int(c.MaxAge / time.Second),
+		AllowedOrigins: c.AllowedOrigins,
+		AllowedMethods: []string{http.MethodPost},
+		AllowedHeaders: append([]string{"Content-Type", "Content-Encoding", "Authorization"}, c.AllowedHeaders...),
+		MaxAge:         int(c.MaxAge / time.Second),
 	}).Handler(h)
 }

@@ -76,7 +76,7 @@ func TestCORS(t *testing.T) {
 		}
 		h := resp.Header
 		if h.Get("Access-Control-Allow-Methods") != http.MethodPost || h.Get("Access-Control-Max-Age") != "600" ||
-			h.Get("Access-Control-Allow-Credentials") != "true" || !strings.EqualFold(h.Get("Access-Control-Allow-Headers"), tc.headers) {
+			h.Get("Access-Control-Allow-Credentials") != "" || !strings.EqualFold(h.Get("Access-Control-Allow-Headers"), tc.headers) {
 			t.Errorf("preflight from %s with %q: headers %v", tc.origin, tc.headers, h)
 		}
 	}

@@ -353,7 +353,8 @@ func TestBadSecurityFiles(t *testing.T) {
 		"admin.tls": func(c *Config) {
 			c.Admin.TLS.CertFile, c.Admin.TLS.KeyFile = "/nonexistent/cert.pem", "/nonexistent/key.pem"
 		},
-		"otlp.auth": func(c *Config) { c.OTLP.Auth.BearerTokensFile = "/nonexistent/tokens" },
+		"otlp.auth":  func(c *Config) { c.OTLP.Auth.BearerTokensFile = "/nonexistent/tokens" },
+		"admin.auth": func(c *Config) { c.Admin.Auth.BearerTokensFile = "/nonexistent/admin-tokens" },
 	} {
 		cfg := testConfig(t)
 		mod(&cfg)
@@ -415,6 +416,7 @@ func TestAdminBearerTokens(t *testing.T) {
 		{http.MethodGet, "/metrics"},
 		{http.MethodGet, "/debug/pprof/cmdline"},
 		{http.MethodPost, "/api/v1/write"},
+		{http.MethodPost, "/api/v1/read"},
 	} {
 		for _, auth := range []string{"", "Bearer wrong-token-0123456789", "Basic Z3JhZmFuYTp4"} {
 			code, h := do(c.method, c.path, auth, []byte("query=1"))
@@ -423,7 +425,7 @@ func TestAdminBearerTokens(t *testing.T) {
 			}
 		}
 		want := http.StatusOK
-		if c.path == "/api/v1/write" {
+		if c.path == "/api/v1/write" || c.path == "/api/v1/read" {
 			want = http.StatusBadRequest // past the token: the handler refuses the body
 		}
 		if code, _ := do(c.method, c.path, "Bearer "+token, []byte("query=1")); code != want {

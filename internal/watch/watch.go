@@ -1,8 +1,9 @@
 // Package watch tells when files change, for settings that are re-read
 // without a restart (TLS certificates, bearer tokens). It polls: a file
 // has changed when its size or modification time differs from when it was
-// last marked, which catches both rewrites in place and the rename of a
-// new file over the old one (as cert-manager and Kubernetes secrets do).
+// last marked, or it is another file (os.SameFile), which catches rewrites
+// in place and the rename of a new file over the old one (as cert-manager
+// and Kubernetes secrets do), even one copied with its old time.
 package watch
 
 import (
@@ -23,6 +24,11 @@ type Files struct {
 type stamp struct {
 	size int64
 	mod  time.Time
+	info os.FileInfo // for os.SameFile: a file renamed over keeps size and time with cp -p
+}
+
+func (s stamp) same(st os.FileInfo) bool {
+	return s.info != nil && s.size == st.Size() && s.mod.Equal(st.ModTime()) && os.SameFile(s.info, st)
 }
 
 // New watches paths, looking at them at most once per every; call Mark
@@ -41,7 +47,7 @@ func (f *Files) Mark() error {
 		if err != nil {
 			return fmt.Errorf("watch: %w", err)
 		}
-		f.stamps[i] = stamp{size: st.Size(), mod: st.ModTime()}
+		f.stamps[i] = stamp{size: st.Size(), mod: st.ModTime(), info: st}
 	}
 	return nil
 }
@@ -55,7 +61,7 @@ func (f *Files) Changed(now time.Time) bool {
 	f.checked = now
 	for i, p := range f.paths {
 		st, err := os.Stat(p)
-		if err != nil || (stamp{size: st.Size(), mod: st.ModTime()}) != f.stamps[i] {
+		if err != nil || !f.stamps[i].same(st) {
 			return true
 		}
 	}

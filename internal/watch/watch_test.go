@@ -57,3 +57,32 @@ func TestFiles(t *testing.T) {
 		t.Error("Mark of a missing file succeeded")
 	}
 }
+
+// TestSameSizeAndTime: a file renamed over another of the same size and
+// modification time (cp -p, install -p) is a change.
+func TestSameSizeAndTime(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	stamp := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for _, p := range []string{a, a + ".new"} {
+		if err := os.WriteFile(p, []byte("same"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, stamp, stamp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := New(0, a)
+	if err := w.Mark(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Changed(time.Now()) {
+		t.Fatal("changed without a change")
+	}
+	if err := os.Rename(a+".new", a); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Changed(time.Now()) {
+		t.Error("a file renamed over with the same size and time not seen")
+	}
+}
