@@ -87,11 +87,15 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(inputs) == 0 {
 		return fmt.Errorf("ingest: no .binpb, .pb or .json files (optionally .gz or .zst) in %q", f.paths)
 	}
-	rd, err := ingest.NewReader(f.sig, ingest.WithMaxFileSize(f.maxFile))
-	if err != nil {
-		return err
+	// Two readers: one reads and decompresses the next file while the
+	// other's requests are appended, on the other core.
+	var readers [2]*ingest.Reader
+	for i := range readers {
+		if readers[i], err = ingest.NewReader(f.sig, ingest.WithMaxFileSize(f.maxFile)); err != nil {
+			return err
+		}
+		defer readers[i].Close()
 	}
-	defer rd.Close()
 	if !lake.ValidTenant(f.tenant) {
 		return usageError{err: fmt.Errorf("--tenant %q: want 1 to 128 of [A-Za-z0-9._-]", f.tenant)}
 	}
@@ -107,12 +111,16 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	lastProgress := start
 	var fatal error
+	files, stop := readAhead(readers, inputs)
+	defer stop()
 	for _, in := range inputs {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			break
 		}
-		skip, err := ingestFile(rd, w, f, in, &sum)
+		r := <-files
+		skip, err := ingestFile(r.file, r.err, w, f, in, &sum)
+		r.done()
 		if err != nil {
 			fatal = fmt.Errorf("ingest: write %s: %w", f.out, err)
 			break
@@ -152,15 +160,53 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// ingestFile reads the file in and appends all its requests in one call,
-// adding to sum what was appended. A file the Reader or the lake refuses
-// is returned as skip, an *ingest.Error with the offset of the failing
-// request; err is a write error of the lake, after which the file's rows
-// are appended but not all written.
-func ingestFile(rd *ingest.Reader, w *lake.Writer, f *ingestFlags, in ingest.Input, sum *ingestSummary) (skip, err error) {
-	file, err := rd.ReadFile(in)
-	if err != nil {
-		return err, nil
+// readFile is a file read ahead: done hands its reader back.
+type readFile struct {
+	file ingest.File
+	err  error
+	done func()
+}
+
+// readAhead reads inputs in order in the background, each with the reader
+// its predecessor's predecessor used once that one is done, so at most
+// two files are in memory: the one being appended and the next. stop ends
+// the reading early; it must be called.
+func readAhead(readers [2]*ingest.Reader, inputs []ingest.Input) (<-chan readFile, func()) {
+	out := make(chan readFile)
+	free := make(chan *ingest.Reader, len(readers))
+	for _, r := range readers {
+		free <- r
+	}
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for _, in := range inputs {
+			var r *ingest.Reader
+			select {
+			case r = <-free:
+			case <-quit:
+				return
+			}
+			file, err := r.ReadFile(in)
+			select {
+			case out <- readFile{file: file, err: err, done: func() { free <- r }}:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return out, func() { close(quit); <-finished }
+}
+
+// ingestFile appends all the requests of a file read (or refused with
+// readErr) in one call, adding to sum what was appended. A file the Reader
+// or the lake refuses is returned as skip, an *ingest.Error with the
+// offset of the failing request; err is a write error of the lake, after
+// which the file's rows are appended but not all written.
+func ingestFile(file ingest.File, readErr error, w *lake.Writer, f *ingestFlags, in ingest.Input, sum *ingestSummary) (skip, err error) {
+	if readErr != nil {
+		return readErr, nil
 	}
 	n, err := w.Append(f.sig, f.tenant, file.Requests...)
 	var ae *lake.AppendError
