@@ -198,6 +198,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	var tokenFile string
 	fs.StringVar(&cfg.BearerToken, "bearer-token", "", "send Authorization: Bearer <token> with every OTLP request (visible in the process list; see --bearer-token-file)")
 	fs.StringVar(&tokenFile, "bearer-token-file", "", "read the bearer token from the first line of this file")
+	fs.StringVar(&cfg.AdminBearerToken, "admin-bearer-token", "", "send Authorization: Bearer <token> to the admin server: remote-write requests and --verify's queries")
 	fs.BoolVar(&useTLS, "tls", false, "send over TLS, verifying the server against the system's CAs (implied by the other --tls flags)")
 	fs.StringVar(&tlsClient.CAFile, "tls-ca-file", "", "PEM CA certificates that verify the server, in place of the system's")
 	fs.StringVar(&tlsClient.CertFile, "tls-cert-file", "", "PEM client certificate, for servers that require one (mutual TLS)")
@@ -234,7 +235,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 		cfg.BearerToken = strings.TrimSpace(cfg.BearerToken)
 	}
 	if cfg.BearerToken != "" && cfg.Transport == "remote-write" {
-		return cfg, o, usageError{err: errors.New("--bearer-token: OTLP only; remote write goes to the admin server")}
+		return cfg, o, usageError{err: errors.New("--bearer-token: OTLP only; remote write goes to the admin server (--admin-bearer-token)")}
 	}
 	if useTLS || tlsClient != (tlsfiles.Client{}) {
 		if cfg.TLS, err = tlsClient.Config(); err != nil {

@@ -143,3 +143,29 @@ func lakeRows(t *testing.T, dir string) int {
 	})
 	return n
 }
+
+// TestLoadAdminToken: with admin bearer tokens, load's remote write and
+// --verify's queries send --admin-bearer-token; without it they are
+// refused.
+func TestLoadAdminToken(t *testing.T) {
+	const token = "admin-writer-0123456789ab"
+	tokens := filepath.Join(t.TempDir(), "admin-tokens")
+	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", tokens)
+	defer p.stop(t)
+	admin := "http://" + p.addrs["admin HTTP"]
+	for _, args := range [][]string{
+		{"--transport", "remote-write", "--endpoint", admin + "/api/v1/write"},
+		{"--transport", "grpc", "--endpoint", p.addrs["OTLP/gRPC"]}, // OTLP open, verify needs the token
+	} {
+		base := append([]string{"load", "--signal", "metrics", "--count", "3", "--batch", "20", "--quiet", "--json", "--verify", "--query-endpoint", admin}, args...)
+		if stdout, stderr, err := runArgs(t, append(base, "--admin-bearer-token", token)...); err != nil || !strings.Contains(stdout, "missing 0 series, 0 samples") {
+			t.Errorf("load %v with the admin token: %v\n%s%s", args, err, stdout, stderr)
+		}
+		if _, _, err := runArgs(t, base...); err == nil {
+			t.Errorf("load %v without the admin token succeeded", args)
+		}
+	}
+}

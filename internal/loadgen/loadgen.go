@@ -64,9 +64,12 @@ type Config struct {
 	// series one point per second, so nothing is sent twice.
 	Payload synth.Payload
 	Series  int
-	// BearerToken, if set, is sent with every request as
+	// BearerToken, if set, is sent with every OTLP request as
 	// "Authorization: Bearer <token>" (gRPC: authorization metadata).
 	BearerToken string
+	// AdminBearerToken, if set, is sent the same way to the admin server:
+	// with remote-write requests and Verify's queries.
+	AdminBearerToken string
 	// TLS, if not nil, sends over TLS (internal/tlsfiles builds it): gRPC
 	// with it as transport credentials, HTTP to an https endpoint (a
 	// host:port endpoint becomes https://host:port). Verify's queries to

@@ -145,13 +145,14 @@ func remoteSeries(seed int64, n int) ([]Series, error) {
 
 // remoteWriteSender posts snappy-compressed prompb.WriteRequests.
 type remoteWriteSender struct {
-	client   *http.Client
-	url      string
-	batch    int
-	variants int
-	series   []Series
-	base     int64    // timestamp of round 0, Unix ms
-	bodies   [][]byte // pre-built requests 0..len-1
+	client        *http.Client
+	url           string
+	authorization string
+	batch         int
+	variants      int
+	series        []Series
+	base          int64    // timestamp of round 0, Unix ms
+	bodies        [][]byte // pre-built requests 0..len-1
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -170,6 +171,9 @@ func newRemoteWriteSender(cfg Config) (*remoteWriteSender, error) {
 		client: newHTTPClient(cfg.Concurrency, cfg.TLS),
 		url:    cfg.Endpoint, batch: cfg.Batch, variants: cfg.Variants, series: series,
 		next: make([]int64, cfg.Variants), acked: make([]int64, cfg.Variants), first: -1, last: -1,
+	}
+	if cfg.AdminBearerToken != "" {
+		s.authorization = "Bearer " + cfg.AdminBearerToken
 	}
 	if !strings.Contains(s.url, "://") {
 		s.url = "http://" + s.url
@@ -274,6 +278,9 @@ func (s *remoteWriteSender) send(ctx context.Context, n int64) (int64, int64, st
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	if s.authorization != "" {
+		req.Header.Set("Authorization", s.authorization)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -68,6 +68,9 @@ func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (
 	if cfg.TLS != nil {
 		q.client.Transport = &http.Transport{TLSClientConfig: cfg.TLS}
 	}
+	if cfg.AdminBearerToken != "" {
+		q.authorization = "Bearer " + cfg.AdminBearerToken
+	}
 	if res.Written != nil {
 		return verifyRemoteWrite(ctx, q, res.Written)
 	}
@@ -280,8 +283,9 @@ func label(s Series, name string) string {
 }
 
 type querier struct {
-	base   string
-	client *http.Client
+	base          string
+	client        *http.Client
+	authorization string
 }
 
 // names returns the metric names with samples between start and end.
@@ -302,6 +306,9 @@ func (q *querier) get(ctx context.Context, path, what string, data any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.base+path, nil)
 	if err != nil {
 		return fmt.Errorf("--query-endpoint: %w", err)
+	}
+	if q.authorization != "" {
+		req.Header.Set("Authorization", q.authorization)
 	}
 	resp, err := q.client.Do(req)
 	if err != nil {
