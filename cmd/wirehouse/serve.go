@@ -112,7 +112,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Lake.MaxBuffer, "lake-max-buffer", "protobuf bytes buffered before a Parquet write, whatever --lake-file-size says")
 	fs.DurationVar(&cfg.Lake.Retention, "lake-retention", cfg.Lake.Retention, "remove lake hour partitions that ended longer ago than this, checked every minute (0: keep everything)")
 	fs.BoolVar(&cfg.Lake.Compact, "lake-compact", cfg.Lake.Compact, "merge the small Parquet files of each hour partition once the hour is over")
-	fs.Var(&cfg.Lake.RetentionSize, "lake-retention-size", "remove the oldest lake hour partitions while the Parquet files hold more bytes, never the current hour's (0: no limit)")
+	fs.Var(&cfg.Lake.RetentionSize, "lake-retention-size", "remove lake hour partitions while the Parquet files hold more bytes: more than an hour in the future first, then the oldest, never the current or next hour (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err

@@ -108,8 +108,9 @@ type LakeConfig struct {
 	FileSize  ByteSize      `yaml:"file_size"`  // file size aimed at
 	MaxBuffer ByteSize      `yaml:"max_buffer"` // protobuf bytes buffered before a write, whatever file_size says
 	// Retention removes hour partitions that ended longer ago; 0 keeps
-	// them. RetentionSize then removes the oldest while the Parquet files
-	// hold more bytes (never the current hour's); 0: no limit.
+	// them. RetentionSize then removes partitions while the Parquet files
+	// hold more bytes: more than an hour in the future first, then the
+	// oldest, never the current or next hour; 0: no limit.
 	Retention     time.Duration `yaml:"retention"`
 	RetentionSize ByteSize      `yaml:"retention_size"`
 	// Compact merges the small files of each hour partition once the
