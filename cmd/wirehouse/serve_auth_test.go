@@ -24,16 +24,7 @@ func TestServeBearerTokens(t *testing.T) {
 		tokDefault = "default-exporters-8d2e4a6c1f"
 	)
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	writeTokens := func(content string) {
-		t.Helper()
-		if err := os.WriteFile(tokens+".new", []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tokens+".new", tokens); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeTokens("# tenant acme\n" + tokAcme + " acme\n" + tokDefault + "\n")
+	writeTokens(t, tokens, "# tenant acme\n"+tokAcme+" acme\n"+tokDefault+"\n")
 	data := t.TempDir()
 	p := startServeProc(t, data, "--otlp-bearer-tokens-file", tokens, "--lake-max-delay", "200ms")
 	load := func(transport, endpoint string, args ...string) error {
@@ -85,7 +76,7 @@ func TestServeBearerTokens(t *testing.T) {
 	}
 
 	// Revoke the default token: refused within a second or so, no restart.
-	writeTokens(tokAcme + " acme\n")
+	writeTokens(t, tokens, tokAcme+" acme\n")
 	deadline := time.Now().Add(5 * time.Second)
 	// One request a try, so that a reload cannot fall between requests
 	// of one try.
@@ -149,11 +140,7 @@ func lakeRows(t *testing.T, dir string) int {
 // refused.
 func TestLoadAdminToken(t *testing.T) {
 	const token = "admin-writer-0123456789ab"
-	tokens := filepath.Join(t.TempDir(), "admin-tokens")
-	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", tokens)
+	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", writeTokens(t, filepath.Join(t.TempDir(), "admin-tokens"), token+"\n"))
 	defer p.stop(t)
 	admin := "http://" + p.addrs["admin HTTP"]
 	for _, args := range [][]string{
@@ -168,4 +155,17 @@ func TestLoadAdminToken(t *testing.T) {
 			t.Errorf("load %v without the admin token succeeded", args)
 		}
 	}
+}
+
+// writeTokens writes a bearer tokens file at path as an operator rotating
+// it would (a new file renamed over the old) and returns path.
+func writeTokens(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path+".new", []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -24,11 +24,7 @@ func TestServePrometheusRemoteWrite(t *testing.T) {
 	// The admin server wants a token: Prometheus sends it when scraping
 	// and remote-writing (authorization: credentials).
 	const token = "prometheus-agent-0123456789"
-	tokens := filepath.Join(t.TempDir(), "admin-tokens")
-	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", tokens)
+	p := startServeProc(t, t.TempDir(), "--admin-bearer-tokens-file", writeTokens(t, filepath.Join(t.TempDir(), "admin-tokens"), token+"\n"))
 	defer p.stop(t)
 	admin := p.addrs["admin HTTP"]
 	inServe := func(q, at string) float64 { return promQueryAuth(t, admin, q, at, token)[""] }

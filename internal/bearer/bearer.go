@@ -121,13 +121,11 @@ func parse(b []byte, validTenant func(string) bool, strict bool) (map[[sha256.Si
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		var fault error
+		fault := checkToken(fields[0])
 		switch {
 		case len(fields) > 2:
 			fault = fmt.Errorf("want a token and at most a tenant, got %d fields", len(fields))
-		case checkToken(fields[0]) != nil:
-			fault = checkToken(fields[0])
-		case len(fields) == 2 && validTenant != nil && !validTenant(fields[1]):
+		case fault == nil && len(fields) == 2 && validTenant != nil && !validTenant(fields[1]):
 			fault = fmt.Errorf("invalid tenant %q", fields[1])
 		}
 		if fault == nil {

@@ -245,7 +245,7 @@ func TestCompactDisagreeing(t *testing.T) {
 	}
 }
 
-func dirNames(t *testing.T, dir string) []string {
+func dirNames(t testing.TB, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -282,7 +282,7 @@ func BenchmarkCompact(b *testing.B) {
 		}
 	}
 	part := filepath.Join("logs", "tenant=t", "date=2030-05-01", "hour=10")
-	names := dirNamesB(b, filepath.Join(template, part))
+	names := dirNames(b, filepath.Join(template, part))
 	for _, maxRun := range []int64{2 << 20, 4 << 20, 8 << 20} {
 		b.Run(fmt.Sprintf("maxrun=%dMiB", maxRun>>20), func(b *testing.B) {
 			var peak uint64
@@ -335,18 +335,6 @@ func BenchmarkCompact(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peakheapMB")
 		})
 	}
-}
-
-func dirNamesB(b *testing.B, dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // TestCompactSeqReuse: after a spool lost its tail, a replay rewrote

@@ -182,38 +182,20 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 // older than the retention, the others stay, and it reports the lake's
 // size.
 func TestLoaderRetention(t *testing.T) {
-	dir := t.TempDir()
-	lakeDir := filepath.Join(dir, "lake")
-	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
+	sp, lakeDir := openSpool(t)
 	now := time.Now()
 	for _, req := range [][]byte{logsAt(t, now.Add(-72*time.Hour), 1, 2, 3), logsAt(t, now, 4, 5, 6)} {
 		if _, err := sp.Append(spool.SignalLogs, "t", now, req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 50 * time.Millisecond,
-		Retention: lake.Retention{MaxAge: 24 * time.Hour}, PruneEvery: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
 	// Both requests are written (the old one to its own partition), then a
 	// pass removes the old partition.
-	deadline := time.Now().Add(10 * time.Second)
-	for (l.cons.Committed() < 2 || l.Pruned().Partitions == 0 || l.Pruned().KeptFiles == 0) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	l := runLoaderUntil(t, sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 50 * time.Millisecond,
+		Retention: lake.Retention{MaxAge: 24 * time.Hour}, PruneEvery: 20 * time.Millisecond},
+		func(l *Loader) bool {
+			return l.cons.Committed() >= 2 && l.Pruned().Partitions > 0 && l.Pruned().KeptFiles > 0
+		})
 	p := l.Pruned()
 	if l.cons.Committed() != 2 || p.Partitions != 1 || p.Files != 1 || p.Bytes == 0 {
 		t.Fatalf("committed %d, pruned %+v; want both requests written and the old one's partition removed", l.cons.Committed(), p)
@@ -243,32 +225,11 @@ func TestLoaderRetention(t *testing.T) {
 // TestLoaderCompacts: small writes into an hour that is over are merged
 // by the loader's pass into one file, every record still there once.
 func TestLoaderCompacts(t *testing.T) {
-	dir := t.TempDir()
-	lakeDir := filepath.Join(dir, "lake")
-	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
+	sp, lakeDir := openSpool(t)
 	run := func(compact bool, until func(*Loader) bool) *Loader {
 		t.Helper()
-		l, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 20 * time.Millisecond,
-			PruneEvery: 20 * time.Millisecond, Compact: compact})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- l.Run(ctx) }()
-		for deadline := time.Now().Add(10 * time.Second); !until(l) && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
-		return l
+		return runLoaderUntil(t, sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 20 * time.Millisecond,
+			PruneEvery: 20 * time.Millisecond, Compact: compact}, until)
 	}
 	// Six small writes, one per request, by a loader that does not
 	// compact.
@@ -300,4 +261,39 @@ func TestLoaderCompacts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openSpool opens a spool under a new directory, closed when the test
+// ends, and names a lake directory beside it.
+func openSpool(t *testing.T) (*spool.Spool, string) {
+	t.Helper()
+	dir := t.TempDir()
+	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	return sp, filepath.Join(dir, "lake")
+}
+
+// runLoaderUntil runs a loader with cfg until cond holds (or 10 s pass),
+// then stops and closes it.
+func runLoaderUntil(t *testing.T, sp *spool.Spool, cfg LoaderConfig, cond func(*Loader) bool) *Loader {
+	t.Helper()
+	l, err := NewLoader(sp, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); !cond(l) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	return l
 }
