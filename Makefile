@@ -55,7 +55,7 @@ FUZZ_TARGETS := \
 	./xdr/:FuzzDecoder ./xdr/internal/xdrtest/:FuzzEverything \
 	./xdr/internal/xdrtest/:FuzzFile ./xdr/internal/xdrtest/:FuzzCompany \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
-	./xdr/internal/xdrtest/:FuzzBulk \
+	./xdr/internal/xdrtest/:FuzzBulk ./internal/xdrgen/:FuzzCompile \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
 	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams \

@@ -116,10 +116,17 @@ type Value struct {
 	val   int64 // resolved
 }
 
+// PassLine is a line that began with % in a .x file: its text, without
+// the %, is copied into the generated Go source as it is.
+type PassLine struct {
+	Pos  Pos
+	Text string
+}
+
 // Spec is everything parsed from one or more .x files.
 type Spec struct {
 	Defs []*Def
-	Pass []string // %-lines, without the %, in input order
+	Pass []PassLine // %-lines in input order
 
 	checked bool // Check succeeded and nothing was parsed since
 }

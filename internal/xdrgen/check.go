@@ -335,7 +335,9 @@ func (c *checker) minSize(d *Def) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			n += m
+			if n += m; n > maxMinSize {
+				return 0, errorf(d.Pos, "struct %s encodes to more than 4 GiB", d.Name)
+			}
 		}
 	case DefUnion:
 		best := -1
@@ -369,10 +371,19 @@ func (c *checker) declMin(x *Decl) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if em > 0 && x.Size.val > int64(maxMinSize/em) {
+			return 0, errorf(x.Pos, "array %s encodes to more than 4 GiB", x.Name)
+		}
 		return em * int(x.Size.val), nil
 	}
 	return c.typeMin(x.Type)
 }
+
+// maxMinSize bounds the smallest encoding of any type. A larger one could
+// never be decoded from memory, and its Go array type would not compile;
+// the bound also keeps the sums and products of minimum sizes far from
+// overflowing int.
+const maxMinSize = 1<<32 - 1
 
 func (c *checker) typeMin(t *TypeSpec) (int, error) {
 	switch t.Kind {

@@ -35,7 +35,11 @@
 // that are not int, unsigned int, bool or enum, case values that are
 // duplicated or not members of the discriminant's enum, types that contain
 // themselves without * or <>, typedef cycles, arrays of zero-size
-// elements, and XDR names that collide once mapped to Go.
+// elements, types whose smallest encoding is over 4 GiB, sources that are
+// not UTF-8 text (or hold NUL bytes), %-lines that do not parse as
+// top-level Go on their own, and XDR names that collide once mapped to Go.
+// FuzzCompile holds the compiler to that: any input gets either Go that
+// parses or an error with its position.
 //
 // Output is gofmt'd and depends only on the input.
 package xdrgen

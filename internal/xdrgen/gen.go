@@ -2,8 +2,12 @@ package xdrgen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/format"
+	goparser "go/parser"
+	"go/scanner"
+	gotoken "go/token"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,8 +71,11 @@ func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
 	if len(imports) > 0 {
 		fmt.Fprintf(&out, "import (\n%s\n)\n\n", strings.Join(imports, "\n"))
 	}
+	if err := checkPass(spec.Pass); err != nil {
+		return nil, err
+	}
 	for _, l := range spec.Pass {
-		out.WriteString(l + "\n")
+		out.WriteString(l.Text + "\n")
 	}
 	if len(spec.Pass) > 0 {
 		out.WriteString("\n")
@@ -79,6 +86,32 @@ func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
 		return nil, fmt.Errorf("format generated code: %w", err)
 	}
 	return src, nil
+}
+
+// checkPass parses the %-lines on their own, as the top-level Go they are
+// copied into the output as, so that a mistake in one is reported at its
+// line of the .x file rather than as unparsable generated code.
+func checkPass(pass []PassLine) error {
+	if len(pass) == 0 {
+		return nil
+	}
+	const header = "package p\n"
+	var src strings.Builder
+	src.WriteString(header)
+	for _, l := range pass {
+		src.WriteString(l.Text + "\n")
+	}
+	_, err := goparser.ParseFile(gotoken.NewFileSet(), "", src.String(), goparser.SkipObjectResolution)
+	var list scanner.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		return err
+	}
+	first := list[0]
+	i := first.Pos.Line - 1 - strings.Count(header, "\n")
+	if i < 0 || i >= len(pass) {
+		i = len(pass) - 1 // the Go ended early: blame the last line
+	}
+	return errorf(pass[i].Pos, "%%-line is not valid Go: %s", first.Msg)
 }
 
 type gen struct {

@@ -30,7 +30,7 @@ type lexer struct {
 	src       string
 	off       int
 	line, col int
-	pass      []string
+	pass      []PassLine
 	comments  []string // pending comment block
 	commentAt int      // line the pending block ends on
 	tokLine   int      // line of the last token, to skip trailing comments
@@ -79,7 +79,7 @@ func (l *lexer) next() (token, error) {
 			if end < 0 {
 				end = len(l.src) - l.off
 			}
-			l.pass = append(l.pass, l.src[l.off+1:l.off+end])
+			l.pass = append(l.pass, PassLine{Pos: l.pos(), Text: l.src[l.off+1 : l.off+end]})
 			l.advance(end)
 		case strings.HasPrefix(l.src[l.off:], "//"):
 			end := strings.IndexByte(l.src[l.off:], '\n')

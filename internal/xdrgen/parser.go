@@ -3,12 +3,16 @@ package xdrgen
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Parse reads the RFC 4506 §6 language from src (named file in positions)
 // and appends its definitions to spec. Errors name file:line:col.
 func Parse(spec *Spec, file, src string) error {
 	spec.checked = false
+	if err := checkText(file, src); err != nil {
+		return err
+	}
 	p := &parser{lx: newLexer(file, src), spec: spec}
 	if err := p.advance(); err != nil {
 		return err
@@ -19,6 +23,27 @@ func Parse(spec *Spec, file, src string) error {
 		}
 	}
 	spec.Pass = append(spec.Pass, p.lx.pass...)
+	return nil
+}
+
+// checkText refuses a source that is not UTF-8 text: its comments and
+// %-lines are copied into Go source, which may hold neither invalid UTF-8
+// nor NUL bytes.
+func checkText(file, src string) error {
+	line, col := 1, 1 // columns count bytes, as the lexer's do
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRuneInString(src[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return errorf(Pos{File: file, Line: line, Col: col}, "invalid UTF-8")
+		case r == 0:
+			return errorf(Pos{File: file, Line: line, Col: col}, "NUL byte")
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		i += size
+		col += size
+	}
 	return nil
 }
 

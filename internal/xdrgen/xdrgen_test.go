@@ -78,6 +78,12 @@ func TestErrors(t *testing.T) {
 		{"go name collision", "struct a_b { int x; };\nstruct aB { int y; };", "Go name AB of aB collides with a_b"},
 		{"duplicate field", "struct s { int a; int a; };", "in.x:1:23: field a redeclared"},
 		{"program", "program P { version V { void NULL(void) = 0; } = 1; } = 1;", "in.x:1:1: expected definition"},
+		{"pass-through line", "%0\nstruct s { int a; };", "in.x:1:1: %-line is not valid Go: expected declaration, found 0"},
+		{"huge array", "struct a { hyper x[268435455]; };\nstruct b { a y[3]; };", "in.x:2:14: array y encodes to more than 4 GiB"},
+		{"huge struct", "struct a { opaque x[2147483644]; opaque y[2147483644]; hyper z; };", "in.x:1:8: struct a encodes to more than 4 GiB"},
+		{"invalid UTF-8", "const A = 1;\n/* \xe9t\xe9 */", "in.x:2:4: invalid UTF-8"},
+		{"NUL", "const A\x00 = 1;", "in.x:1:8: NUL byte"},
+		{"unclosed pass-through", "const A = 1;\n%func f() {\n%\treturn\nstruct s { int a; };", "in.x:3:1: %-line is not valid Go"},
 	}
 	for _, c := range cases {
 		_, err := Compile("p", []Source{{Name: "in.x", Text: c.src}})
