@@ -176,6 +176,11 @@ func parseRange(name string) (first, last uint64, ok bool) {
 	return first, last, true
 }
 
+func isRange(name string) bool {
+	_, _, ok := parseRange(name)
+	return ok
+}
+
 // recoverIntent finishes or forgets the merge an intent file in dir
 // records, returning the inputs it removed.
 func recoverIntent(dir string) (int, error) {
@@ -187,13 +192,16 @@ func recoverIntent(dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("compact lake: %w", err)
 	}
+	// Only names a merge writes and reads are acted on (parseRange accepts
+	// no path separators, "." or ".."), so a damaged intent cannot remove
+	// anything else.
 	var in intent
 	removed := 0
-	if json.Unmarshal(b, &in) == nil && in.Output != "" && !strings.ContainsRune(in.Output, '/') {
+	if json.Unmarshal(b, &in) == nil && isRange(in.Output) {
 		if _, err := os.Stat(filepath.Join(dir, in.Output)); err == nil {
 			// The output was renamed into place: finish removing inputs.
 			for _, name := range in.Inputs {
-				if name == in.Output || strings.ContainsRune(name, '/') {
+				if name == in.Output || !isRange(name) {
 					continue
 				}
 				if err := os.Remove(filepath.Join(dir, name)); err == nil {

@@ -207,6 +207,26 @@ print(n, ids, pq.read_table(p).num_rows)`
 		t.Fatalf("an intent whose output is missing removed an input: %v", err)
 	}
 
+	// A damaged intent whose names are not a merge's: nothing outside its
+	// range files is touched, though its output exists.
+	keep := filepath.Join(logsDir, "notes.txt")
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logsDir, intentFile), fmt.Appendf(nil, `{"output":%q,"inputs":["notes.txt","..",".","","../`+filepath.Base(logsDir)+`/notes.txt"]}`,
+		filepath.Base(merged)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Compact(context.Background(), root, 50, hour.Add(2*time.Hour), CompactOptions{RecoverOnly: true}); err != nil || c.Leftover != 0 {
+		t.Fatalf("Compact with a damaged intent = %+v, %v", c, err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("a damaged intent removed a file it does not own: %v", err)
+	}
+	if err := os.Remove(keep); err != nil {
+		t.Fatal(err)
+	}
+
 	// Once committed, the late write joins the merged file.
 	c, err = Compact(context.Background(), root, 52, hour.Add(2*time.Hour), CompactOptions{MinFiles: 2})
 	if err != nil || c.Merges != 1 || c.Inputs != 2 {
