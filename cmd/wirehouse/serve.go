@@ -20,7 +20,7 @@ defaults, then the YAML file given by --config, then the flags given on the
 command line. SIGINT or SIGTERM stops accepting, drains the requests in flight
 and flushes the sinks.
 
-Sizes take a unit: 16MiB, 10MB, 1GiB (or a plain byte count). Durations are Go
+Sizes take a unit: 16MiB, 10MB, 1GiB, 2TiB (or a plain byte count). Durations are Go
 durations: 500ms, 10s, 2m.
 
 flags:

@@ -256,8 +256,8 @@ var byteUnits = []struct {
 	suffix string
 	mult   int64
 }{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
 }
 
 // ParseByteSize parses s as a ByteSize.
@@ -282,7 +282,7 @@ func (b ByteSize) String() string {
 	for _, u := range []struct {
 		s string
 		m int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
 		if b != 0 && int64(b)%u.m == 0 {
 			return strconv.FormatInt(int64(b)/u.m, 10) + u.s
 		}

@@ -10,7 +10,7 @@ import (
 
 func TestParseByteSize(t *testing.T) {
 	for in, want := range map[string]ByteSize{
-		"0": 0, "1024": 1024, "16MiB": 16 << 20, "16 MiB": 16 << 20, "1GiB": 1 << 30,
+		"0": 0, "1024": 1024, "16MiB": 16 << 20, "16 MiB": 16 << 20, "1GiB": 1 << 30, "2TiB": 2 << 40, "3TB": 3e12,
 		"10MB": 10_000_000, "2KB": 2000, "3KiB": 3072, "7B": 7,
 	} {
 		got, err := ParseByteSize(in)
