@@ -17,6 +17,8 @@ func FuzzParams(f *testing.F) {
 		"match[]=up&start=2026-11-23T10:00:00Z", "query=sum((&timeout=5s", "query=up&time=1e400", "limit=-3&match[]={job=~\".+\"}",
 		"query=up&start=0&end=1e12&step=0.001", "match[]=%7B", "query=histogram_quantile(0.9,latency)&time=1795428600.123",
 		"metric=up&limit=2&limit_per_metric=-1",
+		"query=max_over_time(up[5m:])&time=1795428600", "query=up&lookback_delta=1h&stats=all",
+		"match[]=up&start=-292273086-05-16T16:47:06Z&end=292277025-08-18T07:12:54.999999999Z",
 	} {
 		f.Add(uint8(0), seed)
 		f.Add(uint8(2), seed)

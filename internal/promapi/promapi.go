@@ -60,6 +60,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb/index"
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/prometheus/prometheus/util/jsonutil"
+	"github.com/prometheus/prometheus/util/stats"
 )
 
 // PrometheusVersion is the version buildinfo reports: that of the
@@ -223,6 +224,10 @@ type API struct {
 	cfg    config
 }
 
+// noStepSubqueryInterval is the step of subqueries written without one,
+// Prometheus' default global evaluation_interval.
+const noStepSubqueryInterval = time.Minute
+
 // New returns an API over q.
 func New(q storage.Queryable, opts ...Option) (*API, error) {
 	cfg := config{timeout: 2 * time.Minute, maxSamples: 50_000_000, lookback: 5 * time.Minute,
@@ -241,6 +246,10 @@ func New(q storage.Queryable, opts ...Option) (*API, error) {
 		EnableAtModifier:     true,
 		EnableNegativeOffset: true,
 		Parser:               p,
+		// A subquery without a step ([5m:]) steps at the global
+		// evaluation interval in Prometheus, 1m by default; the engine
+		// calls this for every such subquery, so it must be set.
+		NoStepSubqueryIntervalFn: func(int64) int64 { return noStepSubqueryInterval.Milliseconds() },
 	})
 	return &API{q: q, engine: engine, parser: p, cfg: cfg}, nil
 }
@@ -410,6 +419,13 @@ var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 // respond writes a success envelope whose data is written by data; with
 // data nil the envelope has no data field.
 func (a *API) respond(w http.ResponseWriter, warnings annotations.Annotations, data func(*jsoniter.Stream)) {
+	a.respondQuery(w, "", warnings, data)
+}
+
+// respondQuery is respond for the answer to a PromQL query: warnings and
+// infos name their position in it, at most 10 of each with a count of the
+// rest, as Prometheus writes them.
+func (a *API) respondQuery(w http.ResponseWriter, query string, warnings annotations.Annotations, data func(*jsoniter.Stream)) {
 	s := jsonAPI.BorrowStream(nil)
 	defer jsonAPI.ReturnStream(s)
 	s.WriteObjectStart()
@@ -421,7 +437,7 @@ func (a *API) respond(w http.ResponseWriter, warnings annotations.Annotations, d
 		data(s)
 	}
 	if len(warnings) > 0 {
-		warns, infos := warnings.AsStrings("", 0, 0)
+		warns, infos := warnings.AsStrings(query, 10, 10)
 		writeStrings := func(field string, list []string) {
 			if len(list) == 0 {
 				return
@@ -462,22 +478,43 @@ func (a *API) fail(w http.ResponseWriter, e *apiError) {
 	w.Write(s.Buffer()) //nolint:errcheck // the client went away
 }
 
+// minTime and maxTime are the earliest and latest times of Prometheus' API
+// (the range of int64 milliseconds, less the seconds from year 1 to 1970).
+var (
+	minTime = time.Unix(math.MinInt64/1000+62135596801, 0).UTC()
+	maxTime = time.Unix(math.MaxInt64/1000-62135596801, 999999999).UTC()
+)
+
 // parseTime reads a time parameter: Unix seconds (with a fraction) or
-// RFC 3339, as Prometheus accepts.
+// RFC 3339, as Prometheus accepts; times beyond minTime and maxTime are
+// those bounds.
 func parseTime(r *http.Request, name string, def time.Time) (time.Time, error) {
 	v := r.FormValue(name)
 	if v == "" {
 		return def, nil
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e12 {
+		switch {
+		case math.IsNaN(f):
 			return time.Time{}, fmt.Errorf("invalid time value for '%s': %q", name, v)
+		case f <= float64(minTime.Unix()):
+			return minTime, nil
+		case f >= float64(maxTime.Unix()):
+			return maxTime, nil
 		}
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(math.Round(frac*1000))*int64(time.Millisecond)).UTC(), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
+	}
+	// time.Parse reads four-digit years only; clients (client_golang's
+	// API among them) send Prometheus' bounds as these two strings.
+	switch v {
+	case minTime.Format(time.RFC3339Nano):
+		return minTime, nil
+	case maxTime.Format(time.RFC3339Nano):
+		return maxTime, nil
 	}
 	return time.Time{}, fmt.Errorf("invalid time value for '%s': cannot parse %q to a valid timestamp", name, v)
 }
@@ -515,6 +552,9 @@ func withTimeout(r *http.Request) (context.Context, context.CancelFunc, *apiErro
 		return r.Context(), func() {}, nil
 	}
 	d, err := parseDuration(v)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("timeout must be positive, got %v", d)
+	}
 	if err != nil {
 		return nil, nil, invalidParam("timeout", "%v", err)
 	}
@@ -543,32 +583,43 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, invalidParam("time", "%v", err))
 		return
 	}
-	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
-		return a.engine.NewInstantQuery(ctx, a.q, nil, r.FormValue("query"), ts)
+	a.run(w, r, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+		return a.engine.NewInstantQuery(ctx, a.q, opts, r.FormValue("query"), ts)
 	})
 }
 
-// run reads the limit and timeout parameters, makes the query with
-// newQuery (an error there is bad data: the query did not parse), runs it
-// and writes its result.
-func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.Context) (promql.Query, error)) {
+// run reads the limit, timeout, lookback_delta and stats parameters, makes
+// the query with newQuery (an error there is bad data: the query did not
+// parse), runs it and writes its result.
+func (a *API) run(w http.ResponseWriter, r *http.Request, newQuery func(context.Context, promql.QueryOpts) (promql.Query, error)) {
 	limit, aerr := parseLimit(r)
 	if aerr != nil {
 		a.fail(w, aerr)
 		return
 	}
+	var lookback time.Duration
+	if v := r.FormValue("lookback_delta"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil {
+			a.fail(w, badData("error parsing lookback delta duration: %v", err))
+			return
+		}
+		lookback = d
+	}
+	statsParam := r.FormValue("stats")
+	opts := promql.NewPrometheusQueryOpts(statsParam == "all", lookback, nil)
 	ctx, cancel, aerr := withTimeout(r)
 	if aerr != nil {
 		a.fail(w, aerr)
 		return
 	}
 	defer cancel()
-	qry, err := newQuery(ctx)
+	qry, err := newQuery(ctx, opts)
 	if err != nil {
 		a.fail(w, invalidParam("query", "%v", err))
 		return
 	}
-	a.exec(ctx, w, qry, limit)
+	a.exec(ctx, w, qry, limit, statsParam)
 }
 
 func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
@@ -599,13 +650,15 @@ func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
 		return
 	}
-	a.run(w, r, func(ctx context.Context) (promql.Query, error) {
-		return a.engine.NewRangeQuery(ctx, a.q, nil, r.FormValue("query"), start, end, step)
+	a.run(w, r, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+		return a.engine.NewRangeQuery(ctx, a.q, opts, r.FormValue("query"), start, end, step)
 	})
 }
 
-// exec runs qry and writes its result, cut to limit series if not 0.
-func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query, limit int) {
+// exec runs qry and writes its result, cut to limit series if not 0, with
+// the query's statistics when statsParam is not empty (as Prometheus: any
+// value; other than "true" or "all" it also warns).
+func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query, limit int, statsParam string) {
 	defer qry.Close()
 	res := qry.Exec(ctx)
 	if res.Err != nil {
@@ -625,13 +678,21 @@ func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query,
 			warnings = warnings.Add(fmt.Errorf("results truncated due to limit"))
 		}
 	}
-	a.respond(w, warnings, func(s *jsoniter.Stream) {
+	if statsParam != "" && statsParam != "true" && statsParam != "all" {
+		warnings = warnings.Add(fmt.Errorf("stats=%q: use \"true\" or \"all\"", statsParam))
+	}
+	a.respondQuery(w, qry.String(), warnings, func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		s.WriteObjectField("resultType")
 		s.WriteString(string(res.Value.Type()))
 		s.WriteMore()
 		s.WriteObjectField("result")
 		writeValue(s, res.Value)
+		if statsParam != "" {
+			s.WriteMore()
+			s.WriteObjectField("stats")
+			s.WriteVal(stats.NewQueryStats(qry.Stats()))
+		}
 		s.WriteObjectEnd()
 	})
 }
@@ -751,6 +812,15 @@ func (a *API) matchers(r *http.Request, required bool) ([][]*labels.Matcher, *ap
 	return nil, badData("%v", err)
 }
 
+// hintLimit is the storage hint for a result cut to limit: one more, so
+// that a cut can be told from an exact fit and warned about.
+func hintLimit(limit int) int {
+	if limit > 0 && limit < math.MaxInt {
+		return limit + 1
+	}
+	return limit
+}
+
 // window reads start and end, defaulting to all time.
 func window(r *http.Request) (int64, int64, *apiError) {
 	start, err := parseTime(r, "start", time.UnixMilli(math.MinInt64/2))
@@ -806,7 +876,7 @@ func (a *API) series(w http.ResponseWriter, r *http.Request) {
 	}
 	defer args.q.Close()
 	sets, q, limit := args.sets, args.q, args.limit
-	hints := &storage.SelectHints{Start: args.mint, End: args.maxt, Func: "series"}
+	hints := &storage.SelectHints{Start: args.mint, End: args.maxt, Func: "series", Limit: hintLimit(limit)}
 	var all []storage.SeriesSet
 	for _, set := range sets {
 		all = append(all, q.Select(r.Context(), len(sets) > 1, hints, set...))
@@ -844,7 +914,7 @@ func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage
 	}
 	defer args.q.Close()
 	sets, q, limit := args.sets, args.q, args.limit
-	hints := &storage.LabelHints{Limit: limit}
+	hints := &storage.LabelHints{Limit: hintLimit(limit)}
 	if len(sets) == 0 {
 		sets = [][]*labels.Matcher{nil}
 	}

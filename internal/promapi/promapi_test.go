@@ -239,6 +239,9 @@ func TestErrors(t *testing.T) {
 		{"/api/v1/series", url.Values{"match[]": {`{job=~".*"}`}}, 400, "bad_data", "non-empty matcher"},
 		{"/api/v1/series", url.Values{"match[]": {`up{`}}, 400, "bad_data", `invalid parameter "match[]": 1:4: parse error`},
 		{"/api/v1/query", url.Values{"query": {`label_replace(up, "x", "$1", "instance", "(")`}, "time": {"1795428600"}}, 422, "execution", "invalid regular expression"},
+		{"/api/v1/query", url.Values{"query": {"up"}, "timeout": {"0"}}, 400, "bad_data", `invalid parameter "timeout": timeout must be positive`},
+		{"/api/v1/query", url.Values{"query": {"up"}, "lookback_delta": {"bogus"}}, 400, "bad_data", "error parsing lookback delta duration"},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"1"}, "end": {"2"}, "step": {"1"}, "lookback_delta": {"x"}}, 400, "bad_data", "lookback delta"},
 	} {
 		resp, err := http.PostForm(srv.URL+tc.path, tc.params)
 		if err != nil {
@@ -614,5 +617,102 @@ func TestInvertedWindow(t *testing.T) {
 		if code, body := getBody(t, srv.URL+path); code != 200 || body != want {
 			t.Errorf("%s: %d %s, want 200 %s", path, code, body, want)
 		}
+	}
+}
+
+// TestQueryParams: parameters Grafana and scripts send that change what a
+// query returns, and subqueries without a step, each checked against
+// the samples newServer stored (every 15 s from t0 to t0+10m).
+func TestQueryParams(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	type env struct {
+		Status   string
+		Warnings []string
+		Data     struct {
+			Result []struct {
+				Metric map[string]string
+				Value  []any
+				Values [][]any
+			}
+			Stats *struct {
+				Timings map[string]float64
+				Samples map[string]any
+			}
+		}
+	}
+	get := func(path string, params url.Values) env {
+		t.Helper()
+		code, body := getBody(t, srv.URL+path+"?"+params.Encode())
+		var e env
+		if err := json.Unmarshal([]byte(body), &e); err != nil || code != http.StatusOK || e.Status != "success" {
+			t.Fatalf("%s %v: HTTP %d %s (%v)", path, params, code, body, err)
+		}
+		return e
+	}
+	at := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	one := func(e env) string {
+		t.Helper()
+		if len(e.Data.Result) != 1 || len(e.Data.Result[0].Value) != 2 {
+			t.Fatalf("want one sample, got %+v", e.Data.Result)
+		}
+		return e.Data.Result[0].Value[1].(string)
+	}
+
+	// Subqueries without a step run at 1m, Prometheus' default
+	// evaluation interval: http_requests_total rises by 30 every 15 s,
+	// so over [5m:] ending at t0+10m the largest value is the last, 1200.
+	if v := one(get("/api/v1/query", url.Values{"query": {`max_over_time(http_requests_total[5m:])`}, "time": {at(10 * time.Minute)}})); v != "1200" {
+		t.Errorf("max_over_time(...[5m:]) = %s, want 1200", v)
+	}
+	e := get("/api/v1/query_range", url.Values{"query": {`count_over_time(up{instance="a"}[5m:])`},
+		"start": {at(5 * time.Minute)}, "end": {at(10 * time.Minute)}, "step": {"60"}})
+	if len(e.Data.Result) != 1 || len(e.Data.Result[0].Values) != 6 || e.Data.Result[0].Values[5][1] != "5" {
+		t.Errorf("count_over_time(up[5m:]) over a range = %+v, want 6 points ending in 5 (one per minute)", e.Data.Result)
+	}
+
+	// lookback_delta: 7 minutes after the last sample the default 5m finds
+	// nothing, 10m finds the last sample.
+	q := url.Values{"query": {`up{instance="a"}`}, "time": {at(17 * time.Minute)}}
+	if e := get("/api/v1/query", q); len(e.Data.Result) != 0 {
+		t.Errorf("7m after the last sample with the default lookback: %+v", e.Data.Result)
+	}
+	q.Set("lookback_delta", "10m")
+	if v := one(get("/api/v1/query", q)); v != "1" {
+		t.Errorf("with lookback_delta=10m: %s, want 1", v)
+	}
+
+	// stats: any value adds them; other than true or all it also warns.
+	q = url.Values{"query": {`sum(up)`}, "time": {at(10 * time.Minute)}}
+	if e := get("/api/v1/query", q); e.Data.Stats != nil {
+		t.Error("stats without the parameter")
+	}
+	for _, v := range []string{"true", "all", "yes"} {
+		q.Set("stats", v)
+		e := get("/api/v1/query", q)
+		if e.Data.Stats == nil || e.Data.Stats.Timings["execTotalTime"] <= 0 || e.Data.Stats.Samples["totalQueryableSamples"] != float64(2) {
+			t.Errorf("stats=%s: %+v", v, e.Data.Stats)
+		}
+		if warned := len(e.Warnings) > 0; warned != (v == "yes") {
+			t.Errorf("stats=%s: warnings %q", v, e.Warnings)
+		}
+	}
+
+	// Prometheus' own time bounds, as client_golang sends them, and
+	// times beyond them, are the whole range.
+	for _, w := range [][2]string{
+		{"-292273086-05-16T16:47:06Z", "292277025-08-18T07:12:54.999999999Z"},
+		{"-1e300", "1e300"},
+	} {
+		code, body := getBody(t, srv.URL+"/api/v1/series?"+url.Values{"match[]": {"up"}, "start": {w[0]}, "end": {w[1]}}.Encode())
+		if code != http.StatusOK || strings.Count(body, `"__name__":"up"`) != 2 {
+			t.Errorf("series from %s to %s: HTTP %d %s", w[0], w[1], code, body)
+		}
+	}
+
+	// A limit the labels exceed is a cut, with a warning.
+	code, body := getBody(t, srv.URL+"/api/v1/labels?limit=2")
+	if code != http.StatusOK || !strings.Contains(body, "results truncated due to limit") {
+		t.Errorf("labels?limit=2: HTTP %d %s", code, body)
 	}
 }

@@ -94,6 +94,13 @@ func TestServe(t *testing.T) {
 	if code, _ := get(t, admin+"/readyz"); code != 200 {
 		t.Errorf("/readyz: %d", code)
 	}
+	// Prometheus' names for the same probes.
+	if code, body := get(t, admin+"/-/healthy"); code != 200 || body != "ok\n" {
+		t.Errorf("/-/healthy: %d %q", code, body)
+	}
+	if code, _ := get(t, admin+"/-/ready"); code != 200 {
+		t.Errorf("/-/ready: %d", code)
+	}
 
 	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 37})
 	if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", body); code != 200 {
@@ -404,7 +411,7 @@ func TestAdminBearerTokens(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, resp.Header
 	}
-	for _, path := range []string{"/healthz", "/readyz"} {
+	for _, path := range []string{"/healthz", "/readyz", "/-/healthy", "/-/ready"} {
 		if code, _ := do(http.MethodGet, path, "", nil); code != http.StatusOK {
 			t.Errorf("GET %s without a token: %d, want 200 (probes stay open)", path, code)
 		}

@@ -177,16 +177,24 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	s.adminMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.adminMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	s.adminMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	s.adminMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	healthy := func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n") //nolint:errcheck
-	})
-	s.adminMux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	}
+	ready := func(w http.ResponseWriter, _ *http.Request) {
 		if !s.ready.Load() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n") //nolint:errcheck
-	})
+	}
+	// Kubernetes-style names, and Prometheus' (promtool check healthy
+	// and check ready, load balancers set up for Prometheus).
+	for _, path := range []string{"/healthz", "/-/healthy"} {
+		s.adminMux.HandleFunc("GET "+path, healthy)
+	}
+	for _, path := range []string{"/readyz", "/-/ready"} {
+		s.adminMux.HandleFunc("GET "+path, ready)
+	}
 	return s, nil
 }
 
@@ -262,14 +270,23 @@ func (s *Server) loadTokens(setting, path string) (*bearer.Tokens, error) {
 	return tokens, nil
 }
 
+// isProbe reports whether path is a health or readiness probe.
+func isProbe(path string) bool {
+	switch path {
+	case "/healthz", "/-/healthy", "/readyz", "/-/ready":
+		return true
+	}
+	return false
+}
+
 // adminHandler is the admin mux, behind the admin bearer tokens if any:
-// every path but the /healthz and /readyz probes needs one.
+// every path but the health and readiness probes needs one.
 func (s *Server) adminHandler() http.Handler {
 	if s.adminTokens == nil {
 		return s.adminMux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+		if !isProbe(r.URL.Path) {
 			if _, err := s.adminTokens.Authenticate(r.Header.Get("Authorization")); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="wirehouse"`)
 				http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
