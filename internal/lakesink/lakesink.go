@@ -91,6 +91,9 @@ func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outco
 		if errors.Is(err, spool.ErrFull) {
 			return receiver.Outcome{}, fmt.Errorf("spool full: %w", receiver.ErrOverloaded)
 		}
+		if errors.Is(err, spool.ErrTooLarge) { // larger than the whole spool may hold
+			return receiver.Outcome{}, fmt.Errorf("spool append: %v: %w", err, receiver.ErrTooLarge)
+		}
 		return receiver.Outcome{}, fmt.Errorf("spool append: %v: %w", err, receiver.ErrUnavailable)
 	}
 	return receiver.Outcome{}, nil

@@ -3,6 +3,7 @@ package lakesink
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 )
 
@@ -296,4 +298,36 @@ func runLoaderUntil(t *testing.T, sp *spool.Spool, cfg LoaderConfig, cond func(*
 	}
 	l.Close()
 	return l
+}
+
+// TestSinkRefusals: a full spool asks the client to retry; a request the
+// whole spool could never hold is refused for good.
+func TestSinkRefusals(t *testing.T) {
+	sp, err := spool.Open(filepath.Join(t.TempDir(), "spool"), spool.WithSync(spool.SyncNever, 0), spool.WithMaxBytes(4<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	s, err := NewSink(sp, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consume := func(body []byte) error {
+		_, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: body, Records: 1})
+		return err
+	}
+	huge := logsWithIDs(t, make([]int64, 200)...) // over 4 KiB alone
+	if err := consume(huge); !errors.Is(err, receiver.ErrTooLarge) {
+		t.Errorf("a request larger than the spool: %v, want receiver.ErrTooLarge", err)
+	}
+	small := logsWithIDs(t, 1, 2, 3)
+	var full error
+	for range 100 {
+		if full = consume(small); full != nil {
+			break
+		}
+	}
+	if !errors.Is(full, receiver.ErrOverloaded) {
+		t.Errorf("a full spool: %v, want receiver.ErrOverloaded", full)
+	}
 }

@@ -37,7 +37,7 @@ func TestHTTPBadInput(t *testing.T) {
 	r, rec := start(t, smallLimits())
 	good := logsBody(50)
 	zeros := make([]byte, 16<<20) // 16 MiB of zeros: a few KiB compressed
-	gzBomb, zstdBomb := gzipped(t, zeros), zstded(t, zeros)
+	gzBomb, zstdBomb, deflateBomb := gzipped(t, zeros), zstded(t, zeros), deflated(t, zeros)
 	big := bytes.Repeat([]byte{0x0a, 0x00}, 200<<10) // 400 KiB of empty resource_logs
 	for _, tc := range []struct {
 		name    string
@@ -59,6 +59,8 @@ func TestHTTPBadInput(t *testing.T) {
 		{"corrupt zstd", []byte("\x28\xb5\x2f\xfdgarbage"), []string{"Content-Type", "application/x-protobuf", "Content-Encoding", "zstd"}, false, 400, "zstd"},
 		{"gzip bomb", gzBomb, []string{"Content-Type", "application/x-protobuf", "Content-Encoding", "gzip"}, false, 413, "decompressed"},
 		{"zstd bomb", zstdBomb, []string{"Content-Type", "application/x-protobuf", "Content-Encoding", "zstd"}, false, 413, "decompressed"},
+		{"deflate bomb", deflateBomb, []string{"Content-Type", "application/x-protobuf", "Content-Encoding", "deflate"}, false, 413, "decompressed"},
+		{"corrupt deflate", []byte("\x78\x9cgarbage"), []string{"Content-Type", "application/x-protobuf", "Content-Encoding", "deflate"}, false, 400, "deflate"},
 		{"over size limit, chunked", big, []string{"Content-Type", "application/x-protobuf"}, true, 413, "exceeds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

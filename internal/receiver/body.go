@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -88,21 +90,31 @@ const (
 	codingNone coding = iota
 	codingGzip
 	codingZstd
+	codingDeflate
 )
 
+// parseCoding reads a Content-Encoding header. Codings are
+// case-insensitive (RFC 9110 8.4.1); "deflate" is the zlib format (RFC
+// 1950), as HTTP defines it, and "zlib" is the name the Collector's
+// exporters also send.
 func parseCoding(s string) (coding, bool) {
-	switch s {
+	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "identity":
 		return codingNone, true
 	case "gzip", "x-gzip":
 		return codingGzip, true
 	case "zstd":
 		return codingZstd, true
+	case "deflate", "zlib":
+		return codingDeflate, true
 	}
 	return 0, false
 }
 
-var gzipPool sync.Pool // *gzip.Reader
+var (
+	gzipPool sync.Pool // *gzip.Reader
+	zlibPool sync.Pool // io.ReadCloser that is a zlib.Resetter
+)
 
 // zstdMaxWindow bounds the window a zstd frame may ask for (and so the
 // decoder's history buffer); SDKs and the Collector use at most 8 MiB.
@@ -167,6 +179,23 @@ func decompress(dst, src []byte, c coding, limit int64, res *reservation) ([]byt
 			err = fmt.Errorf("zstd: %w", err)
 		}
 		return dst, err
+	case codingDeflate:
+		zr, _ := zlibPool.Get().(io.ReadCloser)
+		var err error
+		if zr == nil {
+			zr, err = zlib.NewReader(bytes.NewReader(src))
+		} else {
+			err = zr.(zlib.Resetter).Reset(bytes.NewReader(src), nil)
+		}
+		if err != nil {
+			return dst, fmt.Errorf("deflate: %w", err)
+		}
+		defer zlibPool.Put(zr)
+		dst, err = readAll(dst, zr, 0, limit, res) // zlib carries no size
+		if err != nil && !errors.Is(err, errTooLarge) && !errors.Is(err, errOverBudget) {
+			err = fmt.Errorf("deflate: %w", err)
+		}
+		return dst, err
 	}
-	return dst, fmt.Errorf("no decoder for content coding %d", c) // callers pass gzip or zstd only
+	return dst, fmt.Errorf("no decoder for content coding %d", c) // callers pass a compressed coding only
 }

@@ -106,6 +106,10 @@ var (
 	// INVALID_ARGUMENT). For refusing only part of a request, return an
 	// Outcome with Rejected set instead.
 	ErrInvalid = errors.New("invalid data")
+	// ErrTooLarge: the request alone is more than the sink can ever take,
+	// e.g. larger than its whole storage (413 / RESOURCE_EXHAUSTED
+	// without RetryInfo): retrying cannot help.
+	ErrTooLarge = errors.New("too large")
 )
 
 // classify turns a sink's error into an *Error using the sentinels above.
@@ -118,6 +122,8 @@ func classify(err error) *Error {
 		return &Error{Kind: KindBadData, Err: err}
 	case errors.Is(err, ErrOverloaded):
 		return &Error{Kind: KindOverloaded, Err: err}
+	case errors.Is(err, ErrTooLarge):
+		return &Error{Kind: KindTooLarge, Err: err}
 	default:
 		return &Error{Kind: KindUnavailable, Err: err}
 	}

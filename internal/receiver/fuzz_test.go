@@ -24,6 +24,7 @@ func FuzzHTTPBody(f *testing.F) {
 		f.Add(uint8(i), uint8(0), b)
 		f.Add(uint8(i), uint8(1), gzipped(f, b))
 		f.Add(uint8(i), uint8(2), zstded(f, b))
+		f.Add(uint8(i), uint8(8), deflated(f, b))
 		f.Add(uint8(i), uint8(0), b[:len(b)/3])
 	}
 	f.Add(uint8(1), uint8(4), []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"1","body":{"stringValue":"x"},"traceId":"5b8efff798038103d269b633813fc60c"}]}]}]}`))
@@ -56,7 +57,8 @@ func FuzzHTTPBody(f *testing.F) {
 	}
 	h := r.Handler()
 	allowed := map[int]bool{200: true, 400: true, 413: true, 415: true, 429: true}
-	encodings := []string{"", "gzip", "zstd", "identity"}
+	// mode bits 0-1 and 3 pick the encoding, bit 2 JSON.
+	encodings := []string{"", "gzip", "zstd", "identity", "deflate", "GZIP", " zstd ", "x-gzip"}
 
 	f.Fuzz(func(t *testing.T, sig, mode uint8, body []byte) {
 		s := Signal(sig % uint8(numSignals))
@@ -69,7 +71,7 @@ func FuzzHTTPBody(f *testing.F) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Content-Type", ct)
-		if enc := encodings[mode&3]; enc != "" {
+		if enc := encodings[int(mode&3)|int(mode>>3&1)<<2]; enc != "" {
 			req.Header.Set("Content-Encoding", enc)
 		}
 		w := &discardWriter{h: http.Header{}}

@@ -99,7 +99,7 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	size = -1
 	cod, ok := parseCoding(req.Header.Get("Content-Encoding"))
 	if !ok {
-		return out, size, 0, refuse(KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, zstd or none", req.Header.Get("Content-Encoding"))
+		return out, size, 0, refuse(KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
 	limit := r.cfg.MaxRequestBytes
 	if req.ContentLength > limit {

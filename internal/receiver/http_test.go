@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -25,6 +26,20 @@ func gzipped(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// deflated is b in HTTP's deflate coding, the zlib format.
+func deflated(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
 	if _, err := zw.Write(b); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +70,10 @@ func TestHTTPProtobuf(t *testing.T) {
 		{"identity", "identity", body},
 		{"gzip", "gzip", gzipped(t, body)},
 		{"zstd", "zstd", zstded(t, body)},
+		{"deflate", "deflate", deflated(t, body)},
+		{"zlib", "zlib", deflated(t, body)},
+		{"GZIP", "GZIP", gzipped(t, body)}, // codings are case-insensitive
+		{"padded", " zstd ", zstded(t, body)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(rec.bodies(SignalLogs))

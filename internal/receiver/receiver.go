@@ -65,12 +65,14 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: OTLP's standard ports on localhost,
-// 16 MiB bodies, 64 MiB decompressed, 256 MiB in flight.
+// 64 MiB bodies as sent and decompressed (the largest request the
+// OpenTelemetry SDKs' HTTP exporters send by default, and gRPC's limit
+// here), 256 MiB in flight.
 func DefaultConfig() Config {
 	return Config{
 		GRPCAddr:             "localhost:4317",
 		HTTPAddr:             "localhost:4318",
-		MaxRequestBytes:      16 << 20,
+		MaxRequestBytes:      64 << 20,
 		MaxDecompressedBytes: 64 << 20,
 		MaxInflightBytes:     256 << 20,
 		MaxConcurrentStreams: 100,
