@@ -48,6 +48,7 @@ import (
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
@@ -254,44 +255,48 @@ func New(q storage.Queryable, opts ...Option) (*API, error) {
 	return &API{q: q, engine: engine, parser: p, cfg: cfg}, nil
 }
 
-// Register adds the endpoints to mux.
+// Register adds the endpoints to mux. Responses are gzipped for clients
+// that accept it (Grafana, promtool and browsers do), as Prometheus'.
 func (a *API) Register(mux *http.ServeMux) {
-	for _, m := range []string{"GET", "POST"} {
-		mux.HandleFunc(m+" /api/v1/query", a.query)
-		mux.HandleFunc(m+" /api/v1/query_range", a.queryRange)
-		mux.HandleFunc(m+" /api/v1/series", a.series)
-		mux.HandleFunc(m+" /api/v1/labels", a.labelNames)
-		mux.HandleFunc(m+" /api/v1/format_query", a.formatQuery)
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, gzhttp.GzipHandler(h))
 	}
-	mux.HandleFunc("GET /api/v1/label/{name}/values", a.labelValues)
-	mux.HandleFunc("GET /api/v1/status/buildinfo", a.buildInfo)
+	for _, m := range []string{"GET", "POST"} {
+		handle(m+" /api/v1/query", a.query)
+		handle(m+" /api/v1/query_range", a.queryRange)
+		handle(m+" /api/v1/series", a.series)
+		handle(m+" /api/v1/labels", a.labelNames)
+		handle(m+" /api/v1/format_query", a.formatQuery)
+	}
+	handle("GET /api/v1/label/{name}/values", a.labelValues)
+	handle("GET /api/v1/status/buildinfo", a.buildInfo)
 	if a.cfg.head != nil {
-		mux.HandleFunc("GET /api/v1/status/tsdb", a.tsdbStatus)
+		handle("GET /api/v1/status/tsdb", a.tsdbStatus)
 	}
 	for _, m := range []string{"POST", "PUT"} {
-		mux.HandleFunc(m+" /api/v1/admin/tsdb/delete_series", a.adminOnly(a.deleteSeries))
-		mux.HandleFunc(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.cleanTombstones))
-		mux.HandleFunc(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.snapshot))
+		handle(m+" /api/v1/admin/tsdb/delete_series", a.adminOnly(a.deleteSeries))
+		handle(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.cleanTombstones))
+		handle(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.snapshot))
 	}
 	// Without a source the endpoints answer with empty results, as
 	// Prometheus does for metadata it got over OTLP, so clients that ask
 	// (Grafana's metric browser) go on.
 	if a.cfg.metadata != nil {
-		mux.HandleFunc("GET /api/v1/metadata", a.metricMetadata)
+		handle("GET /api/v1/metadata", a.metricMetadata)
 	} else {
-		mux.HandleFunc("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
+		handle("GET /api/v1/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyObject() }))
 	}
 	// wirehouse evaluates no rules: the rule and alert lists are empty, as
 	// Prometheus' are without rule files, so clients that list them
 	// (Grafana's alerting views of a Prometheus data source) go on.
-	mux.HandleFunc("GET /api/v1/rules", a.rules)
-	mux.HandleFunc("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
+	handle("GET /api/v1/rules", a.rules)
+	handle("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.exemplars != nil {
-			mux.HandleFunc(m+" /api/v1/query_exemplars", a.queryExemplars)
+			handle(m+" /api/v1/query_exemplars", a.queryExemplars)
 			continue
 		}
-		mux.HandleFunc(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
+		handle(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
 	}
 }
 

@@ -1,6 +1,8 @@
 package promapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -714,5 +716,51 @@ func TestQueryParams(t *testing.T) {
 	code, body := getBody(t, srv.URL+"/api/v1/labels?limit=2")
 	if code != http.StatusOK || !strings.Contains(body, "results truncated due to limit") {
 		t.Errorf("labels?limit=2: HTTP %d %s", code, body)
+	}
+}
+
+// TestGzip: clients that accept gzip (Grafana, promtool) get compressed
+// responses, which decode to the same answer as uncompressed ones.
+func TestGzip(t *testing.T) {
+	srv, _ := newServer(t)
+	defer srv.Client().CloseIdleConnections()
+	u := srv.URL + "/api/v1/query_range?" + url.Values{"query": {"up"}, "start": {strconv.FormatInt(t0.Unix(), 10)},
+		"end": {strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10)}, "step": {"15"}}.Encode()
+	get := func(acceptGzip bool) (string, []byte) {
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if acceptGzip { // set by hand, the transport leaves the body compressed
+			req.Header.Set("Accept-Encoding", "gzip")
+		} else {
+			req.Header.Set("Accept-Encoding", "identity")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("HTTP %d %v", resp.StatusCode, err)
+		}
+		return resp.Header.Get("Content-Encoding"), b
+	}
+	enc, plain := get(false)
+	if enc != "" || !strings.Contains(string(plain), `"resultType":"matrix"`) {
+		t.Fatalf("identity: Content-Encoding %q, body %.100s", enc, plain)
+	}
+	enc, zipped := get(true)
+	if enc != "gzip" || len(zipped) >= len(plain) {
+		t.Fatalf("gzip: Content-Encoding %q, %d bytes against %d", enc, len(zipped), len(plain))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zipped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, plain) {
+		t.Fatalf("gunzipped response differs (%v)", err)
 	}
 }
