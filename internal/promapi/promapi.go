@@ -291,6 +291,24 @@ func (a *API) Register(mux *http.ServeMux) {
 	// (Grafana's alerting views of a Prometheus data source) go on.
 	handle("GET /api/v1/rules", a.rules)
 	handle("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
+	// Nor does it scrape or send alerts: the target and Alertmanager lists
+	// are empty, as those of a Prometheus without scrape configs or
+	// Alertmanagers (client_golang's Targets, TargetsMetadata and
+	// AlertManagers read them).
+	handle("GET /api/v1/targets", a.empty(func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("activeTargets")
+		s.WriteEmptyArray()
+		s.WriteMore()
+		s.WriteObjectField("droppedTargets")
+		s.WriteEmptyArray()
+		s.WriteMore()
+		s.WriteObjectField("droppedTargetCounts")
+		s.WriteEmptyObject()
+		s.WriteObjectEnd()
+	}))
+	handle("GET /api/v1/targets/metadata", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
+	handle("GET /api/v1/alertmanagers", a.empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.exemplars != nil {
 			handle(m+" /api/v1/query_exemplars", a.queryExemplars)
@@ -316,12 +334,17 @@ func (a *API) rules(w http.ResponseWriter, r *http.Request) {
 	a.respond(w, nil, emptyListIn("groups"))
 }
 
-// emptyListIn writes {"field":[]}.
-func emptyListIn(field string) func(*jsoniter.Stream) {
+// emptyListIn writes an object of empty lists: {"field":[],...}.
+func emptyListIn(fields ...string) func(*jsoniter.Stream) {
 	return func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
-		s.WriteObjectField(field)
-		s.WriteEmptyArray()
+		for i, f := range fields {
+			if i > 0 {
+				s.WriteMore()
+			}
+			s.WriteObjectField(f)
+			s.WriteEmptyArray()
+		}
 		s.WriteObjectEnd()
 	}
 }

@@ -515,6 +515,22 @@ func TestEmptyEndpoints(t *testing.T) {
 	if err != nil || len(ex) != 0 {
 		t.Errorf("exemplars = %v, %v; want empty", ex, err)
 	}
+	tg, err := c.Targets(context.Background())
+	if err != nil || len(tg.Active) != 0 || len(tg.Dropped) != 0 {
+		t.Errorf("targets = %+v, %v; want empty", tg, err)
+	}
+	tm, err := c.TargetsMetadata(context.Background(), "", "", "")
+	if err != nil || len(tm) != 0 {
+		t.Errorf("targets metadata = %+v, %v; want empty", tm, err)
+	}
+	am, err := c.AlertManagers(context.Background())
+	if err != nil || len(am.Active) != 0 || len(am.Dropped) != 0 {
+		t.Errorf("alertmanagers = %+v, %v; want empty", am, err)
+	}
+	if code, body := getBody(t, srv.URL+"/api/v1/targets"); code != http.StatusOK ||
+		body != `{"status":"success","data":{"activeTargets":[],"droppedTargets":[],"droppedTargetCounts":{}}}` {
+		t.Errorf("targets: HTTP %d %s", code, body)
+	}
 }
 
 // TestExemplars reads the stored exemplar through the client_golang API
