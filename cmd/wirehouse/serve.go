@@ -102,6 +102,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Int64Var(&cfg.Metrics.MaxExemplars, "metrics-max-exemplars", cfg.Metrics.MaxExemplars, "exemplars kept for /api/v1/query_exemplars, in one buffer over all series (0: none, as Prometheus without exemplar storage; e.g. 100000)")
 	fs.BoolVar(&cfg.Metrics.AdminAPI, "metrics-admin-api", cfg.Metrics.AdminAPI, "serve Prometheus' TSDB admin endpoints on the admin port: /api/v1/admin/tsdb/delete_series, clean_tombstones and snapshot (as Prometheus' --web.enable-admin-api)")
 	fs.DurationVar(&cfg.Metrics.BlockDuration, "metrics-block-duration", cfg.Metrics.BlockDuration, "time span of a TSDB head block")
+	fs.BoolVar(&cfg.Metrics.PromoteScopeMetadata, "metrics-promote-scope-metadata", cfg.Metrics.PromoteScopeMetadata, "label series with their instrumentation scope: otel_scope_name, otel_scope_version, otel_scope_<attribute> (Prometheus' otlp.promote_scope_metadata, off there by default)")
+	fs.IntVar(&cfg.Metrics.LabelLimit, "metrics-label-limit", cfg.Metrics.LabelLimit, "refuse data points whose series would have more labels (0: no limit, as Prometheus' OTLP receiver)")
 	fs.StringVar(&cfg.Spool.Sync, "spool-sync", cfg.Spool.Sync, "when the spool fsyncs before a request is acknowledged: always, interval or never")
 	fs.DurationVar(&cfg.Spool.SyncInterval, "spool-sync-interval", cfg.Spool.SyncInterval, "fsync period of --spool-sync interval")
 	fs.Var(&cfg.Spool.SegmentSize, "spool-segment-size", "size of one spool segment file")

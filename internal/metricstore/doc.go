@@ -42,10 +42,14 @@
 //   - metric metadata (type, unit, help) is kept in memory per metric
 //     family, see Store.Metadata.
 //
-// Unlike Prometheus, which drops the rest of a metric at the first error,
-// a problem rejects only the data point it is in; Result counts accepted and
-// rejected points and the reasons (out of order, duplicate, too old, label
-// limit, invalid UTF-8, histogram buckets not matching bounds, ...). A
+// Unlike Prometheus' OTLP receiver, which refuses the whole request at the
+// first error (rolling back what it appended), a problem rejects only the
+// data point it is in; Result counts accepted and rejected points and the
+// reasons (out of order, duplicate, too old, label limit, invalid UTF-8,
+// histogram buckets not matching bounds, ...). Two of those checks are
+// stricter than Prometheus, which stores such points: invalid UTF-8 in
+// names or values, and bucket counts that do not match the bounds (the
+// OTLP data model forbids both). A
 // malformed request (what otlpwire's Validate refuses, checked within the
 // same walk) is an error and stores nothing.
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -144,18 +146,35 @@ func WithWALCompression(t compression.Type) Option {
 // WithPromotedResourceAttributes copies the named resource attributes onto
 // every series of the resource as labels (names sanitized), as Prometheus'
 // otlp.promote_resource_attributes does. A data point attribute of the same
-// label name wins. The default promotes none.
+// label name wins. Names are trimmed of spaces; an empty or repeated name
+// is an error, as in Prometheus' configuration. The default promotes none.
 func WithPromotedResourceAttributes(keys ...string) Option {
 	return func(c *config) error {
-		for _, k := range keys {
-			if k == "" {
-				return fmt.Errorf("%w: empty promoted resource attribute", ErrOption)
-			}
+		ks, err := attributeList(keys, "promoted")
+		if err != nil {
+			return err
 		}
-		c.promoted = append([]string(nil), keys...)
+		c.promoted = ks
 		c.promoteAll = false
 		return nil
 	}
+}
+
+// attributeList trims the names in keys and refuses empty and repeated
+// ones; what says which list it is, for errors.
+func attributeList(keys []string, what string) ([]string, error) {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			return nil, fmt.Errorf("%w: empty %s resource attribute", ErrOption, what)
+		}
+		if slices.Contains(out, k) {
+			return nil, fmt.Errorf("%w: %s resource attribute %q given twice", ErrOption, what, k)
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // WithPromoteAllResourceAttributes copies every resource attribute except
@@ -165,13 +184,12 @@ func WithPromotedResourceAttributes(keys ...string) Option {
 // WithPromotedResourceAttributes.
 func WithPromoteAllResourceAttributes(ignore ...string) Option {
 	return func(c *config) error {
-		for _, k := range ignore {
-			if k == "" {
-				return fmt.Errorf("%w: empty ignored resource attribute", ErrOption)
-			}
+		ks, err := attributeList(ignore, "ignored")
+		if err != nil {
+			return err
 		}
 		c.promoteAll = true
-		c.promoted = append([]string(nil), ignore...)
+		c.promoted = ks
 		return nil
 	}
 }
@@ -229,8 +247,10 @@ func WithStartTimestampZeroSamples(on bool) Option {
 }
 
 // WithLabelLimit rejects the data points whose series would have more than
-// n labels, __name__ included (Prometheus' label_limit, applied per series
-// instead of per scrape). 0 sets no limit; the default is 128.
+// n labels, __name__ included (as Prometheus' scrape label_limit, applied
+// per series; Prometheus' OTLP receiver has no limit). 0 sets no limit; the
+// default is 128, which a 1,000-label series meets as a clear per-point
+// refusal rather than an index entry.
 func WithLabelLimit(n int) Option {
 	return func(c *config) error {
 		if n < 0 {

@@ -88,6 +88,12 @@ func oracleSettings(promote promconfig.OTLPConfig) prometheusremotewrite.Setting
 // metric at a label name it cannot translate; the Store rejects that point).
 func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines []string, ok bool) {
 	t.Helper()
+	return oracleLinesWith(t, req, oracleSettings(promote))
+}
+
+// oracleLinesWith is oracleLines with the translator's settings given.
+func oracleLinesWith(t testing.TB, req []byte, settings prometheusremotewrite.Settings) (lines []string, ok bool) {
+	t.Helper()
 	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
 	if err != nil {
 		t.Fatalf("pdata unmarshal: %v", err)
@@ -95,7 +101,7 @@ func oracleLines(t testing.TB, req []byte, promote promconfig.OTLPConfig) (lines
 	dropValuelessExemplars(md)
 	c := &capture{}
 	conv := prometheusremotewrite.NewPrometheusConverter(c)
-	_, err = conv.FromMetrics(context.Background(), md, oracleSettings(promote))
+	_, err = conv.FromMetrics(context.Background(), md, settings)
 	for _, e := range flatten(err) {
 		msg := e.Error()
 		// Errors that drop exactly what the Store rejects.
@@ -327,6 +333,31 @@ func TestOraclePromoted(t *testing.T) {
 		diffLines(t, "promoted", got, want)
 		if !strings.Contains(strings.Join(got, ""), "k8s_cluster_name") {
 			t.Error("no promoted label in output")
+		}
+	}
+}
+
+// TestOracleNoScopeLabels: with the scope labels off, as in Prometheus'
+// default configuration, series are those of Prometheus' translator with
+// promote_scope_metadata off; with them on, every series names its scope.
+func TestOracleNoScopeLabels(t *testing.T) {
+	req := synth.Metrics(synth.Config{Seed: 5, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 40})
+	for _, on := range []bool{false, true} {
+		s, err := Open(t.TempDir(), append(slices.Clone(oracleOptions), WithScopeLabels(on))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := storeLines(t, s, req)
+		s.Close()
+		settings := oracleSettings(promconfig.OTLPConfig{})
+		settings.PromoteScopeMetadata = on
+		want, ok := oracleLinesWith(t, req, settings)
+		if !ok {
+			t.Fatal("oracle failed")
+		}
+		diffLines(t, fmt.Sprintf("scope labels %v", on), got, want)
+		if n := strings.Count(strings.Join(got, "\n"), "otel_scope_name="); (n > 0) != on {
+			t.Errorf("scope labels %v: otel_scope_name in %d of %d samples", on, n, len(got))
 		}
 	}
 }

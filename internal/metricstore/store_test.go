@@ -268,6 +268,7 @@ func TestOptions(t *testing.T) {
 		WithWALCompression("lz4"), WithLabelLimit(-1), WithSeriesCacheSize(0),
 		WithPromotedResourceAttributes(""), WithLogger(nil),
 		WithPromoteAllResourceAttributes(""), WithMaxExemplars(-1), WithMaxTimeAhead(-1),
+		WithPromotedResourceAttributes("host.name", " host.name"), WithPromoteAllResourceAttributes("a", "a "),
 	} {
 		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrOption) {
 			t.Errorf("err %v, want ErrOption", err)
@@ -278,6 +279,22 @@ func TestOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+
+	// Attribute names are trimmed, as in Prometheus' configuration.
+	s = open(t, t.TempDir(), WithPromotedResourceAttributes(" host.name "))
+	defer s.Close()
+	if _, err := s.AppendOTLP(context.Background(), gaugeRequest(t, time.Now(), 1)); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "host_name", "h1"))
+	if !ss.Next() || ss.At().Labels().Get("__name__") != "temp" {
+		t.Error("\" host.name \" did not promote host.name")
+	}
 }
 
 // TestCachedSeriesSteadyState: the same series sent again later are

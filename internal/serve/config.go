@@ -85,6 +85,16 @@ type MetricsConfig struct {
 	// MaxExemplars is the size of the exemplar buffer; 0 (the default, as
 	// in Prometheus) stores none.
 	MaxExemplars int64 `yaml:"max_exemplars"`
+	// PromoteScopeMetadata makes the instrumentation scope the labels
+	// otel_scope_name, otel_scope_version, otel_scope_schema_url and
+	// otel_scope_<attribute> (Prometheus' otlp.promote_scope_metadata).
+	// On by default here, as the Collector's Prometheus exporters do; off
+	// in Prometheus.
+	PromoteScopeMetadata bool `yaml:"promote_scope_metadata"`
+	// LabelLimit refuses the data points whose series would have more
+	// labels (__name__ included); 0: no limit, as Prometheus' OTLP
+	// receiver.
+	LabelLimit int `yaml:"label_limit"`
 	// AdminAPI serves Prometheus' TSDB admin endpoints (delete_series,
 	// clean_tombstones, snapshot) on the admin port, as Prometheus'
 	// --web.enable-admin-api does; off by default.
@@ -145,7 +155,7 @@ func DefaultConfig() Config {
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
-	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour}
+	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20, Compact: true}
 	c.ShutdownTimeout = 30 * time.Second
@@ -189,6 +199,9 @@ func (c Config) Validate() error {
 	}
 	if c.Metrics.MaxExemplars < 0 {
 		return errors.New("metrics: max_exemplars must not be negative")
+	}
+	if c.Metrics.LabelLimit < 0 {
+		return errors.New("metrics: label_limit must not be negative")
 	}
 	if c.Metrics.PromoteAll && len(c.Metrics.PromoteAttributes) > 0 {
 		return errors.New("metrics: promote_all_resource_attributes and promote_resource_attributes exclude each other (use ignore_resource_attributes)")

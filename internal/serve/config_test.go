@@ -39,6 +39,7 @@ otlp:
 admin: {listen: "0.0.0.0:19090"}
 limits: {max_request_size: 8MiB, max_decompressed_size: 32MiB, max_inflight: 1GiB, retry_after: 5s}
 lake: {retention: 720h, retention_size: 100GiB}
+metrics: {promote_scope_metadata: false, label_limit: 0}
 shutdown_timeout: 1m
 `
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
@@ -55,6 +56,7 @@ shutdown_timeout: 1m
 		c.Limits.MaxDecompressedSize != 32<<20 || c.Limits.MaxInflight != 1<<30 ||
 		c.Limits.RetryAfter != 5*time.Second || c.ShutdownTimeout != time.Minute ||
 		c.Lake.Retention != 720*time.Hour || c.Lake.RetentionSize != 100<<30 ||
+		c.Metrics.PromoteScopeMetadata || c.Metrics.LabelLimit != 0 || !DefaultConfig().Metrics.PromoteScopeMetadata ||
 		c.OTLP.GRPC.TLS.CertFile != "/c.pem" || c.OTLP.GRPC.TLS.KeyFile != "/k.pem" || c.OTLP.GRPC.TLS.ClientCAFile != "/ca.pem" ||
 		c.OTLP.HTTP.TLS.Enabled() || c.Admin.TLS.Enabled() ||
 		len(c.OTLP.HTTP.CORS.AllowedOrigins) != 1 || c.OTLP.HTTP.CORS.AllowedOrigins[0] != "https://*.example.com" || c.OTLP.HTTP.CORS.MaxAge != 2*time.Hour {
@@ -94,6 +96,7 @@ func TestValidate(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
 		"log level":    func(c *Config) { c.Log.Level = "loud" },
 		"log format":   func(c *Config) { c.Log.Format = "xml" },
+		"label limit":  func(c *Config) { c.Metrics.LabelLimit = -1 },
 		"data dir":     func(c *Config) { c.DataDir = "" },
 		"limits order": func(c *Config) { c.Limits.MaxInflight = 1 },
 		"shutdown":     func(c *Config) { c.ShutdownTimeout = 0 },

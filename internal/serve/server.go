@@ -210,6 +210,8 @@ func (s *Server) openLake() error {
 		metricstore.WithOutOfOrderWindow(s.cfg.Metrics.OutOfOrderWindow),
 		metricstore.WithBlockDuration(s.cfg.Metrics.BlockDuration, 0),
 		metricstore.WithMaxExemplars(s.cfg.Metrics.MaxExemplars),
+		metricstore.WithScopeLabels(s.cfg.Metrics.PromoteScopeMetadata),
+		metricstore.WithLabelLimit(s.cfg.Metrics.LabelLimit),
 		metricstore.WithLogger(s.log),
 		metricstore.WithRegisterer(s.reg),
 	}
