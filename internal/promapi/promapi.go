@@ -547,6 +547,24 @@ func parseTime(r *http.Request, name string, def time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("invalid time value for '%s': cannot parse %q to a valid timestamp", name, v)
 }
 
+// evalMin and evalMax bound the times PromQL can evaluate at: the engine
+// computes in int64 nanoseconds (years 1677 to 2262). Beyond them it would
+// answer for a wrapped-around time, so queries refuse them, while series
+// and label windows take Prometheus' wider bounds.
+var (
+	evalMin = time.Unix(0, math.MinInt64).UTC()
+	evalMax = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// checkEvalTime refuses a query time outside evalMin..evalMax.
+func checkEvalTime(name string, t time.Time) *apiError {
+	if t.Before(evalMin) || t.After(evalMax) {
+		return invalidParam(name, "time %s is outside the range PromQL evaluates, %s to %s",
+			t.Format(time.RFC3339), evalMin.Format(time.RFC3339), evalMax.Format(time.RFC3339))
+	}
+	return nil
+}
+
 // requiredTime is parseTime for a parameter that must be given.
 func requiredTime(r *http.Request, name string) (time.Time, error) {
 	t, err := parseTime(r, name, time.Time{})
@@ -611,6 +629,10 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, invalidParam("time", "%v", err))
 		return
 	}
+	if aerr := checkEvalTime("time", ts); aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
 	a.run(w, r, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
 		return a.engine.NewInstantQuery(ctx, a.q, opts, r.FormValue("query"), ts)
 	})
@@ -661,6 +683,15 @@ func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, invalidParam("end", "%v", err))
 		return
 	}
+	for _, p := range []struct {
+		name string
+		t    time.Time
+	}{{"start", start}, {"end", end}} {
+		if aerr := checkEvalTime(p.name, p.t); aerr != nil {
+			a.fail(w, aerr)
+			return
+		}
+	}
 	if end.Before(start) {
 		a.fail(w, invalidParam("end", "end timestamp must not be before start time"))
 		return
@@ -674,7 +705,9 @@ func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, invalidParam("step", "zero or negative query resolution step widths are not accepted. Try a positive integer"))
 		return
 	}
-	if end.Sub(start)/step > maxPoints {
+	// In seconds, as a float: end.Sub(start) saturates past 292 years.
+	span := float64(end.Unix()-start.Unix()) + float64(end.Nanosecond()-start.Nanosecond())/1e9
+	if math.Floor(span/step.Seconds()) > maxPoints {
 		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
 		return
 	}

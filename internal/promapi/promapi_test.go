@@ -242,6 +242,11 @@ func TestErrors(t *testing.T) {
 		{"/api/v1/series", url.Values{"match[]": {`up{`}}, 400, "bad_data", `invalid parameter "match[]": 1:4: parse error`},
 		{"/api/v1/query", url.Values{"query": {`label_replace(up, "x", "$1", "instance", "(")`}, "time": {"1795428600"}}, 422, "execution", "invalid regular expression"},
 		{"/api/v1/query", url.Values{"query": {"up"}, "timeout": {"0"}}, 400, "bad_data", `invalid parameter "timeout": timeout must be positive`},
+		// PromQL evaluates in int64 nanoseconds: later than 2262 would wrap.
+		{"/api/v1/query", url.Values{"query": {"vector(time())"}, "time": {"1e300"}}, 400, "bad_data", `invalid parameter "time": time 292277025`},
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"0"}, "end": {"1e11"}, "step": {"1e6"}}, 400, "bad_data", `invalid parameter "end": time 5138-11-16T09:46:40Z is outside the range PromQL evaluates`},
+		// 1684 to 2255 at 1e6 s is 18,000 points (a time.Duration saturates at 292 years).
+		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"-9e9"}, "end": {"9e9"}, "step": {"1e6"}}, 400, "bad_data", "11,000 points"},
 		{"/api/v1/query", url.Values{"query": {"up"}, "lookback_delta": {"bogus"}}, 400, "bad_data", "error parsing lookback delta duration"},
 		{"/api/v1/query_range", url.Values{"query": {"up"}, "start": {"1"}, "end": {"2"}, "step": {"1"}, "lookback_delta": {"x"}}, 400, "bad_data", "lookback delta"},
 	} {

@@ -185,6 +185,36 @@ func TestHTTPLyingContentLength(t *testing.T) {
 	mustServe(t, r)
 }
 
+// TestStalledBodies: clients that announce large bodies and then send
+// nothing hold only the read-ahead hint of the in-flight budget each, not
+// what they announced, so they cannot refuse everyone else.
+func TestStalledBodies(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxRequestBytes, cfg.MaxDecompressedBytes = 64<<20, 64<<20
+	cfg.MaxInflightBytes = 64 << 20
+	r, _ := start(t, cfg)
+	const stalled = 4 // announcing 4 × 60 MiB against a 64 MiB budget
+	for range stalled {
+		c, err := net.Dial("tcp", r.HTTPAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := fmt.Fprintf(c, "POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: %d\r\n\r\n", 60<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := int64(stalled * (maxHint + 1))
+	deadline := time.Now().Add(10 * time.Second)
+	for r.budget.used.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if used := r.budget.used.Load(); used != want {
+		t.Errorf("%d stalled bodies hold %d in-flight bytes, want %d (the hint each)", stalled, used, want)
+	}
+	mustServe(t, r)
+}
+
 // TestOverload fills the in-flight budget with a request held in the sink:
 // the next one is refused at once with 429 and Retry-After, not queued.
 func TestOverload(t *testing.T) {

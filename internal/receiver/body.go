@@ -111,10 +111,24 @@ func parseCoding(s string) (coding, bool) {
 	return 0, false
 }
 
-var (
-	gzipPool sync.Pool // *gzip.Reader
-	zlibPool sync.Pool // io.ReadCloser that is a zlib.Resetter
-)
+// gzipPool holds gzip readers between requests. A reader goes back reset
+// onto emptyGzip, so that it does not keep the last request's body alive
+// (bodies above maxPooledCap are meant to be freed).
+var gzipPool sync.Pool // *gzip.Reader
+
+// emptyGzip is a gzip stream of no data.
+var emptyGzip = func() []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Close() //nolint:errcheck // writes to memory
+	return b.Bytes()
+}()
+
+func putGzip(zr *gzip.Reader) {
+	if zr.Reset(bytes.NewReader(emptyGzip)) == nil {
+		gzipPool.Put(zr)
+	}
+}
 
 // zstdMaxWindow bounds the window a zstd frame may ask for (and so the
 // decoder's history buffer); SDKs and the Collector use at most 8 MiB.
@@ -150,7 +164,7 @@ func decompress(dst, src []byte, c coding, limit int64, res *reservation) ([]byt
 		if err != nil {
 			return dst, fmt.Errorf("gzip: %w", err)
 		}
-		defer gzipPool.Put(zr)
+		defer putGzip(zr)
 		var hint int64
 		if len(src) >= 4 { // ISIZE: the uncompressed size mod 2^32, only a hint
 			hint = min(int64(binary.LittleEndian.Uint32(src[len(src)-4:])), maxHint)
@@ -179,18 +193,11 @@ func decompress(dst, src []byte, c coding, limit int64, res *reservation) ([]byt
 			err = fmt.Errorf("zstd: %w", err)
 		}
 		return dst, err
-	case codingDeflate:
-		zr, _ := zlibPool.Get().(io.ReadCloser)
-		var err error
-		if zr == nil {
-			zr, err = zlib.NewReader(bytes.NewReader(src))
-		} else {
-			err = zr.(zlib.Resetter).Reset(bytes.NewReader(src), nil)
-		}
+	case codingDeflate: // rare enough not to pool its readers
+		zr, err := zlib.NewReader(bytes.NewReader(src))
 		if err != nil {
 			return dst, fmt.Errorf("deflate: %w", err)
 		}
-		defer zlibPool.Put(zr)
 		dst, err = readAll(dst, zr, 0, limit, res) // zlib carries no size
 		if err != nil && !errors.Is(err, errTooLarge) && !errors.Is(err, errOverBudget) {
 			err = fmt.Errorf("deflate: %w", err)

@@ -111,7 +111,11 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	raw := getBuffer()
 	defer putBuffer(raw)
 	var err error
-	raw.b, err = readAll(raw.b, req.Body, max(req.ContentLength, 0), limit, &res)
+	// The announced length is only a hint, capped like decompress's: a
+	// client that announces 64 MiB and then stalls must not hold 64 MiB of
+	// the in-flight budget before sending a byte; readAll reserves more as
+	// the body arrives.
+	raw.b, err = readAll(raw.b, req.Body, min(max(req.ContentLength, 0), maxHint), limit, &res)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return out, size, 0, refuse(KindTooLarge, "request body exceeds the limit of %d bytes", limit)

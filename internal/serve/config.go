@@ -262,7 +262,8 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // ByteSize is a size in bytes written as an integer or with a unit: B, KB,
-// MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. "16MiB".
+// MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g.
+// "16MiB".
 type ByteSize int64
 
 var byteUnits = []struct {
@@ -285,7 +286,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
 	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q: want e.g. 1048576, 16MiB or 10MB", s)
+		return 0, fmt.Errorf("invalid size %q: want e.g. 1048576, 16MiB, 10MB or 2TiB", s)
 	}
 	return ByteSize(n * mult), nil
 }

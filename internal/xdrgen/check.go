@@ -350,7 +350,9 @@ func (c *checker) minSize(d *Def) (int, error) {
 				best = m
 			}
 		}
-		n = 4 + best
+		if n = 4 + best; n > maxMinSize {
+			return 0, errorf(d.Pos, "union %s encodes to more than 4 GiB", d.Name)
+		}
 	}
 	c.min[d] = n
 	return n, nil

@@ -107,7 +107,9 @@ func checkPass(pass []PassLine) error {
 		return err
 	}
 	first := list[0]
-	i := first.Pos.Line - 1 - strings.Count(header, "\n")
+	// The line from the offset: //line directives in a %-line would move
+	// the parser's line numbers.
+	i := strings.Count(src.String()[:min(first.Pos.Offset, src.Len())], "\n") - strings.Count(header, "\n")
 	if i < 0 || i >= len(pass) {
 		i = len(pass) - 1 // the Go ended early: blame the last line
 	}

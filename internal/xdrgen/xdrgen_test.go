@@ -81,6 +81,8 @@ func TestErrors(t *testing.T) {
 		{"pass-through line", "%0\nstruct s { int a; };", "in.x:1:1: %-line is not valid Go: expected declaration, found 0"},
 		{"huge array", "struct a { hyper x[268435455]; };\nstruct b { a y[3]; };", "in.x:2:14: array y encodes to more than 4 GiB"},
 		{"huge struct", "struct a { opaque x[2147483644]; opaque y[2147483644]; hyper z; };", "in.x:1:8: struct a encodes to more than 4 GiB"},
+		{"huge union", "struct a { opaque x[2147483644]; opaque y[2147483644]; int z; };\nunion u switch (int k) { case 1: a v; };", "in.x:2:7: union u encodes to more than 4 GiB"},
+		{"line directive in a pass-through", "%/*line other.go:1*/ var y = 2\n%var x = 1\n%var z = )\nconst A = 1;", "in.x:3:1: %-line is not valid Go"},
 		{"invalid UTF-8", "const A = 1;\n/* \xe9t\xe9 */", "in.x:2:4: invalid UTF-8"},
 		{"NUL", "const A\x00 = 1;", "in.x:1:8: NUL byte"},
 		{"unclosed pass-through", "const A = 1;\n%func f() {\n%\treturn\nstruct s { int a; };", "in.x:3:1: %-line is not valid Go"},
