@@ -683,14 +683,13 @@ func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, invalidParam("end", "%v", err))
 		return
 	}
-	for _, p := range []struct {
-		name string
-		t    time.Time
-	}{{"start", start}, {"end", end}} {
-		if aerr := checkEvalTime(p.name, p.t); aerr != nil {
-			a.fail(w, aerr)
-			return
-		}
+	aerr := checkEvalTime("start", start)
+	if aerr == nil {
+		aerr = checkEvalTime("end", end)
+	}
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
 	}
 	if end.Before(start) {
 		a.fail(w, invalidParam("end", "end timestamp must not be before start time"))

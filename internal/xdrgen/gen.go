@@ -48,6 +48,9 @@ func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if err := checkPass(spec.Pass); err != nil {
+		return nil, err
+	}
 	g := &gen{spec: spec}
 	if err := g.checkNames(); err != nil {
 		return nil, err
@@ -70,9 +73,6 @@ func Generate(spec *Spec, pkg string, sources []string) ([]byte, error) {
 	}
 	if len(imports) > 0 {
 		fmt.Fprintf(&out, "import (\n%s\n)\n\n", strings.Join(imports, "\n"))
-	}
-	if err := checkPass(spec.Pass); err != nil {
-		return nil, err
 	}
 	for _, l := range spec.Pass {
 		out.WriteString(l.Text + "\n")
