@@ -66,17 +66,18 @@ const (
 // (a cache miss, or a cached series none of whose samples was stored yet)
 // it is validated whole, so that a refused request leaves no series
 // behind: the TSDB keeps the series an appender created even when it is
-// rolled back. The series cache is emptied whenever the head is truncated
-// (see syncCache), so a series the head dropped then counts as new again.
-// (A request already under way while the head drops series, or, with an
-// out-of-order window, a series dropped by the out-of-order compaction
-// after the truncation, can still be created again without that check.)
+// rolled back. Whenever the head is truncated the cached series lose their
+// references (see syncCache), so a series the head dropped then counts as
+// new again. (With an out-of-order window, a series dropped by the
+// out-of-order compaction after the truncation can still be created again
+// without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
-	s.syncCache()
+	epoch := s.syncCache()
 	a, _ := s.states.Get().(*appendState)
 	if a == nil {
 		a = newAppendState()
 	}
+	a.epoch = epoch
 	defer func() {
 		a.reset()
 		s.states.Put(a)
@@ -617,6 +618,7 @@ func (a *appendState) endPoint() {
 
 func (a *appendState) endTarget() {
 	if a.refsChanged || a.fresh {
+		a.cur.epoch = a.epoch
 		a.s.cache.put(a.cur)
 	}
 	a.cur, a.fresh, a.refsChanged = nil, false, false

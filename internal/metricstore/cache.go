@@ -3,7 +3,6 @@ package metricstore
 import (
 	"sync"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 )
@@ -15,24 +14,25 @@ import (
 //
 // The key (see appendState.entry) is the exact bytes: interned ids of the
 // resource and scope messages, the metric's name, unit and kind, and the
-// point's attribute bytes as they are (Attributes.Raw); a 64-bit hash finds
-// it and the bytes are compared, so a hash collision costs a rebuild, never
-// a wrong series. Two encodings of the same attributes (another order) are two
-// entries for the same series.
+// point's attribute bytes as they are (Attributes.Raw), used as a Go map
+// key: the runtime's map hash (AES-based where the CPU has it) reads a
+// 1.4 KB key about three times as fast as xxHash, and the map compares the
+// bytes, so distinct keys never share an entry. Two encodings of the same
+// attributes (another order) are two entries for the same series.
 //
 // Entries are immutable once stored; a changed reference replaces the entry.
-// The cache is emptied when the head is truncated (Store.syncCache), which
-// is when the head drops series, so a reference it holds is one the head
-// knows, but for a request under way meanwhile or a series the
-// out-of-order compaction drops after the truncation. Such a reference is
-// harmless to the data:
+// An entry's references count only in the cache epoch they were taken in
+// (Store.syncCache): the head drops series only when it is truncated,
+// which starts a new epoch, so a reference that counts is one the head
+// knows, but for a series the out-of-order compaction drops after the
+// truncation. Such a reference is harmless to the data:
 // the entry also holds the labels, and headAppenderV2.Append falls back to
 // them when the reference is unknown, returning the new reference, which
 // then replaces the entry.
 type seriesCache struct {
 	mu      sync.RWMutex
 	max     int
-	entries map[uint64]*cacheEntry
+	entries map[string]*cacheEntry
 	// Interned resources and scopes: the ids keep keys short. Cleared with
 	// the entries, so an id never outlives the entries that use it.
 	resources map[string]uint32
@@ -48,6 +48,9 @@ type cacheEntry struct {
 	series []cachedSeries
 	reject string // non-empty: every point of this identity is rejected
 	hash   uint64 // labels hash of series[0], for target_info deduplication
+	// epoch is the cache epoch the references were taken in; in a later
+	// one they are not used (appendState.current).
+	epoch uint64
 	// unborn: a series has no reference yet (its samples were all
 	// refused), so the next sample creates it. Set by put.
 	unborn bool
@@ -60,20 +63,16 @@ type cachedSeries struct {
 
 func (c *seriesCache) init(max int) {
 	c.max = max
-	c.entries = make(map[uint64]*cacheEntry)
+	c.entries = make(map[string]*cacheEntry)
 	c.resources = make(map[string]uint32)
 	c.scopes = make(map[string]uint32)
 }
 
 // get returns the entry for key, or nil.
 func (c *seriesCache) get(key []byte) *cacheEntry {
-	h := xxhash.Sum64(key)
 	c.mu.RLock()
-	e := c.entries[h]
+	e := c.entries[string(key)]
 	c.mu.RUnlock()
-	if e == nil || e.key != string(key) {
-		return nil
-	}
 	return e
 }
 
@@ -88,13 +87,12 @@ func (c *seriesCache) put(e *cacheEntry) {
 			break
 		}
 	}
-	h := xxhash.Sum64String(e.key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[h]; !ok && len(c.entries) >= c.max {
+	if _, ok := c.entries[e.key]; !ok && len(c.entries) >= c.max {
 		c.resetLocked()
 	}
-	c.entries[h] = e
+	c.entries[e.key] = e
 }
 
 // reset empties the cache.

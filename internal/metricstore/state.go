@@ -51,7 +51,8 @@ type appendState struct {
 	app       storage.AppenderV2
 	res       Result
 	req       otlpwire.MetricsRequest
-	validated bool // req passed otlpwire's Validate (see validateAll)
+	validated bool   // req passed otlpwire's Validate (see validateAll)
+	epoch     uint64 // the series cache epoch (Store.syncCache)
 
 	mf otlpwire.MetricFields
 	np otlpwire.NumberDataPointFields
@@ -205,8 +206,7 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	// equal labels. A miss builds (and validates) them.
 	k = appendLenBytes(k, attrs.Raw())
 	a.key = k
-	e := a.s.cache.get(k)
-	a.fresh = false
+	e := a.current(a.s.cache.get(k))
 	a.attrsChecked = true // a hit on validated bytes, or build validates them
 	if e != nil && e.unborn {
 		// Its first sample will create a series: as for a miss.
@@ -233,14 +233,32 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	return e, nil
 }
 
+// current returns e if its references were taken in this request's cache
+// epoch, else a copy of e without them, which the point's samples fill
+// again from the labels (see Store.syncCache); it sets a.fresh for the
+// copy, so that endTarget stores it. Nil stays nil.
+func (a *appendState) current(e *cacheEntry) *cacheEntry {
+	a.fresh = false
+	if e == nil || e.epoch == a.epoch || len(e.series) == 0 {
+		return e
+	}
+	c := *e
+	c.series = make([]cachedSeries, len(e.series))
+	for i, cs := range e.series {
+		c.series[i].lset = cs.lset
+		c.unborn = c.unborn || !cs.lset.IsEmpty()
+	}
+	a.fresh = true
+	return &c
+}
+
 // targetEntry returns the target_info entry of the current resource, or nil
 // when the resource has none.
 func (a *appendState) targetEntry() (*cacheEntry, error) {
 	k := append(a.key[:0], byte(kindTarget))
 	k = binary.LittleEndian.AppendUint32(k, a.resID)
 	a.key = k
-	e := a.s.cache.get(k)
-	a.fresh = false
+	e := a.current(a.s.cache.get(k))
 	if e != nil && e.unborn {
 		if err := a.validateAll(); err != nil {
 			return nil, err
@@ -274,6 +292,7 @@ func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []
 	if err := a.validateAll(); err != nil {
 		return nil, err
 	}
+	a.s.builds.Add(1)
 	e := &cacheEntry{shape: string(shape)}
 	if r, err := a.resourceCtx(); err != nil || r != "" {
 		e.reject = r

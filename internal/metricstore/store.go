@@ -25,8 +25,12 @@ type Store struct {
 	// cacheMinT is the head's minimum time when the cache was last
 	// checked against it (see syncCache).
 	cacheMinT atomic.Int64
-	meta      metaSet
-	states    sync.Pool // *appendState
+	// cacheEpoch counts the head truncations syncCache has seen.
+	cacheEpoch atomic.Uint64
+	// builds counts series label sets built (cache misses), for tests.
+	builds atomic.Int64
+	meta   metaSet
+	states sync.Pool // *appendState
 	// wrap, if set by a test, wraps every appender.
 	wrap func(storage.AppenderV2) storage.AppenderV2
 }
@@ -74,18 +78,24 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// syncCache empties the series cache when the head's minimum time has
-// moved since the last request. That happens when the head is truncated
-// (after each head compaction, and at the first sample), which is when it
-// drops series with no samples left: a cached reference to one would let
-// its next sample create it again without the checks a new series gets
-// (see AppendOTLP). Emptying costs one label build per series on its next
-// sample, every two hours at Prometheus' block range.
-func (s *Store) syncCache() {
+// syncCache starts a new cache epoch when the head's minimum time has
+// moved since the last request, and returns the current epoch. The minimum
+// time moves when the head is truncated (after each head compaction, and at
+// the first sample), which is when it drops series with no samples left: a
+// cached reference to one would let its next sample create it again without
+// the checks a new series gets (see AppendOTLP). So an entry whose
+// references were taken in an earlier epoch keeps its labels but not its
+// references (appendState.current): its next sample validates the request
+// and looks the series up by its labels, which finds the series the head
+// kept and creates, checked, the ones it dropped. Building the labels again
+// would cost far more (one translation of every attribute per series,
+// every two hours at Prometheus' block range).
+func (s *Store) syncCache() uint64 {
 	mt := s.db.Head().MinTime()
 	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
-		s.cache.reset()
+		return s.cacheEpoch.Add(1)
 	}
+	return s.cacheEpoch.Load()
 }
 
 // Close stops compaction and closes the TSDB, flushing the WAL. Appends must

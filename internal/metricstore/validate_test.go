@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/metadata"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -305,7 +307,7 @@ func TestHeadDroppedSeries(t *testing.T) {
 
 // TestMetadataAfterTruncation: a description changed while the series is
 // known is picked up once the head is truncated, even though the series
-// keeps its samples (the series cache is emptied then).
+// keeps its samples (the cached series lose their references then).
 func TestMetadataAfterTruncation(t *testing.T) {
 	s := open(t, t.TempDir())
 	defer s.Close()
@@ -341,6 +343,64 @@ func TestMetadataAfterTruncation(t *testing.T) {
 	}
 	if h := helps(); !slices.Equal(h, []string{"a", "b"}) {
 		t.Errorf("help %q after truncation, want [a b]", h)
+	}
+}
+
+// TestCacheAcrossTruncation: a truncation that keeps a series costs its
+// cache entry the reference, not the labels: the next sample finds the
+// series by its labels, builds none, and stores no second series.
+func TestCacheAcrossTruncation(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	send := func(min int) {
+		t.Helper()
+		r := newTestRequests()
+		r.ts = uint64(t0.Add(time.Duration(min) * time.Minute).UnixNano())
+		if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"), r.gauge("h"))); err != nil || res.Accepted != 2 {
+			t.Fatalf("minute %d: %+v, %v", min, res, err)
+		}
+	}
+	send(0)
+	send(1)
+	built := s.builds.Load()
+	if built == 0 {
+		t.Fatal("no label set built")
+	}
+	if err := s.db.Head().Truncate(t0.UnixMilli() + 1); err != nil {
+		t.Fatal(err)
+	}
+	epoch := s.cacheEpoch.Load()
+	send(2)
+	if s.cacheEpoch.Load() != epoch+1 {
+		t.Fatalf("epoch %d after the truncation, want %d", s.cacheEpoch.Load(), epoch+1)
+	}
+	send(3)
+	if n := s.builds.Load(); n != built {
+		t.Errorf("%d label sets built after the truncation, want none", n-built)
+	}
+	if n := s.db.Head().NumSeries(); n != 2 {
+		t.Errorf("head has %d series, want 2", n)
+	}
+	q, err := s.Queryable().Querier(0, t0.Add(time.Hour).UnixMilli())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	set := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "g"))
+	for set.Next() {
+		var got []int64
+		it := set.At().Iterator(nil)
+		for it.Next() != chunkenc.ValNone {
+			ts, _ := it.At()
+			got = append(got, (ts-t0.UnixMilli())/60_000)
+		}
+		// Minute 0 may stay: the head drops whole chunks.
+		if got = slices.DeleteFunc(got, func(m int64) bool { return m == 0 }); !slices.Equal(got, []int64{1, 2, 3}) {
+			t.Errorf("%s: samples at minutes %v, want [1 2 3]", set.At().Labels(), got)
+		}
+	}
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
