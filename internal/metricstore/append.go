@@ -68,9 +68,9 @@ const (
 // behind: the TSDB keeps the series an appender created even when it is
 // rolled back. Whenever the head is truncated the cached series lose their
 // references (see syncCache), so a series the head dropped then counts as
-// new again. (With an out-of-order window, a series dropped by the
-// out-of-order compaction after the truncation can still be created again
-// without that check.)
+// new again. (A request under way while the head drops series, or, with an
+// out-of-order window, a series dropped by the out-of-order compaction
+// after the truncation, can still be created again without that check.)
 func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 	epoch := s.syncCache()
 	a, _ := s.states.Get().(*appendState)

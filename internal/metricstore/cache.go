@@ -24,8 +24,9 @@ import (
 // An entry's references count only in the cache epoch they were taken in
 // (Store.syncCache): the head drops series only when it is truncated,
 // which starts a new epoch, so a reference that counts is one the head
-// knows, but for a series the out-of-order compaction drops after the
-// truncation. Such a reference is harmless to the data:
+// knows, but for one taken while the truncation was dropping series or a
+// series the out-of-order compaction drops after it. Such a reference is
+// harmless to the data:
 // the entry also holds the labels, and headAppenderV2.Append falls back to
 // them when the reference is unknown, returning the new reference, which
 // then replaces the entry.
