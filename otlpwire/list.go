@@ -23,12 +23,12 @@ func newList[T ~[]byte](msg []byte, s span, num protowire.Number, name string) L
 	return List[T]{b: s.of(msg), off: s.first, num: num, name: name}
 }
 
-// All iterates the elements in order. A malformed element header ends the
-// iteration with a non-nil error as the last pair; the elements themselves
-// are checked when they are read.
 // Each calls f with every element in order and returns the first error,
 // f's or a malformed element's.
 func (l List[T]) Each(f func(T) error) error {
+	if len(l.b) == 0 {
+		return nil // the common case for exemplars: no iterator to build
+	}
 	for v, err := range l.All() {
 		if err != nil {
 			return err
@@ -40,6 +40,9 @@ func (l List[T]) Each(f func(T) error) error {
 	return nil
 }
 
+// All iterates the elements in order. A malformed element header ends the
+// iteration with a non-nil error as the last pair; the elements themselves
+// are checked when they are read.
 func (l List[T]) All() iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		if len(l.b) == 0 {
