@@ -26,9 +26,9 @@ const (
 // Prometheus' OTLP translator derives it, in memory. It is recorded when a
 // request that created a series of the family ends, so steady-state
 // ingest does not touch it: a description that changes while the family's
-// series are known is not picked up until the series cache is emptied (at
-// the next head truncation, see Store.syncCache, or a restart), when their
-// next samples count as creating them. It is rebuilt after a restart as
+// series are known is not picked up until the cached series lose their
+// references (at the next head truncation, see Store.syncCache, or a
+// restart), when their next samples count as creating them. It is rebuilt after a restart as
 // series arrive again, and never shrinks.
 type metaSet struct {
 	mu       sync.RWMutex

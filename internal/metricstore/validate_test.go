@@ -277,7 +277,7 @@ func TestHeadDroppedSeries(t *testing.T) {
 	defer s.Close()
 	series := func() int { return int(s.db.Head().NumSeries()) }
 	// Two requests: the first sample moves the head's minimum time from
-	// "empty", which empties the cache by itself; the second caches g
+	// "empty", which starts a cache epoch by itself; the second caches g
 	// under that minimum time.
 	next := *r
 	next.ts = uint64(t0.Add(time.Second).UnixNano())
@@ -327,7 +327,7 @@ func TestMetadataAfterTruncation(t *testing.T) {
 		return h
 	}
 	// The first sample moves the head's minimum time from "empty" too,
-	// which empties the cache once more: send two before the change.
+	// which starts a cache epoch once more: send two before the change.
 	send(0, "a")
 	send(1, "a")
 	send(2, "b") // a known series: not picked up yet
