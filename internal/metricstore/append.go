@@ -606,7 +606,8 @@ func isPartial(err error) bool {
 	return errors.As(err, &partial)
 }
 
-// endPoint counts the current point and stores its entry if refs changed.
+// endPoint counts the current point and stores its entry if it is new, a
+// copy from an earlier epoch, or its references changed.
 func (a *appendState) endPoint() {
 	if a.curFailed != "" {
 		a.reject(a.curFailed)
@@ -618,8 +619,7 @@ func (a *appendState) endPoint() {
 
 func (a *appendState) endTarget() {
 	if a.refsChanged || a.fresh {
-		a.cur.epoch = a.epoch
-		a.s.cache.put(a.cur)
+		a.s.cache.put(a.cur, a.epoch)
 	}
 	a.cur, a.fresh, a.refsChanged = nil, false, false
 }

@@ -49,11 +49,15 @@ type cacheEntry struct {
 	series []cachedSeries
 	reject string // non-empty: every point of this identity is rejected
 	hash   uint64 // labels hash of series[0], for target_info deduplication
-	// epoch is the cache epoch the references were taken in; in a later
-	// one they are not used (appendState.current).
+	// epoch is the cache epoch the entry was stored in, with the
+	// references taken in it: in a later epoch they are not used
+	// (appendState.current), and an entry not stored again for a whole
+	// epoch is dropped (sweep). Set by put.
 	epoch uint64
 	// unborn: a series has no reference yet (its samples were all
-	// refused), so the next sample creates it. Set by put.
+	// refused, or its entry is a copy from an earlier epoch), so the next
+	// sample creates it or looks it up by its labels. Set by put and by
+	// appendState.current.
 	unborn bool
 }
 
@@ -77,10 +81,11 @@ func (c *seriesCache) get(key []byte) *cacheEntry {
 	return e
 }
 
-// put stores e under its key, emptying the cache first when it is full.
-// Interned ids are unique across resets, so keys built from ids interned
-// before the reset stay correct: they just miss.
-func (c *seriesCache) put(e *cacheEntry) {
+// put stores e under its key as of epoch, emptying the cache first when it
+// is full. Interned ids are unique across resets, so keys built from ids
+// interned before the reset stay correct: they just miss.
+func (c *seriesCache) put(e *cacheEntry, epoch uint64) {
+	e.epoch = epoch
 	e.unborn = false
 	for _, cs := range e.series {
 		if cs.ref == 0 && !cs.lset.IsEmpty() {
@@ -96,11 +101,37 @@ func (c *seriesCache) put(e *cacheEntry) {
 	c.entries[e.key] = e
 }
 
-// reset empties the cache.
-func (c *seriesCache) reset() {
+// sweep drops the entries stored before epoch keep, and then the interned
+// resources and scopes no remaining entry's key names. Store.syncCache
+// calls it when a head truncation starts epoch keep+1, so the cache holds
+// the identities seen in the last two epochs (two to four hours at
+// Prometheus' block range) rather than growing with series churn until it
+// is full. It reads every entry once, under the write lock.
+func (c *seriesCache) sweep(keep uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.resetLocked()
+	live := make(map[uint32]struct{})
+	for k, e := range c.entries {
+		if e.epoch < keep {
+			delete(c.entries, k)
+			continue
+		}
+		// Keys start with the kind, then the resource id and, but for
+		// target_info, the scope id (appendState.entry, targetEntry).
+		if len(k) >= 5 {
+			live[keyID(k, 1)] = struct{}{}
+		}
+		if len(k) >= 9 && k[0] != byte(kindTarget) {
+			live[keyID(k, 5)] = struct{}{}
+		}
+	}
+	for _, m := range []map[string]uint32{c.resources, c.scopes} {
+		for b, id := range m {
+			if _, ok := live[id]; !ok {
+				delete(m, b)
+			}
+		}
+	}
 }
 
 func (c *seriesCache) resetLocked() {
@@ -139,6 +170,11 @@ func (c *seriesCache) intern(m map[string]uint32, b []byte, check func([]byte) e
 	c.nextID++
 	m[string(b)] = c.nextID
 	return c.nextID, nil
+}
+
+// keyID reads the little-endian interned id at k[off:off+4].
+func keyID(k string, off int) uint32 {
+	return uint32(k[off]) | uint32(k[off+1])<<8 | uint32(k[off+2])<<16 | uint32(k[off+3])<<24
 }
 
 func (c *seriesCache) len() int {

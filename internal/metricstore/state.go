@@ -221,7 +221,7 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 		}
 		e.key = string(k)
 		if e.reject != "" {
-			a.s.cache.put(e)
+			a.s.cache.put(e, a.epoch)
 		} else {
 			a.fresh = true
 		}
@@ -233,16 +233,24 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	return e, nil
 }
 
-// current returns e if its references were taken in this request's cache
-// epoch, else a copy of e without them, which the point's samples fill
-// again from the labels (see Store.syncCache); it sets a.fresh for the
-// copy, so that endTarget stores it. Nil stays nil.
+// current returns e if it was stored in this request's cache epoch, else
+// a copy of e for this epoch: without its references, which the point's
+// samples fill again from the labels (see Store.syncCache), with a.fresh
+// set so that endTarget stores it; or, for an entry with no series or a
+// refused one, stored at once. Nil stays nil.
 func (a *appendState) current(e *cacheEntry) *cacheEntry {
 	a.fresh = false
-	if e == nil || e.epoch == a.epoch || len(e.series) == 0 {
+	if e == nil || e.epoch == a.epoch {
 		return e
 	}
 	c := *e
+	if len(e.series) == 0 || e.reject != "" {
+		// Nothing is appended to it, so no references to drop and no
+		// point to store it after: store it now as used in this epoch,
+		// which keeps it from seriesCache.sweep.
+		a.s.cache.put(&c, a.epoch)
+		return &c
+	}
 	c.series = make([]cachedSeries, len(e.series))
 	for i, cs := range e.series {
 		c.series[i].lset = cs.lset
@@ -271,7 +279,7 @@ func (a *appendState) targetEntry() (*cacheEntry, error) {
 		}
 		e.key = string(k)
 		if len(e.series) == 0 {
-			a.s.cache.put(e)
+			a.s.cache.put(e, a.epoch)
 		} else {
 			a.fresh = true
 		}

@@ -25,7 +25,9 @@ type Store struct {
 	// cacheMinT is the head's minimum time when the cache was last
 	// checked against it (see syncCache).
 	cacheMinT atomic.Int64
-	// cacheEpoch counts the head truncations syncCache has seen.
+	// cacheEpoch counts the moves of the head's minimum time syncCache
+	// has seen (the first sample, then head truncations; several between
+	// two requests count once).
 	cacheEpoch atomic.Uint64
 	// builds counts series label sets built (cache misses), for tests.
 	builds atomic.Int64
@@ -89,11 +91,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // and looks the series up by its labels, which finds the series the head
 // kept and creates, checked, the ones it dropped. Building the labels again
 // would cost far more (one translation of every attribute per series,
-// every two hours at Prometheus' block range).
+// every two hours at Prometheus' block range). Entries not used for a
+// whole epoch are dropped then (seriesCache.sweep).
 func (s *Store) syncCache() uint64 {
 	mt := s.db.Head().MinTime()
 	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
-		return s.cacheEpoch.Add(1)
+		epoch := s.cacheEpoch.Add(1)
+		s.cache.sweep(epoch - 1)
+		return epoch
 	}
 	return s.cacheEpoch.Load()
 }

@@ -224,35 +224,60 @@ func TestMalformedCommitsNothing(t *testing.T) {
 	}
 }
 
-// TestStaleRefs checks that refs the head no longer knows (as after head
-// garbage collection) fall back to the cached labels.
+// TestStaleRefs checks that refs the head no longer knows (as for a
+// request that cached them while a truncation was dropping series) fall
+// back to the cached labels: the samples land in the series they belong
+// to, no series is created without labels, and the cache takes the
+// head's references.
 func TestStaleRefs(t *testing.T) {
 	s := open(t, t.TempDir())
 	defer s.Close()
-	req := synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30})
-	r1, err := s.AppendOTLP(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
+	const bogus = 1 << 40 // unknown to the head
+	cfg := synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30, Repeat: true}
+	r1, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+	if err != nil || r1.Accepted != 30 {
+		t.Fatalf("r1 %+v, %v", r1, err)
 	}
+	series := s.db.Head().NumSeries()
+	// The first samples moved the head's minimum time: start the epoch the
+	// next request will see, and plant the bogus references in it, so that
+	// they count as current.
+	epoch := s.syncCache()
 	n := s.cache.len()
 	s.cache.mu.Lock()
-	for h, e := range s.cache.entries {
+	for k, e := range s.cache.entries {
 		c := *e
 		c.series = append([]cachedSeries(nil), e.series...)
 		for i := range c.series {
-			c.series[i].ref = 1 << 40 // unknown to the head
+			c.series[i].ref = bogus
 		}
-		s.cache.entries[h] = &c
+		c.epoch = epoch
+		s.cache.entries[k] = &c
 	}
 	s.cache.mu.Unlock()
-	req2 := synth.Metrics(synth.Config{Seed: 2, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30})
-	r2, err := s.AppendOTLP(context.Background(), req2)
-	if err != nil || r2.Samples == 0 {
-		t.Fatalf("res %+v err %v", r2, err)
+	cfg.Seed = 2 // the same series, a second later
+	r2, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+	if err != nil || r2.Accepted != 30 || r2.Rejected != 0 {
+		t.Fatalf("r2 %+v, %v", r2, err)
 	}
-	if r1.Accepted != 30 || s.cache.len() < n {
-		t.Fatalf("r1 %+v, cache %d → %d", r1, n, s.cache.len())
+	if s.cacheEpoch.Load() != epoch {
+		t.Fatalf("epoch %d, want %d: the references were not current", s.cacheEpoch.Load(), epoch)
 	}
+	if got := s.db.Head().NumSeries(); got != series {
+		t.Errorf("head has %d series after the second request, want %d", got, series)
+	}
+	if s.cache.len() != n {
+		t.Errorf("cache %d → %d entries", n, s.cache.len())
+	}
+	s.cache.mu.RLock()
+	for _, e := range s.cache.entries {
+		for _, cs := range e.series {
+			if cs.ref == bogus && !cs.lset.IsEmpty() {
+				t.Errorf("%s kept the unknown reference", cs.lset)
+			}
+		}
+	}
+	s.cache.mu.RUnlock()
 	q, _ := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
 	defer q.Close()
 	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", ""))

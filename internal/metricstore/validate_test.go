@@ -404,6 +404,60 @@ func TestCacheAcrossTruncation(t *testing.T) {
 	}
 }
 
+// TestCacheSweep: entries not used for a whole epoch are dropped at the
+// next one, with the interned resources only they named; entries in use
+// stay.
+func TestCacheSweep(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	resA := msg(strAttr(1, "service.name", "a"))
+	resB := msg(strAttr(1, "service.name", "b"))
+	send := func(min int, res ...[]byte) {
+		t.Helper()
+		r := newTestRequests()
+		r.ts = uint64(t0.Add(time.Duration(min) * time.Minute).UnixNano())
+		var rms [][]byte
+		for _, rs := range res {
+			rms = append(rms, r.container(rs, r.scope, r.gauge("g")))
+		}
+		if res, err := s.AppendOTLP(context.Background(), r.request(rms...)); err != nil || res.Accepted != int64(len(rms)) {
+			t.Fatalf("minute %d: %+v, %v", min, res, err)
+		}
+	}
+	interned := func(res []byte) bool {
+		s.cache.mu.RLock()
+		defer s.cache.mu.RUnlock()
+		_, ok := s.cache.resources[string(res)]
+		return ok
+	}
+	truncate := func(min int) {
+		t.Helper()
+		if err := s.db.Head().Truncate(t0.Add(time.Duration(min)*time.Minute).UnixMilli() + 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0, resA, resB)
+	send(1, resA, resB)
+	both := s.cache.len()
+	truncate(0)
+	send(2, resB) // a new epoch: a's entries were used in the last one, they stay
+	if s.cache.len() != both || !interned(resA) {
+		t.Fatalf("after one epoch without a: %d entries (want %d), a interned %v", s.cache.len(), both, interned(resA))
+	}
+	truncate(1)
+	send(3, resB) // a's entries are two epochs old: dropped
+	if got := s.cache.len(); got != both/2 {
+		t.Errorf("after two epochs without a: %d entries, want %d", got, both/2)
+	}
+	if interned(resA) || !interned(resB) {
+		t.Errorf("interned after the sweep: a %v (want false), b %v (want true)", interned(resA), interned(resB))
+	}
+	send(4, resA, resB) // a comes back: built again, stored
+	if got := s.cache.len(); got != both {
+		t.Errorf("a back: %d entries, want %d", got, both)
+	}
+}
+
 // TestMetadataBounds: help text is cut to maxHelpBytes, and the metadata
 // kept stops growing at maxMetaBytes.
 func TestMetadataBounds(t *testing.T) {
