@@ -3,12 +3,18 @@ package metricstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -429,5 +435,103 @@ func TestTimeAhead(t *testing.T) {
 	}
 	if len(values) != 2 || values[0] != 2 || values[1] != 3 {
 		t.Fatalf("stored exemplar values %v, want [2 3]", values)
+	}
+}
+
+// TestConcurrentTruncation: exporters append concurrently, each its own
+// series a second later every request, while the head is truncated under
+// them, as a head compaction would (run with -race to check the cache's
+// epochs and sweeps). Every request must succeed and each exporter's
+// series must hold its last sample: no sample may be lost to a reference
+// the head dropped.
+func TestConcurrentTruncation(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	const exporters, requests = 4, 60
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	errs := make(chan error, exporters+1)
+	done := make(chan struct{})
+	var progress [exporters]atomic.Int64 // requests each exporter has finished
+	var wg sync.WaitGroup
+	for e := range exporters {
+		wg.Go(func() {
+			defer progress[e].Store(requests + 5) // done: no longer holds the truncation back
+			for i := range requests {
+				cfg := synth.Config{Seed: int64(i), Start: start, Resources: 1, ScopesPerResource: 1,
+					RecordsPerScope: 20, Repeat: true, Copy: e + 1}
+				res, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+				if err == nil && res.Rejected != 0 {
+					err = fmt.Errorf("request %d: %+v", i, res)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("exporter %d: %w", e, err)
+					return
+				}
+				progress[e].Store(int64(i + 1))
+			}
+		})
+	}
+	go func() {
+		// Truncate a few seconds behind the slowest exporter, so that no
+		// sample is older than the head allows.
+		defer close(done)
+		truncated := int64(0)
+		for truncated < requests-5 {
+			runtime.Gosched()
+			slowest := int64(requests)
+			for e := range exporters {
+				slowest = min(slowest, progress[e].Load())
+			}
+			if slowest-5 > truncated {
+				truncated = slowest - 5
+				if err := s.db.Head().Truncate(start.Add(time.Duration(truncated) * time.Second).UnixMilli()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	<-done
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("%d cache epochs", s.cacheEpoch.Load())
+	// Each exporter's newest sample must be from its last request (synth
+	// jitters point times within the second).
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	newest := map[string]int64{}
+	set := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+	for set.Next() {
+		inst := set.At().Labels().Get("instance")
+		it := set.At().Iterator(nil)
+		for it.Next() != chunkenc.ValNone {
+			ts, _ := it.At()
+			newest[inst] = max(newest[inst], ts)
+		}
+	}
+	if err := set.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := start.Add((requests - 2) * time.Second).UnixMilli()
+	for e := range exporters {
+		suffix := fmt.Sprintf("/%d", e+1)
+		found := false
+		for inst, ts := range newest {
+			if strings.HasSuffix(inst, suffix) {
+				found = true
+				if ts <= want {
+					t.Errorf("exporter %d (%s): newest sample at %d, want after %d", e, inst, ts, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("exporter %d: no series", e)
+		}
 	}
 }
