@@ -14,7 +14,7 @@ type ValueType uint8
 
 // The AnyValue kinds, in the order of the oneof in common.proto.
 const (
-	ValueEmpty ValueType = iota // no value field present
+	ValueEmpty ValueType = iota // no value field present, or string_value_strindex (see AnyValue)
 	ValueString
 	ValueBool
 	ValueInt
@@ -41,8 +41,14 @@ func (t ValueType) String() string {
 //	    string string_value = 1; bool bool_value = 2; int64 int_value = 3;
 //	    double double_value = 4; ArrayValue array_value = 5;
 //	    KeyValueList kvlist_value = 6; bytes bytes_value = 7;
+//	    int32 string_value_strindex = 8;
 //	  }
 //	}
+//
+// string_value_strindex is a reference into a profiles dictionary's string
+// table, which only the profiles signal has. It reads as ValueEmpty, as
+// pdata's Value shows it, and like every oneof field it replaces an
+// earlier value.
 type AnyValue []byte
 
 // Value decodes the AnyValue in one pass. The result aliases a.
@@ -190,6 +196,8 @@ func parseAnyValue(b []byte) (v Value, set bool, err error) {
 			v, set = Value{typ: ValueInt, n: x}, true
 		case 4:
 			v, set = Value{typ: ValueDouble, n: x}, true
+		case 8: // string_value_strindex: see AnyValue
+			v, set = Value{}, true
 		}
 		i = j
 	}
@@ -199,6 +207,7 @@ func parseAnyValue(b []byte) (v Value, set bool, err error) {
 var anyValueSchema = newSchema(map[protowire.Number]fieldSpec{
 	1: bytesf("string_value"), 2: varintf("bool_value"), 3: varintf("int_value"), 4: fixed("double_value"),
 	5: bytesf("array_value"), 6: bytesf("kvlist_value"), 7: bytesf("bytes_value"),
+	8: varintf("string_value_strindex"),
 })
 
 var bytesValueTypes = [8]ValueType{1: ValueString, 5: ValueArray, 6: ValueKVList, 7: ValueBytes}
