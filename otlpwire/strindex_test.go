@@ -70,6 +70,26 @@ func TestStringValueStrindex(t *testing.T) {
 	if _, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(bad); err == nil {
 		t.Error("pdata accepted a length-delimited field 8")
 	}
+	// KeyValue's key_strindex (3) likewise: a varint is skipped, another
+	// wire type refused.
+	for _, tc := range []struct {
+		field []byte
+		ok    bool
+	}{
+		{protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1), true},
+		{protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), []byte("x")), false},
+	} {
+		kv := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k"))
+		kv = append(kv, tc.field...)
+		res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kv)
+		rl := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)
+		req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rl)
+		_, perr := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(req)
+		werr := LogsRequest(req).Validate()
+		if (perr == nil) != tc.ok || (werr == nil) != tc.ok {
+			t.Errorf("key_strindex %x: pdata %v, Validate %v, want accepted %v", tc.field, perr, werr, tc.ok)
+		}
+	}
 }
 
 // logsWithResourceAttr is a logs request of one resource with one

@@ -226,7 +226,8 @@ type KeyValue struct {
 	Value Value
 }
 
-// parseKeyValue decodes a KeyValue { string key = 1; AnyValue value = 2; }.
+// parseKeyValue decodes a KeyValue { string key = 1; AnyValue value = 2;
+// int32 key_strindex = 3; }.
 // A repeated value field merges as pdata does: a later occurrence that sets
 // a oneof field replaces the earlier value.
 func parseKeyValue(b []byte) (KeyValue, error) {
@@ -256,7 +257,9 @@ func parseKeyValue(b []byte) (KeyValue, error) {
 	return kv, nil
 }
 
-var keyValueSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("key"), 2: bytesf("value")})
+// key_strindex (3), a profiles dictionary reference, is declared so that
+// its wire type is checked, as pdata checks it; its value is not used.
+var keyValueSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("key"), 2: bytesf("value"), 3: varintf("key_strindex")})
 
 // Attributes is a view of the repeated KeyValue field of one message
 // (attributes, a key-value list, metric metadata). It aliases the request.
