@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Signal is the kind of records a Writer batch holds.
@@ -279,6 +280,12 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 	}
 	var in int64
 	for i, req := range reqs {
+		// Files written by old exporters may use the deprecated field 1000
+		// (see otlpwire.MigrateDeprecated; serve's receiver migrated
+		// already, and this finds nothing to do).
+		if migrated, ok := otlpwire.MigrateDeprecated(nil, req); ok {
+			req = migrated
+		}
 		var err error
 		if sig == SignalLogs {
 			err = b.logs.AppendLogs(req)

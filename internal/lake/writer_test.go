@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -814,4 +815,36 @@ func logRecordCount(t *testing.T, b []byte) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestAppendDeprecatedScopes: a request with its scope containers in the
+// deprecated field 1000 (old exporters' files, for ingest) yields every
+// row, as after otlpwire.MigrateDeprecated.
+func TestAppendDeprecatedScopes(t *testing.T) {
+	w := newTestWriter(t, t.TempDir())
+	defer w.Close()
+	req := synth.SeedLogs(synth.Config{Seed: 1, Start: testNow, Resources: 2, ScopesPerResource: 2, TotalRecords: 30})
+	var old []byte
+	for rl, err := range otlpwire.LogsRequest(req).ResourceLogs() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rc []byte
+		if r, err := rl.Resource(); err != nil {
+			t.Fatal(err)
+		} else {
+			rc = protowire.AppendBytes(protowire.AppendTag(rc, 1, protowire.BytesType), r)
+		}
+		for sl, err := range rl.ScopeLogs() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc = protowire.AppendBytes(protowire.AppendTag(rc, 1000, protowire.BytesType), sl)
+		}
+		old = protowire.AppendBytes(protowire.AppendTag(old, 1, protowire.BytesType), rc)
+	}
+	n, err := w.Append(SignalLogs, "t", old)
+	if err != nil || n != 30 {
+		t.Fatalf("Append: %d rows, %v; want 30", n, err)
+	}
 }

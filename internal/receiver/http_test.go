@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
@@ -250,4 +251,57 @@ func statusMessage(t *testing.T, b []byte) string {
 		b = b[m:]
 	}
 	return msg
+}
+
+// TestDeprecatedScopes: a request whose resource containers carry their
+// scope containers only in the deprecated field 1000 (exporters built on
+// OTLP 0.15–0.19) is migrated as the Collector's receiver migrates it:
+// every record is counted and reaches the sink under field 2.
+func TestDeprecatedScopes(t *testing.T) {
+	r, rec := start(t, testConfig())
+	body := logsBody(40)
+	old := renumberScopes(t, body, 1000)
+	status, _, resp := post(t, httpURL(r, SignalLogs), old, "Content-Type", "application/x-protobuf")
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, resp)
+	}
+	got := rec.bodies(SignalLogs)
+	if len(got) != 1 || !bytes.Equal(got[0], body) {
+		t.Fatalf("the sink got %d bodies, not the request with field 2", len(got))
+	}
+	if n := rec.records(t, SignalLogs); n != 40 {
+		t.Errorf("%d records, want 40", n)
+	}
+}
+
+// renumberScopes rewrites the scope containers (field 2) of every resource
+// container of req as field num.
+func renumberScopes(t *testing.T, req []byte, num protowire.Number) []byte {
+	t.Helper()
+	var out []byte
+	for len(req) > 0 {
+		n, typ, l := protowire.ConsumeTag(req)
+		if l < 0 || typ != protowire.BytesType || n != 1 {
+			t.Fatal("unexpected request field")
+		}
+		rc, m := protowire.ConsumeBytes(req[l:])
+		req = req[l+m:]
+		var nrc []byte
+		for len(rc) > 0 {
+			f, ft, k := protowire.ConsumeTag(rc)
+			v := protowire.ConsumeFieldValue(f, ft, rc[k:])
+			if k < 0 || v < 0 {
+				t.Fatal("malformed resource container")
+			}
+			if f == 2 {
+				b, _ := protowire.ConsumeBytes(rc[k:])
+				nrc = protowire.AppendBytes(protowire.AppendTag(nrc, num, protowire.BytesType), b)
+			} else {
+				nrc = append(nrc, rc[:k+v]...)
+			}
+			rc = rc[k+v:]
+		}
+		out = protowire.AppendBytes(protowire.AppendTag(out, 1, protowire.BytesType), nrc)
+	}
+	return out
 }

@@ -280,6 +280,14 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 // record count once known (0 before).
 func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte) (out Outcome, records int, rerr *Error) {
 	info := &signals[sig]
+	// Exporters built on OTLP 0.15–0.19 may carry their scope containers
+	// in the deprecated field 1000 only; the Collector's receivers move
+	// them, and so do we, or their records would count as none and be
+	// acknowledged unstored. The copy is made only then, outside the
+	// in-flight budget (it is at most the size of the body).
+	if migrated, ok := otlpwire.MigrateDeprecated(nil, body); ok {
+		body = migrated
+	}
 	sinks := r.sinks.of(sig)
 	selfChecked := len(sinks) > 0
 	if selfChecked {

@@ -1,0 +1,199 @@
+package otlpwire
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// TestMigrateDeprecated moves the scope containers of generated requests
+// into the deprecated field 1000 of some resource containers (all of them,
+// or alongside field 2 in others) and checks that MigrateDeprecated
+// followed by otlpwire's counts agrees with the Collector's receiver path,
+// pdata's ExportRequest.UnmarshalProto, which migrates; and that a request
+// needing nothing is left alone without allocating.
+func TestMigrateDeprecated(t *testing.T) {
+	for _, sig := range []synth.Signal{synth.SignalLogs, synth.SignalTraces, synth.SignalMetrics} {
+		for _, mode := range []string{"all", "alongside", "none"} {
+			t.Run(sig.String()+"/"+mode, func(t *testing.T) {
+				orig := synth.Generate(sig, synth.Config{Seed: 3, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 4})
+				req := deprecate(t, orig, mode)
+				got, changed := MigrateDeprecated(nil, req)
+				if !changed {
+					got = req
+				}
+				if changed != (mode == "all") { // alongside: field 2 wins, nothing to move
+					t.Fatalf("changed = %v for %s", changed, mode)
+				}
+				if err := validateAs(sig, got); err != nil {
+					t.Fatalf("Validate after migration: %v", err)
+				}
+				want, n := collectorCount(t, sig, req), wireCount(t, sig, got)
+				if n != want {
+					t.Errorf("otlpwire counts %d records after migration, the Collector's receiver %d", n, want)
+				}
+				if mode == "all" && n != wireCount(t, sig, orig) {
+					t.Errorf("migrated count %d, original %d", n, wireCount(t, sig, orig))
+				}
+			})
+		}
+	}
+	plain := synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 3})
+	if a := testing.AllocsPerRun(100, func() { MigrateDeprecated(nil, plain) }); a != 0 {
+		t.Errorf("MigrateDeprecated of a current request allocates %.0f times", a)
+	}
+}
+
+// deprecate rewrites req: mode "all" moves every resource container's
+// scope containers to field 1000; "alongside" also keeps a copy in field 2
+// (pdata then ignores field 1000); "none" returns req as it is.
+func deprecate(t testing.TB, req []byte, mode string) []byte {
+	if mode == "none" {
+		return req
+	}
+	var out []byte
+	for i := 0; i < len(req); {
+		n, _, _, s, j, err := next(req, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != fieldResources {
+			out = append(out, req[i:j]...)
+			i = j
+			continue
+		}
+		var rc []byte
+		for k := 0; k < len(s); {
+			m, _, _, v, l, err := next(s, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m == fieldChildren {
+				rc = protowire.AppendBytes(protowire.AppendTag(rc, fieldDeprecatedScopes, protowire.BytesType), v)
+				if mode == "alongside" {
+					rc = append(rc, s[k:l]...)
+				}
+			} else {
+				rc = append(rc, s[k:l]...)
+			}
+			k = l
+		}
+		out = protowire.AppendBytes(protowire.AppendTag(out, fieldResources, protowire.BytesType), rc)
+		i = j
+	}
+	return out
+}
+
+func collectorCount(t *testing.T, sig synth.Signal, req []byte) int {
+	switch sig {
+	case synth.SignalLogs:
+		r := plogotlp.NewExportRequest()
+		if err := r.UnmarshalProto(req); err != nil {
+			t.Fatal(err)
+		}
+		return r.Logs().LogRecordCount()
+	case synth.SignalTraces:
+		r := ptraceotlp.NewExportRequest()
+		if err := r.UnmarshalProto(req); err != nil {
+			t.Fatal(err)
+		}
+		return r.Traces().SpanCount()
+	}
+	r := pmetricotlp.NewExportRequest()
+	if err := r.UnmarshalProto(req); err != nil {
+		t.Fatal(err)
+	}
+	return r.Metrics().DataPointCount()
+}
+
+func wireCount(t *testing.T, sig synth.Signal, req []byte) int {
+	var n int
+	var err error
+	switch sig {
+	case synth.SignalLogs:
+		n, err = LogsRequest(req).LogRecordCount()
+	case synth.SignalTraces:
+		n, err = TracesRequest(req).SpanCount()
+	default:
+		n, err = MetricsRequest(req).DataPointCount()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// validateAs validates req as the request of sig.
+func validateAs(sig synth.Signal, req []byte) error {
+	switch sig {
+	case synth.SignalLogs:
+		return LogsRequest(req).Validate()
+	case synth.SignalTraces:
+		return TracesRequest(req).Validate()
+	}
+	return MetricsRequest(req).Validate()
+}
+
+// FuzzMigrate: MigrateDeprecated never panics, and wherever the Collector's
+// receiver path (pdata's ExportRequest.UnmarshalProto, which migrates)
+// accepts a request, otlpwire's count of the migrated request is the
+// Collector's count, but where otlpwire is stricter by design.
+func FuzzMigrate(f *testing.F) {
+	for i, s := range signals {
+		for _, b := range smallSeeds(s, 4) {
+			f.Add(uint8(i), b)
+			f.Add(uint8(i), deprecate(f, b, "all"))
+		}
+	}
+	f.Fuzz(func(t *testing.T, sel uint8, b []byte) {
+		s := fuzzSignal(sel)
+		m, changed := MigrateDeprecated(nil, b)
+		if !changed {
+			if len(m) != 0 {
+				t.Fatal("unchanged, but appended")
+			}
+			m = b
+		}
+		want, ok := collectorCountOK(s, b)
+		if !ok {
+			return
+		}
+		if err := validateAs(s, m); err != nil {
+			if stricter(err) {
+				return
+			}
+			t.Fatalf("the Collector accepts, Validate of the migrated request fails: %v", err)
+		}
+		if n := wireCount(t, s, m); n != want {
+			t.Fatalf("otlpwire counts %d after migration, the Collector %d", n, want)
+		}
+	})
+}
+
+// collectorCountOK is collectorCount that reports pdata's refusal as false.
+func collectorCountOK(s synth.Signal, b []byte) (int, bool) {
+	switch s {
+	case synth.SignalLogs:
+		r := plogotlp.NewExportRequest()
+		if r.UnmarshalProto(b) != nil {
+			return 0, false
+		}
+		return r.Logs().LogRecordCount(), true
+	case synth.SignalTraces:
+		r := ptraceotlp.NewExportRequest()
+		if r.UnmarshalProto(b) != nil {
+			return 0, false
+		}
+		return r.Traces().SpanCount(), true
+	}
+	r := pmetricotlp.NewExportRequest()
+	if r.UnmarshalProto(b) != nil {
+		return 0, false
+	}
+	return r.Metrics().DataPointCount(), true
+}
