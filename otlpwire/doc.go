@@ -66,6 +66,10 @@
 // io.Writer. A Splitter cuts a request into chunks of bounded record count
 // and byte size. Resource.Hash and Attributes.Hash give a stable,
 // order-independent 64-bit identity hash, documented in hash.go.
+// MigrateDeprecated moves the scope containers that exporters built on
+// OTLP 0.15–0.19 may send in the deprecated instrumentation_library_*
+// field (1000), which every reader here skips, to scope_* (2), as the
+// Collector's receivers do; call it on requests from such exporters.
 //
 // # Errors
 //
