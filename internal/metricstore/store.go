@@ -92,7 +92,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // kept and creates, checked, the ones it dropped. Building the labels again
 // would cost far more (one translation of every attribute per series,
 // every two hours at Prometheus' block range). Entries not used for a
-// whole epoch are dropped then (seriesCache.sweep).
+// whole epoch are dropped then (seriesCache.sweep), by the request that
+// starts the epoch: ~0.2 s at a million cached identities, during which
+// other requests go on.
 func (s *Store) syncCache() uint64 {
 	mt := s.db.Head().MinTime()
 	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
