@@ -35,7 +35,7 @@ type seriesCache struct {
 	max     int
 	entries map[string]*cacheEntry
 	// Interned resources and scopes: the ids keep keys short. Cleared with
-	// the entries, so an id never outlives the entries that use it.
+	// the entries, and swept when no remaining entry names them (sweep).
 	resources map[string]uint32
 	scopes    map[string]uint32
 	nextID    uint32

@@ -28,8 +28,8 @@ const (
 // ingest does not touch it: a description that changes while the family's
 // series are known is not picked up until the cached series lose their
 // references (at the next head truncation, see Store.syncCache, or a
-// restart), when their next samples count as creating them. It is rebuilt after a restart as
-// series arrive again, and never shrinks.
+// restart), when their next samples count as creating them. It is rebuilt
+// after a restart as series arrive again, and never shrinks.
 type metaSet struct {
 	mu       sync.RWMutex
 	families map[string][]metadata.Metadata
