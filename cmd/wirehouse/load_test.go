@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,5 +191,35 @@ func TestLoadCPUProfile(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Errorf("a run that sent nothing left %s (%v)", bad, err)
+	}
+}
+
+// TestLoadProcs checks the GOMAXPROCS load sends with: --procs when given,
+// else the requests in flight while they are fewer than the processors,
+// and nothing when the GOMAXPROCS environment variable chose already.
+func TestLoadProcs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	os.Unsetenv("GOMAXPROCS")
+	n := runtime.GOMAXPROCS(0)
+	if got := loadProcs(3, 1); got != 3 {
+		t.Errorf("loadProcs(--procs 3, concurrency 1) = %d, want 3", got)
+	}
+	if got := loadProcs(0, n+1); got != 0 {
+		t.Errorf("loadProcs(0, concurrency %d) = %d, want 0 (leave GOMAXPROCS %d)", n+1, got, n)
+	}
+	if n > 1 {
+		if got := loadProcs(0, 1); got != 1 {
+			t.Errorf("loadProcs(0, concurrency 1) = %d, want 1 (GOMAXPROCS %d)", got, n)
+		}
+	}
+	t.Setenv("GOMAXPROCS", strconv.Itoa(n))
+	if got := loadProcs(0, 1); got != 0 {
+		t.Errorf("with GOMAXPROCS set, loadProcs(0, 1) = %d, want 0", got)
+	}
+	if got := loadProcs(2, 1); got != 2 {
+		t.Errorf("with GOMAXPROCS set, loadProcs(--procs 2, 1) = %d, want 2", got)
+	}
+	if _, _, err := runArgs(t, "load", "--procs", "-1"); err == nil || !strings.Contains(err.Error(), "--procs") {
+		t.Errorf("load --procs -1: err = %v, want a --procs usage error", err)
 	}
 }
