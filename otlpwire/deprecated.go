@@ -29,27 +29,19 @@ const fieldDeprecatedScopes protowire.Number = 1000
 // only the top-level fields of the request and of its resource containers,
 // without allocating. A malformed request is left as it is (false, dst
 // unchanged in length): Validate reports what is wrong with it.
+//
+// The rewritten request is never longer than req (field 2's tag is one byte
+// shorter than field 1000's), so a dst with len(req) bytes of spare capacity
+// is not grown; NeedsMigration says beforehand whether a copy may be needed.
 func MigrateDeprecated(dst, req []byte) ([]byte, bool) {
-	needed := false
-	for i := 0; i < len(req) && !needed; {
-		n, typ, _, s, j, err := next(req, i)
-		if err != nil {
-			return dst, false
-		}
-		if n == fieldResources && typ == wireBytes {
-			needed = deprecatedOnly(s)
-		}
-		i = j
-	}
-	if !needed {
+	if !NeedsMigration(req) {
 		return dst, false
 	}
 	start := len(dst)
-	var scratch []byte
 	for i := 0; i < len(req); {
 		n, typ, _, s, j, err := next(req, i)
 		if err != nil {
-			// The first pass stopped at the first container to migrate:
+			// NeedsMigration stopped at the first container to migrate:
 			// the rest is malformed.
 			return dst[:start], false
 		}
@@ -58,25 +50,54 @@ func MigrateDeprecated(dst, req []byte) ([]byte, bool) {
 			i = j
 			continue
 		}
-		scratch = scratch[:0]
+		// Two passes over the container, which deprecatedOnly has read
+		// without error: its new length, then its fields, written
+		// straight into dst.
+		size := 0
 		for k := 0; k < len(s); {
-			m, mtyp, _, v, l, err := next(s, k)
-			if err != nil {
-				return dst[:start], false // not reached: deprecatedOnly read them
-			}
+			m, mtyp, _, v, l, _ := next(s, k)
 			if m == fieldDeprecatedScopes && mtyp == wireBytes {
-				scratch = protowire.AppendTag(scratch, fieldChildren, protowire.BytesType)
-				scratch = protowire.AppendBytes(scratch, v)
+				size += 1 + protowire.SizeBytes(len(v))
 			} else {
-				scratch = append(scratch, s[k:l]...)
+				size += l - k
 			}
 			k = l
 		}
 		dst = protowire.AppendTag(dst, fieldResources, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, scratch)
+		dst = protowire.AppendVarint(dst, uint64(size))
+		for k := 0; k < len(s); {
+			m, mtyp, _, v, l, _ := next(s, k)
+			if m == fieldDeprecatedScopes && mtyp == wireBytes {
+				dst = protowire.AppendTag(dst, fieldChildren, protowire.BytesType)
+				dst = protowire.AppendBytes(dst, v)
+			} else {
+				dst = append(dst, s[k:l]...)
+			}
+			k = l
+		}
 		i = j
 	}
 	return dst, true
+}
+
+// NeedsMigration reports whether a resource container of req, before any
+// malformed top-level field, has deprecated scope containers and no scope_*
+// one: whether MigrateDeprecated rewrites req, unless req turns out to be
+// malformed further on, when MigrateDeprecated leaves it as it is. It reads
+// only the top-level fields of req and of its resource containers, and does
+// not allocate.
+func NeedsMigration(req []byte) bool {
+	for i := 0; i < len(req); {
+		n, typ, _, s, j, err := next(req, i)
+		if err != nil {
+			return false
+		}
+		if n == fieldResources && typ == wireBytes && deprecatedOnly(s) {
+			return true
+		}
+		i = j
+	}
+	return false
 }
 
 // deprecatedOnly reports whether the resource container rc has deprecated

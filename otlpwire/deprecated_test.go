@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"bytes"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -29,6 +30,18 @@ func TestMigrateDeprecated(t *testing.T) {
 				}
 				if changed != (mode == "all") { // alongside: field 2 wins, nothing to move
 					t.Fatalf("changed = %v for %s", changed, mode)
+				}
+				if NeedsMigration(req) != changed {
+					t.Fatalf("NeedsMigration = %v, MigrateDeprecated changed = %v", !changed, changed)
+				}
+				if changed {
+					if orig := synth.Generate(sig, synth.Config{Seed: 3, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 4}); !bytes.Equal(got, orig) {
+						t.Errorf("migrated request differs from the one with field 2 (%d bytes, want %d)", len(got), len(orig))
+					}
+					dst := make([]byte, 0, len(req))
+					if a := testing.AllocsPerRun(20, func() { dst, _ = MigrateDeprecated(dst[:0], req) }); a != 0 {
+						t.Errorf("MigrateDeprecated into a dst of len(req) spare capacity allocates %.0f times", a)
+					}
 				}
 				if err := validate(sig, got); err != nil {
 					t.Fatalf("Validate after migration: %v", err)
@@ -119,11 +132,18 @@ func FuzzMigrate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sel uint8, b []byte) {
 		s := fuzzSignal(sel)
 		m, changed := MigrateDeprecated(nil, b)
+		if need := NeedsMigration(b); changed && !need {
+			t.Fatal("MigrateDeprecated changed a request NeedsMigration passed")
+		} else if need && !changed && validate(s, b) == nil {
+			t.Fatal("NeedsMigration, but MigrateDeprecated left a valid request unchanged")
+		}
 		if !changed {
 			if len(m) != 0 {
 				t.Fatal("unchanged, but appended")
 			}
 			m = b
+		} else if len(m) > len(b) {
+			t.Fatalf("migrated request of %d bytes is longer than the %d-byte original", len(m), len(b))
 		}
 		want, ok := collectorCountOK(s, b)
 		if !ok {

@@ -70,6 +70,7 @@
 // OTLP 0.15–0.19 may send in the deprecated instrumentation_library_*
 // field (1000), which every reader here skips, to scope_* (2), as the
 // Collector's receivers do; call it on requests from such exporters.
+// NeedsMigration says, without allocating, whether a copy may be needed.
 //
 // # Errors
 //

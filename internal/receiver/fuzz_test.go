@@ -26,6 +26,7 @@ func FuzzHTTPBody(f *testing.F) {
 		f.Add(uint8(i), uint8(2), zstded(f, b))
 		f.Add(uint8(i), uint8(8), deflated(f, b))
 		f.Add(uint8(i), uint8(0), b[:len(b)/3])
+		f.Add(uint8(i), uint8(0), renumberScopes(f, b, 1000)) // OTLP 0.15–0.19 layout
 	}
 	f.Add(uint8(1), uint8(4), []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"1","body":{"stringValue":"x"},"traceId":"5b8efff798038103d269b633813fc60c"}]}]}]}`))
 	f.Add(uint8(2), uint8(4), []byte(`{"resource_spans":[{"scope_spans":[{"spans":[{"name":"a","kind":2,"span_id":"eee19b7ec3c1b174"}]}]}]}`))

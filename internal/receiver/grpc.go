@@ -201,7 +201,7 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) err
 		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
 		return nil, r.grpcStatus(rerr)
 	}
-	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B)
+	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B, &in.res)
 	r.finish(sig, transportGRPC, start, len(in.B), records, out, rerr)
 	if rerr != nil {
 		return nil, r.grpcStatus(rerr)

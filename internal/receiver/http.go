@@ -157,7 +157,7 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 		}
 	}
 	size = len(body)
-	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body)
+	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, &res)
 	return out, size, records, rerr
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
@@ -274,9 +276,46 @@ func TestDeprecatedScopes(t *testing.T) {
 	}
 }
 
+// TestDeprecatedScopesBudget checks that the copy of a request migrated
+// from the deprecated layout counts against the in-flight budget: a request
+// that fits the budget once but not twice is refused as too large on both
+// transports, and nothing reaches the sink, while the same records in the
+// current layout are accepted.
+func TestDeprecatedScopesBudget(t *testing.T) {
+	body := logsBody(40)
+	old := renumberScopes(t, body, 1000)
+	cfg := testConfig()
+	cfg.MaxRequestBytes = int64(len(old)) * 3 / 2
+	cfg.MaxDecompressedBytes = cfg.MaxRequestBytes
+	cfg.MaxInflightBytes = cfg.MaxRequestBytes
+	r, rec := start(t, cfg)
+
+	status, _, resp := post(t, httpURL(r, SignalLogs), old, "Content-Type", "application/x-protobuf")
+	if msg := statusMessage(t, resp); status != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "in-flight limit") {
+		t.Errorf("HTTP, deprecated layout: status %d %q, want 413 naming the in-flight limit", status, msg)
+	}
+	err := exportGRPC(context.Background(), dialGRPC(t, r), SignalLogs, old, nil)
+	if st := grpcstatus.Convert(err); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "in-flight limit") {
+		t.Errorf("gRPC, deprecated layout: %s %q, want ResourceExhausted naming the in-flight limit", st.Code(), st.Message())
+	}
+	if got := rec.bodies(SignalLogs); len(got) != 0 {
+		t.Fatalf("the sink got %d refused bodies", len(got))
+	}
+
+	if status, _, resp := post(t, httpURL(r, SignalLogs), body, "Content-Type", "application/x-protobuf"); status != http.StatusOK {
+		t.Fatalf("HTTP, current layout: status %d: %s", status, resp)
+	}
+	if err := exportGRPC(context.Background(), dialGRPC(t, r), SignalLogs, body, nil); err != nil {
+		t.Fatalf("gRPC, current layout: %v", err)
+	}
+	if n := rec.records(t, SignalLogs); n != 80 {
+		t.Errorf("%d records stored, want 80", n)
+	}
+}
+
 // renumberScopes rewrites the scope containers (field 2) of every resource
 // container of req as field num.
-func renumberScopes(t *testing.T, req []byte, num protowire.Number) []byte {
+func renumberScopes(t testing.TB, req []byte, num protowire.Number) []byte {
 	t.Helper()
 	var out []byte
 	for len(req) > 0 {

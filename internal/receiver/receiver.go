@@ -278,15 +278,21 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 // consume validates and counts body and hands it to the signal's sinks.
 // When the first sink is Validating, it validates instead. records is the
 // record count once known (0 before).
-func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte) (out Outcome, records int, rerr *Error) {
+func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte, res *reservation) (out Outcome, records int, rerr *Error) {
 	info := &signals[sig]
 	// Exporters built on OTLP 0.15–0.19 may carry their scope containers
 	// in the deprecated field 1000 only; the Collector's receivers move
 	// them, and so do we, or their records would count as none and be
-	// acknowledged unstored. The copy is made only then, outside the
-	// in-flight budget (it is at most the size of the body).
-	if migrated, ok := otlpwire.MigrateDeprecated(nil, body); ok {
-		body = migrated
+	// acknowledged unstored. The copy is made only then, and is charged to
+	// the request's share of the in-flight budget (it is never longer than
+	// the body).
+	if otlpwire.NeedsMigration(body) {
+		if !res.grow(int64(len(body))) {
+			return out, 0, overBudget(res, errOverBudget)
+		}
+		if migrated, ok := otlpwire.MigrateDeprecated(make([]byte, 0, len(body)), body); ok {
+			body = migrated
+		}
 	}
 	sinks := r.sinks.of(sig)
 	selfChecked := len(sinks) > 0
