@@ -33,6 +33,7 @@ const fieldDeprecatedScopes protowire.Number = 1000
 // The rewritten request is never longer than req (field 2's tag is one byte
 // shorter than field 1000's), so a dst with len(req) bytes of spare capacity
 // is not grown; NeedsMigration says beforehand whether a copy may be needed.
+// dst must not overlap req.
 func MigrateDeprecated(dst, req []byte) ([]byte, bool) {
 	if !NeedsMigration(req) {
 		return dst, false

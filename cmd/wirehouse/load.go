@@ -97,10 +97,30 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	if n := loadProcs(opts.procs, cfg.Concurrency); n > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
+	// The sending phase only, as for the profile: generating the requests
+	// and verifying them afterwards keep every processor.
+	procs, restoreProcs := loadProcs(opts.procs, cfg.Concurrency), func() {}
+	if procs > 0 {
+		onStart := cfg.OnStart
+		cfg.OnStart = func() {
+			prev := runtime.GOMAXPROCS(procs)
+			restoreProcs = func() {
+				// Setting GOMAXPROCS turns off the runtime's own tracking
+				// of the CPUs available; give that back unless the
+				// environment chose.
+				if os.Getenv("GOMAXPROCS") == "" {
+					runtime.SetDefaultGOMAXPROCS()
+				} else {
+					runtime.GOMAXPROCS(prev)
+				}
+			}
+			if onStart != nil {
+				onStart()
+			}
+		}
 	}
 	res, err := loadgen.Run(ctx, cfg, progress)
+	restoreProcs()
 	if profStarted {
 		pprof.StopCPUProfile()
 	}
@@ -154,12 +174,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // loadProcs is the GOMAXPROCS load sends with, or 0 to leave it as it is.
 // By default it is the number of requests in flight (concurrency), at most
-// what the runtime chose: with one request in flight there is never more
+// what the runtime chose (the CPUs available to the process): with one request in flight there is never more
 // than one goroutine with work, and with a second processor the runtime
 // hands each response from gRPC's reader goroutine to the waiting worker on
 // another thread. On a VM whose idle vCPUs halt, that wake-up is paid on
 // every request and measured as the server's latency. An explicit --procs
 // wins, and so does a GOMAXPROCS environment variable over the default.
+// The setting is process-wide: two loads in one process (tests) must not
+// run at once.
 func loadProcs(procs, concurrency int) int {
 	if procs > 0 {
 		return procs
@@ -231,7 +253,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	fs.StringVar(&tlsClient.KeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.StringVar(&tlsClient.ServerName, "tls-server-name", "", "name the server certificate must carry, if not the endpoint's host")
 	fs.BoolVar(&tlsClient.InsecureSkipVerify, "tls-insecure-skip-verify", false, "do not verify the server's certificate (testing only)")
-	fs.IntVar(&o.procs, "procs", 0, "Go processors (GOMAXPROCS) the load generator sends with; 0 means --concurrency, at most the CPU count, unless the GOMAXPROCS environment variable is set")
+	fs.IntVar(&o.procs, "procs", 0, "Go processors (GOMAXPROCS) the load generator sends with; 0 means --concurrency, at most the CPUs available, unless the GOMAXPROCS environment variable is set")
 	fs.StringVar(&o.prof, "cpuprofile", "", "write the load generator's own CPU profile, from its first request to the end of the run (not generating or verifying), to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -198,6 +198,7 @@ func TestLoadCPUProfile(t *testing.T) {
 // else the requests in flight while they are fewer than the processors,
 // and nothing when the GOMAXPROCS environment variable chose already.
 func TestLoadProcs(t *testing.T) {
+	_, fromEnv := os.LookupEnv("GOMAXPROCS")
 	t.Setenv("GOMAXPROCS", "")
 	os.Unsetenv("GOMAXPROCS")
 	n := runtime.GOMAXPROCS(0)
@@ -218,6 +219,19 @@ func TestLoadProcs(t *testing.T) {
 	}
 	if got := loadProcs(2, 1); got != 2 {
 		t.Errorf("with GOMAXPROCS set, loadProcs(--procs 2, 1) = %d, want 2", got)
+	}
+
+	// A run with one processor gives the runtime its own choice back.
+	if fromEnv {
+		return // n came from the environment, not the runtime's choice
+	}
+	os.Unsetenv("GOMAXPROCS")
+	addrs := startServe(t)
+	if _, stderr, err := runArgs(t, "load", "--endpoint", addrs["OTLP/gRPC"], "--batch", "1", "--count", "5", "--procs", "1", "--quiet"); err != nil {
+		t.Fatalf("load --procs 1: %v\n%s", err, stderr)
+	}
+	if got := runtime.GOMAXPROCS(0); got != n {
+		t.Errorf("GOMAXPROCS %d after load --procs 1, want %d again", got, n)
 	}
 	if _, _, err := runArgs(t, "load", "--procs", "-1"); err == nil || !strings.Contains(err.Error(), "--procs") {
 		t.Errorf("load --procs -1: err = %v, want a --procs usage error", err)

@@ -45,7 +45,11 @@ type Config struct {
 	// it is also the maximum message size as sent, since gRPC applies one
 	// limit to both.
 	MaxDecompressedBytes int64
-	// MaxInflightBytes bounds the bytes held by all requests in flight.
+	// MaxInflightBytes bounds the bytes held by all requests in flight:
+	// bodies, decompressed bodies, transcoded JSON and the copies of
+	// requests in the deprecated OTLP 0.15–0.19 layout, so such a request
+	// needs twice its size, and one over half the limit is refused as too
+	// large.
 	MaxInflightBytes int64
 	// MaxConcurrentStreams bounds concurrent gRPC calls per connection.
 	MaxConcurrentStreams uint32
