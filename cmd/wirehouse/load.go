@@ -99,28 +99,26 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// The sending phase only, as for the profile: generating the requests
 	// and verifying them afterwards keep every processor.
-	procs, restoreProcs := loadProcs(opts.procs, cfg.Concurrency), func() {}
+	procs, prevProcs := loadProcs(opts.procs, cfg.Concurrency), 0
 	if procs > 0 {
 		onStart := cfg.OnStart
 		cfg.OnStart = func() {
-			prev := runtime.GOMAXPROCS(procs)
-			restoreProcs = func() {
-				// Setting GOMAXPROCS turns off the runtime's own tracking
-				// of the CPUs available; give that back unless the
-				// environment chose.
-				if os.Getenv("GOMAXPROCS") == "" {
-					runtime.SetDefaultGOMAXPROCS()
-				} else {
-					runtime.GOMAXPROCS(prev)
-				}
-			}
+			prevProcs = runtime.GOMAXPROCS(procs)
 			if onStart != nil {
 				onStart()
 			}
 		}
 	}
 	res, err := loadgen.Run(ctx, cfg, progress)
-	restoreProcs()
+	if prevProcs > 0 {
+		// Setting GOMAXPROCS turned off the runtime's own tracking of the
+		// CPUs available; give that back unless the environment chose.
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.SetDefaultGOMAXPROCS()
+		} else {
+			runtime.GOMAXPROCS(prevProcs)
+		}
+	}
 	if profStarted {
 		pprof.StopCPUProfile()
 	}
