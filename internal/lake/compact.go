@@ -514,6 +514,15 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 			return nil, nil, nil, "files sorted differently"
 		}
 	}
+	attrs := 0
+	for _, m := range meta {
+		if m.Type != overflowType {
+			attrs++
+		}
+	}
+	if attrs > DefaultMaxAttributeColumns {
+		return nil, nil, nil, fmt.Sprintf("%d attribute columns together, more than a file may have (%d)", attrs, DefaultMaxAttributeColumns)
+	}
 	group := make(parquet.Group, len(cols))
 	for name, c := range cols {
 		n := parquet.Leaf(c.field.Type())

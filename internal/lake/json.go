@@ -26,16 +26,7 @@ func appendJSON(dst []byte, v otlpwire.Value, depth int) ([]byte, error) {
 	case otlpwire.ValueInt:
 		return strconv.AppendInt(dst, v.Int(), 10), nil
 	case otlpwire.ValueDouble:
-		f := v.Double()
-		switch {
-		case math.IsNaN(f):
-			return append(dst, `"NaN"`...), nil
-		case math.IsInf(f, 1):
-			return append(dst, `"Infinity"`...), nil
-		case math.IsInf(f, -1):
-			return append(dst, `"-Infinity"`...), nil
-		}
-		return strconv.AppendFloat(dst, f, 'g', -1, 64), nil
+		return appendJSONValue(dst, KindDouble, math.Float64bits(v.Double()), nil), nil
 	case otlpwire.ValueBool:
 		return strconv.AppendBool(dst, v.Bool()), nil
 	case otlpwire.ValueBytes:

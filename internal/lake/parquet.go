@@ -92,6 +92,7 @@ type fileCol struct {
 // from file to file.
 type encoder struct {
 	rowGroupRows int
+	maxAttrCols  int // WithMaxAttributeColumns; 0 for the default
 	keys         []sortKey
 	ranks        []uint32
 	sel          []int32
@@ -119,44 +120,60 @@ func (e *encoder) unmark(c *Column) {
 	}
 }
 
-// kinds returns the kinds of c's values in rows sel of a batch of n rows.
-func (e *encoder) kinds(c *Column, sel []int32, n int) kindMask {
+// kinds returns the kinds of c's values in rows sel of a batch of n rows,
+// and how many values those rows hold.
+func (e *encoder) kinds(c *Column, sel []int32, n int) (kindMask, int) {
 	var m kindMask
 	if len(sel) == n { // the file holds every row of the batch
 		for _, k := range c.Kinds {
 			m |= 1 << k
 		}
-		return m
+		return m, len(c.Kinds)
 	}
 	e.mark(c, n)
+	count := 0
 	for _, r := range sel {
 		if i := e.at[r]; i >= 0 {
 			m |= 1 << c.Kinds[i]
+			count++
 		}
 	}
 	e.unmark(c)
-	return m
+	return m, count
 }
 
 // dynamicCols returns the columns for the dynamic columns with a value in
 // rows sel, named by resolveNames, and the metadata that maps names back
-// to keys. reserved holds the fixed column names.
+// to keys. reserved holds the fixed column names. Past the encoder's
+// column limit the columns with fewest values go to the overflow columns
+// instead (limitColumns).
 func (e *encoder) dynamicCols(cols []*Column, sel []int32, n int, reserved map[string]bool) ([]fileCol, string, error) {
 	present := make([]*Column, 0, len(cols))
 	masks := make([]kindMask, 0, len(cols))
+	counts := make([]int, 0, len(cols))
 	for _, c := range cols {
-		if m := e.kinds(c, sel, n); m != 0 {
+		if m, count := e.kinds(c, sel, n); m != 0 {
 			present = append(present, c)
 			masks = append(masks, m)
+			counts = append(counts, count)
 		}
 	}
+	present, masks, over := limitColumns(present, masks, counts, e.maxColumns())
 	names := resolveNames(present, reserved)
-	out := make([]fileCol, len(present))
-	meta := make(map[string]columnMeta, len(present))
+	out := make([]fileCol, len(present), len(present)+int(numOrigins))
+	meta := make(map[string]columnMeta, len(present)+int(numOrigins))
 	for i, c := range present {
 		k := resolveKind(masks[i])
 		out[i] = fileCol{name: names[i], node: dynamicNode(c, k), fill: dynamicFill(c, k), dyn: c, n: n, mask: masks[i]}
 		meta[names[i]] = columnMeta{Origin: originNames[c.Origin], Key: c.Key, Type: kindNames[k]}
+	}
+	for _, oc := range overflowCols(over, n) {
+		out = append(out, oc)
+		for o, name := range overflowNames {
+			if name == oc.name {
+				meta[name] = columnMeta{Origin: originNames[o], Type: overflowType}
+			}
+		}
 	}
 	b, err := json.Marshal(meta)
 	if err != nil {
@@ -165,10 +182,18 @@ func (e *encoder) dynamicCols(cols []*Column, sel []int32, n int, reserved map[s
 	return out, string(b), nil
 }
 
+// maxColumns is the most attribute columns of one file.
+func (e *encoder) maxColumns() int {
+	if e.maxAttrCols > 0 {
+		return e.maxAttrCols
+	}
+	return DefaultMaxAttributeColumns
+}
+
 // columnMeta is one entry of the "wirehouse.columns" metadata.
 type columnMeta struct {
 	Origin string `json:"origin"`
-	Key    string `json:"key"`
+	Key    string `json:"key"` // empty for an overflow column
 	Type   string `json:"type"`
 }
 

@@ -82,9 +82,12 @@ func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 }
 
 func (e *encoder) writeRows(out io.Writer, signal string, fixed []fileCol, cols []*Column, n int, sel []int32, timeCol string) error {
-	reserved := make(map[string]bool, len(fixed))
+	reserved := make(map[string]bool, len(fixed)+int(numOrigins))
 	for _, c := range fixed {
 		reserved[c.name] = true
+	}
+	for _, name := range overflowNames {
+		reserved[name] = true
 	}
 	dyn, meta, err := e.dynamicCols(cols, sel, n, reserved)
 	if err != nil {

@@ -63,6 +63,14 @@ func (e *AppendError) Unwrap() error { return e.Err }
 // ErrClosed is returned by a Writer's methods after Close.
 var ErrClosed = errors.New("lake writer closed")
 
+// ErrEncode is wrapped by the error of a flush whose rows could not be
+// encoded as Parquet (a bug or a limit of the encoder, never the file
+// system): writing the same rows again fails again. Before returning it,
+// the flush removes the files it had renamed into place, so none of its
+// rows is in the lake and the caller may write them again, in smaller
+// sets, under other names.
+var ErrEncode = errors.New("rows cannot be encoded as Parquet")
+
 // Stats are a Writer's totals since it was created.
 type Stats struct {
 	Files    int   // Parquet files written (renamed into place)
@@ -77,9 +85,11 @@ type config struct {
 	maxBuffer    int64
 	maxAge       time.Duration
 	rowGroupRows int
+	maxAttrCols  int
 	now          func() time.Time
 	manual       bool // WithManualFlush
 	noSync       bool // tests only: skip fsync, which costs ~10 ms a file here
+	encodeFault  string
 }
 
 // Option configures a Writer; NewWriter reports invalid values.
@@ -138,6 +148,36 @@ func WithRowGroupRows(n int) Option {
 	}
 }
 
+// WithMaxAttributeColumns sets the most attribute columns one file has
+// (default DefaultMaxAttributeColumns). Past it, the attributes with the
+// fewest values in the file are kept in the overflow columns instead
+// (resource_attributes_overflow, scope_attributes_overflow,
+// attributes_overflow): a JSON object per row, so none is lost. n is 1
+// to 30,000 (parquet-go's limit on a file's columns is 32,767).
+func WithMaxAttributeColumns(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 30000 {
+			return fmt.Errorf("max attribute columns %d: want 1 to 30000", n)
+		}
+		c.maxAttrCols = n
+		return nil
+	}
+}
+
+// WithEncodeFault makes the encoding of every file that holds a log whose
+// body, or a span whose name, is marker fail with ErrEncode, as if the
+// encoder could not write it. It exists to test how callers handle
+// ErrEncode (a server never sets it); marker must not be empty.
+func WithEncodeFault(marker string) Option {
+	return func(c *config) error {
+		if marker == "" {
+			return errors.New("encode fault: empty marker")
+		}
+		c.encodeFault = marker
+		return nil
+	}
+}
+
 // WithManualFlush leaves every write to the caller: Append never writes a
 // file, Due says when a batch reached its size, buffer or age limit,
 // FlushAs writes everything under names the caller chooses, and Close
@@ -184,6 +224,7 @@ type Writer struct {
 	mu      sync.Mutex
 	batches map[batchKey]*batch
 	enc     encoder
+	renamed []string // files renamed into place by the flush under way
 	stats   Stats
 	ratio   float64 // Parquet bytes per protobuf byte of the files written so far
 	closed  bool
@@ -224,6 +265,7 @@ func NewWriter(root string, opts ...Option) (*Writer, error) {
 	}
 	w := &Writer{root: root, cfg: cfg, batches: map[batchKey]*batch{}, ratio: 0.1}
 	w.enc.rowGroupRows = cfg.rowGroupRows
+	w.enc.maxAttrCols = cfg.maxAttrCols
 	return w, nil
 }
 
@@ -286,12 +328,7 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 		if migrated, ok := otlpwire.MigrateDeprecated(nil, req); ok {
 			req = migrated
 		}
-		var err error
-		if sig == SignalLogs {
-			err = b.logs.AppendLogs(req)
-		} else {
-			err = b.spans.AppendTraces(req)
-		}
+		err := appendRows(b, sig, req)
 		if err != nil {
 			if sig == SignalLogs {
 				b.logs.truncate(n0, ncols)
@@ -319,6 +356,21 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 		return added, w.writeBatch(key, b, "")
 	}
 	return added, nil
+}
+
+// appendRows decodes req into b's rows. A panic while decoding (a bug: the
+// decoder checks every length and type) is returned as an error, so that
+// one request cannot stop a server that replays it at every start.
+func appendRows(b *batch, sig Signal, req []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decode rows: panic: %v", r)
+		}
+	}()
+	if sig == SignalLogs {
+		return b.logs.AppendLogs(req)
+	}
+	return b.spans.AppendTraces(req)
 }
 
 // due reports whether batch b reached its size, buffer or age limit.
@@ -392,15 +444,43 @@ func (w *Writer) Flush() error {
 	return w.flushAll("")
 }
 
-// flushAll writes every batch, under name if not empty.
+// flushAll writes every batch, under name if not empty. When a batch
+// cannot be encoded (ErrEncode), the files this call renamed into place
+// are removed again.
 func (w *Writer) flushAll(name string) error {
 	var errs []error
+	w.renamed = w.renamed[:0]
 	for key, b := range w.sortedBatches() {
 		if b.len(key.sig) > 0 {
 			errs = append(errs, w.writeBatch(key, b, name))
 		}
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if errors.Is(err, ErrEncode) {
+		for _, p := range w.renamed {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, fmt.Errorf("remove a file of the failed flush: %w", rerr))
+			} else if rerr == nil {
+				durable.SyncDir(filepath.Dir(p)) //nolint:errcheck // best effort; the rename is undone either way
+			}
+		}
+	}
+	w.renamed = w.renamed[:0]
+	return err
+}
+
+// Discard drops every buffered row without writing it.
+func (w *Writer) Discard() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, b := range w.batches {
+		b.bytesIn = 0
+		if key.sig == SignalLogs {
+			b.logs.Reset()
+		} else {
+			b.spans.Reset()
+		}
+	}
 }
 
 // sortedBatches yields the batches in a fixed order.
@@ -537,6 +617,9 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	}
 	cw := &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	err = w.encode(cw, key.sig, b, sel, n)
+	if err != nil && cw.err == nil { // not the file's fault
+		err = fmt.Errorf("%w: %w", ErrEncode, err)
+	}
 	if err == nil {
 		err = cw.w.Flush()
 	}
@@ -553,6 +636,7 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 		os.Remove(tmp)
 		return 0, fmt.Errorf("write lake file %s: %w", final, err)
 	}
+	w.renamed = append(w.renamed, final)
 	if w.cfg.noSync {
 		return cw.n, nil
 	}
@@ -562,21 +646,40 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	return cw.n, nil
 }
 
-// encode writes the rows sel of the batch as Parquet to out.
-func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int) error {
+// encode writes the rows sel of the batch as Parquet to out. A panic in
+// the encoder (parquet-go panics on some limits) is returned as an error.
+func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("encode parquet: panic: %v", r)
+		}
+	}()
+	if m := w.cfg.encodeFault; m != "" {
+		for _, r := range sel {
+			if sig == SignalLogs && string(b.logs.Body.At(int(r))) == m || sig == SignalTraces && string(b.spans.Name.At(int(r))) == m {
+				return fmt.Errorf("encode parquet: injected fault: row %q", m)
+			}
+		}
+	}
 	if sig == SignalLogs {
 		return w.enc.writeLogs(out, &b.logs, sel)
 	}
 	return w.enc.writeSpans(out, &b.spans, sel)
 }
 
+// countingWriter counts the bytes written and keeps the first error of
+// the file under it, which tells a file system error from an encoder's.
 type countingWriter struct {
-	w *bufio.Writer
-	n int64
+	w   *bufio.Writer
+	n   int64
+	err error
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }

@@ -50,8 +50,10 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Sink appends requests to a spool.
@@ -116,6 +118,12 @@ type LoaderConfig struct {
 	// partitions that are over (lake.Compact with its default runs): those
 	// an hour plus twice MaxDelay (at least 5 minutes) after they began.
 	Compact bool
+	// Quarantine keeps the spooled requests the lake cannot store (see
+	// Loader). Without one they are only logged and counted.
+	Quarantine *quarantine.Dir
+	// WriterOptions are added to the lake writers' options (tests:
+	// lake.WithEncodeFault, lake.WithMaxAttributeColumns).
+	WriterOptions []lake.Option
 }
 
 // Loader moves records from the spool into the lake. It keeps two
@@ -137,7 +145,10 @@ type Loader struct {
 	firstAt     time.Time // when first was read
 	stopAt      uint64    // replaying an interrupted write: write when last reaches it
 	stopName    string    // ... under this name
+	isolateTo   uint64    // after a write that could not be encoded: write records alone up to this one
+	inflightTo  uint64    // the last record of the background write
 	skipped     atomic.Int64
+	kept        map[uint64]bool // records quarantined by this process
 
 	writeMu sync.Mutex // held by a write and by a retention pass
 
@@ -165,7 +176,7 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts := []lake.Option{lake.WithManualFlush(), lake.WithMaxAge(cfg.MaxDelay)}
+	opts := append([]lake.Option{lake.WithManualFlush(), lake.WithMaxAge(cfg.MaxDelay)}, cfg.WriterOptions...)
 	if cfg.FileSize > 0 {
 		opts = append(opts, lake.WithFileSize(cfg.FileSize))
 	}
@@ -184,7 +195,7 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
-	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger}
+	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}}
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
@@ -219,6 +230,12 @@ func (l *Loader) Run(ctx context.Context) error {
 		switch {
 		case err == nil:
 			l.add(rec)
+			if l.isolateTo != 0 {
+				if !l.writeAlone(ctx, rec) {
+					return nil
+				}
+				continue
+			}
 			if l.caughtUp(rec.Seq) {
 				// Nothing more to read: rest a moment rather than be woken
 				// by every single append, which on a small machine costs
@@ -236,6 +253,7 @@ func (l *Loader) Run(ctx context.Context) error {
 		default:
 			return fmt.Errorf("lake loader: read spool: %w", err)
 		}
+		l.poll()
 		if l.first == 0 {
 			continue
 		}
@@ -272,7 +290,7 @@ func (l *Loader) shutdown() {
 	if err := l.wait(); err != nil {
 		return
 	}
-	if l.first == 0 || l.stopAt != 0 {
+	if l.first == 0 || l.stopAt != 0 || l.isolateTo != 0 {
 		return
 	}
 	if err := l.write(l.w, l.first, l.last, lake.RangeName(l.first, l.last)); err != nil {
@@ -290,16 +308,37 @@ func (l *Loader) wait() error {
 	return err
 }
 
+// poll takes the result of a background write that has ended, so that
+// one whose rows could not be encoded is isolated at once rather than at
+// the next write.
+func (l *Loader) poll() {
+	if l.inflight == nil {
+		return
+	}
+	select {
+	case err := <-l.inflight:
+		l.inflight = nil
+		if errors.Is(err, lake.ErrEncode) {
+			l.isolate(l.inflightTo)
+		}
+	default:
+	}
+}
+
 // writeBehind hands the current writer to a background write and
 // continues with the spare one. It returns false when ctx ended while a
 // write was being retried.
 func (l *Loader) writeBehind(ctx context.Context) bool {
 	if err := l.wait(); err != nil {
+		if errors.Is(err, lake.ErrEncode) {
+			l.isolate(l.inflightTo)
+			return true
+		}
 		return false // only ctx ends a retrying write
 	}
 	w, first, last := l.w, l.first, l.last
 	l.w, l.spare = l.spare, w
-	l.first, l.last = 0, 0
+	l.first, l.last, l.inflightTo = 0, 0, last
 	done := make(chan error, 1)
 	l.inflight = done
 	go func() { done <- l.writeRetrying(ctx, w, first, last, lake.RangeName(first, last)) }()
@@ -310,23 +349,71 @@ func (l *Loader) writeBehind(ctx context.Context) bool {
 // interrupted write.
 func (l *Loader) writeNow(ctx context.Context) bool {
 	if err := l.wait(); err != nil {
+		if errors.Is(err, lake.ErrEncode) {
+			l.isolate(l.inflightTo)
+			return true
+		}
 		return false
 	}
 	name := l.stopName
-	if err := l.writeRetrying(ctx, l.w, l.first, l.last, name); err != nil {
+	if err := l.writeRetrying(ctx, l.w, l.first, l.last, name); errors.Is(err, lake.ErrEncode) {
+		l.isolate(l.last)
+		return true
+	} else if err != nil {
 		return false
 	}
 	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
 	return true
 }
 
-// writeRetrying writes until it succeeds or ctx ends.
+// isolate handles a write whose rows could not be encoded (the write
+// removed what it had renamed into place, and committed nothing): every
+// buffered row is dropped, reading goes back to the first uncommitted
+// record, and the records up to last are written one at a time
+// (writeAlone), so that the one that cannot be written is found, kept in
+// the quarantine, and passed.
+func (l *Loader) isolate(last uint64) {
+	l.log.Warn("a lake write could not be encoded; writing its records one at a time",
+		"first", l.cons.Committed()+1, "last", last)
+	l.w.Discard()
+	l.spare.Discard()
+	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
+	l.isolateTo = last
+	l.cons.Rewind()
+}
+
+// writeAlone writes and commits record rec, the only one in l.w, in a
+// file of its own; if it cannot be encoded, it is quarantined and
+// committed without rows. It returns false when ctx ended first.
+func (l *Loader) writeAlone(ctx context.Context, rec spool.Record) bool {
+	name := lake.RangeName(rec.Seq, rec.Seq)
+	err := l.writeRetrying(ctx, l.w, rec.Seq, rec.Seq, name)
+	if errors.Is(err, lake.ErrEncode) {
+		l.w.Discard()
+		if !l.keep(ctx, rec, err) {
+			return false
+		}
+		err = l.writeRetrying(ctx, l.w, rec.Seq, rec.Seq, name) // commits it, without rows
+	}
+	if err != nil {
+		return false
+	}
+	l.first, l.last = 0, 0
+	if rec.Seq >= l.isolateTo {
+		l.isolateTo = 0
+		l.log.Info("lake writes resumed after isolating a record that could not be encoded", "seq", rec.Seq)
+	}
+	return true
+}
+
+// writeRetrying writes until it succeeds, the rows cannot be encoded
+// (lake.ErrEncode: writing them again cannot help) or ctx ends.
 func (l *Loader) writeRetrying(ctx context.Context, w *lake.Writer, first, last uint64, name string) error {
 	tick := min(l.cfg.MaxDelay/4, time.Second)
 	for {
 		err := l.write(w, first, last, name)
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, lake.ErrEncode) {
+			return err
 		}
 		l.log.Error("lake write failed; retrying", "first", first, "last", last, "err", err)
 		select {
@@ -338,8 +425,8 @@ func (l *Loader) writeRetrying(ctx context.Context, w *lake.Writer, first, last 
 }
 
 // add appends one record to the writer. A record the lake refuses (the
-// receiver validated it, so this is a bug or a version skew) is logged and
-// counted, and still part of the range.
+// receiver validated it, so this is a bug or a version skew) is kept in
+// the quarantine, and still part of the range.
 func (l *Loader) add(rec spool.Record) {
 	var sig lake.Signal
 	switch rec.Signal {
@@ -349,13 +436,51 @@ func (l *Loader) add(rec spool.Record) {
 		sig = lake.SignalTraces
 	}
 	if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, rec.Payload); err != nil {
-		l.skipped.Add(1)
-		l.log.Error("lake refused a spooled record", "seq", rec.Seq, "err", err)
+		l.keep(context.Background(), rec, fmt.Errorf("decode for the lake: %w", err))
 	}
 	if l.first == 0 {
 		l.first, l.firstAt = rec.Seq, time.Now()
 	}
 	l.last = rec.Seq
+}
+
+// keep puts a record the lake cannot store into the quarantine, logs and
+// counts it, once per record and process. A quarantine that cannot be
+// written (a full disk) is retried until it succeeds or ctx ends, when
+// keep returns false: the record must then stay uncommitted.
+func (l *Loader) keep(ctx context.Context, rec spool.Record, cause error) bool {
+	if l.kept[rec.Seq] {
+		return true
+	}
+	records := 0
+	if rec.Signal == spool.SignalLogs {
+		records, _ = otlpwire.LogsRequest(rec.Payload).LogRecordCount()
+	} else {
+		records, _ = otlpwire.TracesRequest(rec.Payload).SpanCount()
+	}
+	path := ""
+	if q := l.cfg.Quarantine; q != nil {
+		for {
+			var err error
+			path, err = q.Put(quarantine.Entry{Signal: rec.Signal.String(), Tenant: rec.Tenant, Source: "lake",
+				ID: "spool-" + strconv.FormatUint(rec.Seq, 10), Received: rec.Received, Records: records,
+				Payload: rec.Payload, Err: cause})
+			if err == nil {
+				break
+			}
+			l.log.Error("cannot quarantine a spooled record the lake cannot store; retrying", "seq", rec.Seq, "err", err)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	l.kept[rec.Seq] = true
+	l.skipped.Add(1)
+	l.log.Error("the lake cannot store a spooled request; kept in the quarantine", "seq", rec.Seq,
+		"signal", rec.Signal.String(), "tenant", rec.Tenant, "records", records, "file", path, "err", cause)
+	return true
 }
 
 // write writes w's rows, the spool records first to last, under name and
@@ -483,7 +608,8 @@ func (l *Loader) Written() lake.Stats {
 // Committed is the last spool record written to the lake and committed.
 func (l *Loader) Committed() uint64 { return l.cons.Committed() }
 
-// Skipped is the number of spooled records the lake refused.
+// Skipped is the number of spooled records the lake could not store
+// (kept in the quarantine, when there is one).
 func (l *Loader) Skipped() int64 { return l.skipped.Load() }
 
 func writeIntent(path, name string) error {
