@@ -20,6 +20,7 @@ func smallLimits() Config {
 	c := testConfig()
 	c.MaxRequestBytes = 256 << 10
 	c.MaxDecompressedBytes = 1 << 20
+	c.MaxGRPCMessageBytes = 1 << 20
 	c.MaxInflightBytes = 4 << 20
 	return c
 }

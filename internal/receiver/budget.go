@@ -30,9 +30,30 @@ func (b *budget) full() bool { return b.used.Load() >= b.max }
 type reservation struct {
 	b    *budget
 	held int64
+	// spare is the part of held reserved ahead (prepay) and not yet
+	// claimed by grow.
+	spare int64
 	// never is set when a grow failed that could not succeed even on an
 	// idle server: the request is too large, not the server too busy.
 	never bool
+}
+
+// prepay reserves n bytes ahead of knowing what the request needs (a gRPC
+// call, before its message is read); grow takes from them first. It
+// reports whether they fit.
+func (r *reservation) prepay(n int64) bool {
+	if !r.grow(n) {
+		return false
+	}
+	r.spare += n
+	return true
+}
+
+// trim gives back what was prepaid and not claimed.
+func (r *reservation) trim() {
+	r.b.release(r.spare)
+	r.held -= r.spare
+	r.spare = 0
 }
 
 // grow reserves n more bytes; false if the budget is spent.
@@ -40,6 +61,12 @@ func (r *reservation) grow(n int64) bool {
 	if n <= 0 {
 		return true
 	}
+	if n <= r.spare {
+		r.spare -= n
+		return true
+	}
+	n -= r.spare
+	r.spare = 0
 	if !r.b.acquire(n) {
 		r.never = r.held+n > r.b.max
 		return false
@@ -51,5 +78,5 @@ func (r *reservation) grow(n int64) bool {
 // release returns everything the request holds.
 func (r *reservation) release() {
 	r.b.release(r.held)
-	r.held = 0
+	r.held, r.spare = 0, 0
 }

@@ -36,6 +36,7 @@ func FuzzHTTPBody(f *testing.F) {
 	cfg := testConfig()
 	cfg.MaxRequestBytes = 64 << 10
 	cfg.MaxDecompressedBytes = 256 << 10
+	cfg.MaxGRPCMessageBytes = 256 << 10
 	cfg.MaxInflightBytes = 1 << 20
 	sink := SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
 		if err := signals[req.Signal].validate(req.Body); err != nil {

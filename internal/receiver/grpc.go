@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -27,9 +28,9 @@ type Message struct {
 	// Release.
 	B []byte
 
-	held       mem.Buffer // gRPC buffer B aliases, if any
-	buf        *buffer    // pooled buffer B aliases, if any
-	res        reservation
+	held       mem.Buffer   // gRPC buffer B aliases, if any
+	buf        *buffer      // pooled buffer B aliases, if any
+	res        *reservation // the call's share of the in-flight budget
 	overBudget bool
 }
 
@@ -41,8 +42,9 @@ func (m *Message) Release() {
 	}
 	putBuffer(m.buf)
 	m.buf = nil
-	if m.res.b != nil {
+	if m.res != nil {
 		m.res.release()
+		m.res = nil
 	}
 	m.B = nil
 }
@@ -78,7 +80,7 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return fmt.Errorf("wirehouse codec: cannot unmarshal into %T", v)
 	}
 	n := data.Len()
-	if m.res.b != nil && !m.res.grow(int64(n)) {
+	if m.res != nil && !m.res.grow(int64(n)) {
 		m.overBudget = true
 		return nil
 	}
@@ -105,7 +107,8 @@ var messagePool = sync.Pool{New: func() any { return new(Message) }}
 func (r *Receiver) newGRPCServer() *grpc.Server {
 	opts := []grpc.ServerOption{
 		grpc.ForceServerCodecV2(Codec{}),
-		grpc.MaxRecvMsgSize(int(r.cfg.MaxDecompressedBytes)),
+		grpc.MaxRecvMsgSize(int(r.cfg.MaxGRPCMessageBytes)),
+		grpc.StatsHandler(callEnd{}),
 		grpc.MaxConcurrentStreams(r.cfg.MaxConcurrentStreams),
 		grpc.ConnectionTimeout(r.cfg.ReadHeaderTimeout),
 		grpc.InTapHandle(r.tap),
@@ -158,10 +161,40 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 			return ctx, r.grpcStatus(rerr)
 		}
 	}
-	if r.budget.full() {
+	// gRPC reads a call's whole message before the handler runs, so the
+	// most it may hold is reserved now: the largest message, twice for a
+	// compressed one (compressed and decompressed at once). The handler
+	// gives back what the message did not need; callEnd releases the rest
+	// when the call ends, whether or not the handler ran.
+	n := r.cfg.MaxGRPCMessageBytes
+	if enc := info.Header.Get("grpc-encoding"); len(enc) > 0 && enc[0] != "identity" {
+		n = min(2*n, r.budget.max)
+	}
+	res := &reservation{b: &r.budget}
+	if !res.prepay(n) {
 		return ctx, r.grpcStatus(refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget))
 	}
-	return ctx, nil
+	return context.WithValue(ctx, callReservation{}, res), nil
+}
+
+// callReservation is the context key of a gRPC call's *reservation.
+type callReservation struct{}
+
+// callEnd is a gRPC stats handler that releases a call's reservation
+// when the call ends.
+type callEnd struct{}
+
+func (callEnd) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (callEnd) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (callEnd) HandleConn(context.Context, stats.ConnStats)                       {}
+
+func (callEnd) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.End); !ok {
+		return
+	}
+	if res, ok := ctx.Value(callReservation{}).(*reservation); ok {
+		res.release()
+	}
 }
 
 // grpcHandler serves Export for sig.
@@ -182,7 +215,11 @@ var emptyResponse = &Message{}
 func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) error) (any, error) {
 	start := time.Now()
 	in := messagePool.Get().(*Message)
-	in.res = reservation{b: &r.budget}
+	res, ok := ctx.Value(callReservation{}).(*reservation)
+	if !ok {
+		res = &reservation{b: &r.budget}
+	}
+	in.res = res
 	defer func() {
 		in.Release()
 		in.overBudget = false
@@ -201,7 +238,8 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) err
 		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
 		return nil, r.grpcStatus(rerr)
 	}
-	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B, &in.res)
+	in.res.trim() // what the message did not need
+	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B, in.res)
 	r.finish(sig, transportGRPC, start, len(in.B), records, out, rerr)
 	if rerr != nil {
 		return nil, r.grpcStatus(rerr)

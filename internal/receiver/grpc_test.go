@@ -251,3 +251,53 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("nil logger accepted")
 	}
 }
+
+// TestGRPCReservesAtTap: gRPC reads a call's whole message before the
+// handler runs, so each call reserves the largest message when it starts.
+// With room for four, four calls are read and held by the sink, the others
+// are refused (retryable) before a byte of their message is kept, and the
+// budget is whole again once they end.
+func TestGRPCReservesAtTap(t *testing.T) {
+	cfg := smallLimits() // 1 MiB messages, 4 MiB in flight
+	r, rec := start(t, cfg)
+	conn := dialGRPC(t, r)
+	release := make(chan struct{})
+	var entered sync.WaitGroup
+	entered.Add(4)
+	rec.hook = func(context.Context, *Request) (Outcome, error) {
+		entered.Done()
+		<-release
+		return Outcome{}, nil
+	}
+	body := logsBody(1500) // under 1 MiB
+	codesSeen := make(chan codes.Code, 8)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { codesSeen <- status.Code(exportGRPC(context.Background(), conn, SignalLogs, body, nil)) })
+	}
+	entered.Wait()
+	// Each held call gave back what its message did not need.
+	if used, want := r.budget.used.Load(), 4*int64(len(body)); used != want {
+		t.Errorf("in flight %d with four calls held, want %d", used, want)
+	}
+	if 4*int64(len(body))+cfg.MaxGRPCMessageBytes <= cfg.MaxInflightBytes {
+		t.Fatalf("body of %d bytes leaves room for a fifth call", len(body))
+	}
+	for range 4 {
+		err := exportGRPC(context.Background(), conn, SignalLogs, body, nil)
+		if st := status.Convert(err); st.Code() != codes.ResourceExhausted {
+			t.Errorf("fifth call: %v, want RESOURCE_EXHAUSTED", err)
+		}
+	}
+	close(release)
+	wg.Wait()
+	close(codesSeen)
+	for c := range codesSeen {
+		if c != codes.OK {
+			t.Errorf("held call ended %v", c)
+		}
+	}
+	if used := r.budget.used.Load(); used != 0 {
+		t.Errorf("in-flight bytes %d after all calls ended", used)
+	}
+}

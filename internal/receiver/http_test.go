@@ -287,6 +287,7 @@ func TestDeprecatedScopesBudget(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxRequestBytes = int64(len(old)) * 3 / 2
 	cfg.MaxDecompressedBytes = cfg.MaxRequestBytes
+	cfg.MaxGRPCMessageBytes = cfg.MaxRequestBytes
 	cfg.MaxInflightBytes = cfg.MaxRequestBytes
 	r, rec := start(t, cfg)
 

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -41,10 +42,16 @@ type Config struct {
 	GRPCAddr, HTTPAddr string
 	// MaxRequestBytes bounds an HTTP body as sent (before decompression).
 	MaxRequestBytes int64
-	// MaxDecompressedBytes bounds a request after decompression. For gRPC
-	// it is also the maximum message size as sent, since gRPC applies one
-	// limit to both.
+	// MaxDecompressedBytes bounds an HTTP request after decompression.
 	MaxDecompressedBytes int64
+	// MaxGRPCMessageBytes bounds a gRPC message, as sent and after
+	// decompression (gRPC applies one limit to both). Since gRPC reads a
+	// call's whole message before handing it over, every call reserves
+	// this much of the in-flight budget when it starts (twice for a
+	// compressed call, at most MaxInflightBytes) and gives back what its
+	// message did not need once read: MaxInflightBytes / (2 ×
+	// MaxGRPCMessageBytes) compressed calls can always be read at once.
+	MaxGRPCMessageBytes int64
 	// MaxInflightBytes bounds the bytes held by all requests in flight:
 	// bodies, decompressed bodies, transcoded JSON and the copies of
 	// requests in the deprecated OTLP 0.15–0.19 layout, so such a request
@@ -69,16 +76,18 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: OTLP's standard ports on localhost,
-// 64 MiB bodies as sent and decompressed (the largest request the
-// OpenTelemetry SDKs' HTTP exporters send by default, and gRPC's limit
-// here), 256 MiB in flight.
+// 64 MiB HTTP bodies as sent and decompressed (the largest request the
+// OpenTelemetry SDKs' HTTP exporters send by default), 4 MiB gRPC
+// messages (the Collector's OTLP receiver's default, which exporters are
+// set up for), 128 MiB in flight.
 func DefaultConfig() Config {
 	return Config{
 		GRPCAddr:             "localhost:4317",
 		HTTPAddr:             "localhost:4318",
 		MaxRequestBytes:      64 << 20,
 		MaxDecompressedBytes: 64 << 20,
-		MaxInflightBytes:     256 << 20,
+		MaxGRPCMessageBytes:  4 << 20,
+		MaxInflightBytes:     128 << 20,
 		MaxConcurrentStreams: 100,
 		ReadHeaderTimeout:    10 * time.Second,
 		ReadTimeout:          60 * time.Second,
@@ -99,6 +108,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max decompressed bytes (%d) must be at least max request bytes (%d)", c.MaxDecompressedBytes, c.MaxRequestBytes)
 	case c.MaxDecompressedBytes > 1<<31-1:
 		return fmt.Errorf("max decompressed bytes must be below 2 GiB, got %d", c.MaxDecompressedBytes)
+	case c.MaxGRPCMessageBytes <= 0 || c.MaxGRPCMessageBytes > 1<<31-1:
+		return fmt.Errorf("max gRPC message bytes must be positive and below 2 GiB, got %d", c.MaxGRPCMessageBytes)
+	case c.MaxInflightBytes < c.MaxGRPCMessageBytes:
+		return fmt.Errorf("max in-flight bytes (%d) must be at least max gRPC message bytes (%d)", c.MaxInflightBytes, c.MaxGRPCMessageBytes)
 	case c.MaxInflightBytes < c.MaxDecompressedBytes:
 		return fmt.Errorf("max in-flight bytes (%d) must be at least max decompressed bytes (%d)", c.MaxInflightBytes, c.MaxDecompressedBytes)
 	case c.MaxConcurrentStreams == 0:
@@ -137,15 +150,36 @@ func WithRegisterer(reg prometheus.Registerer) Option {
 	}
 }
 
+// Quarantiner keeps a request a sink failed on unexpectedly (it
+// panicked), so that its data is not lost with the refusal. The request's
+// Body is valid only during the call.
+type Quarantiner interface {
+	Quarantine(req *Request, cause error) error
+}
+
+// WithQuarantine makes the receiver hand every request a sink panicked on
+// to q before refusing it. Without it such a request is only logged and
+// refused.
+func WithQuarantine(q Quarantiner) Option {
+	return func(r *Receiver) error {
+		if q == nil {
+			return errors.New("nil quarantine")
+		}
+		r.quarantine = q
+		return nil
+	}
+}
+
 // Receiver serves OTLP over gRPC and HTTP.
 type Receiver struct {
-	cfg    Config
-	sinks  Sinks
-	log    *slog.Logger
-	reg    prometheus.Registerer
-	m      *metrics
-	budget budget
-	auth   Authenticator
+	cfg        Config
+	sinks      Sinks
+	log        *slog.Logger
+	reg        prometheus.Registerer
+	m          *metrics
+	budget     budget
+	auth       Authenticator
+	quarantine Quarantiner
 
 	handler http.Handler
 	grpcSrv *grpc.Server
@@ -324,7 +358,7 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
 	var msgs []string
 	for i, s := range sinks {
-		o, err := s.Consume(ctx, &req)
+		o, err := r.consumeGuarded(ctx, s, &req)
 		var we *otlpwire.Error
 		if err != nil && i == 0 && selfChecked && errors.As(err, &we) {
 			// As a failed Validate: no records counted as refused.
@@ -343,6 +377,32 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 		out.Message = strings.Join(msgs, "; ")
 	}
 	return out, n, nil
+}
+
+// consumeGuarded hands req to s. A panic in the sink (a bug; grpc-go
+// does not recover handler panics, so it would stop the server) refuses
+// the request as an internal error (500 / INTERNAL, not retried), after
+// the request was given to the quarantine, if any, and logged with its
+// stack.
+func (r *Receiver) consumeGuarded(ctx context.Context, s Sink, req *Request) (o Outcome, err error) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		cause := fmt.Errorf("%s sink failed: panic: %v", req.Signal, p)
+		kept := "no quarantine"
+		if r.quarantine != nil {
+			kept = "kept in the quarantine"
+			if qerr := r.quarantine.Quarantine(req, cause); qerr != nil {
+				kept = "could not be quarantined: " + qerr.Error()
+			}
+		}
+		r.log.Error("a sink panicked on a request; refused it", "signal", req.Signal.String(), "records", req.Records,
+			"tenant", req.Tenant, "request", kept, "err", cause, "stack", string(debug.Stack()))
+		o, err = Outcome{}, &Error{Kind: KindInternal, Err: cause}
+	}()
+	return s.Consume(ctx, req)
 }
 
 // finish records a request's metrics and logs refusals.
