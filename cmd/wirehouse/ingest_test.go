@@ -402,3 +402,21 @@ func TestIngestZstdFrames(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestIngestWideAttributes: the file that used to crash ingest (one
+// record with 70,000 distinct attribute keys) is written like any other,
+// the keys past the column limit in attributes_overflow.
+func TestIngestWideAttributes(t *testing.T) {
+	fx := newIngestFixture(t)
+	wide := wideLogsRequest(t, []int64{1, 2}, []int{70000, 3})
+	fx.add("wide.binpb", wide, 2)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"ingest", "--out", out, fx.dir}, &stdout, &stderr); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, stderr.String())
+	}
+	got := recordAttrCounts(t, filepath.Join(out, "logs"))
+	if got[1] != 70001 || got[2] != 4 {
+		t.Errorf("record attributes read back %v, want 1: 70001, 2: 4", got)
+	}
+}

@@ -158,14 +158,15 @@ type rangeFile struct {
 	size        int64
 }
 
-// parseRange parses <first>-<last>.parquet or <first>-<last>-c[N].parquet,
-// first and last in 20 digits.
+// parseRange parses <first>-<last>.parquet, <first>-<last>-c[N].parquet
+// (a merge) or <first>-<last>-p<N>.parquet (part N of a large record
+// written in parts), first and last in 20 digits.
 func parseRange(name string) (first, last uint64, ok bool) {
 	base, isParquet := strings.CutSuffix(name, ".parquet")
 	if !isParquet || len(base) < 41 || base[20] != '-' {
 		return 0, 0, false
 	}
-	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") || strings.Trim(rest[2:], "0123456789") != "") {
+	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") && !strings.HasPrefix(rest, "-p") || strings.Trim(rest[2:], "0123456789") != "") {
 		return 0, 0, false
 	}
 	first, err1 := strconv.ParseUint(base[:20], 10, 64)

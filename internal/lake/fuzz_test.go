@@ -80,3 +80,56 @@ func FuzzSpanRows(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParquet writes arbitrary logs or traces requests all the way to
+// Parquet with a column limit of 4, so most requests overflow: wide
+// schemas, many keys of one name after normalization, mixed types, deep
+// values. Append may refuse a request; an accepted one must be written
+// without error or panic, and read back with as many rows as it has
+// records.
+func FuzzParquet(f *testing.F) {
+	for seed := range uint64(4) {
+		for _, sig := range []synth.Signal{synth.SignalLogs, synth.SignalTraces} {
+			b := synth.Random(rand.New(rand.NewPCG(seed, 5)), sig, synth.Order(seed%2))
+			if len(b) < 4096 {
+				f.Add(sig == synth.SignalTraces, b)
+			}
+		}
+	}
+	f.Add(false, synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
+	f.Add(true, synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
+	f.Fuzz(func(t *testing.T, traces bool, b []byte) {
+		sig, count := SignalLogs, func(b []byte) (int, error) { return otlpwire.LogsRequest(b).LogRecordCount() }
+		if traces {
+			sig, count = SignalTraces, func(b []byte) (int, error) { return otlpwire.TracesRequest(b).SpanCount() }
+		}
+		root := t.TempDir()
+		w := newTestWriter(t, root, WithMaxAttributeColumns(4))
+		n, err := w.Append(sig, "t", b)
+		if err != nil {
+			return
+		}
+		if want, _ := count(b); n != want {
+			t.Fatalf("appended %d rows, request has %d records", n, want)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatalf("flush: %v", err)
+		}
+		rows := 0
+		for _, lf := range readLake(t, root) {
+			rows += len(lf.rows)
+			attrCols := 0
+			for _, m := range lf.columns {
+				if m.Type != overflowType {
+					attrCols++
+				}
+			}
+			if attrCols > 4 {
+				t.Fatalf("%d attribute columns, limit 4", attrCols)
+			}
+		}
+		if rows != n {
+			t.Fatalf("read back %d rows, wrote %d", rows, n)
+		}
+	})
+}

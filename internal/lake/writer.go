@@ -465,8 +465,18 @@ func (w *Writer) flushAll(name string) error {
 			}
 		}
 	}
-	w.renamed = w.renamed[:0]
+	if err != nil {
+		w.renamed = w.renamed[:0]
+	}
 	return err
+}
+
+// Flushed returns the paths of the files the last flush renamed into
+// place (none if it failed). The slice is the caller's.
+func (w *Writer) Flushed() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.renamed)
 }
 
 // Discard drops every buffered row without writing it.

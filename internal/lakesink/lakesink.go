@@ -132,21 +132,23 @@ type LoaderConfig struct {
 // both cores. Writes and commits stay in spool order: a write starts only
 // after the one before it committed.
 type Loader struct {
-	cfg   LoaderConfig
-	sp    *spool.Spool
-	cons  *spool.Consumer
-	w     *lake.Writer // takes the records read
-	spare *lake.Writer // the other: idle, or being written while inflight is set
-	log   *slog.Logger
+	cfg    LoaderConfig
+	sp     *spool.Spool
+	cons   *spool.Consumer
+	w      *lake.Writer // takes the records read
+	spare  *lake.Writer // the other: idle, or being written while inflight is set
+	swapMu sync.Mutex   // held while w and spare are swapped, for Written
+	log    *slog.Logger
 
 	inflight chan error // the background write's result; nil when none runs
 
-	first, last uint64    // spool records in w's batches; first 0 when none
-	firstAt     time.Time // when first was read
-	stopAt      uint64    // replaying an interrupted write: write when last reaches it
-	stopName    string    // ... under this name
-	isolateTo   uint64    // after a write that could not be encoded: write records alone up to this one
-	inflightTo  uint64    // the last record of the background write
+	first, last uint64             // spool records in w's batches; first 0 when none
+	firstAt     time.Time          // when first was read
+	stopAt      uint64             // replaying an interrupted write: write when last reaches it
+	stopName    string             // ... under this name
+	isolateTo   uint64             // after a write that could not be encoded: write records alone up to this one
+	split       *otlpwire.Splitter // cuts large records into parts
+	inflightTo  uint64             // the last record of the background write
 	skipped     atomic.Int64
 	kept        map[uint64]bool // records quarantined by this process
 
@@ -229,6 +231,12 @@ func (l *Loader) Run(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
+			if len(rec.Payload) > largeRecord && l.isolateTo == 0 {
+				if !l.writeLarge(ctx, rec) {
+					return nil
+				}
+				continue
+			}
 			l.add(rec)
 			if l.isolateTo != 0 {
 				if !l.writeAlone(ctx, rec) {
@@ -337,7 +345,9 @@ func (l *Loader) writeBehind(ctx context.Context) bool {
 		return false // only ctx ends a retrying write
 	}
 	w, first, last := l.w, l.first, l.last
+	l.swapMu.Lock()
 	l.w, l.spare = l.spare, w
+	l.swapMu.Unlock()
 	l.first, l.last, l.inflightTo = 0, 0, last
 	done := make(chan error, 1)
 	l.inflight = done
@@ -404,6 +414,120 @@ func (l *Loader) writeAlone(ctx context.Context, rec spool.Record) bool {
 		l.log.Info("lake writes resumed after isolating a record that could not be encoded", "seq", rec.Seq)
 	}
 	return true
+}
+
+// A spooled request larger than largeRecord is written on its own, in
+// parts of at most partBytes of protobuf (cut on the wire by
+// otlpwire.Splitter), each flushed before the next is decoded, so that the
+// rows of one large request never fill the loader's memory. Both are
+// constants, not settings: a replay must cut a request into the same
+// parts to write them under the same names.
+const (
+	largeRecord = 8 << 20
+	partBytes   = 4 << 20
+)
+
+// writeLarge writes what is buffered, then record rec alone, in parts
+// named <seq>-<seq>-p<N>, and commits it. Its intent names <seq>-<seq>, so
+// a replay after a crash rewrites the same parts. It returns false when
+// ctx ended first.
+func (l *Loader) writeLarge(ctx context.Context, rec spool.Record) bool {
+	if err := l.wait(); errors.Is(err, lake.ErrEncode) {
+		l.isolate(l.inflightTo) // rec is read again after the isolated range
+		return true
+	} else if err != nil {
+		return false
+	}
+	l.stopAt, l.stopName = 0, "" // a replayed range ends before rec: parts are written only here
+	if l.first != 0 {
+		first, last := l.first, l.last
+		err := l.writeRetrying(ctx, l.w, first, last, lake.RangeName(first, last))
+		if errors.Is(err, lake.ErrEncode) {
+			l.isolate(last)
+			return true
+		} else if err != nil {
+			return false
+		}
+		l.first, l.last = 0, 0
+	}
+	if l.split == nil {
+		l.split, _ = otlpwire.NewSplitter(otlpwire.WithMaxBytes(partBytes)) // a valid option
+	}
+	name := lake.RangeName(rec.Seq, rec.Seq)
+	for {
+		err := l.writeParts(rec, name)
+		if err == nil {
+			break
+		}
+		l.w.Discard()
+		var derr *decodeError
+		if errors.As(err, &derr) || errors.Is(err, lake.ErrEncode) {
+			if !l.keep(ctx, rec, err) {
+				return false
+			}
+			break // committed below without rows
+		}
+		l.log.Error("lake write failed; retrying", "first", rec.Seq, "last", rec.Seq, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(min(l.cfg.MaxDelay/4, time.Second)):
+		}
+	}
+	return l.writeRetrying(ctx, l.w, rec.Seq, rec.Seq, name) == nil // the intent, no rows, the commit
+}
+
+// decodeError is a part of a large record the lake cannot decode.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return "decode for the lake: " + e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// writeParts writes the parts of rec under name-p<N>, after its intent.
+// On failure it removes the parts it wrote, so that none of rec's rows is
+// in the lake.
+func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if err := writeIntent(filepath.Join(l.cfg.Dir, intentFile), name); err != nil {
+		return err
+	}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				os.Remove(p)
+			}
+		}
+	}()
+	sig := lake.SignalLogs
+	parts := l.split.SplitLogs(otlpwire.LogsRequest(rec.Payload))
+	if rec.Signal == spool.SignalTraces {
+		sig = lake.SignalTraces
+		tparts := l.split.SplitTraces(otlpwire.TracesRequest(rec.Payload))
+		parts = func(yield func(otlpwire.LogsRequest, error) bool) {
+			for p, err := range tparts {
+				if !yield(otlpwire.LogsRequest(p), err) {
+					return
+				}
+			}
+		}
+	}
+	n := 0
+	for part, perr := range parts {
+		if perr != nil {
+			return &decodeError{perr}
+		}
+		if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, part); err != nil {
+			return &decodeError{err}
+		}
+		if err := l.w.FlushAs(name + "-p" + strconv.Itoa(n)); err != nil {
+			return err
+		}
+		written = append(written, l.w.Flushed()...)
+		n++
+	}
+	return nil
 }
 
 // writeRetrying writes until it succeeds, the rows cannot be encoded
@@ -601,7 +725,10 @@ func (l *Loader) Close() error {
 
 // Written returns the lake files, rows and bytes written so far.
 func (l *Loader) Written() lake.Stats {
-	a, b := l.w.Stats(), l.spare.Stats()
+	l.swapMu.Lock()
+	w, spare := l.w, l.spare
+	l.swapMu.Unlock()
+	a, b := w.Stats(), spare.Stats()
 	return lake.Stats{Files: a.Files + b.Files, Rows: a.Rows + b.Rows, BytesIn: a.BytesIn + b.BytesIn, BytesOut: a.BytesOut + b.BytesOut}
 }
 

@@ -419,3 +419,48 @@ func TestQuarantine(t *testing.T) {
 	}
 	check("after restart")
 }
+
+// TestLargeRecord: a spooled request larger than largeRecord is written
+// in parts, each its own file named <seq>-<seq>-p<N>, between the ranges
+// of the records around it; every record is in the lake once.
+func TestLargeRecord(t *testing.T) {
+	sp, root := openSpool(t)
+	var ids []int64
+	for id := int64(1000); id < 1000+200_000; id++ {
+		ids = append(ids, id)
+	}
+	large := logsWithBody(t, strings.Repeat("x", 40), ids...)
+	if len(large) <= largeRecord {
+		t.Fatalf("request of %d bytes is not large", len(large))
+	}
+	for _, r := range [][]byte{logsWithIDs(t, 1, 2), large, logsWithIDs(t, 3)} {
+		if _, err := sp.Append(spool.SignalLogs, "default", time.Now(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := LoaderConfig{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond}
+	l := runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == 3 })
+	if l.Committed() != 3 {
+		t.Fatalf("committed %d, want 3", l.Committed())
+	}
+	got := lakeIDs(t, root)
+	want := append([]int64{1, 2, 3}, ids...)
+	if len(got) != len(want) {
+		t.Errorf("%d ids in the lake, want %d", len(got), len(want))
+	}
+	for _, id := range want {
+		if got[id] != 1 {
+			t.Fatalf("id %d stored %d times", id, got[id])
+		}
+	}
+	parts := 0
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "00000000000000000002-00000000000000000002-p") {
+			parts++
+		}
+		return nil
+	})
+	if parts < 2 {
+		t.Errorf("%d part files of the large record, want at least 2", parts)
+	}
+}
