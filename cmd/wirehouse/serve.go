@@ -60,7 +60,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.OTLP.GRPC.Listen, "grpc-listen", cfg.OTLP.GRPC.Listen, "OTLP/gRPC listen address; empty disables gRPC")
 	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
 	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz, /-/healthy, /-/ready)")
-	fs.StringVar(&cfg.OTLP.Auth.BearerTokensFile, "otlp-bearer-tokens-file", cfg.OTLP.Auth.BearerTokensFile, "require OTLP requests to carry one of this file's bearer tokens (Authorization: Bearer <token>); a line is a token, optionally followed by the lake tenant of its data; re-read when it changes")
+	fs.StringVar(&cfg.OTLP.Auth.BearerTokensFile, "otlp-bearer-tokens-file", cfg.OTLP.Auth.BearerTokensFile, "require OTLP requests to carry one of this file's bearer tokens (Authorization: Bearer <token>); a line is a token, optionally followed by the tenant of its data (lake partition, metrics tenant); re-read when it changes")
 	fs.Func("otlp-http-cors-allowed-origins", "comma-separated origins whose web pages may export over OTLP/HTTP (CORS), e.g. https://app.example.com,https://*.example.org; * for any", func(v string) error {
 		cfg.OTLP.HTTP.CORS.AllowedOrigins = nil
 		for _, o := range strings.Split(v, ",") {
@@ -80,12 +80,14 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Func("otlp-tls-cert-file", "serve OTLP/gRPC and OTLP/HTTP over TLS with this PEM certificate chain (re-read when it changes)", otlpTLS(func(t *tlsfiles.Server, v string) { t.CertFile = v }))
 	fs.Func("otlp-tls-key-file", "PEM private key of --otlp-tls-cert-file", otlpTLS(func(t *tlsfiles.Server, v string) { t.KeyFile = v }))
 	fs.Func("otlp-tls-client-ca-file", "require OTLP clients to present a certificate signed by a CA in this PEM file (mutual TLS)", otlpTLS(func(t *tlsfiles.Server, v string) { t.ClientCAFile = v }))
-	fs.StringVar(&cfg.Admin.Auth.BearerTokensFile, "admin-bearer-tokens-file", cfg.Admin.Auth.BearerTokensFile, "require one of this file's bearer tokens on every admin request (queries, remote write, /metrics, pprof) but the /healthz, /readyz, /-/healthy and /-/ready probes; same format as --otlp-bearer-tokens-file, tenants ignored")
+	fs.StringVar(&cfg.Admin.Auth.BearerTokensFile, "admin-bearer-tokens-file", cfg.Admin.Auth.BearerTokensFile, "require one of this file's bearer tokens on every admin request (queries, remote write, /metrics, pprof) but the /healthz, /readyz, /-/healthy and /-/ready probes; same format as --otlp-bearer-tokens-file, a token's tenant being the one whose metrics its requests see")
 	fs.StringVar(&cfg.Admin.TLS.CertFile, "admin-tls-cert-file", cfg.Admin.TLS.CertFile, "serve the admin and query HTTP server over TLS with this PEM certificate chain (re-read when it changes)")
 	fs.StringVar(&cfg.Admin.TLS.KeyFile, "admin-tls-key-file", cfg.Admin.TLS.KeyFile, "PEM private key of --admin-tls-cert-file")
 	fs.StringVar(&cfg.Admin.TLS.ClientCAFile, "admin-tls-client-ca-file", cfg.Admin.TLS.ClientCAFile, "require admin clients to present a certificate signed by a CA in this PEM file (mutual TLS)")
 	fs.Var(&cfg.Limits.MaxRequestSize, "max-request-size", "largest OTLP/HTTP body as sent, before decompression (413 above)")
-	fs.Var(&cfg.Limits.MaxDecompressedSize, "max-decompressed-size", "largest request after decompression (413 / RESOURCE_EXHAUSTED above); also gRPC's maximum message size")
+	fs.Var(&cfg.Limits.MaxDecompressedSize, "max-decompressed-size", "largest OTLP/HTTP request after decompression (413 above)")
+	fs.Var(&cfg.OTLP.GRPC.MaxRecvMsgSize, "grpc-max-recv-msg-size", "largest OTLP/gRPC message, as sent and decompressed (RESOURCE_EXHAUSTED above); each call reserves this much of --max-inflight while its message is read")
+	fs.Var(&cfg.Limits.MemoryLimit, "memory-limit", "Go runtime soft memory limit (GOMEMLIMIT); 0: 90% of the cgroup memory limit, else the ceiling the other limits give (logged at start)")
 	fs.Var(&cfg.Limits.MaxInflight, "max-inflight", "bytes all requests in flight may hold; past it requests are refused with 429 / RESOURCE_EXHAUSTED")
 	fs.DurationVar(&cfg.Limits.RetryAfter, "retry-after", cfg.Limits.RetryAfter, "retry delay suggested to refused clients (Retry-After, RetryInfo)")
 	fs.IntVar(&cfg.Limits.MaxServices, "max-services", cfg.Limits.MaxServices, "distinct service.name values counted per signal on /metrics")

@@ -45,9 +45,11 @@ const (
 	ReasonTooFarAhead      = "too_far_in_future"         // a timestamp past now + WithMaxTimeAhead
 )
 
-// AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest,
-// translated as Prometheus' OTLP endpoint translates them (see the package
-// documentation), in one TSDB appender, and commits it: on success every
+// AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest
+// for tenant, translated as Prometheus' OTLP endpoint translates them (see
+// the package documentation), in one TSDB appender, and commits it: the
+// default tenant's ("") series are labelled as Prometheus labels them,
+// another tenant's also carry TenantLabel (see Queryable). On success every
 // accepted sample is in the WAL. Rejected points make a partial success,
 // not an error. A malformed request, a cancelled ctx or a failed commit
 // return an error, and then none of the request's samples is stored (a
@@ -71,7 +73,21 @@ const (
 // new again. (A request under way while the head drops series, or, with an
 // out-of-order window, a series dropped by the out-of-order compaction
 // after the truncation, can still be created again without that check.)
-func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
+//
+// After a write to the WAL failed, this commit's or another's, AppendOTLP
+// refuses every request with an error wrapping ErrUnavailable, even one
+// whose commit succeeded, until the TSDB has been reopened (see the
+// package documentation, "Write errors").
+func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Result, error) {
+	g, err := s.db.acquireWriter()
+	if err != nil {
+		return Result{}, err
+	}
+	app := s.db.appender(ctx, g)
+	defer app.release()
+	if tenant != "" {
+		s.tenants.seen() // before the tenant's first series exists
+	}
 	epoch := s.syncCache()
 	a, _ := s.states.Get().(*appendState)
 	if a == nil {
@@ -83,12 +99,13 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 		s.states.Put(a)
 	}()
 	a.s = s
+	a.tenant = tenant
 	a.req = otlpwire.MetricsRequest(req)
 	a.notAfter = math.MaxInt64
 	if s.cfg.maxAhead > 0 {
 		a.notAfter = s.cfg.now().Add(s.cfg.maxAhead).UnixMilli()
 	}
-	a.app = s.db.AppenderV2(ctx)
+	a.app = app
 	if s.wrap != nil {
 		a.app = s.wrap(a.app)
 	}
@@ -102,6 +119,9 @@ func (s *Store) AppendOTLP(ctx context.Context, req []byte) (Result, error) {
 		return Result{}, refine(otlpwire.MetricsRequest(req), err)
 	}
 	if err := a.app.Commit(); err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return Result{}, err
+		}
 		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
 	}
 	return a.res, nil
@@ -579,7 +599,7 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 // recordMeta records the metadata familyCreated queued.
 func (a *appendState) recordMeta() {
 	for _, m := range a.newMeta {
-		a.s.meta.record(m.family, m.md)
+		a.s.meta.record(a.tenant, m.family, m.md)
 	}
 }
 

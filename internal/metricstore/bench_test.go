@@ -82,7 +82,7 @@ func BenchmarkMetricsIngest(b *testing.B) {
 					buf = req
 					bytes += int64(len(req))
 					if impl == "wirehouse" {
-						res, err := s.AppendOTLP(context.Background(), req)
+						res, err := s.AppendOTLP(context.Background(), "", req)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -157,7 +157,7 @@ func BenchmarkWALReplay(b *testing.B) {
 	}
 	var samples int64
 	for _, req := range steadyRequests(b, 3_000, 100) {
-		res, err := s.AppendOTLP(context.Background(), req)
+		res, err := s.AppendOTLP(context.Background(), "", req)
 		if err != nil || res.Rejected != 0 {
 			b.Fatalf("append: %+v, %v", res, err)
 		}

@@ -59,4 +59,55 @@
 // cached under the exact wire bytes they derive from, so steady-state
 // ingest of known series appends by reference without building labels.
 // See seriesCache.
+//
+// # Write errors
+//
+// A write to the WAL can fail: a full disk, an I/O error. Prometheus'
+// wlog then leaves a torn record in the WAL, the first fragments of the
+// record whose write failed, followed by the records written once writing
+// works again; when the TSDB opens, Prometheus' reader stops at the tear,
+// and its repair drops the rest of the segment and every later segment.
+// A series created by the failed commit has no series record either, so
+// later samples of that series are dropped when the WAL is replayed. So:
+//
+//   - Every commit reads the failed-writes counters of the WAL and of the
+//     out-of-order WBL after it returns (wlog increments them inside the
+//     log's mutex, so a commit that wrote after a failed write sees them).
+//     From the first failure on, the Store refuses every write with an
+//     error wrapping ErrUnavailable, a commit that succeeded after the
+//     failure included, and Accepting reports false.
+//   - Then, every second, it checks the free space; once the file system
+//     has 1 MiB free, and 512 bytes a head series (for the head chunks
+//     closing writes), it waits for the queries and appenders using the
+//     TSDB, closes it and opens it again (mended, below), its head rebuilt
+//     from the WAL, and accepts writes again. Queries read the failed TSDB
+//     until then, and fail with ErrUnavailable during the reopen.
+//   - Open, and the reopen, zero the torn records first: Prometheus'
+//     reader takes zeros for page padding and reads the records after the
+//     tear (see planMend; a torn record's write failed, so none of it was
+//     acknowledged). What it cannot read otherwise (a checksum mismatch, a
+//     record cut short by a crash) is left to Prometheus' repair.
+//   - Open, and the reopen, refuse with a *SpaceError, having changed
+//     nothing, while the file system has less free space than 1 MiB plus
+//     the segments Prometheus' repair would rewrite: a repair that runs
+//     out of space truncates the WAL further.
+//
+// Recovery: free space on the file system. A running Store accepts
+// writes again by itself; a stopped one opens once there is room.
+//
+// One loss remains, Prometheus' own (prometheus/prometheus#9841): its
+// head logs a series record in the commit of the appender that created
+// the series, so the samples of a request that appended to a series
+// another request was creating, and committed first, precede the record
+// in the WAL, and a replay (any restart, or the reopen) drops them.
+//
+// # Tenants
+//
+// One TSDB holds every tenant's series, told apart by the reserved label
+// TenantLabel, which the Store sets on write from the request's tenant
+// and matches, then hides, on read from the tenant in the context
+// (internal/tenant), as prom-label-proxy injects a tenant's matcher in
+// front of a Prometheus. The default tenant ("") writes series without
+// it, so a Store used without tenants is what it was before them. See
+// TenantLabel, AppendOTLP, Queryable and Appendable.
 package metricstore

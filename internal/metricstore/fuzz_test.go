@@ -56,7 +56,7 @@ func FuzzAppendOTLP(f *testing.F) {
 		}
 		before, series := countSamples(t, s), s.db.Head().NumSeries()
 		verr := otlpwire.MetricsRequest(req).Validate()
-		_, err := s.AppendOTLP(context.Background(), req)
+		_, err := s.AppendOTLP(context.Background(), "", req)
 		if err != nil {
 			if after := countSamples(t, s); after != before {
 				t.Fatalf("failed request stored %d samples: %v", after-before, err)

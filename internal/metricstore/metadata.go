@@ -1,6 +1,7 @@
 package metricstore
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -9,12 +10,15 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/otlptranslator"
 	"github.com/prometheus/prometheus/model/metadata"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // Bounds of the metadata kept: help text is cut to maxHelpBytes; a family
 // beyond maxMetaFamilies, a family's variant beyond maxMetaVariants
 // (another help text or unit from another producer), or anything past
-// maxMetaBytes in all is not recorded.
+// maxMetaBytes in all is not recorded. The families and bytes bounds are
+// of all tenants together.
 const (
 	maxMetaFamilies = 100_000
 	maxMetaVariants = 10
@@ -29,34 +33,47 @@ const (
 // series are known is not picked up until the cached series lose their
 // references (at the next head truncation, see Store.syncCache, or a
 // restart), when their next samples count as creating them. It is rebuilt
-// after a restart as series arrive again, and never shrinks.
+// after a restart as series arrive again, and never shrinks. Each tenant
+// has its own families, as it has its own series.
 type metaSet struct {
 	mu       sync.RWMutex
-	families map[string][]metadata.Metadata
+	tenants  map[string]map[string][]metadata.Metadata // tenant → family → variants
+	families int                                       // of all tenants
 	bytes    int
 }
 
-func (m *metaSet) record(family string, md metadata.Metadata) {
+func (m *metaSet) record(tenant, family string, md metadata.Metadata) {
 	m.mu.RLock()
-	known := slices.Contains(m.families[family], md)
+	known := slices.Contains(m.tenants[tenant][family], md)
 	m.mu.RUnlock()
 	if known {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.families == nil {
-		m.families = make(map[string][]metadata.Metadata)
+	if m.tenants == nil {
+		m.tenants = make(map[string]map[string][]metadata.Metadata)
 	}
-	v, ok := m.families[family]
+	fams := m.tenants[tenant]
+	v, ok := fams[family]
 	size := len(md.Help) + len(md.Unit) + len(md.Type) + 64
 	if !ok {
 		size += len(family)
 	}
-	if slices.Contains(v, md) || len(v) >= maxMetaVariants || !ok && len(m.families) >= maxMetaFamilies || m.bytes+size > maxMetaBytes {
+	if fams == nil {
+		size += len(tenant)
+	}
+	if slices.Contains(v, md) || len(v) >= maxMetaVariants || !ok && m.families >= maxMetaFamilies || m.bytes+size > maxMetaBytes {
 		return
 	}
-	m.families[family] = append(v, md)
+	if fams == nil {
+		fams = make(map[string][]metadata.Metadata)
+		m.tenants[tenant] = fams
+	}
+	if !ok {
+		m.families++
+	}
+	fams[family] = append(v, md)
 	m.bytes += size
 }
 
@@ -66,21 +83,23 @@ type familyMeta struct {
 	md     metadata.Metadata
 }
 
-// Metadata returns the metadata recorded for each metric family, as
-// Prometheus' /api/v1/metadata gives it: only the family metric if it is
-// not empty; at most limit families if limit >= 0 (in name order) and at
-// most limitPerMetric entries per family if limitPerMetric > 0. The result
-// is the caller's.
-func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
+// Metadata returns the metadata recorded for each metric family of the
+// tenant ctx carries (tenant.FromContext), as Prometheus' /api/v1/metadata
+// gives it: only the family metric if it is not empty; at most limit
+// families if limit >= 0 (in name order) and at most limitPerMetric entries
+// per family if limitPerMetric > 0. The result is the caller's.
+func (s *Store) Metadata(ctx context.Context, metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
 	m := &s.meta
+	t := tenant.FromContext(ctx)
 	m.mu.RLock()
-	names := make([]string, 0, len(m.families))
+	fams := m.tenants[t]
+	names := make([]string, 0, len(fams))
 	if metric != "" {
-		if _, ok := m.families[metric]; ok {
+		if _, ok := fams[metric]; ok {
 			names = append(names, metric)
 		}
 	} else {
-		for name := range m.families {
+		for name := range fams {
 			names = append(names, name)
 		}
 	}
@@ -92,8 +111,9 @@ func (s *Store) Metadata(metric string, limit, limitPerMetric int) map[string][]
 	out := make(map[string][]metadata.Metadata, len(names))
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	fams = m.tenants[t] // the same map: tenants are never removed
 	for _, name := range names {
-		v := m.families[name]
+		v := fams[name]
 		if limitPerMetric > 0 && len(v) > limitPerMetric {
 			v = v[:limitPerMetric]
 		}

@@ -38,12 +38,12 @@ func TestMetadataOracle(t *testing.T) {
 			if _, err := conv.FromMetrics(context.Background(), md, oracleSettings(promconfig.OTLPConfig{})); err != nil {
 				t.Logf("translator: %v", err) // delta metrics: refused by both
 			}
-			if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+			if _, err := s.AppendOTLP(context.Background(), "", req); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	got := s.Metadata("", -1, -1)
+	got := s.Metadata(context.Background(), "", -1, -1)
 	types := map[model.MetricType]int{}
 	for f, v := range oracle.meta {
 		if !reflect.DeepEqual(got[f], v) {
@@ -76,10 +76,10 @@ func TestMetadataQuery(t *testing.T) {
 	defer s.Close()
 	for i, f := range []string{"c", "a", "b"} {
 		for v := range 3 {
-			s.meta.record(f, metadata.Metadata{Type: model.MetricTypeGauge, Help: fmt.Sprintf("%d.%d", i, v)})
+			s.meta.record("", f, metadata.Metadata{Type: model.MetricTypeGauge, Help: fmt.Sprintf("%d.%d", i, v)})
 		}
 	}
-	s.meta.record("a", metadata.Metadata{Type: model.MetricTypeGauge, Help: "1.0"}) // a repeat of a known variant
+	s.meta.record("", "a", metadata.Metadata{Type: model.MetricTypeGauge, Help: "1.0"}) // a repeat of a known variant
 	count := func(m map[string][]metadata.Metadata) (families, entries int) {
 		for _, v := range m {
 			families++
@@ -101,7 +101,7 @@ func TestMetadataQuery(t *testing.T) {
 		{"b", -1, 2, 1, 2, "b", ""},
 		{"nope", -1, -1, 0, 0, "", "a"},
 	} {
-		m := s.Metadata(tc.metric, tc.limit, tc.perMetric)
+		m := s.Metadata(context.Background(), tc.metric, tc.limit, tc.perMetric)
 		f, e := count(m)
 		_, has := m[tc.mustHave]
 		_, hasNot := m[tc.mustNotBe]
@@ -110,9 +110,9 @@ func TestMetadataQuery(t *testing.T) {
 		}
 	}
 	for v := range maxMetaVariants + 5 {
-		s.meta.record("many", metadata.Metadata{Help: fmt.Sprint(v)})
+		s.meta.record("", "many", metadata.Metadata{Help: fmt.Sprint(v)})
 	}
-	if n := len(s.Metadata("many", -1, -1)["many"]); n != maxMetaVariants {
+	if n := len(s.Metadata(context.Background(), "many", -1, -1)["many"]); n != maxMetaVariants {
 		t.Errorf("%d variants kept, want the bound %d", n, maxMetaVariants)
 	}
 }
@@ -138,21 +138,21 @@ func TestMetadataAfterCancel(t *testing.T) {
 	req := synth.Metrics(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, RecordsPerScope: 40})
 	fresh := open(t, t.TempDir())
 	defer fresh.Close()
-	if _, err := fresh.AppendOTLP(context.Background(), req); err != nil {
+	if _, err := fresh.AppendOTLP(context.Background(), "", req); err != nil {
 		t.Fatal(err)
 	}
 	s := open(t, t.TempDir())
 	defer s.Close()
-	if _, err := s.AppendOTLP(&cancelAfter{Context: context.Background(), n: 1}, req); !errors.Is(err, context.Canceled) {
+	if _, err := s.AppendOTLP(&cancelAfter{Context: context.Background(), n: 1}, "", req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled append: %v", err)
 	}
 	if s.db.Head().NumSeries() == 0 {
 		t.Fatal("the cancelled request created no series: the test does not test anything")
 	}
-	if _, err := s.AppendOTLP(context.Background(), req); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", req); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.Metadata("", -1, -1), fresh.Metadata("", -1, -1); !reflect.DeepEqual(got, want) {
+	if got, want := s.Metadata(context.Background(), "", -1, -1), fresh.Metadata(context.Background(), "", -1, -1); !reflect.DeepEqual(got, want) {
 		t.Errorf("after a cancelled request: %d families, a fresh store %d", len(got), len(want))
 	}
 }

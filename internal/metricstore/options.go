@@ -40,6 +40,7 @@ type config struct {
 	now             func() time.Time
 	logger          *slog.Logger
 	reg             prometheus.Registerer
+	recoverEvery    time.Duration // after a WAL write error, how often to retry reopening
 }
 
 func defaultConfig() config {
@@ -53,6 +54,7 @@ func defaultConfig() config {
 		maxAhead:        10 * time.Minute,
 		now:             time.Now,
 		logger:          slog.New(slog.DiscardHandler),
+		recoverEvery:    time.Second,
 	}
 }
 
@@ -274,7 +276,11 @@ func WithSeriesCacheSize(n int) Option {
 }
 
 // WithRegisterer registers the TSDB's own metrics (prometheus_tsdb_*:
-// head series, samples appended, WAL, compactions) with reg. Default none.
+// head series, samples appended, WAL, compactions) with reg, again after
+// each reopen (see ErrUnavailable), and the Store's:
+// wirehouse_metricstore_accepting (1, or 0 while writes are refused after
+// a write-ahead log write failed) and wirehouse_metricstore_reopens_total.
+// Default none.
 func WithRegisterer(reg prometheus.Registerer) Option {
 	return func(c *config) error {
 		if reg == nil {

@@ -194,7 +194,7 @@ func storeLines(t testing.TB, s *Store, req []byte) ([]string, Result) {
 	c := &capture{}
 	s.wrap = func(next storage.AppenderV2) storage.AppenderV2 { c.next = next; return c }
 	defer func() { s.wrap = nil }()
-	res, err := s.AppendOTLP(context.Background(), req)
+	res, err := s.AppendOTLP(context.Background(), "", req)
 	if err != nil {
 		t.Fatalf("AppendOTLP: %v", err)
 	}

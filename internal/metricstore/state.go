@@ -53,6 +53,9 @@ type appendState struct {
 	req       otlpwire.MetricsRequest
 	validated bool   // req passed otlpwire's Validate (see validateAll)
 	epoch     uint64 // the series cache epoch (Store.syncCache)
+	// tenant is the request's tenant: "" (the default) adds no label,
+	// another adds TenantLabel to every series (see tenant.go).
+	tenant string
 
 	mf otlpwire.MetricFields
 	np otlpwire.NumberDataPointFields
@@ -188,6 +191,18 @@ func appendLenBytes(dst, b []byte) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
 }
 
+// appendTenant ends a cache key with the request's tenant, so that two
+// tenants' identical points are two entries, two series: nothing for the
+// default tenant (its keys are as they were before tenants), else the
+// tenant's name with its length. Either way the key's layout up to there
+// (what seriesCache.sweep reads) is the same.
+func (a *appendState) appendTenant(k []byte) []byte {
+	if a.tenant == "" {
+		return k
+	}
+	return append(binary.AppendUvarint(k, uint64(len(a.tenant))), a.tenant...)
+}
+
 // entry returns the cache entry of the current point's series, building and
 // caching it on a miss, or nil with the point counted as rejected. The key
 // is the exact wire content the labels depend on.
@@ -205,6 +220,7 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 	// The attributes' wire bytes, as they are: equal bytes decode to
 	// equal labels. A miss builds (and validates) them.
 	k = appendLenBytes(k, attrs.Raw())
+	k = a.appendTenant(k)
 	a.key = k
 	e := a.current(a.s.cache.get(k))
 	a.attrsChecked = true // a hit on validated bytes, or build validates them
@@ -265,6 +281,7 @@ func (a *appendState) current(e *cacheEntry) *cacheEntry {
 func (a *appendState) targetEntry() (*cacheEntry, error) {
 	k := append(a.key[:0], byte(kindTarget))
 	k = binary.LittleEndian.AppendUint32(k, a.resID)
+	k = a.appendTenant(k)
 	a.key = k
 	e := a.current(a.s.cache.get(k))
 	if e != nil && e.unborn {
@@ -401,8 +418,12 @@ func isIdentifyingAttr(k []byte) bool {
 }
 
 func (a *appendState) checkSeries(series []cachedSeries) string {
+	hidden := 0 // the tenant label, which the tenant does not see, does not count
+	if a.tenant != "" {
+		hidden = 1
+	}
 	for _, cs := range series {
-		if a.s.cfg.labelLimit > 0 && cs.lset.Len() > a.s.cfg.labelLimit {
+		if a.s.cfg.labelLimit > 0 && cs.lset.Len()-hidden > a.s.cfg.labelLimit {
 			return ReasonLabelLimit
 		}
 		bad := false
@@ -478,6 +499,9 @@ func (a *appendState) resourceCtx() (string, error) {
 			if err != nil {
 				a.resReject = ReasonInvalidName
 				break
+			}
+			if name == TenantLabel {
+				continue // reserved: only the request's tenant sets it
 			}
 			v, err := a.valueString(kv.Value)
 			if err != nil {
@@ -571,7 +595,9 @@ func metricTypes(mf *otlpwire.MetricFields) (otlptranslator.MetricType, model.Me
 // baseLabels is Prometheus' createAttributes without the extras: the
 // attributes sorted by key, names sanitized, values of colliding names
 // joined with ';', then promoted resource attributes, job, instance and the
-// scope labels.
+// scope labels; then, for a tenant other than the default, TenantLabel. An
+// attribute whose name sanitizes to TenantLabel is dropped, whatever the
+// tenant, so that no request can write into another tenant's series.
 func (a *appendState) baseLabels(attrs otlpwire.Attributes, ignore func([]byte) bool, withPromoted, withScope bool) (labels.Labels, string, error) {
 	a.pairs = a.pairs[:0]
 	for kv, err := range attrs.All() {
@@ -594,6 +620,9 @@ func (a *appendState) baseLabels(attrs otlpwire.Attributes, ignore func([]byte) 
 		name, err := a.labelName(p.name)
 		if err != nil {
 			return labels.EmptyLabels(), ReasonInvalidName, nil
+		}
+		if name == TenantLabel {
+			continue // reserved: only the request's tenant sets it
 		}
 		if old := lb.Get(name); old != "" {
 			lb.Set(name, old+";"+p.value)
@@ -619,6 +648,9 @@ func (a *appendState) baseLabels(attrs otlpwire.Attributes, ignore func([]byte) 
 		lb.Set("otel_scope_name", a.scopeName)
 		lb.Set("otel_scope_version", a.scopeVer)
 		lb.Set("otel_scope_schema_url", a.scopeURLText)
+	}
+	if a.tenant != "" {
+		lb.Set(TenantLabel, a.tenant)
 	}
 	return lb.Labels(), "", nil
 }

@@ -17,11 +17,13 @@ import (
 // Store is an embedded Prometheus TSDB fed with OTLP metrics. It is safe for
 // concurrent use.
 type Store struct {
-	db         *tsdb.DB
+	db         *guardedDB // reopened after a WAL write error (guard.go)
 	cfg        config
 	promoted   map[string]struct{} // promoted attributes; with cfg.promoteAll, the ignored ones
 	metricName otlptranslator.MetricNamer
 	cache      seriesCache
+	// tenants says whether any series has TenantLabel (tenant.go).
+	tenants tenantState
 	// cacheMinT is the head's minimum time when the cache was last
 	// checked against it (see syncCache).
 	cacheMinT atomic.Int64
@@ -39,7 +41,11 @@ type Store struct {
 
 // Open opens (creating if needed) the TSDB under dir with its write-ahead
 // log enabled, replays the WAL and starts background compaction. Invalid
-// options fail with an error wrapping ErrOption.
+// options fail with an error wrapping ErrOption. Before it opens the TSDB
+// it zeroes the torn records failed writes left in the WAL (see the
+// package documentation, "Write errors"); when the file system has less
+// free space than opening may need it fails with a *SpaceError, having
+// changed nothing on disk.
 func Open(dir string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -61,15 +67,16 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	cfg.exemplars = cfg.maxExemplars > 0
 	to.EnableExemplarStorage = cfg.exemplars
 	to.MaxExemplars = cfg.maxExemplars
-	db, err := tsdb.Open(dir, cfg.logger, cfg.reg, to, nil)
+	db, err := openGuarded(dir, to, &cfg)
 	if err != nil {
-		return nil, fmt.Errorf("metricstore: open tsdb %s: %w", dir, err)
+		return nil, err
 	}
 	s := &Store{
 		db:         db,
 		cfg:        cfg,
 		metricName: otlptranslator.MetricNamer{WithMetricSuffixes: true},
 	}
+	db.opened = s.reopened
 	if len(cfg.promoted) > 0 || cfg.promoteAll {
 		s.promoted = make(map[string]struct{}, len(cfg.promoted))
 		for _, k := range cfg.promoted {
@@ -94,7 +101,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 // every two hours at Prometheus' block range). Entries not used for a
 // whole epoch are dropped then (seriesCache.sweep), by the request that
 // starts the epoch: ~0.2 s at a million cached identities, during which
-// other requests go on.
+// other requests go on. A reopen of the TSDB starts an epoch too (see
+// reopened). The caller holds the DB open (guardedDB.acquire).
 func (s *Store) syncCache() uint64 {
 	mt := s.db.Head().MinTime()
 	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
@@ -105,8 +113,19 @@ func (s *Store) syncCache() uint64 {
 	return s.cacheEpoch.Load()
 }
 
+// reopened starts a cache epoch for db, the TSDB reopened after a write
+// error, before any request uses it: its head holds the series of the
+// WAL, under the references the WAL gave them, and none of those whose
+// series record a failed write lost, whose references it may give to
+// other series. The cached references are then all taken in an earlier
+// epoch, and no longer used.
+func (s *Store) reopened(db *tsdb.DB) {
+	s.cacheMinT.Store(db.Head().MinTime())
+	s.cacheEpoch.Add(1)
+}
+
 // Close stops compaction and closes the TSDB, flushing the WAL. Appends must
-// have returned before Close is called.
+// have returned, and queriers been closed, before Close is called.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("metricstore: close tsdb: %w", err)
@@ -114,21 +133,17 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Queryable returns the TSDB as a storage.Queryable for PromQL and the
-// query API.
-func (s *Store) Queryable() storage.Queryable { return s.db }
+// DB returns the underlying TSDB, with every tenant's series (see
+// TenantLabel); Queryable, ExemplarQueryable and Appendable give a
+// tenant's view of it. After a write-ahead log write error the Store
+// closes it and opens a new one (see Accepting): DB is for tests and
+// tools; a server uses the Store's methods, which follow the reopen.
+func (s *Store) DB() *tsdb.DB { return s.db.DB() }
 
-// DB returns the underlying TSDB.
-func (s *Store) DB() *tsdb.DB { return s.db }
-
-// ExemplarQueryable returns the stored exemplars for querying, or nil when
-// the Store keeps none (WithMaxExemplars(0)).
-func (s *Store) ExemplarQueryable() storage.ExemplarQueryable {
-	if !s.cfg.exemplars {
-		return nil
-	}
-	return s.db
-}
+// Accepting reports whether the Store accepts writes now: false from a
+// failed write-ahead log write until the TSDB has been reopened, while
+// writes fail with ErrUnavailable.
+func (s *Store) Accepting() bool { return s.db.accepting() }
 
 // lookbackDelta is the PromQL lookback delta target_info samples are spaced
 // for (Prometheus' default): one every half of it.

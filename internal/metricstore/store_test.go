@@ -81,7 +81,7 @@ func open(t testing.TB, dir string, opts ...Option) *Store {
 func TestNaNInfStaleAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0, math.NaN(), math.Inf(1), math.Inf(-1), 1.5))
+	res, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, t0, math.NaN(), math.Inf(1), math.Inf(-1), 1.5))
 	if err != nil || res.Accepted != 4 || res.Rejected != 0 {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -89,7 +89,7 @@ func TestNaNInfStaleAndReopen(t *testing.T) {
 	md, _ := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(gaugeRequest(t, t0.Add(time.Second), 7))
 	md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(0).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-	if _, err := s.AppendOTLP(context.Background(), b); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", b); err != nil {
 		t.Fatal(err)
 	}
 	check := func(s *Store) {
@@ -124,11 +124,11 @@ func TestNaNInfStaleAndReopen(t *testing.T) {
 func TestOutOfOrderPartialSuccess(t *testing.T) {
 	s := open(t, t.TempDir())
 	defer s.Close()
-	if _, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0, 1)); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, t0, 1)); err != nil {
 		t.Fatal(err)
 	}
 	// Series 0 goes back in time, series 1 is new.
-	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, t0.Add(-time.Minute), 2, 3))
+	res, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, t0.Add(-time.Minute), 2, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestOutOfOrderPartialSuccess(t *testing.T) {
 		t.Fatalf("stored %v", got)
 	}
 	// Duplicate timestamp, other value.
-	res, _ = s.AppendOTLP(context.Background(), gaugeRequest(t, t0, 9))
+	res, _ = s.AppendOTLP(context.Background(), "", gaugeRequest(t, t0, 9))
 	if res.Reasons[ReasonDuplicate] != 1 {
 		t.Fatalf("res %+v", res)
 	}
@@ -197,7 +197,7 @@ func TestRejections(t *testing.T) {
 	op.SetTimestamp(ts)
 	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
 	for range 2 { // second time from the cache
-		res, err := s.AppendOTLP(context.Background(), b)
+		res, err := s.AppendOTLP(context.Background(), "", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestMalformedCommitsNothing(t *testing.T) {
 	s := open(t, t.TempDir())
 	defer s.Close()
 	b := gaugeRequest(t, t0, 1, 2, 3)
-	if _, err := s.AppendOTLP(context.Background(), b[:len(b)-3]); err == nil {
+	if _, err := s.AppendOTLP(context.Background(), "", b[:len(b)-3]); err == nil {
 		t.Fatal("truncated request accepted")
 	}
 	if got := query(t, s, "temp"); len(got) != 0 {
@@ -225,7 +225,7 @@ func TestMalformedCommitsNothing(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.AppendOTLP(ctx, b); !errors.Is(err, context.Canceled) {
+	if _, err := s.AppendOTLP(ctx, "", b); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -240,7 +240,7 @@ func TestStaleRefs(t *testing.T) {
 	defer s.Close()
 	const bogus = 1 << 40 // unknown to the head
 	cfg := synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 30, Repeat: true}
-	r1, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+	r1, err := s.AppendOTLP(context.Background(), "", synth.Metrics(cfg))
 	if err != nil || r1.Accepted != 30 {
 		t.Fatalf("r1 %+v, %v", r1, err)
 	}
@@ -262,7 +262,7 @@ func TestStaleRefs(t *testing.T) {
 	}
 	s.cache.mu.Unlock()
 	cfg.Seed = 2 // the same series, a second later
-	r2, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+	r2, err := s.AppendOTLP(context.Background(), "", synth.Metrics(cfg))
 	if err != nil || r2.Accepted != 30 || r2.Rejected != 0 {
 		t.Fatalf("r2 %+v, %v", r2, err)
 	}
@@ -314,7 +314,7 @@ func TestOptions(t *testing.T) {
 	// Attribute names are trimmed, as in Prometheus' configuration.
 	s = open(t, t.TempDir(), WithPromotedResourceAttributes(" host.name "))
 	defer s.Close()
-	if _, err := s.AppendOTLP(context.Background(), gaugeRequest(t, time.Now(), 1)); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, time.Now(), 1)); err != nil {
 		t.Fatal(err)
 	}
 	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
@@ -340,7 +340,7 @@ func TestCachedSeriesSteadyState(t *testing.T) {
 	reqs := steadyRequests(t, 100, 5)
 	var first int
 	for i, req := range reqs {
-		res, err := s.AppendOTLP(context.Background(), req)
+		res, err := s.AppendOTLP(context.Background(), "", req)
 		if err != nil || res.Rejected != 0 {
 			t.Fatalf("request %d: %+v, %v", i, res, err)
 		}
@@ -382,11 +382,11 @@ func TestTimeAhead(t *testing.T) {
 	now := t0.Add(time.Hour)
 	s.cfg.now = func() time.Time { return now }
 
-	res, err := s.AppendOTLP(context.Background(), gaugeRequest(t, now.Add(time.Hour), 1))
+	res, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, now.Add(time.Hour), 1))
 	if err != nil || res.Rejected != 1 || res.Reasons[ReasonTooFarAhead] != 1 {
 		t.Fatalf("point an hour ahead: %+v, %v", res, err)
 	}
-	if res, _ := s.AppendOTLP(context.Background(), gaugeRequest(t, now.Add(9*time.Minute), 1)); res.Accepted != 1 {
+	if res, _ := s.AppendOTLP(context.Background(), "", gaugeRequest(t, now.Add(9*time.Minute), 1)); res.Accepted != 1 {
 		t.Fatalf("point 9 minutes ahead: %+v", res)
 	}
 
@@ -415,7 +415,7 @@ func TestTimeAhead(t *testing.T) {
 		counter(now.Add(time.Second), now, 2),  // must still be kept
 		counter(now.Add(2*time.Second), now.Add(time.Second), 3),
 	} {
-		if res, err := s.AppendOTLP(context.Background(), req); err != nil || res.Accepted != 1 {
+		if res, err := s.AppendOTLP(context.Background(), "", req); err != nil || res.Accepted != 1 {
 			t.Fatalf("request %d: %+v, %v", i, res, err)
 		}
 	}
@@ -459,7 +459,7 @@ func TestConcurrentTruncation(t *testing.T) {
 			for i := range requests {
 				cfg := synth.Config{Seed: int64(i), Start: start, Resources: 1, ScopesPerResource: 1,
 					RecordsPerScope: 20, Repeat: true, Copy: e + 1}
-				res, err := s.AppendOTLP(context.Background(), synth.Metrics(cfg))
+				res, err := s.AppendOTLP(context.Background(), "", synth.Metrics(cfg))
 				if err == nil && res.Rejected != 0 {
 					err = fmt.Errorf("request %d: %+v", i, res)
 				}

@@ -182,7 +182,7 @@ func TestAppendValidates(t *testing.T) {
 			if err := otlpwire.MetricsRequest(valid).Validate(); err != nil {
 				t.Fatalf("valid request: %v", err)
 			}
-			res, err := s.AppendOTLP(context.Background(), valid)
+			res, err := s.AppendOTLP(context.Background(), "", valid)
 			if err != nil || res.Accepted != 4 {
 				t.Fatalf("valid request: %+v, %v", res, err)
 			}
@@ -193,8 +193,8 @@ func TestAppendValidates(t *testing.T) {
 						t.Fatal("the test request is valid")
 					}
 					series, samples := seriesAndSamples(t, s)
-					meta := len(s.Metadata("", -1, -1))
-					_, err := s.AppendOTLP(context.Background(), tc.req)
+					meta := len(s.Metadata(context.Background(), "", -1, -1))
+					_, err := s.AppendOTLP(context.Background(), "", tc.req)
 					var we *otlpwire.Error
 					if !errors.As(err, &we) || we.Error() != verr.Error() {
 						t.Fatalf("AppendOTLP: %v; want Validate's %v", err, verr)
@@ -205,7 +205,7 @@ func TestAppendValidates(t *testing.T) {
 					if n := int(s.db.Head().NumSeries()); n != series {
 						t.Fatalf("refused request left %d series in the head", n-series)
 					}
-					if m := len(s.Metadata("", -1, -1)); m != meta {
+					if m := len(s.Metadata(context.Background(), "", -1, -1)); m != meta {
 						t.Fatalf("refused request added metadata of %d families", m-meta)
 					}
 				})
@@ -222,12 +222,12 @@ func TestDeepExemplar(t *testing.T) {
 	r := newTestRequests()
 	s := open(t, t.TempDir(), WithMaxExemplars(100))
 	defer s.Close()
-	if _, err := s.AppendOTLP(context.Background(), r.of(r.counter("c_total"))); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", r.of(r.counter("c_total"))); err != nil {
 		t.Fatal(err)
 	}
 	req := r.of(r.counter("c_total", r.exemplar(lenField(7, msg(lenField(1, []byte("k")), lenField(2, deepValue(300_000)))))))
 	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20))
-	if _, err := s.AppendOTLP(context.Background(), req); !errors.Is(err, otlpwire.ErrTooDeep) {
+	if _, err := s.AppendOTLP(context.Background(), "", req); !errors.Is(err, otlpwire.ErrTooDeep) {
 		t.Fatalf("AppendOTLP: %v, want ErrTooDeep", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestUnbornSeries(t *testing.T) {
 	defer s.Close()
 	future := *r
 	future.ts = uint64(time.Now().Add(time.Hour).UnixNano())
-	res, err := s.AppendOTLP(context.Background(), future.of(future.gauge("g")))
+	res, err := s.AppendOTLP(context.Background(), "", future.of(future.gauge("g")))
 	if err != nil || res.Rejected != 1 || res.Reasons[ReasonTooFarAhead] != 1 {
 		t.Fatalf("future point: %+v, %v", res, err)
 	}
@@ -252,16 +252,16 @@ func TestUnbornSeries(t *testing.T) {
 		if n := int(s.db.Head().NumSeries()); n != series {
 			t.Errorf("head has %d series, want %d", n, series)
 		}
-		if m := s.Metadata("", -1, -1); len(m) != families {
+		if m := s.Metadata(context.Background(), "", -1, -1); len(m) != families {
 			t.Errorf("metadata %v, want %d families", m, families)
 		}
 	}
 	check(0, 0)
-	if _, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"), msg(r.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
+	if _, err := s.AppendOTLP(context.Background(), "", r.of(r.gauge("g"), msg(r.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
 		t.Fatalf("malformed request: %v", err)
 	}
 	check(0, 0)
-	if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"))); err != nil || res.Accepted != 1 {
+	if res, err := s.AppendOTLP(context.Background(), "", r.of(r.gauge("g"))); err != nil || res.Accepted != 1 {
 		t.Fatalf("valid request: %+v, %v", res, err)
 	}
 	check(1, 1) // g (the resource has no attribute for target_info)
@@ -282,7 +282,7 @@ func TestHeadDroppedSeries(t *testing.T) {
 	next := *r
 	next.ts = uint64(t0.Add(time.Second).UnixNano())
 	for _, req := range [][]byte{r.of(r.gauge("g")), next.of(next.gauge("g"))} {
-		if res, err := s.AppendOTLP(context.Background(), req); err != nil || res.Accepted != 1 || series() != 1 {
+		if res, err := s.AppendOTLP(context.Background(), "", req); err != nil || res.Accepted != 1 || series() != 1 {
 			t.Fatalf("valid request: %+v, %v, %d series", res, err, series())
 		}
 	}
@@ -294,13 +294,13 @@ func TestHeadDroppedSeries(t *testing.T) {
 	}
 	later := *r
 	later.ts = uint64(t0.Add(time.Minute).UnixNano())
-	if _, err := s.AppendOTLP(context.Background(), later.of(later.gauge("g"), msg(later.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
+	if _, err := s.AppendOTLP(context.Background(), "", later.of(later.gauge("g"), msg(later.gauge("m"), badAttr(12)))); !errors.Is(err, otlpwire.ErrWireType) {
 		t.Fatalf("malformed request: %v", err)
 	}
 	if n := series(); n != 0 {
 		t.Errorf("malformed request left %d series in the head, want 0", n)
 	}
-	if res, err := s.AppendOTLP(context.Background(), later.of(later.gauge("g"))); err != nil || res.Accepted != 1 || series() != 1 {
+	if res, err := s.AppendOTLP(context.Background(), "", later.of(later.gauge("g"))); err != nil || res.Accepted != 1 || series() != 1 {
 		t.Fatalf("valid request after: %+v, %v, %d series", res, err, series())
 	}
 }
@@ -316,12 +316,12 @@ func TestMetadataAfterTruncation(t *testing.T) {
 		r := newTestRequests()
 		r.ts = uint64(t0.Add(time.Duration(min) * time.Minute).UnixNano())
 		g := msg(lenField(1, []byte("g")), lenField(2, []byte(help)), lenField(5, lenField(1, r.numberPoint())))
-		if res, err := s.AppendOTLP(context.Background(), r.of(g)); err != nil || res.Accepted != 1 {
+		if res, err := s.AppendOTLP(context.Background(), "", r.of(g)); err != nil || res.Accepted != 1 {
 			t.Fatalf("minute %d: %+v, %v", min, res, err)
 		}
 	}
 	helps := func() (h []string) {
-		for _, md := range s.Metadata("g", -1, -1)["g"] {
+		for _, md := range s.Metadata(context.Background(), "g", -1, -1)["g"] {
 			h = append(h, md.Help)
 		}
 		return h
@@ -356,7 +356,7 @@ func TestCacheAcrossTruncation(t *testing.T) {
 		t.Helper()
 		r := newTestRequests()
 		r.ts = uint64(t0.Add(time.Duration(min) * time.Minute).UnixNano())
-		if res, err := s.AppendOTLP(context.Background(), r.of(r.gauge("g"), r.gauge("h"))); err != nil || res.Accepted != 2 {
+		if res, err := s.AppendOTLP(context.Background(), "", r.of(r.gauge("g"), r.gauge("h"))); err != nil || res.Accepted != 2 {
 			t.Fatalf("minute %d: %+v, %v", min, res, err)
 		}
 	}
@@ -420,7 +420,7 @@ func TestCacheSweep(t *testing.T) {
 		for _, rs := range res {
 			rms = append(rms, r.container(rs, r.scope, r.gauge("g")))
 		}
-		if res, err := s.AppendOTLP(context.Background(), r.request(rms...)); err != nil || res.Accepted != int64(len(rms)) {
+		if res, err := s.AppendOTLP(context.Background(), "", r.request(rms...)); err != nil || res.Accepted != int64(len(rms)) {
 			t.Fatalf("minute %d: %+v, %v", min, res, err)
 		}
 	}
@@ -466,17 +466,17 @@ func TestMetadataBounds(t *testing.T) {
 	defer s.Close()
 	long := strings.Repeat("ü", maxHelpBytes) // 2 bytes a rune: cut mid-text
 	gauge := msg(lenField(1, []byte("g")), lenField(2, []byte(long)), lenField(5, lenField(1, r.numberPoint())))
-	if _, err := s.AppendOTLP(context.Background(), r.of(gauge)); err != nil {
+	if _, err := s.AppendOTLP(context.Background(), "", r.of(gauge)); err != nil {
 		t.Fatal(err)
 	}
-	help := s.Metadata("g", -1, -1)["g"][0].Help
+	help := s.Metadata(context.Background(), "g", -1, -1)["g"][0].Help
 	if len(help) != maxHelpBytes || help != long[:maxHelpBytes] {
 		t.Errorf("help of %d bytes kept, want the first %d", len(help), maxHelpBytes)
 	}
 	for i := range 2 * maxMetaBytes / maxHelpBytes {
-		s.meta.record(fmt.Sprint("f", i), metadata.Metadata{Help: long[:maxHelpBytes]})
+		s.meta.record("", fmt.Sprint("f", i), metadata.Metadata{Help: long[:maxHelpBytes]})
 	}
-	if s.meta.bytes > maxMetaBytes || len(s.meta.families) >= 2*maxMetaBytes/maxHelpBytes {
-		t.Errorf("%d bytes, %d families kept; bound %d bytes", s.meta.bytes, len(s.meta.families), maxMetaBytes)
+	if s.meta.bytes > maxMetaBytes || s.meta.families >= 2*maxMetaBytes/maxHelpBytes {
+		t.Errorf("%d bytes, %d families kept; bound %d bytes", s.meta.bytes, s.meta.families, maxMetaBytes)
 	}
 }

@@ -17,8 +17,8 @@
 //	GET      /api/v1/rules               match[], type, exclude_alerts, group_limit, … (always no groups)
 //	GET      /api/v1/alerts              (always no alerts)
 //	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with WithAdmin; else 503)
-//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503)
-//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503)
+//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503; default tenant only)
+//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503; default tenant only)
 //
 // Parameters, response envelopes ({"status":"success","data":...} or
 // {"status":"error","errorType":...,"error":...}), status codes (204 for
@@ -27,6 +27,18 @@
 // value encodings (timestamps as seconds, sample values as strings, native
 // histograms with their buckets) follow Prometheus' documentation; values
 // are written with Prometheus' util/jsonutil.
+//
+// # Tenants
+//
+// The API knows nothing of tenants but what it passes on: every storage
+// call gets the request's context, which may carry a tenant
+// (internal/tenant), and the storage (metricstore) answers for that
+// tenant alone: the Queryable's Select, LabelNames and LabelValues, the
+// exemplar querier, the MetadataSource, the HeadStatser and the AdminDB's
+// Delete. The two admin endpoints that act on the whole TSDB,
+// clean_tombstones and snapshot, answer 403 (errorType "forbidden", which
+// Prometheus does not have) to a request whose context carries a tenant
+// other than the default.
 package promapi
 
 import (
@@ -62,6 +74,8 @@ import (
 	"github.com/prometheus/prometheus/util/annotations"
 	"github.com/prometheus/prometheus/util/jsonutil"
 	"github.com/prometheus/prometheus/util/stats"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // PrometheusVersion is the version buildinfo reports: that of the
@@ -150,13 +164,14 @@ func WithExemplars(eq storage.ExemplarQueryable) Option {
 	}
 }
 
-// MetadataSource gives metric metadata by metric family name, with the
-// arguments of /api/v1/metadata: only the family metric if it is not
-// empty; at most limit families if limit >= 0; at most limitPerMetric
-// entries per family if limitPerMetric > 0. The API does not retain the
-// result.
+// MetadataSource gives metric metadata by metric family name, as the
+// request whose context is ctx may see it, with the arguments of
+// /api/v1/metadata: only the family metric if it is not empty; at most
+// limit families if limit >= 0; at most limitPerMetric entries per family
+// if limitPerMetric > 0. The API does not retain the result.
+// metricstore.Store is one.
 type MetadataSource interface {
-	Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata
+	Metadata(ctx context.Context, metric string, limit, limitPerMetric int) map[string][]metadata.Metadata
 }
 
 // WithMetadata serves /api/v1/metadata from src; without it the endpoint
@@ -171,16 +186,18 @@ func WithMetadata(src MetadataSource) Option {
 	}
 }
 
-// HeadStatser gives the cardinality statistics of a TSDB head; *tsdb.Head
-// is one.
+// HeadStatser gives the cardinality statistics of a TSDB head (those of
+// tsdb.Head.Stats), as the request whose context is ctx may see them, and
+// the number of head chunks they have, or -1 when the
+// prometheus_tsdb_head_chunks gauge gives it. metricstore.Store is one.
 type HeadStatser interface {
-	Stats(statsByLabelName string, limit int) *tsdb.Stats
+	HeadStats(ctx context.Context, statsByLabelName string, limit int) (st *tsdb.Stats, chunks int64, err error)
 }
 
 // WithTSDBStatus serves /api/v1/status/tsdb, as Prometheus does: head's
-// statistics by metric name, and the head chunk count from the
-// prometheus_tsdb_head_chunks gauge that g gathers. Without it the
-// endpoint is not served.
+// statistics by metric name, and the head chunk count, when head does not
+// give it, from the prometheus_tsdb_head_chunks gauge that g gathers.
+// Without it the endpoint is not served.
 func WithTSDBStatus(head HeadStatser, g prometheus.Gatherer) Option {
 	return func(c *config) error {
 		if head == nil || g == nil {
@@ -191,7 +208,9 @@ func WithTSDBStatus(head HeadStatser, g prometheus.Gatherer) Option {
 	}
 }
 
-// AdminDB is what the admin endpoints change; *tsdb.DB is one.
+// AdminDB is what the admin endpoints change; *tsdb.DB is one, and
+// metricstore.Store, whose Delete deletes from the series of the tenant
+// ctx carries.
 type AdminDB interface {
 	Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matcher) error
 	CleanTombstones() error
@@ -275,8 +294,8 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	for _, m := range []string{"POST", "PUT"} {
 		handle(m+" /api/v1/admin/tsdb/delete_series", a.adminOnly(a.deleteSeries))
-		handle(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.cleanTombstones))
-		handle(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.snapshot))
+		handle(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.defaultTenantOnly(a.cleanTombstones)))
+		handle(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.defaultTenantOnly(a.snapshot)))
 	}
 	// Without a source the endpoints answer with empty results, as
 	// Prometheus does for metadata it got over OTLP, so clients that ask
@@ -397,15 +416,19 @@ const (
 	errCanceled errorType = "canceled"
 	errInternal errorType = "internal"
 	errUnavail  errorType = "unavailable"
+	// errForbidden is not Prometheus': a tenant asked for what only the
+	// default tenant may do (see the package documentation).
+	errForbidden errorType = "forbidden"
 )
 
 var statusOf = map[errorType]int{
-	errBadData:  http.StatusBadRequest,
-	errExec:     http.StatusUnprocessableEntity,
-	errTimeout:  http.StatusServiceUnavailable,
-	errCanceled: 499, // client closed request, as Prometheus answers
-	errInternal: http.StatusInternalServerError,
-	errUnavail:  http.StatusServiceUnavailable,
+	errBadData:   http.StatusBadRequest,
+	errExec:      http.StatusUnprocessableEntity,
+	errTimeout:   http.StatusServiceUnavailable,
+	errCanceled:  499, // client closed request, as Prometheus answers
+	errInternal:  http.StatusInternalServerError,
+	errUnavail:   http.StatusServiceUnavailable,
+	errForbidden: http.StatusForbidden,
 }
 
 type apiError struct {
@@ -1113,6 +1136,18 @@ func (a *API) adminOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// defaultTenantOnly answers 403 to a request whose context carries a
+// tenant other than the default: h acts on every tenant's data.
+func (a *API) defaultTenantOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if t := tenant.FromContext(r.Context()); t != "" {
+			a.fail(w, &apiError{typ: errForbidden, err: fmt.Errorf("tenant %q: only the default tenant may do this: it acts on every tenant's metrics", t)})
+			return
+		}
+		h(w, r)
+	}
+}
+
 // deleteSeries answers /api/v1/admin/tsdb/delete_series as Prometheus
 // does: the samples of the series every match[] selects, between start and
 // end (default: all time), are deleted with tombstones; 204 when done.
@@ -1221,7 +1256,7 @@ func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
 			*p.dst = n
 		}
 	}
-	res := a.cfg.metadata.Metadata(r.FormValue("metric"), limit, limitPerMetric)
+	res := a.cfg.metadata.Metadata(r.Context(), r.FormValue("metric"), limit, limitPerMetric)
 	names := slices.Sorted(maps.Keys(res))
 	a.respond(w, nil, func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
@@ -1266,17 +1301,15 @@ func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	st := a.cfg.head.Stats(labels.MetricName, limit)
-	mfs, err := a.cfg.gatherer.Gather()
+	st, chunks, err := a.cfg.head.HeadStats(r.Context(), labels.MetricName, limit)
 	if err != nil {
-		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("gather runtime status: %w", err)})
+		a.fail(w, queryError(err))
 		return
 	}
-	chunks := int64(math.MinInt64) // Prometheus' int64(NaN) when the gauge is missing
-	for _, mf := range mfs {
-		if mf.GetName() == "prometheus_tsdb_head_chunks" && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge() != nil {
-			chunks = int64(mf.GetMetric()[0].GetGauge().GetValue())
-			break
+	if chunks < 0 {
+		if chunks, err = a.headChunks(); err != nil {
+			a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("gather runtime status: %w", err)})
+			return
 		}
 	}
 	ps := st.IndexPostingStats
@@ -1322,6 +1355,21 @@ func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		s.WriteObjectEnd()
 	})
+}
+
+// headChunks reads the prometheus_tsdb_head_chunks gauge from the
+// gatherer.
+func (a *API) headChunks() (int64, error) {
+	mfs, err := a.cfg.gatherer.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "prometheus_tsdb_head_chunks" && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge() != nil {
+			return int64(mf.GetMetric()[0].GetGauge().GetValue()), nil
+		}
+	}
+	return math.MinInt64, nil // Prometheus' int64(NaN) when the gauge is missing
 }
 
 // writeArray writes xs as a JSON array, each element by each.

@@ -28,6 +28,8 @@ import (
 	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/tsdb"
 	"go.uber.org/goleak"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -90,7 +92,7 @@ func newServerWith(t testing.TB, more func(*tsdb.DB) []Option) (*httptest.Server
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(db.Head(), reg)}, more(db)...)...)
+	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(headStats{db.Head()}, reg)}, more(db)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,14 +322,23 @@ func TestPromtool(t *testing.T) {
 	}
 }
 
+// headStats is the HeadStatser of a whole head, whose chunks the gauge
+// counts.
+type headStats struct{ h *tsdb.Head }
+
+func (s headStats) HeadStats(_ context.Context, statsByLabelName string, limit int) (*tsdb.Stats, int64, error) {
+	return s.h.Stats(statsByLabelName, limit), -1, nil
+}
+
 // metaSource is a MetadataSource that keeps its last arguments.
 type metaSource struct {
 	metric           string
 	limit, perMetric int
+	tenant           string
 }
 
-func (m *metaSource) Metadata(metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
-	m.metric, m.limit, m.perMetric = metric, limit, limitPerMetric
+func (m *metaSource) Metadata(ctx context.Context, metric string, limit, limitPerMetric int) map[string][]metadata.Metadata {
+	m.metric, m.limit, m.perMetric, m.tenant = metric, limit, limitPerMetric, tenant.FromContext(ctx)
 	return map[string][]metadata.Metadata{
 		"http_requests_total": {{Type: model.MetricTypeCounter, Help: "Requests \"served\"."}},
 		"latency_seconds":     {{Type: model.MetricTypeHistogram, Unit: "seconds", Help: "a"}, {Type: model.MetricTypeHistogram, Unit: "seconds", Help: "b"}},
@@ -783,5 +794,52 @@ func TestGzip(t *testing.T) {
 	unzipped, err := io.ReadAll(zr)
 	if err != nil || !bytes.Equal(unzipped, plain) {
 		t.Fatalf("gunzipped response differs (%v)", err)
+	}
+}
+
+// TestTenantContext: the request's context, with its tenant, reaches the
+// storage (here the metadata source), and the admin endpoints that act on
+// the whole TSDB answer 403 to a tenant other than the default, 204 or 200
+// to the default one.
+func TestTenantContext(t *testing.T) {
+	src := &metaSource{}
+	snaps := t.TempDir()
+	srv, _, _ := newServerWith(t, func(db *tsdb.DB) []Option { return []Option{WithAdmin(db, snaps), WithMetadata(src)} })
+	defer srv.Client().CloseIdleConnections()
+	// As the admin server does: the tenant of the request's token goes
+	// into its context.
+	as := func(tn string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv.Config.Handler.ServeHTTP(w, r.WithContext(tenant.NewContext(r.Context(), tn)))
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	for _, tc := range []struct {
+		tenant string
+		code   int
+	}{{"", 204}, {"a", 403}} {
+		t.Run("tenant="+tc.tenant, func(t *testing.T) {
+			s := as(tc.tenant)
+			defer s.Client().CloseIdleConnections()
+			if code, body := getBody(t, s.URL+"/api/v1/metadata"); code != 200 || src.tenant != tc.tenant {
+				t.Errorf("metadata: %d %s, source saw tenant %q", code, body, src.tenant)
+			}
+			for _, path := range []string{"/api/v1/admin/tsdb/clean_tombstones", "/api/v1/admin/tsdb/snapshot"} {
+				resp, err := http.Post(s.URL+path, "", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				want := tc.code
+				if path == "/api/v1/admin/tsdb/snapshot" && want == 204 {
+					want = 200
+				}
+				if resp.StatusCode != want || want == 403 && !strings.Contains(string(b), `"errorType":"forbidden"`) {
+					t.Errorf("%s: %d %s, want %d", path, resp.StatusCode, b, want)
+				}
+			}
+		})
 	}
 }

@@ -27,13 +27,15 @@ type Config struct {
 	OTLP    struct {
 		// Auth, if set, requires every export request to carry one of
 		// the file's bearer tokens (internal/bearer); a token may name
-		// the lake tenant of its data.
+		// the tenant of its data: its lake partition, and its metrics'
+		// tenant in the metric store.
 		Auth struct {
 			BearerTokensFile string `yaml:"bearer_tokens_file"`
 		} `yaml:"auth"`
 		GRPC struct {
 			Listen               string          `yaml:"listen"`
 			MaxConcurrentStreams uint32          `yaml:"max_concurrent_streams"`
+			MaxRecvMsgSize       ByteSize        `yaml:"max_recv_msg_size"` // largest message, as sent and decompressed
 			TLS                  tlsfiles.Server `yaml:"tls"`
 		} `yaml:"grpc"`
 		HTTP struct {
@@ -51,17 +53,24 @@ type Config struct {
 		TLS    tlsfiles.Server `yaml:"tls"`
 		// Auth, if set, requires one of the file's bearer tokens on every
 		// admin request (queries, remote write, /metrics, pprof) but the
-		// /healthz and /readyz probes; tenants in it are ignored.
+		// /healthz and /readyz probes; a token's tenant is the one whose
+		// metrics its requests read, write and administer (none, or
+		// lake.tenant: the default tenant's).
 		Auth struct {
 			BearerTokensFile string `yaml:"bearer_tokens_file"`
 		} `yaml:"auth"`
 	} `yaml:"admin"`
 	Limits struct {
-		MaxRequestSize      ByteSize      `yaml:"max_request_size"`
-		MaxDecompressedSize ByteSize      `yaml:"max_decompressed_size"`
-		MaxInflight         ByteSize      `yaml:"max_inflight"`
-		RetryAfter          time.Duration `yaml:"retry_after"`
-		MaxServices         int           `yaml:"max_services"`
+		MaxRequestSize      ByteSize `yaml:"max_request_size"`
+		MaxDecompressedSize ByteSize `yaml:"max_decompressed_size"`
+		MaxInflight         ByteSize `yaml:"max_inflight"`
+		// MemoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT):
+		// 0 takes 90 % of the cgroup's memory limit, or without one the
+		// ceiling the other limits give (MemoryCeiling). A GOMEMLIMIT
+		// environment variable wins over both.
+		MemoryLimit ByteSize      `yaml:"memory_limit"`
+		RetryAfter  time.Duration `yaml:"retry_after"`
+		MaxServices int           `yaml:"max_services"`
 	} `yaml:"limits"`
 	Metrics         MetricsConfig `yaml:"metrics"`
 	Spool           SpoolConfig   `yaml:"spool"`
@@ -144,6 +153,7 @@ func DefaultConfig() Config {
 	c.Log = LogConfig{Level: "info", Format: "text"}
 	c.OTLP.GRPC.Listen = rc.GRPCAddr
 	c.OTLP.GRPC.MaxConcurrentStreams = rc.MaxConcurrentStreams
+	c.OTLP.GRPC.MaxRecvMsgSize = ByteSize(rc.MaxGRPCMessageBytes)
 	c.OTLP.HTTP.Listen = rc.HTTPAddr
 	c.OTLP.HTTP.ReadHeaderTimeout = rc.ReadHeaderTimeout
 	c.OTLP.HTTP.ReadTimeout = rc.ReadTimeout
@@ -157,7 +167,7 @@ func DefaultConfig() Config {
 	c.Limits.MaxServices = 1000
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
-	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 128 << 20, Compact: true}
+	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
@@ -230,6 +240,9 @@ func (c Config) Validate() error {
 	if c.Lake.FileSize < 1<<10 || c.Lake.MaxBuffer < 1<<10 {
 		return errors.New("lake file size and max buffer must be at least 1KiB")
 	}
+	if c.Limits.MemoryLimit < 0 {
+		return errors.New("memory limit must not be negative")
+	}
 	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
 		return errors.New("lake retention and retention size must not be negative")
 	}
@@ -243,6 +256,7 @@ func (c Config) receiverConfig() receiver.Config {
 		MaxRequestBytes:      int64(c.Limits.MaxRequestSize),
 		MaxDecompressedBytes: int64(c.Limits.MaxDecompressedSize),
 		MaxInflightBytes:     int64(c.Limits.MaxInflight),
+		MaxGRPCMessageBytes:  int64(c.OTLP.GRPC.MaxRecvMsgSize),
 		MaxConcurrentStreams: c.OTLP.GRPC.MaxConcurrentStreams,
 		ReadHeaderTimeout:    c.OTLP.HTTP.ReadHeaderTimeout,
 		ReadTimeout:          c.OTLP.HTTP.ReadTimeout,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -18,8 +19,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,8 +37,10 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakesink"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/promapi"
+	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -53,6 +58,7 @@ type Server struct {
 	adminTokens *bearer.Tokens
 	closers     []io.Closer // sinks to flush and close after the receiver drained
 	metrics     *metricstore.Store
+	quarantine  *quarantine.Dir
 	spool       *spool.Spool
 	loader      *lakesink.Loader
 	stopLoad    context.CancelFunc
@@ -74,6 +80,8 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		h = slog.NewJSONHandler(logOut, opts)
 	}
 	s := &Server{cfg: cfg, log: slog.New(h), reg: prometheus.NewRegistry(), errs: make(chan error, 1)}
+	limit, source := cfg.applyMemoryLimit()
+	s.log.Info("memory limit", "limit_bytes", limit, "source", source, "ceiling_bytes", cfg.MemoryCeiling())
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	rc := cfg.receiverConfig()
@@ -113,7 +121,7 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		return nil, err
 	}
 	ms := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
-		res, err := s.metrics.AppendOTLP(ctx, req.Body)
+		res, err := s.metrics.AppendOTLP(ctx, s.metricsTenant(req.Tenant), req.Body)
 		var we *otlpwire.Error
 		if errors.As(err, &we) {
 			return receiver.Outcome{}, err // malformed: the receiver answers 400
@@ -138,7 +146,8 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 			}
 		}
 	}
-	ropts = append(ropts, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg))
+	ropts = append(ropts, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg),
+		receiver.WithQuarantine(receiverQuarantine{s.quarantine}))
 	s.receiver, err = receiver.New(rc, sinks, ropts...)
 	if err != nil {
 		s.loader.Close()
@@ -147,9 +156,9 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	}
 	s.adminMux = http.NewServeMux()
 	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics),
-		promapi.WithTSDBStatus(s.metrics.DB().Head(), s.reg)}
+		promapi.WithTSDBStatus(s.metrics, s.reg)}
 	if cfg.Metrics.AdminAPI {
-		popts = append(popts, promapi.WithAdmin(s.metrics.DB(), filepath.Join(cfg.DataDir, "metrics", "snapshots")))
+		popts = append(popts, promapi.WithAdmin(s.metrics, filepath.Join(cfg.DataDir, "metrics", "snapshots")))
 	}
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
 		popts = append(popts, promapi.WithExemplars(eq))
@@ -164,12 +173,12 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 	// Content-Type's proto parameter says which) into the same store, with
 	// Prometheus' own handler, as Prometheus' receiver with both messages
 	// accepted.
-	s.adminMux.Handle("POST /api/v1/write", remote.NewWriteHandler(s.log, s.reg, s.metrics.DB(),
-		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false))
+	s.adminMux.Handle("POST /api/v1/write", s.whileMetricsAccepted(remote.NewWriteHandler(s.log, s.reg, s.metrics.Appendable(),
+		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false)))
 	// Remote read, as Prometheus serves it (its flags' defaults: 5e7
 	// samples a query, 10 at once, 1 MiB frames), so a Prometheus can
 	// read wirehouse's metrics with remote_read; no external labels.
-	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.DB(),
+	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(),
 		func() config.Config { return config.Config{} }, 5e7, 10, 1<<20))
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -204,6 +213,11 @@ func (s *Server) openLake() error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	q, err := quarantine.Open(filepath.Join(s.cfg.DataDir, "quarantine"), s.reg)
+	if err != nil {
+		return err
+	}
+	s.quarantine = q
 	mopts := []metricstore.Option{
 		metricstore.WithRetention(s.cfg.Metrics.Retention),
 		metricstore.WithRetentionSize(int64(s.cfg.Metrics.RetentionSize)),
@@ -240,14 +254,15 @@ func (s *Server) openLake() error {
 	s.spool = sp
 	defer s.registerStorageMetrics()
 	s.loader, err = lakesink.NewLoader(sp, lakesink.LoaderConfig{
-		Dir:       filepath.Join(s.cfg.DataDir, "lake"),
-		Consumer:  "lake",
-		MaxDelay:  s.cfg.Lake.MaxDelay,
-		FileSize:  int64(s.cfg.Lake.FileSize),
-		Buffer:    int64(s.cfg.Lake.MaxBuffer),
-		Retention: lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
-		Compact:   s.cfg.Lake.Compact,
-		Logger:    s.log,
+		Dir:        filepath.Join(s.cfg.DataDir, "lake"),
+		Consumer:   "lake",
+		MaxDelay:   s.cfg.Lake.MaxDelay,
+		FileSize:   int64(s.cfg.Lake.FileSize),
+		Buffer:     int64(s.cfg.Lake.MaxBuffer),
+		Retention:  lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
+		Compact:    s.cfg.Lake.Compact,
+		Logger:     s.log,
+		Quarantine: s.quarantine,
 	})
 	if err != nil {
 		sp.Close()
@@ -255,6 +270,36 @@ func (s *Server) openLake() error {
 		return fmt.Errorf("open lake: %w", err)
 	}
 	return nil
+}
+
+// receiverQuarantine keeps the requests a sink panicked on (see
+// receiver.WithQuarantine) in the data directory's quarantine, each under
+// a new id.
+type receiverQuarantine struct{ d *quarantine.Dir }
+
+func (q receiverQuarantine) Quarantine(req *receiver.Request, cause error) error {
+	now := time.Now()
+	_, err := q.d.Put(quarantine.Entry{Signal: req.Signal.String(), Tenant: req.Tenant, Source: "receiver",
+		ID: fmt.Sprintf("%s-%016x", now.UTC().Format("20060102T150405.000000000Z"), rand.Uint64()), Received: now,
+		Records: req.Records, Payload: req.Body, Err: cause})
+	return err
+}
+
+// whileMetricsAccepted answers 503 with a Retry-After, as the OTLP
+// receiver answers metrics then, while the metric store refuses writes
+// after a write-ahead log write failed (see metricstore.ErrUnavailable),
+// and passes the other requests to h. (A request under way when a write
+// fails gets Prometheus' handler's 500 for the refused commit, which
+// remote-write senders retry too.)
+func (s *Server) whileMetricsAccepted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.metrics.Accepting() {
+			w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.Limits.RetryAfter/time.Second)))
+			http.Error(w, "metric store unavailable: a write-ahead log write failed; retry later", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // loadTokens loads a bearer tokens file for setting and logs its reloads.
@@ -282,21 +327,40 @@ func isProbe(path string) bool {
 }
 
 // adminHandler is the admin mux, behind the admin bearer tokens if any:
-// every path but the health and readiness probes needs one.
+// every path but the health and readiness probes needs one, and the
+// request then acts for the token's tenant (tenant.NewContext): the
+// metric store's reads, remote write and the admin API see that tenant's
+// metrics alone. Without tokens, and for a token naming no tenant, every
+// request is the default tenant's.
 func (s *Server) adminHandler() http.Handler {
 	if s.adminTokens == nil {
 		return s.adminMux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isProbe(r.URL.Path) {
-			if _, err := s.adminTokens.Authenticate(r.Header.Get("Authorization")); err != nil {
+			t, err := s.adminTokens.Authenticate(r.Header.Get("Authorization"))
+			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="wirehouse"`)
 				http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
 				return
 			}
+			if t = s.metricsTenant(t); t != "" {
+				r = r.WithContext(tenant.NewContext(r.Context(), t))
+			}
 		}
 		s.adminMux.ServeHTTP(w, r)
 	})
+}
+
+// metricsTenant is the metric store's name of tenant t, a token's: the
+// default tenant (a token naming none, or naming lake.tenant, whose data
+// the lake keeps in the default partition) is "", whose series carry no
+// tenant label, so that without tokens nothing differs.
+func (s *Server) metricsTenant(t string) string {
+	if t == s.cfg.Lake.Tenant {
+		return ""
+	}
+	return t
 }
 
 // tlsConfig loads a listener's TLS files (nil when it has none) and logs
@@ -392,7 +456,7 @@ func (s *Server) registerStorageMetrics() {
 		counter("wirehouse_lake_files_total", "Parquet files written since start.", func() float64 { return float64(ld.Written().Files) }),
 		counter("wirehouse_lake_rows_total", "Rows written to Parquet since start.", func() float64 { return float64(ld.Written().Rows) }),
 		counter("wirehouse_lake_bytes_total", "Bytes of Parquet written since start.", func() float64 { return float64(ld.Written().BytesOut) }),
-		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not decode (logged), skipped.", func() float64 { return float64(ld.Skipped()) }),
+		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not store, kept in the quarantine directory instead (logged).", func() float64 { return float64(ld.Skipped()) }),
 		gauge("wirehouse_lake_size_bytes", "Bytes of the lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(ld.Pruned().Kept) }),
 		gauge("wirehouse_lake_parquet_files", "The lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(ld.Pruned().KeptFiles) }),
 		counter("wirehouse_lake_retention_partitions_removed_total", "Hour partitions removed by --lake-retention or --lake-retention-size since start.", func() float64 { return float64(ld.Pruned().Partitions) }),

@@ -1,0 +1,101 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// Memory the ceiling counts besides the limits (docs/ARCHITECTURE.md,
+// "Memory"): the Go runtime, the metric store's head and caches of a small
+// store, pooled buffers, goroutines of idle connections.
+const baseMemory = 96 << 20
+
+// lakeRowFactor is the memory the lake loader holds per protobuf byte it
+// has buffered: decoded rows and their arenas, and the Parquet encoder's
+// buffers while a batch is written.
+const lakeRowFactor = 3
+
+// MemoryCeiling is the most memory serve should hold with these settings,
+// whatever clients send (docs/ARCHITECTURE.md, "Memory"):
+//
+//	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
+//
+// the base; the in-flight budget (every request's bytes, decompressed
+// copies and JSON decoding, reserved before they are held); the spool
+// record the lake loader reads, up to the largest request; and the lake
+// loader's two batches, each up to the max buffer plus the request under
+// 8 MiB that crossed it (larger ones are decoded 4 MiB at a time), as
+// decoded rows. The metric store's head grows with the series stored and
+// is not bounded by it.
+func (c Config) MemoryCeiling() int64 {
+	largest := max(int64(c.Limits.MaxDecompressedSize), int64(c.OTLP.GRPC.MaxRecvMsgSize))
+	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
+	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake
+}
+
+// memoryLimit returns the soft memory limit to set and where it came
+// from: "GOMEMLIMIT" (the environment's, left as it is: limit 0),
+// "memory_limit" (the setting), "cgroup" (90 % of the cgroup's limit) or
+// "ceiling" (MemoryCeiling).
+func (c Config) memoryLimit() (limit int64, source string) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0, "GOMEMLIMIT"
+	}
+	if c.Limits.MemoryLimit > 0 {
+		return int64(c.Limits.MemoryLimit), "memory_limit"
+	}
+	if n, ok := cgroupMemoryLimit(); ok {
+		return n / 10 * 9, "cgroup"
+	}
+	return c.MemoryCeiling(), "ceiling"
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit and returns the
+// limit in force and its source.
+func (c Config) applyMemoryLimit() (int64, string) {
+	limit, source := c.memoryLimit()
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
+	return debug.SetMemoryLimit(-1), source
+}
+
+// cgroupMemoryLimit reads the memory limit of this process's cgroup:
+// memory.max (cgroup v2) or memory.limit_in_bytes (v1). ok is false when
+// there is none, or it cannot be read.
+func cgroupMemoryLimit() (int64, bool) {
+	rel := "/"
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok { // v2
+				rel = p
+			}
+		}
+	}
+	for _, f := range []string{
+		filepath.Join("/sys/fs/cgroup", rel, "memory.max"),
+		"/sys/fs/cgroup/memory.max",
+		"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+	} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "max" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || n >= 1<<60 { // v1 says "unlimited" with a huge number
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
+}
