@@ -56,9 +56,9 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzFile ./xdr/internal/xdrtest/:FuzzCompany \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
 	./xdr/internal/xdrtest/:FuzzBulk ./internal/xdrgen/:FuzzCompile \
-	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows \
+	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows ./internal/lake/:FuzzParquet \
 	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
-	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/promapi/:FuzzParams \
+	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
 	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse
 fuzz:
 	for t in $(FUZZ_TARGETS); do \

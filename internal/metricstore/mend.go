@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/prometheus/tsdb/record"
 	"github.com/prometheus/prometheus/tsdb/wlog"
+	"github.com/prometheus/prometheus/util/compression"
 )
 
 // The framing of Prometheus' write logs (tsdb/wlog, the WAL and the
@@ -27,6 +28,8 @@ const (
 	walPageSize   = 32 * 1024
 	walHeaderSize = 7
 	walTypeMask   = 0x07
+	walSnappy     = 1 << 3
+	walZstd       = 1 << 4
 
 	recPageTerm = 0 // the rest of the page is zeros
 	recFull     = 1
@@ -156,6 +159,8 @@ func scanSegment(path string) ([]tear, *walFault, error) {
 	size := st.Size()
 	var (
 		tears []tear
+		data  []byte // the data of the record being read, if compressed
+		dec   = compression.NewSyncDecodeBuffer()
 		rec   []fragment // the record being read
 		last  byte       // the type of the last fragment header read
 		page  = make([]byte, walPageSize)
@@ -213,6 +218,7 @@ func scanSegment(path string) ([]tear, *walFault, error) {
 				if len(rec) > 0 && !torn() {
 					return fault(off, "unexpected fragment type %d after an unfinished record", typ)
 				}
+				data = append(data[:0], page[pos+walHeaderSize:end]...)
 				if typ == recFirst {
 					rec = append(rec, fr)
 				}
@@ -221,11 +227,19 @@ func scanSegment(path string) ([]tear, *walFault, error) {
 					return fault(off, "fragment type %d without a first fragment", typ)
 				}
 				rec = append(rec, fr)
+				data = append(data, page[pos+walHeaderSize:end]...)
 				if typ == recLast {
 					rec = rec[:0]
 				}
 			default:
 				return fault(off, "unknown fragment type %d", typ)
+			}
+			// A whole record must decompress, as the Reader decompresses
+			// it (the flags of its last fragment say how).
+			if c := compressionOf(page[pos]); c != compression.None && (typ == recFull || typ == recLast) {
+				if _, err := compression.Decode(c, data, dec); err != nil {
+					return fault(off, "record does not decompress: %v", err)
+				}
 			}
 			pos = end
 		}
@@ -237,6 +251,18 @@ func scanSegment(path string) ([]tear, *walFault, error) {
 		return fault(size, "last record is torn")
 	}
 	return tears, nil, nil
+}
+
+// compressionOf is the compression a fragment's type byte names, as
+// wlog's Reader reads it.
+func compressionOf(b byte) compression.Type {
+	switch {
+	case b&walSnappy != 0:
+		return compression.Snappy
+	case b&walZstd != 0:
+		return compression.Zstd
+	}
+	return compression.None
 }
 
 // apply zeroes the torn records, each with one write over its bytes
