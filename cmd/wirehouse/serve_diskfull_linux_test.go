@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,47 +27,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/wirehouse/wirehouse/internal/diskfull"
 )
-
-// tmpfs mounts a tmpfs of size bytes on a new directory, unmounted at the
-// end of the test. It skips the test where it cannot mount one (not
-// root).
-func tmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Skipf("cannot mount a tmpfs to fill: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount the test's tmpfs: %v", err)
-		}
-	})
-	return dir
-}
-
-// fillDisk writes the file name, 4 KiB at a time, until its file system
-// is full.
-func fillDisk(t *testing.T, name string) {
-	t.Helper()
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := bytes.Repeat([]byte{0xfe}, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-}
 
 // dirState maps every file under dir to its size and checksum, and every
 // directory to "dir".
@@ -395,7 +356,7 @@ func (l *diskFullLoad) stop() {
 // and every acknowledged log and span in the lake, again after a
 // restart.
 func TestServeDiskFull(t *testing.T) {
-	root := tmpfs(t, 48<<20)
+	root := diskfull.Tmpfs(t, 48<<20)
 	data := filepath.Join(root, "data")
 	filler := filepath.Join(root, "filler")
 	args := []string{"--lake-max-delay", "200ms", "--spool-segment-size", "1MiB"}
@@ -422,7 +383,7 @@ func TestServeDiskFull(t *testing.T) {
 	p := start()
 	l := startDiskFullLoad(t, p, at, &m, &lt, next)
 	pollUntil(t, 10*time.Second, "requests acknowledged", func() bool { return m.points() > 2000 && lt.count() > 2000 })
-	fillDisk(t, filler)
+	diskfull.Fill(t, filler)
 	pollUntil(t, 10*time.Second, "metrics refused on the full disk", func() bool { return m.refusals() > 0 })
 	os.Remove(filler)
 	acked, logs := m.points(), lt.count()
@@ -441,7 +402,7 @@ func TestServeDiskFull(t *testing.T) {
 
 	// Fill it again, and kill serve while it is full.
 	l = startDiskFullLoad(t, p, at, &m, &lt, next)
-	fillDisk(t, filler)
+	diskfull.Fill(t, filler)
 	refused := m.refusals()
 	pollUntil(t, 10*time.Second, "metrics refused on the full disk again", func() bool { return m.refusals() > refused })
 	p.cmd.Process.Signal(syscall.SIGKILL)
@@ -449,7 +410,7 @@ func TestServeDiskFull(t *testing.T) {
 	l.stop()
 
 	// A start on the full disk fails and changes nothing.
-	fillDisk(t, filler) // what the kill freed, if anything
+	diskfull.Fill(t, filler) // what the kill freed, if anything
 	before := dirState(t, data)
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--data-dir", data, "--grpc-listen", "127.0.0.1:0",
 		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)...)

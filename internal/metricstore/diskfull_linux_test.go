@@ -28,47 +28,17 @@ import (
 	"github.com/prometheus/prometheus/util/compression"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/diskfull"
 )
 
-// tmpfs mounts a tmpfs of size bytes on a new directory, unmounted at the
-// end of the test. It skips the test where it cannot mount one (not
-// root).
-func tmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		t.Skipf("cannot mount a tmpfs to fill: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount the test's tmpfs: %v", err)
-		}
-	})
-	return dir
-}
-
-// fillDisk writes a file in dir, 4 KiB at a time, until the file system
-// is full, and returns its name.
+// fillDisk fills the file system of dir with a file in it, and returns
+// the file's name.
 func fillDisk(t *testing.T, dir string) string {
 	t.Helper()
 	name := filepath.Join(dir, "filler")
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := bytes.Repeat([]byte{0xfe}, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return name
-		}
-	}
+	diskfull.Fill(t, name)
+	return name
 }
 
 // freeBytes makes n bytes of the filler free again.
@@ -110,7 +80,7 @@ func TestMendWlogTears(t *testing.T) {
 		{"final flush", 8, 0, rec("x", 6<<10), [][]byte{rec("b", 10)}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := tmpfs(t, 1<<20)
+			dir := diskfull.Tmpfs(t, 1<<20)
 			wal := filepath.Join(dir, "wal")
 			w, err := wlog.NewSize(nil, nil, wal, tc.pages*walPageSize, compression.None)
 			if err != nil {
@@ -388,7 +358,7 @@ func dirState(t *testing.T, dir, skip string) map[string]string {
 // reopens its TSDB by itself and accepts again; every acknowledged point
 // is stored then, and after a restart.
 func TestStoreDiskFull(t *testing.T) {
-	dir := tmpfs(t, 24<<20)
+	dir := diskfull.Tmpfs(t, 24<<20)
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
 	opts := []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithRegisterer(reg),
@@ -450,7 +420,7 @@ func TestStoreDiskFull(t *testing.T) {
 // started once space is back, it zeroes the torn records and holds every
 // acknowledged point.
 func TestStoreDiskFullRestart(t *testing.T) {
-	dir := tmpfs(t, 24<<20)
+	dir := diskfull.Tmpfs(t, 24<<20)
 	logs := &syncBuffer{}
 	mdir := filepath.Join(dir, "metrics")
 	opts := []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
@@ -507,7 +477,7 @@ func TestStoreDiskFullRestart(t *testing.T) {
 // with ErrUnavailable. Once the last querier closes, the TSDB reopens and
 // the store accepts writes again.
 func TestStoreReopenWaitsForReaders(t *testing.T) {
-	dir := tmpfs(t, 24<<20)
+	dir := diskfull.Tmpfs(t, 24<<20)
 	s := open(t, filepath.Join(dir, "metrics"), func(c *config) error { c.recoverEvery = 10 * time.Millisecond; return nil })
 	t.Cleanup(func() { s.Close() })
 	var l dfLoad
