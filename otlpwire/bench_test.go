@@ -1,8 +1,10 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -23,17 +25,17 @@ import (
 
 var sink int
 
-var benchSignals = []synth.Signal{synth.SignalMetrics, synth.SignalLogs, synth.SignalTraces}
+var benchSignals = []otlpwire.Signal{otlpwire.SignalMetrics, otlpwire.SignalLogs, otlpwire.SignalTraces}
 
-func fixture(s synth.Signal) []byte { return synth.Fixture(s, synth.Ascending) }
+func fixture(s otlpwire.Signal) []byte { return synth.Fixture(s, synth.Ascending) }
 
-func pdataUnmarshal(b *testing.B, s synth.Signal, in []byte) any {
+func pdataUnmarshal(b *testing.B, s otlpwire.Signal, in []byte) any {
 	var v any
 	var err error
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		v, err = (&plog.ProtoUnmarshaler{}).UnmarshalLogs(in)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		v, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(in)
 	default:
 		v, err = (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(in)
@@ -53,12 +55,12 @@ func BenchmarkCount(b *testing.B) {
 				var n int
 				var err error
 				switch s {
-				case synth.SignalLogs:
-					n, err = LogsRequest(in).LogRecordCount()
-				case synth.SignalTraces:
-					n, err = TracesRequest(in).SpanCount()
+				case otlpwire.SignalLogs:
+					n, err = otlpwire.LogsRequest(in).LogRecordCount()
+				case otlpwire.SignalTraces:
+					n, err = otlpwire.TracesRequest(in).SpanCount()
 				default:
-					n, err = MetricsRequest(in).DataPointCount()
+					n, err = otlpwire.MetricsRequest(in).DataPointCount()
 				}
 				if err != nil || n != 500 {
 					b.Fatal(n, err)
@@ -94,16 +96,16 @@ func BenchmarkResources(b *testing.B) {
 			for b.Loop() {
 				n := 0
 				switch s {
-				case synth.SignalLogs:
-					for rl, err := range LogsRequest(in).ResourceLogs() {
+				case otlpwire.SignalLogs:
+					for rl, err := range otlpwire.LogsRequest(in).ResourceLogs() {
 						r, err2 := rl.Resource()
 						if err != nil || err2 != nil {
 							b.Fatal(err, err2)
 						}
 						n += len(r)
 					}
-				case synth.SignalTraces:
-					for rs, err := range TracesRequest(in).ResourceSpans() {
+				case otlpwire.SignalTraces:
+					for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
 						r, err2 := rs.Resource()
 						if err != nil || err2 != nil {
 							b.Fatal(err, err2)
@@ -111,7 +113,7 @@ func BenchmarkResources(b *testing.B) {
 						n += len(r)
 					}
 				default:
-					for rm, err := range MetricsRequest(in).ResourceMetrics() {
+					for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
 						r, err2 := rm.Resource()
 						if err != nil || err2 != nil {
 							b.Fatal(err, err2)
@@ -160,16 +162,16 @@ func BenchmarkSplit(b *testing.B) {
 			for b.Loop() {
 				n := 0
 				switch s {
-				case synth.SignalLogs:
-					for rl, err := range LogsRequest(in).ResourceLogs() {
+				case otlpwire.SignalLogs:
+					for rl, err := range otlpwire.LogsRequest(in).ResourceLogs() {
 						if err != nil {
 							b.Fatal(err)
 						}
 						buf = rl.AppendTo(buf[:0])
 						n += len(buf)
 					}
-				case synth.SignalTraces:
-					for rs, err := range TracesRequest(in).ResourceSpans() {
+				case otlpwire.SignalTraces:
+					for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -177,7 +179,7 @@ func BenchmarkSplit(b *testing.B) {
 						n += len(buf)
 					}
 				default:
-					for rm, err := range MetricsRequest(in).ResourceMetrics() {
+					for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -231,11 +233,11 @@ func BenchmarkSplit(b *testing.B) {
 }
 
 func BenchmarkResourceAttr(b *testing.B) {
-	in := fixture(synth.SignalMetrics)
+	in := fixture(otlpwire.SignalMetrics)
 	b.Run("impl=otlpwire", func(b *testing.B) {
 		for b.Loop() {
 			n := 0
-			for rm, err := range MetricsRequest(in).ResourceMetrics() {
+			for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -259,7 +261,7 @@ func BenchmarkResourceAttr(b *testing.B) {
 	b.Run("impl=pdata", func(b *testing.B) {
 		for b.Loop() {
 			n := 0
-			md := pdataUnmarshal(b, synth.SignalMetrics, in).(pmetric.Metrics)
+			md := pdataUnmarshal(b, otlpwire.SignalMetrics, in).(pmetric.Metrics)
 			for i := 0; i < md.ResourceMetrics().Len(); i++ {
 				v, ok := md.ResourceMetrics().At(i).Resource().Attributes().Get("service.name")
 				if !ok {
@@ -274,26 +276,6 @@ func BenchmarkResourceAttr(b *testing.B) {
 
 // ---- deep walk: every record's timestamp, every attribute's key and value
 // (resource, scope and record attributes).
-
-func useValue(v Value) int {
-	switch v.Type() {
-	case ValueString:
-		return len(v.Str())
-	case ValueInt:
-		return int(v.Int())
-	case ValueDouble:
-		return int(v.Double())
-	case ValueBool:
-		if v.Bool() {
-			return 1
-		}
-	case ValueBytes:
-		return len(v.Bytes())
-	case ValueArray, ValueKVList:
-		return 1
-	}
-	return 0
-}
 
 func usePValue(v pcommon.Value) int {
 	switch v.Type() {
@@ -315,237 +297,12 @@ func usePValue(v pcommon.Value) int {
 	return 0
 }
 
-func walkAttrs(a Attributes) (int, error) {
-	n := 0
-	for kv, err := range a.All() {
-		if err != nil {
-			return 0, err
-		}
-		n += len(kv.Key) + useValue(kv.Value)
-	}
-	return n, nil
-}
-
 func walkPAttrs(m pcommon.Map) int {
 	n := 0
 	for k, v := range m.All() {
 		n += len(k) + usePValue(v)
 	}
 	return n
-}
-
-func walkHeaders(r Resource, s Scope) (int, error) {
-	var rf ResourceFields
-	if err := r.Read(&rf); err != nil {
-		return 0, err
-	}
-	var sf ScopeFields
-	if err := s.Read(&sf); err != nil {
-		return 0, err
-	}
-	a, err := walkAttrs(rf.Attributes)
-	if err != nil {
-		return 0, err
-	}
-	c, err := walkAttrs(sf.Attributes)
-	return a + c + len(sf.Name), err
-}
-
-func deepWalkLogs(in []byte) (int, error) {
-	n := 0
-	var f LogRecordFields
-	for rl, err := range LogsRequest(in).ResourceLogs() {
-		if err != nil {
-			return 0, err
-		}
-		r, err := rl.Resource()
-		if err != nil {
-			return 0, err
-		}
-		for sl, err := range rl.ScopeLogs() {
-			if err != nil {
-				return 0, err
-			}
-			s, err := sl.Scope()
-			if err != nil {
-				return 0, err
-			}
-			h, err := walkHeaders(r, s)
-			if err != nil {
-				return 0, err
-			}
-			n += h
-			for lr, err := range sl.LogRecords() {
-				if err != nil {
-					return 0, err
-				}
-				if err := lr.Read(&f); err != nil {
-					return 0, err
-				}
-				a, err := walkAttrs(f.Attributes)
-				if err != nil {
-					return 0, err
-				}
-				n += int(f.Time&0xff) + a
-			}
-		}
-	}
-	return n, nil
-}
-
-func deepWalkTraces(in []byte) (int, error) {
-	n := 0
-	var f SpanFields
-	for rs, err := range TracesRequest(in).ResourceSpans() {
-		if err != nil {
-			return 0, err
-		}
-		r, err := rs.Resource()
-		if err != nil {
-			return 0, err
-		}
-		for ss, err := range rs.ScopeSpans() {
-			if err != nil {
-				return 0, err
-			}
-			s, err := ss.Scope()
-			if err != nil {
-				return 0, err
-			}
-			h, err := walkHeaders(r, s)
-			if err != nil {
-				return 0, err
-			}
-			n += h
-			for sp, err := range ss.Spans() {
-				if err != nil {
-					return 0, err
-				}
-				if err := sp.Read(&f); err != nil {
-					return 0, err
-				}
-				a, err := walkAttrs(f.Attributes)
-				if err != nil {
-					return 0, err
-				}
-				n += int(f.StartTime&0xff) + a
-			}
-		}
-	}
-	return n, nil
-}
-
-func deepWalkMetrics(in []byte) (int, error) {
-	n := 0
-	var mf MetricFields
-	for rm, err := range MetricsRequest(in).ResourceMetrics() {
-		if err != nil {
-			return 0, err
-		}
-		r, err := rm.Resource()
-		if err != nil {
-			return 0, err
-		}
-		for sm, err := range rm.ScopeMetrics() {
-			if err != nil {
-				return 0, err
-			}
-			s, err := sm.Scope()
-			if err != nil {
-				return 0, err
-			}
-			h, err := walkHeaders(r, s)
-			if err != nil {
-				return 0, err
-			}
-			n += h
-			for m, err := range sm.Metrics() {
-				if err != nil {
-					return 0, err
-				}
-				if err := m.Read(&mf); err != nil {
-					return 0, err
-				}
-				k, err := walkPoints(&mf)
-				if err != nil {
-					return 0, err
-				}
-				n += k
-			}
-		}
-	}
-	return n, nil
-}
-
-func walkPoints(mf *MetricFields) (int, error) {
-	n := 0
-	var nf NumberDataPointFields
-	for p, err := range mf.NumberDataPoints().All() {
-		if err != nil {
-			return 0, err
-		}
-		if err := p.Read(&nf); err != nil {
-			return 0, err
-		}
-		a, err := walkAttrs(nf.Attributes)
-		if err != nil {
-			return 0, err
-		}
-		n += int(nf.Time&0xff) + a
-	}
-	var hf HistogramDataPointFields
-	for p, err := range mf.HistogramDataPoints().All() {
-		if err != nil {
-			return 0, err
-		}
-		if err := p.Read(&hf); err != nil {
-			return 0, err
-		}
-		a, err := walkAttrs(hf.Attributes)
-		if err != nil {
-			return 0, err
-		}
-		n += int(hf.Time&0xff) + a
-	}
-	var ef ExponentialHistogramDataPointFields
-	for p, err := range mf.ExponentialHistogramDataPoints().All() {
-		if err != nil {
-			return 0, err
-		}
-		if err := p.Read(&ef); err != nil {
-			return 0, err
-		}
-		a, err := walkAttrs(ef.Attributes)
-		if err != nil {
-			return 0, err
-		}
-		n += int(ef.Time&0xff) + a
-	}
-	var sf SummaryDataPointFields
-	for p, err := range mf.SummaryDataPoints().All() {
-		if err != nil {
-			return 0, err
-		}
-		if err := p.Read(&sf); err != nil {
-			return 0, err
-		}
-		a, err := walkAttrs(sf.Attributes)
-		if err != nil {
-			return 0, err
-		}
-		n += int(sf.Time&0xff) + a
-	}
-	return n, nil
-}
-
-func deepWalkWire(s synth.Signal, in []byte) (int, error) {
-	switch s {
-	case synth.SignalLogs:
-		return deepWalkLogs(in)
-	case synth.SignalTraces:
-		return deepWalkTraces(in)
-	}
-	return deepWalkMetrics(in)
 }
 
 func pHeaders(r pcommon.Resource, s pcommon.InstrumentationScope) int {
@@ -630,20 +387,20 @@ func walkPMetric(m pmetric.Metric) int {
 func BenchmarkDeepWalk(b *testing.B) { benchDeepWalk(b, fixture) }
 
 func BenchmarkDeepWalkRealistic(b *testing.B) {
-	benchDeepWalk(b, func(s synth.Signal) []byte { return synth.RealisticFixture(s, synth.Ascending) })
+	benchDeepWalk(b, func(s otlpwire.Signal) []byte { return synth.RealisticFixture(s, synth.Ascending) })
 }
 
-func benchDeepWalk(b *testing.B, fixture func(synth.Signal) []byte) {
+func benchDeepWalk(b *testing.B, fixture func(otlpwire.Signal) []byte) {
 	for _, s := range benchSignals {
 		in := fixture(s)
-		want, err := deepWalkWire(s, in)
+		want, err := otlpwire.DeepWalkWire(s, in)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("signal=%s/impl=otlpwire", s), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				n, err := deepWalkWire(s, in)
+				n, err := otlpwire.DeepWalkWire(s, in)
 				if err != nil || n != want {
 					b.Fatal(n, err)
 				}

@@ -1,8 +1,10 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -19,31 +21,31 @@ import (
 // pdata's ExportRequest.UnmarshalProto, which migrates; and that a request
 // needing nothing is left alone without allocating.
 func TestMigrateDeprecated(t *testing.T) {
-	for _, sig := range []synth.Signal{synth.SignalLogs, synth.SignalTraces, synth.SignalMetrics} {
+	for _, sig := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics} {
 		for _, mode := range []string{"all", "alongside", "none"} {
 			t.Run(sig.String()+"/"+mode, func(t *testing.T) {
 				orig := synth.Generate(sig, synth.Config{Seed: 3, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 4})
 				req := deprecate(t, orig, mode)
-				got, changed := MigrateDeprecated(nil, req)
+				got, changed := otlpwire.MigrateDeprecated(nil, req)
 				if !changed {
 					got = req
 				}
 				if changed != (mode == "all") { // alongside: field 2 wins, nothing to move
 					t.Fatalf("changed = %v for %s", changed, mode)
 				}
-				if NeedsMigration(req) != changed {
-					t.Fatalf("NeedsMigration = %v, MigrateDeprecated changed = %v", !changed, changed)
+				if otlpwire.NeedsMigration(req) != changed {
+					t.Fatalf("NeedsMigration = %v, otlpwire.MigrateDeprecated changed = %v", !changed, changed)
 				}
 				if changed {
 					if orig := synth.Generate(sig, synth.Config{Seed: 3, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 4}); !bytes.Equal(got, orig) {
 						t.Errorf("migrated request differs from the one with field 2 (%d bytes, want %d)", len(got), len(orig))
 					}
 					dst := make([]byte, 0, len(req))
-					if a := testing.AllocsPerRun(20, func() { dst, _ = MigrateDeprecated(dst[:0], req) }); a != 0 {
+					if a := testing.AllocsPerRun(20, func() { dst, _ = otlpwire.MigrateDeprecated(dst[:0], req) }); a != 0 {
 						t.Errorf("MigrateDeprecated into a dst of len(req) spare capacity allocates %.0f times", a)
 					}
 				}
-				if err := validate(sig, got); err != nil {
+				if err := sig.Validate(got); err != nil {
 					t.Fatalf("Validate after migration: %v", err)
 				}
 				want, n := collectorCount(t, sig, req), wireCount(t, sig, got)
@@ -56,8 +58,8 @@ func TestMigrateDeprecated(t *testing.T) {
 			})
 		}
 	}
-	plain := synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 3})
-	if a := testing.AllocsPerRun(100, func() { MigrateDeprecated(nil, plain) }); a != 0 {
+	plain := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 3})
+	if a := testing.AllocsPerRun(100, func() { otlpwire.MigrateDeprecated(nil, plain) }); a != 0 {
 		t.Errorf("MigrateDeprecated of a current request allocates %.0f times", a)
 	}
 }
@@ -71,23 +73,23 @@ func deprecate(t testing.TB, req []byte, mode string) []byte {
 	}
 	var out []byte
 	for i := 0; i < len(req); {
-		n, _, _, s, j, err := next(req, i)
+		n, s, j, err := nextField(req, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n != fieldResources {
+		if n != 1 {
 			out = append(out, req[i:j]...)
 			i = j
 			continue
 		}
 		var rc []byte
 		for k := 0; k < len(s); {
-			m, _, _, v, l, err := next(s, k)
+			m, v, l, err := nextField(s, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m == fieldChildren {
-				rc = protowire.AppendBytes(protowire.AppendTag(rc, fieldDeprecatedScopes, protowire.BytesType), v)
+			if m == 2 {
+				rc = protowire.AppendBytes(protowire.AppendTag(rc, 1000, protowire.BytesType), v)
 				if mode == "alongside" {
 					rc = append(rc, s[k:l]...)
 				}
@@ -96,13 +98,13 @@ func deprecate(t testing.TB, req []byte, mode string) []byte {
 			}
 			k = l
 		}
-		out = protowire.AppendBytes(protowire.AppendTag(out, fieldResources, protowire.BytesType), rc)
+		out = protowire.AppendBytes(protowire.AppendTag(out, 1, protowire.BytesType), rc)
 		i = j
 	}
 	return out
 }
 
-func collectorCount(t testing.TB, sig synth.Signal, req []byte) int {
+func collectorCount(t testing.TB, sig otlpwire.Signal, req []byte) int {
 	n, ok := collectorCountOK(sig, req)
 	if !ok {
 		t.Fatal("pdata's ExportRequest refuses the request")
@@ -110,7 +112,7 @@ func collectorCount(t testing.TB, sig synth.Signal, req []byte) int {
 	return n
 }
 
-func wireCount(t testing.TB, sig synth.Signal, req []byte) int {
+func wireCount(t testing.TB, sig otlpwire.Signal, req []byte) int {
 	c, err := wireCounts(sig, req)
 	if err != nil {
 		t.Fatal(err)
@@ -131,11 +133,11 @@ func FuzzMigrate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, b []byte) {
 		s := fuzzSignal(sel)
-		m, changed := MigrateDeprecated(nil, b)
-		if need := NeedsMigration(b); changed && !need {
-			t.Fatal("MigrateDeprecated changed a request NeedsMigration passed")
-		} else if need && !changed && validate(s, b) == nil {
-			t.Fatal("NeedsMigration, but MigrateDeprecated left a valid request unchanged")
+		m, changed := otlpwire.MigrateDeprecated(nil, b)
+		if need := otlpwire.NeedsMigration(b); changed && !need {
+			t.Fatal("MigrateDeprecated changed a request otlpwire.NeedsMigration passed")
+		} else if need && !changed && s.Validate(b) == nil {
+			t.Fatal("NeedsMigration, but otlpwire.MigrateDeprecated left a valid request unchanged")
 		}
 		if !changed {
 			if len(m) != 0 {
@@ -149,7 +151,7 @@ func FuzzMigrate(f *testing.F) {
 		if !ok {
 			return
 		}
-		if err := validate(s, m); err != nil {
+		if err := s.Validate(m); err != nil {
 			if stricter(err) {
 				return
 			}
@@ -162,15 +164,15 @@ func FuzzMigrate(f *testing.F) {
 }
 
 // collectorCountOK is collectorCount that reports pdata's refusal as false.
-func collectorCountOK(s synth.Signal, b []byte) (int, bool) {
+func collectorCountOK(s otlpwire.Signal, b []byte) (int, bool) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		r := plogotlp.NewExportRequest()
 		if r.UnmarshalProto(b) != nil {
 			return 0, false
 		}
 		return r.Logs().LogRecordCount(), true
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		r := ptraceotlp.NewExportRequest()
 		if r.UnmarshalProto(b) != nil {
 			return 0, false
@@ -182,4 +184,22 @@ func collectorCountOK(s synth.Signal, b []byte) (int, bool) {
 		return 0, false
 	}
 	return r.Metrics().DataPointCount(), true
+}
+
+// nextField reads the field at b[i:]: its number, its value's bytes when
+// it is length-delimited, and the offset after it.
+func nextField(b []byte, i int) (protowire.Number, []byte, int, error) {
+	num, typ, n := protowire.ConsumeTag(b[i:])
+	if n < 0 {
+		return 0, nil, 0, protowire.ParseError(n)
+	}
+	m := protowire.ConsumeFieldValue(num, typ, b[i+n:])
+	if m < 0 {
+		return 0, nil, 0, protowire.ParseError(m)
+	}
+	var v []byte
+	if typ == protowire.BytesType {
+		v, _ = protowire.ConsumeBytes(b[i+n:])
+	}
+	return num, v, i + n + m, nil
 }

@@ -1,4 +1,4 @@
-package otlpwire
+package otlpwire_test
 
 // Two independent renderings of a request as text lines, one through this
 // package and one through pdata, for the equivalence tests and fuzz
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -30,21 +32,21 @@ func id(b []byte, size int) string {
 
 // ---- this package ----
 
-func dumpValue(out *lines, prefix string, v Value) error {
+func dumpValue(out *lines, prefix string, v otlpwire.Value) error {
 	switch v.Type() {
-	case ValueEmpty:
+	case otlpwire.ValueEmpty:
 		out.add("%s Empty", prefix)
-	case ValueString:
+	case otlpwire.ValueString:
 		out.add("%s Str %q", prefix, v.Str())
-	case ValueBool:
+	case otlpwire.ValueBool:
 		out.add("%s Bool %v", prefix, v.Bool())
-	case ValueInt:
+	case otlpwire.ValueInt:
 		out.add("%s Int %d", prefix, v.Int())
-	case ValueDouble:
+	case otlpwire.ValueDouble:
 		out.add("%s Double %s", prefix, fbits(v.Double()))
-	case ValueBytes:
+	case otlpwire.ValueBytes:
 		out.add("%s Bytes %x", prefix, v.Bytes())
-	case ValueArray:
+	case otlpwire.ValueArray:
 		out.add("%s Array", prefix)
 		i := 0
 		for e, err := range v.Array().All() {
@@ -56,14 +58,14 @@ func dumpValue(out *lines, prefix string, v Value) error {
 			}
 			i++
 		}
-	case ValueKVList:
+	case otlpwire.ValueKVList:
 		out.add("%s Map", prefix)
 		return dumpAttrs(out, prefix+".", v.KVList())
 	}
 	return nil
 }
 
-func dumpAttrs(out *lines, prefix string, a Attributes) error {
+func dumpAttrs(out *lines, prefix string, a otlpwire.Attributes) error {
 	i := 0
 	for kv, err := range a.All() {
 		if err != nil {
@@ -77,8 +79,8 @@ func dumpAttrs(out *lines, prefix string, a Attributes) error {
 	return nil
 }
 
-func dumpResource(out *lines, prefix string, r Resource) error {
-	var f ResourceFields
+func dumpResource(out *lines, prefix string, r otlpwire.Resource) error {
+	var f otlpwire.ResourceFields
 	if err := r.Read(&f); err != nil {
 		return err
 	}
@@ -86,8 +88,8 @@ func dumpResource(out *lines, prefix string, r Resource) error {
 	return dumpAttrs(out, prefix+".res.", f.Attributes)
 }
 
-func dumpScope(out *lines, prefix string, s Scope) error {
-	var f ScopeFields
+func dumpScope(out *lines, prefix string, s otlpwire.Scope) error {
+	var f otlpwire.ScopeFields
 	if err := s.Read(&f); err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func dumpScope(out *lines, prefix string, s Scope) error {
 func dumpWireLogs(b []byte) (lines, error) {
 	var out lines
 	i := 0
-	for rl, err := range LogsRequest(b).ResourceLogs() {
+	for rl, err := range otlpwire.LogsRequest(b).ResourceLogs() {
 		if err != nil {
 			return out, err
 		}
@@ -139,7 +141,7 @@ func dumpWireLogs(b []byte) (lines, error) {
 					return out, err
 				}
 				p := fmt.Sprintf("%s.lr[%d]", p, k)
-				var f LogRecordFields
+				var f otlpwire.LogRecordFields
 				if err := lr.Read(&f); err != nil {
 					return out, err
 				}
@@ -164,7 +166,7 @@ func dumpWireLogs(b []byte) (lines, error) {
 func dumpWireTraces(b []byte) (lines, error) {
 	var out lines
 	i := 0
-	for rs, err := range TracesRequest(b).ResourceSpans() {
+	for rs, err := range otlpwire.TracesRequest(b).ResourceSpans() {
 		if err != nil {
 			return out, err
 		}
@@ -216,8 +218,8 @@ func dumpWireTraces(b []byte) (lines, error) {
 	return out, nil
 }
 
-func dumpWireSpan(out *lines, p string, sp Span) error {
-	var f SpanFields
+func dumpWireSpan(out *lines, p string, sp otlpwire.Span) error {
+	var f otlpwire.SpanFields
 	if err := sp.Read(&f); err != nil {
 		return err
 	}
@@ -233,7 +235,7 @@ func dumpWireSpan(out *lines, p string, sp Span) error {
 		if err != nil {
 			return err
 		}
-		var ef SpanEventFields
+		var ef otlpwire.SpanEventFields
 		if err := e.Read(&ef); err != nil {
 			return err
 		}
@@ -249,7 +251,7 @@ func dumpWireSpan(out *lines, p string, sp Span) error {
 		if err != nil {
 			return err
 		}
-		var lf SpanLinkFields
+		var lf otlpwire.SpanLinkFields
 		if err := l.Read(&lf); err != nil {
 			return err
 		}
@@ -266,7 +268,7 @@ func dumpWireSpan(out *lines, p string, sp Span) error {
 func dumpWireMetrics(b []byte) (lines, error) {
 	var out lines
 	i := 0
-	for rm, err := range MetricsRequest(b).ResourceMetrics() {
+	for rm, err := range otlpwire.MetricsRequest(b).ResourceMetrics() {
 		if err != nil {
 			return out, err
 		}
@@ -318,13 +320,13 @@ func dumpWireMetrics(b []byte) (lines, error) {
 	return out, nil
 }
 
-func dumpWireExemplars(out *lines, p string, l List[Exemplar]) error {
+func dumpWireExemplars(out *lines, p string, l otlpwire.List[otlpwire.Exemplar]) error {
 	i := 0
 	for e, err := range l.All() {
 		if err != nil {
 			return err
 		}
-		var f ExemplarFields
+		var f otlpwire.ExemplarFields
 		if err := e.Read(&f); err != nil {
 			return err
 		}
@@ -338,8 +340,8 @@ func dumpWireExemplars(out *lines, p string, l List[Exemplar]) error {
 	return nil
 }
 
-func dumpWireMetric(out *lines, p string, m Metric) error {
-	var f MetricFields
+func dumpWireMetric(out *lines, p string, m otlpwire.Metric) error {
+	var f otlpwire.MetricFields
 	if err := m.Read(&f); err != nil {
 		return err
 	}
@@ -348,9 +350,9 @@ func dumpWireMetric(out *lines, p string, m Metric) error {
 		return err
 	}
 	switch f.Type {
-	case MetricTypeSum:
+	case otlpwire.MetricTypeSum:
 		out.add("%s temporality=%d monotonic=%v", p, f.AggregationTemporality, f.IsMonotonic)
-	case MetricTypeHistogram, MetricTypeExponentialHistogram:
+	case otlpwire.MetricTypeHistogram, otlpwire.MetricTypeExponentialHistogram:
 		out.add("%s temporality=%d", p, f.AggregationTemporality)
 	}
 	i := 0
@@ -358,7 +360,7 @@ func dumpWireMetric(out *lines, p string, m Metric) error {
 		if err != nil {
 			return err
 		}
-		var pf NumberDataPointFields
+		var pf otlpwire.NumberDataPointFields
 		if err := dp.Read(&pf); err != nil {
 			return err
 		}
@@ -376,7 +378,7 @@ func dumpWireMetric(out *lines, p string, m Metric) error {
 		if err != nil {
 			return err
 		}
-		var pf HistogramDataPointFields
+		var pf otlpwire.HistogramDataPointFields
 		if err := dp.Read(&pf); err != nil {
 			return err
 		}
@@ -403,7 +405,7 @@ func dumpWireMetric(out *lines, p string, m Metric) error {
 		if err != nil {
 			return err
 		}
-		var pf ExponentialHistogramDataPointFields
+		var pf otlpwire.ExponentialHistogramDataPointFields
 		if err := dp.Read(&pf); err != nil {
 			return err
 		}
@@ -431,7 +433,7 @@ func dumpWireMetric(out *lines, p string, m Metric) error {
 		if err != nil {
 			return err
 		}
-		var pf SummaryDataPointFields
+		var pf otlpwire.SummaryDataPointFields
 		if err := dp.Read(&pf); err != nil {
 			return err
 		}

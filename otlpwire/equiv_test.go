@@ -1,4 +1,4 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -17,9 +19,9 @@ import (
 // Equivalence with pdata, the reference decoder, on randomized requests of
 // every shape the generator produces, in both field orders.
 
-var signals = []synth.Signal{synth.SignalLogs, synth.SignalTraces, synth.SignalMetrics}
+var signals = []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics}
 
-func randomRequest(seed uint64, s synth.Signal, o synth.Order) []byte {
+func randomRequest(seed uint64, s otlpwire.Signal, o synth.Order) []byte {
 	return synth.Random(rand.New(rand.NewPCG(seed, uint64(s)<<8|uint64(o))), s, o)
 }
 
@@ -30,21 +32,21 @@ func equivSeeds(t *testing.T) int {
 	return 1000
 }
 
-func dumpWire(s synth.Signal, b []byte) (lines, error) {
+func dumpWire(s otlpwire.Signal, b []byte) (lines, error) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		return dumpWireLogs(b)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		return dumpWireTraces(b)
 	}
 	return dumpWireMetrics(b)
 }
 
-func dumpPdata(s synth.Signal, b []byte) (lines, error) {
+func dumpPdata(s otlpwire.Signal, b []byte) (lines, error) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		return dumpPdataLogs(b)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		return dumpPdataTraces(b)
 	}
 	return dumpPdataMetrics(b)
@@ -84,7 +86,7 @@ func TestEquivalenceFields(t *testing.T) {
 					if d := diffLines(want, got); d != "" {
 						t.Fatalf("seed %d: %s", seed, d)
 					}
-					if err := validate(s, b); err != nil {
+					if err := s.Validate(b); err != nil {
 						t.Fatalf("seed %d: Validate: %v", seed, err)
 					}
 				}
@@ -103,10 +105,10 @@ type counts struct {
 	PerScope  []int
 }
 
-func wireCounts(s synth.Signal, b []byte) (c counts, err error) {
+func wireCounts(s otlpwire.Signal, b []byte) (c counts, err error) {
 	switch s {
-	case synth.SignalLogs:
-		r := LogsRequest(b)
+	case otlpwire.SignalLogs:
+		r := otlpwire.LogsRequest(b)
 		if c.Resources, err = r.ResourceCount(); err != nil {
 			return c, err
 		}
@@ -133,8 +135,8 @@ func wireCounts(s synth.Signal, b []byte) (c counts, err error) {
 				c.PerScope = append(c.PerScope, n)
 			}
 		}
-	case synth.SignalTraces:
-		r := TracesRequest(b)
+	case otlpwire.SignalTraces:
+		r := otlpwire.TracesRequest(b)
 		if c.Resources, err = r.ResourceCount(); err != nil {
 			return c, err
 		}
@@ -161,8 +163,8 @@ func wireCounts(s synth.Signal, b []byte) (c counts, err error) {
 				c.PerScope = append(c.PerScope, n)
 			}
 		}
-	case synth.SignalMetrics:
-		r := MetricsRequest(b)
+	case otlpwire.SignalMetrics:
+		r := otlpwire.MetricsRequest(b)
 		if c.Resources, err = r.ResourceCount(); err != nil {
 			return c, err
 		}
@@ -206,9 +208,9 @@ func wireCounts(s synth.Signal, b []byte) (c counts, err error) {
 
 // pdataCounts computes the same counts from pdata; ok is false when pdata
 // rejects the input.
-func pdataCounts(s synth.Signal, b []byte) (c counts, ok bool) {
+func pdataCounts(s otlpwire.Signal, b []byte) (c counts, ok bool) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b)
 		if err != nil {
 			return c, false
@@ -224,7 +226,7 @@ func pdataCounts(s synth.Signal, b []byte) (c counts, ok bool) {
 			}
 			c.PerRes = append(c.PerRes, n)
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 		if err != nil {
 			return c, false
@@ -240,7 +242,7 @@ func pdataCounts(s synth.Signal, b []byte) (c counts, ok bool) {
 			}
 			c.PerRes = append(c.PerRes, n)
 		}
-	case synth.SignalMetrics:
+	case otlpwire.SignalMetrics:
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
 		if err != nil {
 			return c, false
@@ -307,10 +309,10 @@ func TestEquivalenceCounts(t *testing.T) {
 
 // resourceRequests returns each resource of b as a standalone request, as
 // pdata builds it (CopyTo into a new request, then marshal).
-func pdataResourceRequests(s synth.Signal, b []byte) ([][]byte, error) {
+func pdataResourceRequests(s otlpwire.Signal, b []byte) ([][]byte, error) {
 	var out [][]byte
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b)
 		if err != nil {
 			return nil, err
@@ -324,7 +326,7 @@ func pdataResourceRequests(s synth.Signal, b []byte) ([][]byte, error) {
 			}
 			out = append(out, p)
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 		if err != nil {
 			return nil, err
@@ -338,7 +340,7 @@ func pdataResourceRequests(s synth.Signal, b []byte) ([][]byte, error) {
 			}
 			out = append(out, p)
 		}
-	case synth.SignalMetrics:
+	case otlpwire.SignalMetrics:
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
 		if err != nil {
 			return nil, err
@@ -357,7 +359,7 @@ func pdataResourceRequests(s synth.Signal, b []byte) ([][]byte, error) {
 }
 
 // wireResourceRequests splits b with AppendTo, checking WriteTo agrees.
-func wireResourceRequests(t *testing.T, s synth.Signal, b []byte) [][]byte {
+func wireResourceRequests(t *testing.T, s otlpwire.Signal, b []byte) [][]byte {
 	t.Helper()
 	var out [][]byte
 	add := func(app func([]byte) []byte, wr func(*bytes.Buffer) (int64, error)) {
@@ -371,22 +373,22 @@ func wireResourceRequests(t *testing.T, s synth.Signal, b []byte) [][]byte {
 	}
 	var err error
 	switch s {
-	case synth.SignalLogs:
-		for rl, e := range LogsRequest(b).ResourceLogs() {
+	case otlpwire.SignalLogs:
+		for rl, e := range otlpwire.LogsRequest(b).ResourceLogs() {
 			if err = e; e != nil {
 				break
 			}
 			add(rl.AppendTo, func(w *bytes.Buffer) (int64, error) { return rl.WriteTo(w) })
 		}
-	case synth.SignalTraces:
-		for rs, e := range TracesRequest(b).ResourceSpans() {
+	case otlpwire.SignalTraces:
+		for rs, e := range otlpwire.TracesRequest(b).ResourceSpans() {
 			if err = e; e != nil {
 				break
 			}
 			add(rs.AppendTo, func(w *bytes.Buffer) (int64, error) { return rs.WriteTo(w) })
 		}
-	case synth.SignalMetrics:
-		for rm, e := range MetricsRequest(b).ResourceMetrics() {
+	case otlpwire.SignalMetrics:
+		for rm, e := range otlpwire.MetricsRequest(b).ResourceMetrics() {
 			if err = e; e != nil {
 				break
 			}
@@ -401,15 +403,15 @@ func wireResourceRequests(t *testing.T, s synth.Signal, b []byte) [][]byte {
 
 // canonical re-marshals a request with pdata, so that two requests holding
 // the same data compare equal byte for byte.
-func canonical(s synth.Signal, b []byte) ([]byte, error) {
+func canonical(s otlpwire.Signal, b []byte) ([]byte, error) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b)
 		if err != nil {
 			return nil, err
 		}
 		return (&plog.ProtoMarshaler{}).MarshalLogs(ld)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 		if err != nil {
 			return nil, err
@@ -455,11 +457,11 @@ func TestEquivalenceResourceSplit(t *testing.T) {
 
 // flatRecords renders each record of a request with its resource, scope
 // (and metric) as one pdata JSON document, in order.
-func flatRecords(t *testing.T, s synth.Signal, b []byte) []string {
+func flatRecords(t *testing.T, s otlpwire.Signal, b []byte) []string {
 	t.Helper()
 	var out []string
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b)
 		if err != nil {
 			t.Fatal(err)
@@ -482,7 +484,7 @@ func flatRecords(t *testing.T, s synth.Signal, b []byte) []string {
 				}
 			}
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 		if err != nil {
 			t.Fatal(err)
@@ -505,7 +507,7 @@ func flatRecords(t *testing.T, s synth.Signal, b []byte) []string {
 				}
 			}
 		}
-	case synth.SignalMetrics:
+	case otlpwire.SignalMetrics:
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
 		if err != nil {
 			t.Fatal(err)
@@ -555,7 +557,7 @@ func keepPoint(m pmetric.Metric, p int) {
 	}
 }
 
-func splitWith(s *Splitter, sig synth.Signal, b []byte) ([][]byte, error) {
+func splitWith(s *otlpwire.Splitter, sig otlpwire.Signal, b []byte) ([][]byte, error) {
 	var out [][]byte
 	keep := func(c []byte, err error) error {
 		if err != nil {
@@ -565,19 +567,19 @@ func splitWith(s *Splitter, sig synth.Signal, b []byte) ([][]byte, error) {
 		return nil
 	}
 	switch sig {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		for c, err := range s.SplitLogs(b) {
 			if err := keep(c, err); err != nil {
 				return out, err
 			}
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		for c, err := range s.SplitTraces(b) {
 			if err := keep(c, err); err != nil {
 				return out, err
 			}
 		}
-	case synth.SignalMetrics:
+	case otlpwire.SignalMetrics:
 		for c, err := range s.SplitMetrics(b) {
 			if err := keep(c, err); err != nil {
 				return out, err
@@ -597,18 +599,18 @@ func TestEquivalenceSplitter(t *testing.T) {
 					b := randomRequest(seed, s, o)
 					maxRec := 1 + r.IntN(6)
 					maxBytes := 200 + r.IntN(2000)
-					var opts []SplitOption
+					var opts []otlpwire.SplitOption
 					if r.IntN(3) > 0 {
-						opts = append(opts, WithMaxRecords(maxRec))
+						opts = append(opts, otlpwire.WithMaxRecords(maxRec))
 					} else {
 						maxRec = 0
 					}
 					if r.IntN(3) > 0 {
-						opts = append(opts, WithMaxBytes(maxBytes))
+						opts = append(opts, otlpwire.WithMaxBytes(maxBytes))
 					} else {
 						maxBytes = 0
 					}
-					sp, err := NewSplitter(opts...)
+					sp, err := otlpwire.NewSplitter(opts...)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -628,7 +630,7 @@ func TestEquivalenceSplitter(t *testing.T) {
 						if maxBytes > 0 && len(c) > maxBytes && cnt.Total > 1 {
 							t.Fatalf("seed %d: chunk of %d bytes and %d records, max %d bytes", seed, len(c), cnt.Total, maxBytes)
 						}
-						if err := validate(s, c); err != nil {
+						if err := s.Validate(c); err != nil {
 							t.Fatalf("seed %d: chunk fails Validate: %v", seed, err)
 						}
 						got = append(got, flatRecords(t, s, c)...)

@@ -9,14 +9,14 @@ import (
 )
 
 func ExampleLogsRequest_LogRecordCount() {
-	body := synth.Fixture(synth.SignalLogs, synth.Ascending)
+	body := synth.Fixture(otlpwire.SignalLogs, synth.Ascending)
 	n, err := otlpwire.LogsRequest(body).LogRecordCount()
 	fmt.Println(n, err)
 	// Output: 500 <nil>
 }
 
 func ExampleLogsRequest_ResourceLogs() {
-	body := synth.Fixture(synth.SignalLogs, synth.Descending)
+	body := synth.Fixture(otlpwire.SignalLogs, synth.Descending)
 	for rl, err := range otlpwire.LogsRequest(body).ResourceLogs() {
 		if err != nil {
 			fmt.Println(err)
@@ -37,7 +37,7 @@ func ExampleLogsRequest_ResourceLogs() {
 }
 
 func ExampleLogRecord_Read() {
-	body := synth.Fixture(synth.SignalLogs, synth.Ascending)
+	body := synth.Fixture(otlpwire.SignalLogs, synth.Ascending)
 	var f otlpwire.LogRecordFields
 	for rl := range otlpwire.LogsRequest(body).ResourceLogs() {
 		for sl := range rl.ScopeLogs() {
@@ -65,7 +65,7 @@ func ExampleLogRecord_Read() {
 }
 
 func ExampleSplitter() {
-	body := synth.Fixture(synth.SignalTraces, synth.Ascending)
+	body := synth.Fixture(otlpwire.SignalTraces, synth.Ascending)
 	sp, err := otlpwire.NewSplitter(otlpwire.WithMaxRecords(120), otlpwire.WithMaxBytes(16<<10))
 	if err != nil {
 		fmt.Println(err)
@@ -89,7 +89,7 @@ func ExampleSplitter() {
 }
 
 func ExampleResource_Hash() {
-	body := synth.Fixture(synth.SignalMetrics, synth.Ascending)
+	body := synth.Fixture(otlpwire.SignalMetrics, synth.Ascending)
 	asc := map[string]uint64{}
 	for rm := range otlpwire.MetricsRequest(body).ResourceMetrics() {
 		res, _ := rm.Resource()
@@ -100,7 +100,7 @@ func ExampleResource_Hash() {
 	}
 	// The same resources written in pdata's field order hash the same.
 	same := true
-	for rm := range otlpwire.MetricsRequest(synth.Fixture(synth.SignalMetrics, synth.Descending)).ResourceMetrics() {
+	for rm := range otlpwire.MetricsRequest(synth.Fixture(otlpwire.SignalMetrics, synth.Descending)).ResourceMetrics() {
 		res, _ := rm.Resource()
 		h, _ := res.Hash()
 		attrs, _ := res.Attributes()

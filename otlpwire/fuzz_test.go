@@ -1,4 +1,4 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -32,11 +34,11 @@ import (
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite the committed fuzz seed corpora from internal/synth")
 
-func fuzzSignal(s uint8) synth.Signal { return signals[int(s)%len(signals)] }
+func fuzzSignal(s uint8) otlpwire.Signal { return signals[int(s)%len(signals)] }
 
 // smallSeeds are generated requests under 2 KB, so that the fuzzer's
 // minimization of new inputs stays quick; they still cover every field.
-func smallSeeds(s synth.Signal, n int) [][]byte {
+func smallSeeds(s otlpwire.Signal, n int) [][]byte {
 	var out [][]byte
 	for seed := uint64(0); len(out) < n && seed < 10000; seed++ {
 		if b := randomRequest(seed, s, synth.Order(seed%2)); len(b) > 0 && len(b) < 2048 {
@@ -55,7 +57,7 @@ func addSeeds(f *testing.F) {
 }
 
 // pdataAccepts reports whether pdata unmarshals b.
-func pdataAccepts(s synth.Signal, b []byte) bool {
+func pdataAccepts(s otlpwire.Signal, b []byte) bool {
 	_, ok := pdataCounts(s, b)
 	return ok
 }
@@ -66,8 +68,8 @@ func pdataAccepts(s synth.Signal, b []byte) bool {
 // is 0 or above 2^29-1, or varints whose tenth byte overflows 64 bits,
 // which protobuf forbids (protowire rejects them) and pdata does not check.
 func stricter(err error) bool {
-	return errors.Is(err, ErrTooDeep) || errors.Is(err, ErrGroup) ||
-		errors.Is(err, ErrFieldNumber) || errors.Is(err, ErrOverflow)
+	return errors.Is(err, otlpwire.ErrTooDeep) || errors.Is(err, otlpwire.ErrGroup) ||
+		errors.Is(err, otlpwire.ErrFieldNumber) || errors.Is(err, otlpwire.ErrOverflow)
 }
 
 // allocBound is the most allocations any read of any input may cost: the
@@ -98,14 +100,14 @@ func FuzzCount(f *testing.F) {
 	})
 }
 
-func countOnly(s synth.Signal, b []byte) {
+func countOnly(s otlpwire.Signal, b []byte) {
 	switch s {
-	case synth.SignalLogs:
-		_, _ = LogsRequest(b).LogRecordCount()
-	case synth.SignalTraces:
-		_, _ = TracesRequest(b).SpanCount()
+	case otlpwire.SignalLogs:
+		_, _ = otlpwire.LogsRequest(b).LogRecordCount()
+	case otlpwire.SignalTraces:
+		_, _ = otlpwire.TracesRequest(b).SpanCount()
 	default:
-		_, _ = MetricsRequest(b).DataPointCount()
+		_, _ = otlpwire.MetricsRequest(b).DataPointCount()
 	}
 }
 
@@ -113,14 +115,14 @@ func FuzzValidate(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, sel uint8, b []byte) {
 		s := fuzzSignal(sel)
-		err := validate(s, b)
-		if a := testing.AllocsPerRun(1, func() { _ = validate(s, b) }); a > allocBound {
+		err := s.Validate(b)
+		if a := testing.AllocsPerRun(1, func() { _ = s.Validate(b) }); a > allocBound {
 			t.Fatalf("Validate allocated %v times", a)
 		}
 		if err != nil {
-			var e *Error
+			var e *otlpwire.Error
 			if !errors.As(err, &e) || e.Offset < 0 || e.Offset > len(b) {
-				t.Fatalf("Validate error %v: not an *Error with an offset inside the input", err)
+				t.Fatalf("Validate error %v: not an *otlpwire.Error with an offset inside the input", err)
 			}
 		}
 		if pdataAccepts(s, b) && err != nil && !stricter(err) {
@@ -167,7 +169,7 @@ func FuzzSplit(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, sel uint8, b []byte) {
 		s := fuzzSignal(sel)
-		sp, err := NewSplitter(WithMaxRecords(1+int(sel)%4), WithMaxBytes(64+int(sel)*8))
+		sp, err := otlpwire.NewSplitter(otlpwire.WithMaxRecords(1+int(sel)%4), otlpwire.WithMaxBytes(64+int(sel)*8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +219,7 @@ func FuzzHash(f *testing.F) {
 		s := fuzzSignal(sel)
 		var hashes []uint64
 		var herr error
-		collect := func(r Resource, err error) {
+		collect := func(r otlpwire.Resource, err error) {
 			if err != nil {
 				herr = err
 				return
@@ -230,16 +232,16 @@ func FuzzHash(f *testing.F) {
 			hashes = append(hashes, h)
 		}
 		switch s {
-		case synth.SignalLogs:
-			for rl, err := range LogsRequest(b).ResourceLogs() {
+		case otlpwire.SignalLogs:
+			for rl, err := range otlpwire.LogsRequest(b).ResourceLogs() {
 				if err != nil {
 					herr = err
 					break
 				}
 				collect(rl.Resource())
 			}
-		case synth.SignalTraces:
-			for rs, err := range TracesRequest(b).ResourceSpans() {
+		case otlpwire.SignalTraces:
+			for rs, err := range otlpwire.TracesRequest(b).ResourceSpans() {
 				if err != nil {
 					herr = err
 					break
@@ -247,7 +249,7 @@ func FuzzHash(f *testing.F) {
 				collect(rs.Resource())
 			}
 		default:
-			for rm, err := range MetricsRequest(b).ResourceMetrics() {
+			for rm, err := range otlpwire.MetricsRequest(b).ResourceMetrics() {
 				if err != nil {
 					herr = err
 					break
@@ -288,39 +290,39 @@ func refSetHash(m pcommon.Map) (sum, n uint64) {
 func refValue(e []byte, v pcommon.Value) []byte {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		e = append(e, byte(ValueString))
+		e = append(e, byte(otlpwire.ValueString))
 		e = binary.AppendUvarint(e, uint64(len(v.Str())))
 		return append(e, v.Str()...)
 	case pcommon.ValueTypeBytes:
-		e = append(e, byte(ValueBytes))
+		e = append(e, byte(otlpwire.ValueBytes))
 		e = binary.AppendUvarint(e, uint64(v.Bytes().Len()))
 		return append(e, v.Bytes().AsRaw()...)
 	case pcommon.ValueTypeBool:
-		e = append(e, byte(ValueBool))
+		e = append(e, byte(otlpwire.ValueBool))
 		if v.Bool() {
 			return append(e, 1)
 		}
 		return append(e, 0)
 	case pcommon.ValueTypeInt:
-		e = append(e, byte(ValueInt))
+		e = append(e, byte(otlpwire.ValueInt))
 		return binary.LittleEndian.AppendUint64(e, uint64(v.Int()))
 	case pcommon.ValueTypeDouble:
-		e = append(e, byte(ValueDouble))
+		e = append(e, byte(otlpwire.ValueDouble))
 		return binary.LittleEndian.AppendUint64(e, math.Float64bits(v.Double()))
 	case pcommon.ValueTypeSlice:
-		e = append(e, byte(ValueArray))
+		e = append(e, byte(otlpwire.ValueArray))
 		e = binary.AppendUvarint(e, uint64(v.Slice().Len()))
 		for i := 0; i < v.Slice().Len(); i++ {
 			e = refValue(e, v.Slice().At(i))
 		}
 		return e
 	case pcommon.ValueTypeMap:
-		e = append(e, byte(ValueKVList))
+		e = append(e, byte(otlpwire.ValueKVList))
 		sum, n := refSetHash(v.Map())
 		e = binary.LittleEndian.AppendUint64(e, sum)
 		return binary.LittleEndian.AppendUint64(e, n)
 	}
-	return append(e, byte(ValueEmpty))
+	return append(e, byte(otlpwire.ValueEmpty))
 }
 
 func refHash(m pcommon.Map) uint64 {
@@ -331,10 +333,10 @@ func refHash(m pcommon.Map) uint64 {
 	return xxhash.Sum64(buf[:])
 }
 
-func pdataResourceHashes(s synth.Signal, b []byte) ([]uint64, bool) {
+func pdataResourceHashes(s otlpwire.Signal, b []byte) ([]uint64, bool) {
 	var out []uint64
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b)
 		if err != nil {
 			return nil, false
@@ -342,7 +344,7 @@ func pdataResourceHashes(s synth.Signal, b []byte) ([]uint64, bool) {
 		for i := 0; i < ld.ResourceLogs().Len(); i++ {
 			out = append(out, refHash(ld.ResourceLogs().At(i).Resource().Attributes()))
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 		if err != nil {
 			return nil, false
@@ -423,7 +425,7 @@ func occurrences(msg []byte, num int) int {
 // last), or a packed repeated scalar split over several fields (pdata keeps
 // only the last packed run, this package concatenates them as protobuf
 // specifies).
-func mergesSingular(s synth.Signal, b []byte) bool {
+func mergesSingular(s otlpwire.Signal, b []byte) bool {
 	found := false
 	check := func(msg []byte, nums ...int) {
 		for _, n := range nums {
@@ -434,25 +436,25 @@ func mergesSingular(s synth.Signal, b []byte) bool {
 	}
 	containers := func(rc []byte) {
 		check(rc, 1)
-		_ = repeated(rc, 2, "", func(sc []byte, _ int) bool { check(sc, 1); return true })
+		bytesFields(rc, 2, func(sc []byte) { check(sc, 1) })
 	}
 	switch s {
-	case synth.SignalLogs:
-		for rl, err := range LogsRequest(b).ResourceLogs() {
+	case otlpwire.SignalLogs:
+		for rl, err := range otlpwire.LogsRequest(b).ResourceLogs() {
 			if err != nil {
 				break
 			}
 			containers(rl)
 		}
-	case synth.SignalTraces:
-		for rs, err := range TracesRequest(b).ResourceSpans() {
+	case otlpwire.SignalTraces:
+		for rs, err := range otlpwire.TracesRequest(b).ResourceSpans() {
 			if err != nil {
 				break
 			}
 			containers(rs)
 		}
 	default:
-		for rm, err := range MetricsRequest(b).ResourceMetrics() {
+		for rm, err := range otlpwire.MetricsRequest(b).ResourceMetrics() {
 			if err != nil {
 				break
 			}
@@ -465,7 +467,7 @@ func mergesSingular(s synth.Signal, b []byte) bool {
 					if err != nil {
 						break
 					}
-					var mf MetricFields
+					var mf otlpwire.MetricFields
 					if m.Read(&mf) != nil {
 						continue
 					}
@@ -479,12 +481,23 @@ func mergesSingular(s synth.Signal, b []byte) bool {
 						if err != nil {
 							break
 						}
-						_ = repeated(p, 8, "", func(bk []byte, _ int) bool { check(bk, 2); return true })
-						_ = repeated(p, 9, "", func(bk []byte, _ int) bool { check(bk, 2); return true })
+						bytesFields(p, 8, func(bk []byte) { check(bk, 2) })
+						bytesFields(p, 9, func(bk []byte) { check(bk, 2) })
 					}
 				}
 			}
 		}
 	}
 	return found
+}
+
+// bytesFields calls f with the value of every length-delimited field num
+// of msg, stopping at the first malformed field.
+func bytesFields(msg []byte, num protowire.Number, f func([]byte)) {
+	_ = eachField(msg, func(n protowire.Number, _ uint64, s []byte) error {
+		if n == num && s != nil {
+			f(s)
+		}
+		return nil
+	})
 }

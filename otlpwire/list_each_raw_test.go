@@ -1,9 +1,11 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
@@ -12,8 +14,8 @@ import (
 // records with the same attributes written the same way have equal Raw,
 // and records with other attributes do not.
 func TestAttributesRaw(t *testing.T) {
-	req := LogsRequest(synth.SeedLogs(synth.Config{Seed: 7, Resources: 1, ScopesPerResource: 1, TotalRecords: 200}))
-	var f LogRecordFields
+	req := otlpwire.LogsRequest(synth.SeedLogs(synth.Config{Seed: 7, Resources: 1, ScopesPerResource: 1, TotalRecords: 200}))
+	var f otlpwire.LogRecordFields
 	byRaw := map[string]string{} // Raw -> the pairs decoded, as text
 	n := 0
 	for rl, err := range req.ResourceLogs() {
@@ -40,15 +42,15 @@ func TestAttributesRaw(t *testing.T) {
 					pairs.WriteByte('=')
 					v := kv.Value
 					switch v.Type() {
-					case ValueString:
+					case otlpwire.ValueString:
 						pairs.Write(v.Str())
-					case ValueBytes:
+					case otlpwire.ValueBytes:
 						pairs.Write(v.Bytes())
-					case ValueInt:
+					case otlpwire.ValueInt:
 						fmt.Fprint(&pairs, v.Int())
-					case ValueDouble:
+					case otlpwire.ValueDouble:
 						fmt.Fprint(&pairs, v.Double())
-					case ValueBool:
+					case otlpwire.ValueBool:
 						fmt.Fprint(&pairs, v.Bool())
 					default:
 						fmt.Fprint(&pairs, "type ", v.Type())
@@ -76,8 +78,8 @@ func TestAttributesRaw(t *testing.T) {
 // TestListEach: Each visits every element in order, and stops at f's
 // first error and returns it.
 func TestListEach(t *testing.T) {
-	req := MetricsRequest(synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 40}))
-	var mf MetricFields
+	req := otlpwire.MetricsRequest(synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 40}))
+	var mf otlpwire.MetricFields
 	stop := fmt.Errorf("stop")
 	checked := 0
 	for rm, err := range req.ResourceMetrics() {
@@ -95,15 +97,15 @@ func TestListEach(t *testing.T) {
 				if err := m.Read(&mf); err != nil {
 					t.Fatal(err)
 				}
-				if mf.Type != MetricTypeGauge && mf.Type != MetricTypeSum {
+				if mf.Type != otlpwire.MetricTypeGauge && mf.Type != otlpwire.MetricTypeSum {
 					continue
 				}
 				want, err := m.DataPointCount()
 				if err != nil {
 					t.Fatal(err)
 				}
-				var seen []NumberDataPoint
-				if err := mf.NumberDataPoints().Each(func(p NumberDataPoint) error { seen = append(seen, p); return nil }); err != nil || len(seen) != want {
+				var seen []otlpwire.NumberDataPoint
+				if err := mf.NumberDataPoints().Each(func(p otlpwire.NumberDataPoint) error { seen = append(seen, p); return nil }); err != nil || len(seen) != want {
 					t.Fatalf("Each visited %d points, %v; want %d", len(seen), err, want)
 				}
 				i := 0
@@ -114,7 +116,7 @@ func TestListEach(t *testing.T) {
 					i++
 				}
 				n := 0
-				if err := mf.NumberDataPoints().Each(func(NumberDataPoint) error { n++; return stop }); err != stop || n != 1 {
+				if err := mf.NumberDataPoints().Each(func(otlpwire.NumberDataPoint) error { n++; return stop }); err != stop || n != 1 {
 					t.Fatalf("Each after f's error: %d calls, %v", n, err)
 				}
 				checked++

@@ -1,4 +1,4 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"errors"
@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
+
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// deepWalkProtowire does the deep walk's work (deepWalkWire: the same
+// deepWalkProtowire does the deep walk's work (DeepWalkWire: the same
 // checksum of every record's timestamp and every attribute's key and typed
 // value) with nothing but google.golang.org/protobuf/encoding/protowire: the
 // straightforward wire-level scan, one callback per field, none of
@@ -19,7 +21,7 @@ import (
 // no body decoding: a little less work than the otlpwire walk). BenchmarkDeepWalk/impl=protowire
 // measures it beside otlpwire and pdata: what walking the bytes costs
 // without a parse tree, done the obvious way.
-func deepWalkProtowire(s synth.Signal, in []byte) (int, error) {
+func deepWalkProtowire(s otlpwire.Signal, in []byte) (int, error) {
 	n := 0
 	err := eachField(in, func(num protowire.Number, _ uint64, rx []byte) error {
 		if num != 1 {
@@ -73,11 +75,11 @@ func deepWalkProtowire(s synth.Signal, in []byte) (int, error) {
 
 // pwRecord is one log record, span or metric: timestamps and
 // attributes.
-func pwRecord(s synth.Signal, b []byte) (int, error) {
+func pwRecord(s otlpwire.Signal, b []byte) (int, error) {
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		return pwPoint(b, 1, 6)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		return pwPoint(b, 7, 9)
 	}
 	n := 0
@@ -216,7 +218,7 @@ func TestProtowireWalk(t *testing.T) {
 		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
 			for seed := range uint64(200) {
 				in := synth.Random(rand.New(rand.NewPCG(seed, 7)), s, o)
-				want, err := deepWalkWire(s, in)
+				want, err := otlpwire.DeepWalkWire(s, in)
 				if err != nil {
 					t.Fatalf("%v %v seed %d: otlpwire walk: %v", s, o, seed, err)
 				}

@@ -1,8 +1,10 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -16,9 +18,9 @@ import (
 func TestServiceName(t *testing.T) {
 	checked := 0
 	for seed := range uint64(300) {
-		body := synth.Random(rand.New(rand.NewPCG(seed, 5)), synth.SignalLogs, synth.Ascending)
+		body := synth.Random(rand.New(rand.NewPCG(seed, 5)), otlpwire.SignalLogs, synth.Ascending)
 		if seed%2 == 0 { // realistic requests carry service.name
-			body = synth.Generate(synth.SignalLogs, synth.Config{Seed: int64(seed), Resources: 3, ScopesPerResource: 1, TotalRecords: 3})
+			body = synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: int64(seed), Resources: 3, ScopesPerResource: 1, TotalRecords: 3})
 		}
 		var u plog.ProtoUnmarshaler
 		ld, err := u.UnmarshalLogs(body)
@@ -26,7 +28,7 @@ func TestServiceName(t *testing.T) {
 			t.Fatal(err)
 		}
 		i := 0
-		for rl, err := range LogsRequest(body).ResourceLogs() {
+		for rl, err := range otlpwire.LogsRequest(body).ResourceLogs() {
 			if err != nil {
 				t.Fatal(err)
 			}

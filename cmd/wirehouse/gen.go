@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 const genUsage = `usage: wirehouse gen --out DIR [flags]
@@ -38,7 +39,7 @@ type genFlags struct {
 	seedLogs                     bool
 	repeat                       bool
 
-	sig synth.Signal
+	sig otlpwire.Signal
 	ord synth.Order
 	zip *compressor
 }
@@ -160,7 +161,7 @@ func (f *genFlags) check(rest []string, set map[string]bool) error {
 	if len(rest) > 0 {
 		return fmt.Errorf("gen: unexpected argument %q", rest[0])
 	}
-	if f.sig, err = synth.ParseSignal(f.signal); err != nil {
+	if f.sig, err = otlpwire.ParseSignal(f.signal); err != nil {
 		return fmt.Errorf("--signal: %q is not logs, traces or metrics", f.signal)
 	}
 	if f.ord, err = synth.ParseOrder(f.order); err != nil {
@@ -169,7 +170,7 @@ func (f *genFlags) check(rest []string, set map[string]bool) error {
 	if f.out == "" {
 		return errors.New("--out: a directory is required")
 	}
-	if f.seedLogs && (f.sig != synth.SignalLogs || f.fixture) {
+	if f.seedLogs && (f.sig != otlpwire.SignalLogs || f.fixture) {
 		return errors.New("--seed-logs: only with --signal logs and without --fixture")
 	}
 	if f.fixture {

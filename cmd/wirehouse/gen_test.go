@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // runArgs runs the command line args and returns its stdout and stderr.
@@ -105,7 +106,7 @@ func TestGen(t *testing.T) {
 			if err != nil || len(entries) != 3 {
 				t.Fatalf("%d files in %s, want 3 (%v)", len(entries), dir, err)
 			}
-			sig, _ := synth.ParseSignal(tc.signal)
+			sig, _ := otlpwire.ParseSignal(tc.signal)
 			for i, want := range []string{"-000000", "-000001", "-000002"} {
 				b := readRequest(t, filepath.Join(dir, tc.signal+want+".binpb"+tc.ext))
 				if n := count(t, tc.signal, b); n != 250 {
@@ -129,7 +130,7 @@ func TestGenFixture(t *testing.T) {
 	if n := count(t, "metrics", b); n != 500 {
 		t.Errorf("%d data points, want 500", n)
 	}
-	if !bytes.Equal(b, synth.Fixture(synth.SignalMetrics, synth.Ascending)) {
+	if !bytes.Equal(b, synth.Fixture(otlpwire.SignalMetrics, synth.Ascending)) {
 		t.Error("file differs from synth.Fixture")
 	}
 }

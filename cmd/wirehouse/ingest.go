@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/ingest"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 const ingestUsage = `usage: wirehouse ingest --out DIR [flags] FILE|DIR...
@@ -48,7 +49,7 @@ type ingestFlags struct {
 	asJSON              bool
 	paths               []string
 
-	sig lake.Signal
+	sig otlpwire.Signal
 }
 
 // ingestSummary is what ingest reports on stdout.
@@ -281,7 +282,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 // check validates the flags and derives the parsed values.
 func (f *ingestFlags) check() error {
 	var err error
-	if f.sig, err = lake.ParseSignal(f.signal); err != nil {
+	if f.sig, err = otlpwire.ParseSignal(f.signal); err != nil || (f.sig != otlpwire.SignalLogs && f.sig != otlpwire.SignalTraces) {
 		return fmt.Errorf("--signal: %q is not logs or traces", f.signal)
 	}
 	switch {

@@ -16,7 +16,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -47,9 +46,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *maxSize <= 0 {
 		return usageError{err: fmt.Errorf("flag -max-size: %d is not positive", *maxSize)}
 	}
-	var fixed synth.Signal
+	var fixed otlpwire.Signal
 	if *sig != "" {
-		s, err := synth.ParseSignal(*sig)
+		s, err := otlpwire.ParseSignal(*sig)
 		if err != nil {
 			return usageError{err: fmt.Errorf("flag -signal: %w", err)}
 		}
@@ -95,9 +94,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 type inspectTotals struct{ resources, scopes, records, bytes int }
 
-func signalFromName(path string) (synth.Signal, error) {
+func signalFromName(path string) (otlpwire.Signal, error) {
 	base := filepath.Base(path)
-	for _, s := range []synth.Signal{synth.SignalLogs, synth.SignalTraces, synth.SignalMetrics} {
+	for _, s := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics} {
 		if strings.HasPrefix(base, s.String()) {
 			return s, nil
 		}
@@ -160,15 +159,15 @@ func describe(r otlpwire.Resource, size, scopes, records int) (resourceInfo, err
 	return info, err
 }
 
-func inspectRequest(w io.Writer, name string, s synth.Signal, body []byte, total *inspectTotals) error {
+func inspectRequest(w io.Writer, name string, s otlpwire.Signal, body []byte, total *inspectTotals) error {
 	var infos []resourceInfo
 	var err error
 	switch s {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		req := otlpwire.LogsRequest(body)
 		infos, err = describeAll(req.Validate, req.ResourceLogs(), otlpwire.ResourceLogs.Resource,
 			otlpwire.ResourceLogs.LogRecordCount, otlpwire.ResourceLogs.ScopeLogs)
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		req := otlpwire.TracesRequest(body)
 		infos, err = describeAll(req.Validate, req.ResourceSpans(), otlpwire.ResourceSpans.Resource,
 			otlpwire.ResourceSpans.SpanCount, otlpwire.ResourceSpans.ScopeSpans)

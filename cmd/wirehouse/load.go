@@ -20,6 +20,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/loadgen"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 const loadUsage = `usage: wirehouse load [flags]
@@ -262,7 +263,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 	if fs.NArg() > 0 {
 		return cfg, o, usageError{err: fmt.Errorf("load: unexpected argument %q", fs.Arg(0))}
 	}
-	if cfg.Signal, err = synth.ParseSignal(signal); err != nil {
+	if cfg.Signal, err = otlpwire.ParseSignal(signal); err != nil {
 		return cfg, o, usageError{err: fmt.Errorf("--signal: %q is not logs, traces or metrics", signal)}
 	}
 	if payload != "" {
@@ -306,7 +307,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (cfg loadgen.Config, o load
 			cfg.Endpoint = "localhost:4317"
 		}
 	}
-	if o.verify && cfg.Signal != synth.SignalMetrics {
+	if o.verify && cfg.Signal != otlpwire.SignalMetrics {
 		return cfg, o, usageError{err: errors.New("--verify needs --signal metrics")}
 	}
 	if o.queryEndpoint == "" {

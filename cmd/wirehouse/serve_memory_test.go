@@ -22,8 +22,9 @@ import (
 	_ "google.golang.org/grpc/encoding/gzip" // the gzip compressor for grpc.UseCompressor
 	"google.golang.org/grpc/status"
 
-	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // memoryCeiling is the peak RSS docs/ARCHITECTURE.md promises for serve
@@ -53,9 +54,9 @@ func procKiB(t *testing.T, pid int, field string) int64 {
 
 // bigLogs is a valid logs request of about size bytes.
 func bigLogs(size int) []byte {
-	one := synth.Generate(synth.SignalLogs, synth.Config{Seed: 11, Resources: 4, ScopesPerResource: 2, TotalRecords: 4000})
+	one := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 11, Resources: 4, ScopesPerResource: 2, TotalRecords: 4000})
 	n := max(1, 4000*size/len(one))
-	return synth.Generate(synth.SignalLogs, synth.Config{Seed: 11, Resources: 8, ScopesPerResource: 2, TotalRecords: n})
+	return synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 11, Resources: 8, ScopesPerResource: 2, TotalRecords: n})
 }
 
 // wideJSON is an OTLP/JSON logs request of one record with n attributes.
@@ -155,7 +156,7 @@ func TestServeMemoryCeiling(t *testing.T) {
 	ready("after 30x60MB http")
 	rss("after 30x60MB http")
 	conn, err := grpc.NewClient(p.addrs["OTLP/gRPC"], grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(receiver.Codec{}), grpc.MaxCallSendMsgSize(1<<30)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{}), grpc.MaxCallSendMsgSize(1<<30)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +165,11 @@ func TestServeMemoryCeiling(t *testing.T) {
 	grpcBurst := func(phase string, body []byte, opts ...grpc.CallOption) {
 		for range 30 {
 			wg.Go(func() {
-				var out receiver.Message
+				var out otlpgrpc.Message
 				defer out.Release()
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				err := conn.Invoke(ctx, receiver.SignalLogs.ExportMethod(), &receiver.Message{B: body}, &out, opts...)
+				err := conn.Invoke(ctx, otlpwire.SignalLogs.ExportMethod(), &otlpgrpc.Message{B: body}, &out, opts...)
 				code := 200
 				if err != nil {
 					code = 1000 + int(status.Code(err))

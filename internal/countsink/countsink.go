@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -32,7 +32,7 @@ type Sink struct {
 	max     int
 
 	mu       sync.RWMutex
-	services [3]map[string]*counters // by receiver.Signal
+	services [len(otlpwire.Signals) + 1]map[string]*counters // by otlpwire.Signal
 }
 
 type counters struct {
@@ -71,22 +71,22 @@ func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
 }
 
 // Consume counts req per resource and keeps nothing.
-func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outcome, error) {
+func (s *Sink) Consume(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 	var err error
 	switch req.Signal {
-	case receiver.SignalLogs:
+	case otlpwire.SignalLogs:
 		for rl, e := range otlpwire.LogsRequest(req.Body).ResourceLogs() {
 			if err = s.add(req.Signal, rl, e, rl.Resource, rl.LogRecordCount); err != nil {
 				break
 			}
 		}
-	case receiver.SignalTraces:
+	case otlpwire.SignalTraces:
 		for rs, e := range otlpwire.TracesRequest(req.Body).ResourceSpans() {
 			if err = s.add(req.Signal, rs, e, rs.Resource, rs.SpanCount); err != nil {
 				break
 			}
 		}
-	case receiver.SignalMetrics:
+	case otlpwire.SignalMetrics:
 		for rm, e := range otlpwire.MetricsRequest(req.Body).ResourceMetrics() {
 			if err = s.add(req.Signal, rm, e, rm.Resource, rm.DataPointCount); err != nil {
 				break
@@ -96,12 +96,12 @@ func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outco
 		err = fmt.Errorf("unknown signal %d", req.Signal)
 	}
 	if err != nil {
-		return receiver.Outcome{}, fmt.Errorf("count %s: %w: %w", req.Signal, receiver.ErrInvalid, err)
+		return pipeline.Outcome{}, fmt.Errorf("count %s: %w: %w", req.Signal, pipeline.ErrInvalid, err)
 	}
-	return receiver.Outcome{}, nil
+	return pipeline.Outcome{}, nil
 }
 
-func (s *Sink) add(sig receiver.Signal, container []byte, iterErr error, resource func() (otlpwire.Resource, error), count func() (int, error)) error {
+func (s *Sink) add(sig otlpwire.Signal, container []byte, iterErr error, resource func() (otlpwire.Resource, error), count func() (int, error)) error {
 	if iterErr != nil {
 		return iterErr
 	}
@@ -125,7 +125,7 @@ func (s *Sink) add(sig receiver.Signal, container []byte, iterErr error, resourc
 
 // counters returns the counters of service (nil or empty: UnknownService),
 // creating them while the signal has fewer than max services.
-func (s *Sink) counters(sig receiver.Signal, service []byte) *counters {
+func (s *Sink) counters(sig otlpwire.Signal, service []byte) *counters {
 	m := s.services[sig]
 	s.mu.RLock()
 	c := m[string(service)] // no allocation for the lookup
@@ -157,4 +157,4 @@ func (s *Sink) counters(sig receiver.Signal, service []byte) *counters {
 	return c
 }
 
-var _ receiver.Sink = (*Sink)(nil)
+var _ pipeline.Sink = (*Sink)(nil)

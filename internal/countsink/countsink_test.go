@@ -11,12 +11,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // oracle counts records per service.name with pdata.
-func oracle(t *testing.T, sig synth.Signal, b []byte) map[string]int {
+func oracle(t *testing.T, sig otlpwire.Signal, b []byte) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	name := func(r pcommon.Resource) string {
@@ -26,7 +27,7 @@ func oracle(t *testing.T, sig synth.Signal, b []byte) map[string]int {
 		return UnknownService
 	}
 	switch sig {
-	case synth.SignalLogs:
+	case otlpwire.SignalLogs:
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalProto(b); err != nil {
 			t.Fatal(err)
@@ -39,7 +40,7 @@ func oracle(t *testing.T, sig synth.Signal, b []byte) map[string]int {
 			}
 			out[name(rls.At(i).Resource())] += n
 		}
-	case synth.SignalTraces:
+	case otlpwire.SignalTraces:
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalProto(b); err != nil {
 			t.Fatal(err)
@@ -73,16 +74,16 @@ func TestCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[receiver.Signal]map[string]int{}
-	for i, sig := range []synth.Signal{synth.SignalMetrics, synth.SignalLogs, synth.SignalTraces} {
-		rsig := receiver.Signal(i)
+	want := map[otlpwire.Signal]map[string]int{}
+	for _, sig := range otlpwire.Signals {
+		rsig := sig
 		want[rsig] = map[string]int{}
 		for seed := range int64(20) {
 			b := synth.Generate(sig, synth.Config{Seed: seed, Resources: 3, ScopesPerResource: 2, TotalRecords: 60})
 			for svc, n := range oracle(t, sig, b) {
 				want[rsig][svc] += n
 			}
-			req := &receiver.Request{Signal: rsig, Body: b}
+			req := &pipeline.Request{Signal: rsig, Body: b}
 			if _, err := s.Consume(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
@@ -107,8 +108,8 @@ func TestMaxServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := range int64(30) {
-		b := synth.Generate(synth.SignalLogs, synth.Config{Seed: seed, Resources: 4, ScopesPerResource: 1, TotalRecords: 8})
-		if _, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: b}); err != nil {
+		b := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: seed, Resources: 4, ScopesPerResource: 1, TotalRecords: 8})
+		if _, err := s.Consume(context.Background(), &pipeline.Request{Signal: otlpwire.SignalLogs, Body: b}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,7 +123,7 @@ func TestMaxServices(t *testing.T) {
 
 func TestInvalid(t *testing.T) {
 	s, _ := New(nil, 0)
-	_, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: []byte{0x0a, 0x05, 0x0a}})
+	_, err := s.Consume(context.Background(), &pipeline.Request{Signal: otlpwire.SignalLogs, Body: []byte{0x0a, 0x05, 0x0a}})
 	if err == nil {
 		t.Fatal("truncated request accepted")
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // FuzzReadFile reads arbitrary file contents under each kind of name: raw
@@ -13,7 +15,7 @@ import (
 // content it read, in order.
 func FuzzReadFile(f *testing.F) {
 	l0, l1 := logsReq(0, 2), logsReq(1, 1)
-	for _, b := range [][]byte{l0, delimited(l0, l1), gzipped(f, l0), gzipped(f, delimited(l1)), zstded(f, l1), toJSON(f, SignalLogs, l1)} {
+	for _, b := range [][]byte{l0, delimited(l0, l1), gzipped(f, l0), gzipped(f, delimited(l1)), zstded(f, l1), toJSON(f, otlpwire.SignalLogs, l1)} {
 		if len(b) < 2048 {
 			for kind := range byte(len(fuzzNames)) {
 				f.Add(kind, b)
@@ -25,7 +27,7 @@ func FuzzReadFile(f *testing.F) {
 	const max = 1 << 20
 	// One Reader for the whole run, as ingest uses one for many files:
 	// what a file leaves in its buffers must not leak into the next.
-	r, err := NewReader(SignalLogs, WithMaxFileSize(max))
+	r, err := NewReader(otlpwire.SignalLogs, WithMaxFileSize(max))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // logsReq and tracesReq are generated requests of n records.
@@ -59,13 +60,13 @@ func zstded(t testing.TB, b []byte) []byte {
 }
 
 // toJSON is req as OTLP/JSON, written by pdata.
-func toJSON(t testing.TB, sig Signal, req []byte) []byte {
+func toJSON(t testing.TB, sig otlpwire.Signal, req []byte) []byte {
 	t.Helper()
 	var (
 		b   []byte
 		err error
 	)
-	if sig == SignalLogs {
+	if sig == otlpwire.SignalLogs {
 		r := plogotlp.NewExportRequest()
 		if err = r.UnmarshalProto(req); err == nil {
 			b, err = r.MarshalJSON()
@@ -84,7 +85,7 @@ func toJSON(t testing.TB, sig Signal, req []byte) []byte {
 
 // pdataProto is req decoded and re-encoded by pdata: what the JSON path
 // yields for the JSON of req.
-func pdataProto(t testing.TB, sig Signal, req []byte) []byte {
+func pdataProto(t testing.TB, sig otlpwire.Signal, req []byte) []byte {
 	t.Helper()
 	b, err := transcodeJSON(sig, toJSON(t, sig, req))
 	if err != nil {
@@ -115,7 +116,7 @@ func input(t testing.TB, path string) Input {
 	return in[0]
 }
 
-func newReader(t testing.TB, sig Signal, opts ...Option) *Reader {
+func newReader(t testing.TB, sig otlpwire.Signal, opts ...Option) *Reader {
 	t.Helper()
 	r, err := NewReader(sig, opts...)
 	if err != nil {

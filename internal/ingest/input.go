@@ -6,19 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/wirehouse/wirehouse/internal/lake"
-)
-
-// Signal is the kind of requests a Reader reads: the lake's signals. It
-// only matters for JSON, which is transcoded to that signal's protobuf
-// request.
-type Signal = lake.Signal
-
-// The signals.
-const (
-	SignalLogs   = lake.SignalLogs
-	SignalTraces = lake.SignalTraces
 )
 
 // Format is the encoding of a file's decompressed content.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"github.com/wirehouse/wirehouse/internal/otlpjson"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // jsonState is what a Reader keeps between JSON files.
@@ -86,51 +86,18 @@ func (r *Reader) readDelimitedJSON(first byte) error {
 }
 
 // transcodeJSON turns one OTLP/JSON export request of signal sig into
-// protobuf with pdata, like the receiver does. The result is a new slice.
-// pdata ignores unknown fields, so a document of another signal would
-// transcode to an empty request; that case is checked for and refused.
-func transcodeJSON(sig Signal, doc []byte) ([]byte, error) {
-	var (
-		b   []byte
-		err error
-	)
-	switch sig {
-	case SignalLogs:
-		req := plogotlp.NewExportRequest()
-		if err = req.UnmarshalJSON(doc); err == nil {
-			b, err = req.MarshalProto()
-		}
-	default:
-		req := ptraceotlp.NewExportRequest()
-		if err = req.UnmarshalJSON(doc); err == nil {
-			b, err = req.MarshalProto()
-		}
-	}
+// protobuf, as the receiver does. The result is a new slice. Unknown
+// fields are ignored, so a document of another signal would transcode to
+// an empty request; that case is checked for and refused.
+func transcodeJSON(sig otlpwire.Signal, doc []byte) ([]byte, error) {
+	b, err := otlpjson.ToProto(sig, doc)
 	if err != nil {
 		return nil, fmt.Errorf("otlp/json %s: %w", sig, err)
 	}
 	if len(b) == 0 {
-		if key := otherSignalKey(sig, doc); key != "" {
+		if key := otlpjson.OtherSignalKey(sig, doc); key != "" {
 			return nil, fmt.Errorf("%w: the document holds %s, not %s", ErrWrongSignal, key, sig)
 		}
 	}
 	return b, nil
-}
-
-// otherSignalKey returns the top-level field of doc that belongs to
-// another signal's request, or "". It runs only for empty requests.
-func otherSignalKey(sig Signal, doc []byte) string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(doc, &top) != nil {
-		return ""
-	}
-	keys := []string{"resourceLogs", "resource_logs", "resourceSpans", "resource_spans",
-		"resourceMetrics", "resource_metrics", "resourceProfiles", "resource_profiles"}
-	own := map[Signal]string{SignalLogs: "resourceLogs", SignalTraces: "resourceSpans"}[sig]
-	for i, k := range keys {
-		if _, ok := top[k]; ok && keys[i&^1] != own {
-			return k
-		}
-	}
-	return ""
 }

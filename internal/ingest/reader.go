@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // DefaultMaxFileSize is the largest decompressed file a Reader reads
@@ -49,7 +50,7 @@ func WithMaxFileSize(n int64) Option {
 // Reader reads OTLP request files one at a time into buffers it reuses. It
 // is not safe for concurrent use.
 type Reader struct {
-	sig  Signal
+	sig  otlpwire.Signal
 	max  int64
 	buf  []byte // decompressed content of the last protobuf file
 	reqs [][]byte
@@ -65,8 +66,8 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of requests of signal sig.
-func NewReader(sig Signal, opts ...Option) (*Reader, error) {
-	if sig != SignalLogs && sig != SignalTraces {
+func NewReader(sig otlpwire.Signal, opts ...Option) (*Reader, error) {
+	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
 		return nil, fmt.Errorf("ingest: invalid signal %d", uint8(sig))
 	}
 	c := config{maxFileSize: DefaultMaxFileSize}

@@ -15,8 +15,8 @@ func TestReadFormats(t *testing.T) {
 	dir := t.TempDir()
 	l0, l1, l2 := logsReq(0, 10), logsReq(1, 20), logsReq(2, 5)
 	t0 := tracesReq(0, 7)
-	jl0, jl1 := toJSON(t, SignalLogs, l0), toJSON(t, SignalLogs, l1)
-	pl0, pl1 := pdataProto(t, SignalLogs, l0), pdataProto(t, SignalLogs, l1)
+	jl0, jl1 := toJSON(t, otlpwire.SignalLogs, l0), toJSON(t, otlpwire.SignalLogs, l1)
+	pl0, pl1 := pdataProto(t, otlpwire.SignalLogs, l0), pdataProto(t, otlpwire.SignalLogs, l1)
 	var pretty bytes.Buffer
 	pretty.WriteString("\n  ")
 	if err := indentJSON(&pretty, jl0); err != nil {
@@ -27,33 +27,33 @@ func TestReadFormats(t *testing.T) {
 	d := delimited(l0, l1, l2)
 	tests := []struct {
 		name string
-		sig  Signal
+		sig  otlpwire.Signal
 		file []byte
 		want [][]byte
 		offs []int64
 	}{
-		{"raw.binpb", SignalLogs, l0, [][]byte{l0}, []int64{0}},
-		{"raw.pb", SignalTraces, t0, [][]byte{t0}, []int64{0}},
-		{"delim.pb", SignalLogs, d, [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(l0)), int64(12 + len(l0) + len(l1))}},
-		{"raw.binpb.gz", SignalLogs, gzipped(t, l1), [][]byte{l1}, []int64{0}},
-		{"delim.binpb.gz", SignalLogs, gzipped(t, d), [][]byte{l0, l1, l2}, nil},
-		{"raw.binpb.zst", SignalTraces, zstded(t, t0), [][]byte{t0}, []int64{0}},
-		{"delim.pb.zst", SignalLogs, zstded(t, d), [][]byte{l0, l1, l2}, nil},
-		{"upper.BINPB.GZ", SignalLogs, gzipped(t, l2), [][]byte{l2}, nil},
-		{"lines.json", SignalLogs, jsonLines, [][]byte{pl0, pl1}, []int64{0, int64(len(jl0) + 1)}},
-		{"pretty.json", SignalLogs, pretty.Bytes(), [][]byte{pl0}, []int64{3}},
-		{"lines.json.gz", SignalLogs, gzipped(t, jsonLines), [][]byte{pl0, pl1}, nil},
-		{"lines.json.zst", SignalLogs, zstded(t, jsonLines), [][]byte{pl0, pl1}, nil},
-		{"traces.json", SignalTraces, toJSON(t, SignalTraces, t0), [][]byte{pdataProto(t, SignalTraces, t0)}, []int64{0}},
-		{"empty.binpb", SignalLogs, nil, nil, nil},
-		{"empty.json.gz", SignalLogs, gzipped(t, []byte("\n\n")), nil, nil},
-		{"empty-request.pb", SignalLogs, delimited(nil), [][]byte{{}}, []int64{4}},
+		{"raw.binpb", otlpwire.SignalLogs, l0, [][]byte{l0}, []int64{0}},
+		{"raw.pb", otlpwire.SignalTraces, t0, [][]byte{t0}, []int64{0}},
+		{"delim.pb", otlpwire.SignalLogs, d, [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(l0)), int64(12 + len(l0) + len(l1))}},
+		{"raw.binpb.gz", otlpwire.SignalLogs, gzipped(t, l1), [][]byte{l1}, []int64{0}},
+		{"delim.binpb.gz", otlpwire.SignalLogs, gzipped(t, d), [][]byte{l0, l1, l2}, nil},
+		{"raw.binpb.zst", otlpwire.SignalTraces, zstded(t, t0), [][]byte{t0}, []int64{0}},
+		{"delim.pb.zst", otlpwire.SignalLogs, zstded(t, d), [][]byte{l0, l1, l2}, nil},
+		{"upper.BINPB.GZ", otlpwire.SignalLogs, gzipped(t, l2), [][]byte{l2}, nil},
+		{"lines.json", otlpwire.SignalLogs, jsonLines, [][]byte{pl0, pl1}, []int64{0, int64(len(jl0) + 1)}},
+		{"pretty.json", otlpwire.SignalLogs, pretty.Bytes(), [][]byte{pl0}, []int64{3}},
+		{"lines.json.gz", otlpwire.SignalLogs, gzipped(t, jsonLines), [][]byte{pl0, pl1}, nil},
+		{"lines.json.zst", otlpwire.SignalLogs, zstded(t, jsonLines), [][]byte{pl0, pl1}, nil},
+		{"traces.json", otlpwire.SignalTraces, toJSON(t, otlpwire.SignalTraces, t0), [][]byte{pdataProto(t, otlpwire.SignalTraces, t0)}, []int64{0}},
+		{"empty.binpb", otlpwire.SignalLogs, nil, nil, nil},
+		{"empty.json.gz", otlpwire.SignalLogs, gzipped(t, []byte("\n\n")), nil, nil},
+		{"empty-request.pb", otlpwire.SignalLogs, delimited(nil), [][]byte{{}}, []int64{4}},
 		// The Collector file exporter with compression: zstd compresses
 		// each message inside the length-delimited stream.
-		{"exporter-zstd.pb", SignalLogs, delimited(zstded(t, l0), l1, zstded(t, l2)), [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(zstded(t, l0))), int64(12 + len(zstded(t, l0)) + len(l1))}},
-		{"exporter-zstd.json", SignalLogs, delimited(zstded(t, jl0), zstded(t, jl1)), [][]byte{pl0, pl1}, []int64{4, int64(8 + len(zstded(t, jl0)))}},
+		{"exporter-zstd.pb", otlpwire.SignalLogs, delimited(zstded(t, l0), l1, zstded(t, l2)), [][]byte{l0, l1, l2}, []int64{4, int64(8 + len(zstded(t, l0))), int64(12 + len(zstded(t, l0)) + len(l1))}},
+		{"exporter-zstd.json", otlpwire.SignalLogs, delimited(zstded(t, jl0), zstded(t, jl1)), [][]byte{pl0, pl1}, []int64{4, int64(8 + len(zstded(t, jl0)))}},
 	}
-	readers := map[Signal]*Reader{SignalLogs: newReader(t, SignalLogs), SignalTraces: newReader(t, SignalTraces)}
+	readers := map[otlpwire.Signal]*Reader{otlpwire.SignalLogs: newReader(t, otlpwire.SignalLogs), otlpwire.SignalTraces: newReader(t, otlpwire.SignalTraces)}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			in := input(t, writeFile(t, dir, tc.name, tc.file))
@@ -88,7 +88,7 @@ func TestReadFormats(t *testing.T) {
 // buffer is reused and stale bytes of the earlier file never show.
 func TestReadReuse(t *testing.T) {
 	dir := t.TempDir()
-	r := newReader(t, SignalLogs)
+	r := newReader(t, otlpwire.SignalLogs)
 	big, small := logsReq(1, 2000), logsReq(2, 3)
 	if _, err := r.ReadFile(input(t, writeFile(t, dir, "big.binpb.zst", zstded(t, delimited(big, big))))); err != nil {
 		t.Fatal(err)
@@ -133,12 +133,12 @@ func TestReadErrors(t *testing.T) {
 	d := delimited(l0, l1)
 	gz := gzipped(t, d)
 	zs := zstded(t, d)
-	jl := toJSON(t, SignalLogs, l0)
+	jl := toJSON(t, otlpwire.SignalLogs, l0)
 	lines := append(append([]byte{}, jl...), '\n')
 	badLen := append(delimited(l0), 0, 0, 0x10, 0, 1, 2, 3) // claims 4096 bytes, 3 follow
 	tests := []struct {
 		name    string
-		sig     Signal
+		sig     otlpwire.Signal
 		file    []byte
 		is      error  // want errors.Is
 		text    string // want in the message
@@ -146,23 +146,23 @@ func TestReadErrors(t *testing.T) {
 		nreqs   int // requests before the failure
 		maxSize int64
 	}{
-		{"bad-length.pb", SignalLogs, badLen, ErrLengthPrefix, "length 4096, only 3 bytes follow", int64(4 + len(l0)), 1, 0},
-		{"short-prefix.pb", SignalLogs, append(delimited(l0), 0, 0), ErrLengthPrefix, "2 bytes left", int64(4 + len(l0)), 1, 0},
-		{"cut-delimited.pb", SignalLogs, d[:len(d)-5], ErrLengthPrefix, "only", int64(4 + len(l0)), 1, 0},
-		{"truncated.binpb.gz", SignalLogs, gz[:len(gz)/2], nil, "gzip: unexpected EOF", -2, 0, 0},
-		{"corrupt.binpb.gz", SignalLogs, flip(gz, 20), nil, "gzip: ", -2, 0, 0},
-		{"not-gzip.binpb.gz", SignalLogs, d, nil, "gzip: ", 0, 0, 0},
-		{"truncated.binpb.zst", SignalLogs, zs[:len(zs)/2], nil, "zstd: ", -2, 0, 0},
-		{"not-zstd.binpb.zst", SignalLogs, d, nil, "zstd: ", -2, 0, 0},
-		{"syntax.json", SignalLogs, append(append([]byte{}, lines...), `{"resourceLogs": x}`...), nil, "json: invalid character 'x'", int64(len(lines) + 18), 1, 0},
-		{"cut.json", SignalLogs, append(append([]byte{}, lines...), jl[:len(jl)/2]...), nil, "json: unexpected EOF", int64(len(jl)), 1, 0}, // the end of the document before
-		{"bad-otlp.json", SignalLogs, append(append([]byte{}, lines...), ` {"resourceLogs": 5}`...), nil, "otlp/json logs", int64(len(lines) + 1), 1, 0},
-		{"wrong-signal.json", SignalLogs, append(append([]byte{}, lines...), toJSON(t, SignalTraces, tracesReq(0, 3))...), ErrWrongSignal, "holds resourceSpans, not logs", int64(len(lines)), 1, 0},
-		{"wrong-signal-traces.json", SignalTraces, jl, ErrWrongSignal, "holds resourceLogs, not traces", 0, 0, 0},
-		{"large.binpb", SignalLogs, d, ErrTooLarge, "larger than the maximum", 1000, 0, 1000},
-		{"large.json.zst", SignalLogs, zstded(t, lines), ErrTooLarge, "larger than the maximum", -2, 0, 1000}, // refused by its frame header
-		{"bad-zstd-message.pb", SignalLogs, delimited(l0, append(append([]byte{}, zstdMagic...), 1, 2, 3)), nil, "zstd: ", int64(8 + len(l0)), 2, 0},
-		{"large-zstd-messages.pb", SignalLogs, delimited(zstded(t, l0), zstded(t, l1)), ErrTooLarge, "larger than the maximum", -2, 2, int64(len(l0) + 10)},
+		{"bad-length.pb", otlpwire.SignalLogs, badLen, ErrLengthPrefix, "length 4096, only 3 bytes follow", int64(4 + len(l0)), 1, 0},
+		{"short-prefix.pb", otlpwire.SignalLogs, append(delimited(l0), 0, 0), ErrLengthPrefix, "2 bytes left", int64(4 + len(l0)), 1, 0},
+		{"cut-delimited.pb", otlpwire.SignalLogs, d[:len(d)-5], ErrLengthPrefix, "only", int64(4 + len(l0)), 1, 0},
+		{"truncated.binpb.gz", otlpwire.SignalLogs, gz[:len(gz)/2], nil, "gzip: unexpected EOF", -2, 0, 0},
+		{"corrupt.binpb.gz", otlpwire.SignalLogs, flip(gz, 20), nil, "gzip: ", -2, 0, 0},
+		{"not-gzip.binpb.gz", otlpwire.SignalLogs, d, nil, "gzip: ", 0, 0, 0},
+		{"truncated.binpb.zst", otlpwire.SignalLogs, zs[:len(zs)/2], nil, "zstd: ", -2, 0, 0},
+		{"not-zstd.binpb.zst", otlpwire.SignalLogs, d, nil, "zstd: ", -2, 0, 0},
+		{"syntax.json", otlpwire.SignalLogs, append(append([]byte{}, lines...), `{"resourceLogs": x}`...), nil, "json: invalid character 'x'", int64(len(lines) + 18), 1, 0},
+		{"cut.json", otlpwire.SignalLogs, append(append([]byte{}, lines...), jl[:len(jl)/2]...), nil, "json: unexpected EOF", int64(len(jl)), 1, 0}, // the end of the document before
+		{"bad-otlp.json", otlpwire.SignalLogs, append(append([]byte{}, lines...), ` {"resourceLogs": 5}`...), nil, "otlp/json logs", int64(len(lines) + 1), 1, 0},
+		{"wrong-signal.json", otlpwire.SignalLogs, append(append([]byte{}, lines...), toJSON(t, otlpwire.SignalTraces, tracesReq(0, 3))...), ErrWrongSignal, "holds resourceSpans, not logs", int64(len(lines)), 1, 0},
+		{"wrong-signal-traces.json", otlpwire.SignalTraces, jl, ErrWrongSignal, "holds resourceLogs, not traces", 0, 0, 0},
+		{"large.binpb", otlpwire.SignalLogs, d, ErrTooLarge, "larger than the maximum", 1000, 0, 1000},
+		{"large.json.zst", otlpwire.SignalLogs, zstded(t, lines), ErrTooLarge, "larger than the maximum", -2, 0, 1000}, // refused by its frame header
+		{"bad-zstd-message.pb", otlpwire.SignalLogs, delimited(l0, append(append([]byte{}, zstdMagic...), 1, 2, 3)), nil, "zstd: ", int64(8 + len(l0)), 2, 0},
+		{"large-zstd-messages.pb", otlpwire.SignalLogs, delimited(zstded(t, l0), zstded(t, l1)), ErrTooLarge, "larger than the maximum", -2, 2, int64(len(l0) + 10)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestReadBomb(t *testing.T) {
 		default:
 			b = gzipped(t, spaces)
 		}
-		r := newReader(t, SignalLogs, WithMaxFileSize(limit))
+		r := newReader(t, otlpwire.SignalLogs, WithMaxFileSize(limit))
 		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
 		if !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("%s (%d bytes): err = %v, want ErrTooLarge", name, len(b), err)
@@ -237,7 +237,7 @@ func TestReadBomb(t *testing.T) {
 }
 
 func TestReadMissing(t *testing.T) {
-	r := newReader(t, SignalLogs)
+	r := newReader(t, otlpwire.SignalLogs)
 	path := filepath.Join(t.TempDir(), "gone.binpb")
 	_, err := r.ReadFile(Input{Path: path, Format: FormatProto})
 	var e *Error
@@ -255,11 +255,11 @@ func TestReadCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := toJSON(t, SignalTraces, req)
+	js := toJSON(t, otlpwire.SignalTraces, req)
 	files := map[string][]byte{
 		"a.binpb": req, "b.pb.gz": gzipped(t, delimited(req)), "c.json.zst": zstded(t, js), "d.json": js,
 	}
-	r := newReader(t, SignalTraces)
+	r := newReader(t, otlpwire.SignalTraces)
 	for name, b := range files {
 		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
 		if err != nil {
@@ -276,7 +276,7 @@ func TestReadCounts(t *testing.T) {
 }
 
 func TestNewReaderOptions(t *testing.T) {
-	if _, err := NewReader(SignalLogs, WithMaxFileSize(0)); err == nil {
+	if _, err := NewReader(otlpwire.SignalLogs, WithMaxFileSize(0)); err == nil {
 		t.Error("WithMaxFileSize(0) accepted")
 	}
 	if _, err := NewReader(0); err == nil {

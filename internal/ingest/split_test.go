@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestSplitDelimited(t *testing.T) {
@@ -93,7 +94,7 @@ func FuzzSplitDelimited(f *testing.F) {
 	// stay under 2 KB and the minimizer quick.
 	var small [][]byte
 	for seed := uint64(0); len(small) < 8 && seed < 200; seed++ {
-		for _, s := range []synth.Signal{synth.SignalLogs, synth.SignalTraces} {
+		for _, s := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces} {
 			if b := synth.Random(rand.New(rand.NewPCG(seed, 3)), s, synth.Order(seed%2)); len(b) > 0 && len(b) < 1024 {
 				small = append(small, b)
 			}

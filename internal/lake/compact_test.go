@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // rowTexts renders every row of files as "column=value" pairs of its
@@ -78,20 +79,20 @@ func TestCompact(t *testing.T) {
 	// with its own set of attribute columns.
 	for i := range 5 {
 		start := hour.Add(time.Duration(5+7*i) * time.Minute) // synth spreads records around Start
-		if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: int64(i), Start: start, Resources: 3, ScopesPerResource: 2, TotalRecords: 120})); err != nil {
+		if _, err := w.Append(otlpwire.SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: int64(i), Start: start, Resources: 3, ScopesPerResource: 2, TotalRecords: 120})); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Append(SignalTraces, "acme", synth.Traces(synth.Config{Seed: int64(i), Start: start, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})); err != nil {
+		if _, err := w.Append(otlpwire.SignalTraces, "acme", synth.Traces(synth.Config{Seed: int64(i), Start: start, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})); err != nil {
 			t.Fatal(err)
 		}
 		flush(uint64(10*i+1), uint64(10*i+5))
 	}
 	// A sixth write, not yet committed, and a file wirehouse ingest wrote.
-	if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 9, Start: hour.Add(50 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 9, Start: hour.Add(50 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
 		t.Fatal(err)
 	}
 	flush(51, 52)
-	if _, err := w.Append(SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 8, Start: hour.Add(55 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: 8, Start: hour.Add(55 * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 10})); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -247,7 +248,7 @@ func TestCompactDisagreeing(t *testing.T) {
 	w := newTestWriter(t, root, WithManualFlush())
 	ts := time.Date(2030, 5, 1, 10, 30, 0, 0, time.UTC)
 	for i, v := range []any{int64(1), "one", int64(2), "two"} {
-		if _, err := w.Append(SignalLogs, "t", logsWithAttr(t, ts.Add(time.Duration(i)*time.Second), "x", v)); err != nil {
+		if _, err := w.Append(otlpwire.SignalLogs, "t", logsWithAttr(t, ts.Add(time.Duration(i)*time.Second), "x", v)); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.FlushAs(RangeName(uint64(i+1), uint64(i+1))); err != nil {
@@ -294,7 +295,7 @@ func BenchmarkCompact(b *testing.B) {
 	const files, perFile = 60, 5000
 	for i := range files {
 		body := synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(i/2+1) * time.Minute), Resources: 4, ScopesPerResource: 2, TotalRecords: perFile})
-		if _, err := w.Append(SignalLogs, "t", body); err != nil {
+		if _, err := w.Append(otlpwire.SignalLogs, "t", body); err != nil {
 			b.Fatal(err)
 		}
 		if err := w.FlushAs(RangeName(uint64(i+1), uint64(i+1))); err != nil {
@@ -366,7 +367,7 @@ func TestCompactSeqReuse(t *testing.T) {
 	w := newTestWriter(t, root, WithManualFlush())
 	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	for i, name := range []string{RangeName(1, 5), RangeName(4, 5), RangeName(6, 6), RangeName(7, 7)} {
-		if _, err := w.Append(SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+i) * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
+		if _, err := w.Append(otlpwire.SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+i) * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.FlushAs(name); err != nil {
@@ -405,7 +406,7 @@ func TestCompactCorruptInput(t *testing.T) {
 	seq := uint64(0)
 	for _, h := range []int{10, 11} {
 		for i := range 4 {
-			if _, err := w.Append(SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: day.Add(time.Duration(h)*time.Hour + time.Duration(10+i)*time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
+			if _, err := w.Append(otlpwire.SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: day.Add(time.Duration(h)*time.Hour + time.Duration(10+i)*time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
 				t.Fatal(err)
 			}
 			seq++

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // TestDuckDBReadsLake writes a lake and reads it with DuckDB and pyarrow
@@ -38,7 +39,7 @@ func TestDuckDBReadsLake(t *testing.T) {
 	wantLogs := 0
 	for i := range 8 {
 		body := synth.SeedLogs(synth.Config{Seed: int64(i), Resources: 3, ScopesPerResource: 2, TotalRecords: 500})
-		n, err := w.Append(SignalLogs, []string{"acme", "globex"}[i%2], body)
+		n, err := w.Append(otlpwire.SignalLogs, []string{"acme", "globex"}[i%2], body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,13 +47,13 @@ func TestDuckDBReadsLake(t *testing.T) {
 		countServices(t, body, wantService)
 	}
 	typed := typedLogs(t)
-	if _, err := w.Append(SignalLogs, "acme", typed); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", typed); err != nil {
 		t.Fatal(err)
 	}
 	wantLogs++
 	wantService["typed"]++
 	traces := synth.Traces(synth.Config{Seed: 9, Resources: 2, ScopesPerResource: 2, TotalRecords: 600})
-	nspans, err := w.Append(SignalTraces, "acme", traces)
+	nspans, err := w.Append(otlpwire.SignalTraces, "acme", traces)
 	if err != nil {
 		t.Fatal(err)
 	}

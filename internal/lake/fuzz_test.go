@@ -13,14 +13,14 @@ import (
 // was; an accepted one must add as many rows as otlpwire counts records.
 func FuzzLogRows(f *testing.F) {
 	for seed := range uint64(6) {
-		b := synth.Random(rand.New(rand.NewPCG(seed, 2)), synth.SignalLogs, synth.Order(seed%2))
+		b := synth.Random(rand.New(rand.NewPCG(seed, 2)), otlpwire.SignalLogs, synth.Order(seed%2))
 		if len(b) < 2048 { // large seeds stall the fuzzer's minimizer
 			f.Add(b)
 		}
 	}
-	f.Add(synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 1}))
+	f.Add(synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 1}))
 	f.Add([]byte{0x0a, 0x02, 0x12, 0x00})
-	base := synth.Generate(synth.SignalLogs, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 3})
+	base := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var rows LogRows
 		if err := rows.AppendLogs(base); err != nil {
@@ -49,15 +49,15 @@ func FuzzSpanRows(f *testing.F) {
 	// Random spans are larger than log records: scan more seeds for six
 	// small ones.
 	for seed, added := uint64(0), 0; seed < 64 && added < 6; seed++ {
-		b := synth.Random(rand.New(rand.NewPCG(seed, 2)), synth.SignalTraces, synth.Order(seed%2))
+		b := synth.Random(rand.New(rand.NewPCG(seed, 2)), otlpwire.SignalTraces, synth.Order(seed%2))
 		if len(b) > 0 && len(b) < 2048 { // large seeds stall the fuzzer's minimizer
 			f.Add(b)
 			added++
 		}
 	}
-	f.Add(synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 1}))
+	f.Add(synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 1}))
 	f.Add([]byte{0x0a, 0x02, 0x12, 0x00})
-	base := synth.Generate(synth.SignalTraces, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 3})
+	base := synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var rows SpanRows
 		if err := rows.AppendTraces(base); err != nil {
@@ -89,19 +89,19 @@ func FuzzSpanRows(f *testing.F) {
 // records.
 func FuzzParquet(f *testing.F) {
 	for seed := range uint64(4) {
-		for _, sig := range []synth.Signal{synth.SignalLogs, synth.SignalTraces} {
+		for _, sig := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces} {
 			b := synth.Random(rand.New(rand.NewPCG(seed, 5)), sig, synth.Order(seed%2))
 			if len(b) < 4096 {
-				f.Add(sig == synth.SignalTraces, b)
+				f.Add(sig == otlpwire.SignalTraces, b)
 			}
 		}
 	}
-	f.Add(false, synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
-	f.Add(true, synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
+	f.Add(false, synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
+	f.Add(true, synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 3}))
 	f.Fuzz(func(t *testing.T, traces bool, b []byte) {
-		sig, count := SignalLogs, func(b []byte) (int, error) { return otlpwire.LogsRequest(b).LogRecordCount() }
+		sig, count := otlpwire.SignalLogs, func(b []byte) (int, error) { return otlpwire.LogsRequest(b).LogRecordCount() }
 		if traces {
-			sig, count = SignalTraces, func(b []byte) (int, error) { return otlpwire.TracesRequest(b).SpanCount() }
+			sig, count = otlpwire.SignalTraces, func(b []byte) (int, error) { return otlpwire.TracesRequest(b).SpanCount() }
 		}
 		root := t.TempDir()
 		w := newTestWriter(t, root, WithMaxAttributeColumns(4))

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // pdataJSON renders a pdata value with the rules of appendJSON, written
@@ -128,7 +129,7 @@ func TestLogRowsMatchPdata(t *testing.T) {
 	var rows LogRows
 	for seed := range uint64(300) {
 		for _, order := range []synth.Order{synth.Ascending, synth.Descending} {
-			body := synth.Random(rand.New(rand.NewPCG(seed, 1)), synth.SignalLogs, order)
+			body := synth.Random(rand.New(rand.NewPCG(seed, 1)), otlpwire.SignalLogs, order)
 			rows.Reset()
 			rows.AppendLogs([]byte{}) // empty request: no rows
 			if err := rows.AppendLogs(body); err != nil {
@@ -259,12 +260,12 @@ func serviceName(r pcommon.Resource) string {
 // TestLogRowsRollback: a malformed request leaves the batch as it was.
 func TestLogRowsRollback(t *testing.T) {
 	var rows LogRows
-	good := synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, TotalRecords: 40})
+	good := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, TotalRecords: 40})
 	if err := rows.AppendLogs(good); err != nil {
 		t.Fatal(err)
 	}
 	n, ncols := rows.Len(), len(rows.Columns())
-	other := synth.Random(rand.New(rand.NewPCG(9, 9)), synth.SignalLogs, synth.Ascending)
+	other := synth.Random(rand.New(rand.NewPCG(9, 9)), otlpwire.SignalLogs, synth.Ascending)
 	for cut := 1; cut < len(other); cut += 97 {
 		if err := rows.AppendLogs(other[:cut]); err == nil {
 			continue // a prefix that happens to be well formed

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -112,7 +113,7 @@ func TestWideAttributes(t *testing.T) {
 			}
 			w := newTestWriter(t, root, opts...)
 			req := wideLogs(t, tc.keys...)
-			if _, err := w.Append(SignalLogs, "default", req); err != nil {
+			if _, err := w.Append(otlpwire.SignalLogs, "default", req); err != nil {
 				t.Fatal(err)
 			}
 			if err := w.Flush(); err != nil {
@@ -212,10 +213,10 @@ func TestFlushEncodeError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(SignalLogs, "a", good); err != nil { // written first (tenants in order)
+	if _, err := w.Append(otlpwire.SignalLogs, "a", good); err != nil { // written first (tenants in order)
 		t.Fatal(err)
 	}
-	if _, err := w.Append(SignalLogs, "b", bad); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "b", bad); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FlushAs("x"); !errors.Is(err, ErrEncode) {
@@ -225,7 +226,7 @@ func TestFlushEncodeError(t *testing.T) {
 		t.Fatalf("%d files left after a failed flush", len(files))
 	}
 	w.Discard()
-	if _, err := w.Append(SignalLogs, "a", good); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "a", good); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FlushAs("y"); err != nil {

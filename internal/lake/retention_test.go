@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // put writes a file of size bytes at root/rel, creating directories.
@@ -168,9 +169,9 @@ func TestPruneWriterLayout(t *testing.T) {
 	day2 := time.Date(2030, 5, 2, 12, 10, 0, 0, time.UTC)
 	rows := map[time.Time]int{}
 	for _, start := range []time.Time{day1, day2} {
-		for sig, body := range map[Signal][]byte{
-			SignalLogs:   synth.SeedLogs(synth.Config{Seed: 1, Start: start, Resources: 2, ScopesPerResource: 2, TotalRecords: 100}),
-			SignalTraces: synth.Traces(synth.Config{Seed: 1, Start: start, Resources: 2, ScopesPerResource: 1, TotalRecords: 50}),
+		for sig, body := range map[otlpwire.Signal][]byte{
+			otlpwire.SignalLogs:   synth.SeedLogs(synth.Config{Seed: 1, Start: start, Resources: 2, ScopesPerResource: 2, TotalRecords: 100}),
+			otlpwire.SignalTraces: synth.Traces(synth.Config{Seed: 1, Start: start, Resources: 2, ScopesPerResource: 1, TotalRecords: 50}),
 		} {
 			n, err := w.Append(sig, "acme", body)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // TestSpanRowsMatchPdata appends randomized requests (every AnyValue kind,
@@ -21,7 +22,7 @@ func TestSpanRowsMatchPdata(t *testing.T) {
 	var rows SpanRows
 	for seed := range uint64(300) {
 		for _, order := range []synth.Order{synth.Ascending, synth.Descending} {
-			body := synth.Random(rand.New(rand.NewPCG(seed, 1)), synth.SignalTraces, order)
+			body := synth.Random(rand.New(rand.NewPCG(seed, 1)), otlpwire.SignalTraces, order)
 			rows.Reset()
 			rows.AppendTraces([]byte{}) // empty request: no rows
 			if err := rows.AppendTraces(body); err != nil {
@@ -160,12 +161,12 @@ func expectLinks(ls ptrace.SpanLinkSlice) string {
 // TestSpanRowsRollback: a malformed request leaves the batch as it was.
 func TestSpanRowsRollback(t *testing.T) {
 	var rows SpanRows
-	good := synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, TotalRecords: 40})
+	good := synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 2, TotalRecords: 40})
 	if err := rows.AppendTraces(good); err != nil {
 		t.Fatal(err)
 	}
 	n, ncols := rows.Len(), len(rows.Columns())
-	other := synth.Random(rand.New(rand.NewPCG(9, 9)), synth.SignalTraces, synth.Ascending)
+	other := synth.Random(rand.New(rand.NewPCG(9, 9)), otlpwire.SignalTraces, synth.Ascending)
 	failed := 0
 	for cut := 1; cut < len(other); cut += 97 {
 		if err := rows.AppendTraces(other[:cut]); err == nil {

@@ -18,37 +18,6 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Signal is the kind of records a Writer batch holds.
-type Signal uint8
-
-// The signals the lake stores.
-const (
-	SignalLogs Signal = iota + 1
-	SignalTraces
-)
-
-// String returns "logs" or "traces", the directory under the root.
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalTraces:
-		return "traces"
-	}
-	return fmt.Sprintf("Signal(%d)", uint8(s))
-}
-
-// ParseSignal parses "logs" or "traces".
-func ParseSignal(s string) (Signal, error) {
-	switch s {
-	case "logs":
-		return SignalLogs, nil
-	case "traces":
-		return SignalTraces, nil
-	}
-	return 0, fmt.Errorf("parse signal: %q is not logs or traces", s)
-}
-
 // AppendError is returned by Writer.Append when request Index of the call
 // is malformed; Err is the decoding error (an *otlpwire.Error or wrapping
 // one). No row of the call was kept.
@@ -231,7 +200,7 @@ type Writer struct {
 }
 
 type batchKey struct {
-	sig    Signal
+	sig    otlpwire.Signal
 	tenant string
 }
 
@@ -244,8 +213,8 @@ type batch struct {
 	fallback int64     // partition hour of rows without a usable time
 }
 
-func (b *batch) len(sig Signal) int {
-	if sig == SignalLogs {
+func (b *batch) len(sig otlpwire.Signal) int {
+	if sig == otlpwire.SignalLogs {
 		return b.logs.Len()
 	}
 	return b.spans.Len()
@@ -289,7 +258,7 @@ func ValidTenant(t string) bool {
 // none (the error is an *AppendError). It returns the number of rows
 // added. It then writes the batch if it is full or old; a write error is
 // returned after the rows were added, which stay buffered for a retry.
-func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) {
+func (w *Writer) Append(sig otlpwire.Signal, tenant string, reqs ...[]byte) (int, error) {
 	return w.AppendReceived(sig, tenant, time.Time{}, reqs...)
 }
 
@@ -297,8 +266,8 @@ func (w *Writer) Append(sig Signal, tenant string, reqs ...[]byte) (int, error) 
 // without a usable time of their own are partitioned by the received time
 // of the first request of their batch rather than by the clock, so a
 // replay partitions them the same way. A zero received means now.
-func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, reqs ...[]byte) (int, error) {
-	if sig != SignalLogs && sig != SignalTraces {
+func (w *Writer) AppendReceived(sig otlpwire.Signal, tenant string, received time.Time, reqs ...[]byte) (int, error) {
+	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
 		return 0, fmt.Errorf("lake append: unknown %v", sig)
 	}
 	if !ValidTenant(tenant) {
@@ -317,7 +286,7 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 	}
 	n0 := b.len(sig)
 	ncols := len(b.logs.cols.list)
-	if sig == SignalTraces {
+	if sig == otlpwire.SignalTraces {
 		ncols = len(b.spans.cols.list)
 	}
 	var in int64
@@ -330,7 +299,7 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 		}
 		err := appendRows(b, sig, req)
 		if err != nil {
-			if sig == SignalLogs {
+			if sig == otlpwire.SignalLogs {
 				b.logs.truncate(n0, ncols)
 			} else {
 				b.spans.truncate(n0, ncols)
@@ -361,13 +330,13 @@ func (w *Writer) AppendReceived(sig Signal, tenant string, received time.Time, r
 // appendRows decodes req into b's rows. A panic while decoding (a bug: the
 // decoder checks every length and type) is returned as an error, so that
 // one request cannot stop a server that replays it at every start.
-func appendRows(b *batch, sig Signal, req []byte) (err error) {
+func appendRows(b *batch, sig otlpwire.Signal, req []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decode rows: panic: %v", r)
 		}
 	}()
-	if sig == SignalLogs {
+	if sig == otlpwire.SignalLogs {
 		return b.logs.AppendLogs(req)
 	}
 	return b.spans.AppendTraces(req)
@@ -485,7 +454,7 @@ func (w *Writer) Discard() {
 	defer w.mu.Unlock()
 	for key, b := range w.batches {
 		b.bytesIn = 0
-		if key.sig == SignalLogs {
+		if key.sig == otlpwire.SignalLogs {
 			b.logs.Reset()
 		} else {
 			b.spans.Reset()
@@ -547,7 +516,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 		services *Strings
 		hourOf   func(r int32) int64
 	)
-	if key.sig == SignalLogs {
+	if key.sig == otlpwire.SignalLogs {
 		n, times, services = b.logs.Len(), b.logs.Time, &b.logs.ServiceName
 		hourOf = func(r int32) int64 {
 			if h, ok := partitionHour(b.logs.Time[r]); ok {
@@ -589,7 +558,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 		w.ratio = max(float64(out)/float64(b.bytesIn), 0.01)
 	}
 	b.bytesIn = 0
-	if key.sig == SignalLogs {
+	if key.sig == otlpwire.SignalLogs {
 		b.logs.Reset()
 	} else {
 		b.spans.Reset()
@@ -658,7 +627,7 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 
 // encode writes the rows sel of the batch as Parquet to out. A panic in
 // the encoder (parquet-go panics on some limits) is returned as an error.
-func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int) (err error) {
+func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int32, n int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("encode parquet: panic: %v", r)
@@ -666,12 +635,12 @@ func (w *Writer) encode(out io.Writer, sig Signal, b *batch, sel []int32, n int)
 	}()
 	if m := w.cfg.encodeFault; m != "" {
 		for _, r := range sel {
-			if sig == SignalLogs && string(b.logs.Body.At(int(r))) == m || sig == SignalTraces && string(b.spans.Name.At(int(r))) == m {
+			if sig == otlpwire.SignalLogs && string(b.logs.Body.At(int(r))) == m || sig == otlpwire.SignalTraces && string(b.spans.Name.At(int(r))) == m {
 				return fmt.Errorf("encode parquet: injected fault: row %q", m)
 			}
 		}
 	}
-	if sig == SignalLogs {
+	if sig == otlpwire.SignalLogs {
 		return w.enc.writeLogs(out, &b.logs, sel)
 	}
 	return w.enc.writeSpans(out, &b.spans, sel)

@@ -262,11 +262,11 @@ func TestLogsParquetRoundTrip(t *testing.T) {
 			w := newTestWriter(t, root)
 			var reqs [][]byte
 			for i := range uint64(3) {
-				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), synth.SignalLogs, order))
+				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), otlpwire.SignalLogs, order))
 			}
 			cfg := synth.Config{Seed: int64(seed), Order: order, Resources: 2, ScopesPerResource: 2, TotalRecords: 40}
 			reqs = append(reqs, synth.Logs(cfg), synth.SeedLogs(cfg))
-			if _, err := w.Append(SignalLogs, "t1", reqs...); err != nil {
+			if _, err := w.Append(otlpwire.SignalLogs, "t1", reqs...); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 			if err := w.Close(); err != nil {
@@ -439,7 +439,7 @@ func TestCollisionsAndConflicts(t *testing.T) {
 	}
 	root := t.TempDir()
 	w := newTestWriter(t, root)
-	if _, err := w.Append(SignalLogs, "default", body); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -494,7 +494,7 @@ func TestWriterPartitionsAndRotation(t *testing.T) {
 	total := 0
 	for i := range 40 {
 		body := synth.SeedLogs(synth.Config{Seed: int64(i), Resources: 2, ScopesPerResource: 1, TotalRecords: 200})
-		n, err := w.Append(SignalLogs, "acme", body)
+		n, err := w.Append(otlpwire.SignalLogs, "acme", body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -507,7 +507,7 @@ func TestWriterPartitionsAndRotation(t *testing.T) {
 	// or by FlushOld.
 	before := w.Stats().Rows
 	tb := synth.Traces(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 10})
-	if _, err := w.Append(SignalTraces, "acme", tb); err != nil {
+	if _, err := w.Append(otlpwire.SignalTraces, "acme", tb); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.FlushOld(); err != nil {
@@ -526,7 +526,7 @@ func TestWriterPartitionsAndRotation(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(SignalLogs, "acme", tb); !errors.Is(err, ErrClosed) {
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", tb); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Append after Close: %v, want ErrClosed", err)
 	}
 	files := readLake(t, root)
@@ -560,11 +560,11 @@ func TestWriterAppendAllOrNothing(t *testing.T) {
 	root := t.TempDir()
 	w := newTestWriter(t, root)
 	good := synth.Logs(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 50})
-	if _, err := w.Append(SignalLogs, "t", good); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "t", good); err != nil {
 		t.Fatal(err)
 	}
 	bad := good[:len(good)-3]
-	_, err := w.Append(SignalLogs, "t", good, bad)
+	_, err := w.Append(otlpwire.SignalLogs, "t", good, bad)
 	var ae *AppendError
 	if !errors.As(err, &ae) || ae.Index != 1 {
 		t.Fatalf("Append with a truncated second request: %v, want *AppendError at index 1", err)
@@ -574,7 +574,7 @@ func TestWriterAppendAllOrNothing(t *testing.T) {
 		t.Fatalf("error %v does not carry an *otlpwire.Error", err)
 	}
 	for _, tenant := range []string{"", "..", "a/b", "x y", strings.Repeat("a", 129)} {
-		if _, err := w.Append(SignalLogs, tenant, good); err == nil {
+		if _, err := w.Append(otlpwire.SignalLogs, tenant, good); err == nil {
 			t.Errorf("tenant %q accepted", tenant)
 		}
 	}
@@ -596,7 +596,7 @@ func TestWriterFailedWriteKeepsRows(t *testing.T) {
 	root := t.TempDir()
 	w := newTestWriter(t, root)
 	body := synth.Logs(synth.Config{Seed: 2, Resources: 1, ScopesPerResource: 1, TotalRecords: 30})
-	if _, err := w.Append(SignalLogs, "t", body); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "t", body); err != nil {
 		t.Fatal(err)
 	}
 	// A file where the signal directory should be makes the write fail.
@@ -668,10 +668,10 @@ func TestSpansParquetRoundTrip(t *testing.T) {
 			w := newTestWriter(t, root)
 			var reqs [][]byte
 			for i := range uint64(3) {
-				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), synth.SignalTraces, order))
+				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), otlpwire.SignalTraces, order))
 			}
 			reqs = append(reqs, synth.Traces(synth.Config{Seed: int64(seed), Order: order, Resources: 2, ScopesPerResource: 2, TotalRecords: 40}))
-			if _, err := w.Append(SignalTraces, "t1", reqs...); err != nil {
+			if _, err := w.Append(otlpwire.SignalTraces, "t1", reqs...); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 			if err := w.Close(); err != nil {
@@ -769,7 +769,7 @@ func TestWriterManualFlush(t *testing.T) {
 	received := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
 	write := func() {
 		t.Helper()
-		if _, err := w.AppendReceived(SignalLogs, "t", received, timeless, body); err != nil {
+		if _, err := w.AppendReceived(otlpwire.SignalLogs, "t", received, timeless, body); err != nil {
 			t.Fatal(err)
 		}
 		if w.Stats().Files != 0 && !w.Due() {
@@ -785,7 +785,7 @@ func TestWriterManualFlush(t *testing.T) {
 		t.Fatal("FlushAs wrote nothing")
 	}
 	write() // a replay of the same range
-	if _, err := w.Append(SignalLogs, "t", body); err != nil {
+	if _, err := w.Append(otlpwire.SignalLogs, "t", body); err != nil {
 		t.Fatal(err)
 	}
 	if w.Stats().Files != 2*first.Files {
@@ -843,7 +843,7 @@ func TestAppendDeprecatedScopes(t *testing.T) {
 		}
 		old = protowire.AppendBytes(protowire.AppendTag(old, 1, protowire.BytesType), rc)
 	}
-	n, err := w.Append(SignalLogs, "t", old)
+	n, err := w.Append(otlpwire.SignalLogs, "t", old)
 	if err != nil || n != 30 {
 		t.Fatalf("Append: %d rows, %v; want 30", n, err)
 	}

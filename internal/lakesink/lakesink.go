@@ -50,8 +50,8 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
-	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -63,7 +63,7 @@ type Sink struct {
 }
 
 // NewSink returns a sink that appends to sp under tenant, or under the
-// tenant a request's credentials name (receiver.Request.Tenant).
+// tenant a request's credentials name (pipeline.Request.Tenant).
 func NewSink(sp *spool.Spool, tenant string) (*Sink, error) {
 	if !lake.ValidTenant(tenant) {
 		return nil, fmt.Errorf("lake sink: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
@@ -72,33 +72,28 @@ func NewSink(sp *spool.Spool, tenant string) (*Sink, error) {
 }
 
 // Consume appends the request's body to the spool.
-func (s *Sink) Consume(_ context.Context, req *receiver.Request) (receiver.Outcome, error) {
-	var sig spool.Signal
-	switch req.Signal {
-	case receiver.SignalLogs:
-		sig = spool.SignalLogs
-	case receiver.SignalTraces:
-		sig = spool.SignalTraces
-	default:
-		return receiver.Outcome{}, fmt.Errorf("lake sink: %v: %w", req.Signal, receiver.ErrInvalid)
+func (s *Sink) Consume(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+	sig := req.Signal
+	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
+		return pipeline.Outcome{}, fmt.Errorf("lake sink: %v: %w", sig, pipeline.ErrInvalid)
 	}
 	tenant := s.tenant
 	if req.Tenant != "" { // the exporter's credentials named one
 		if !lake.ValidTenant(req.Tenant) {
-			return receiver.Outcome{}, fmt.Errorf("lake sink: tenant %q: %w", req.Tenant, receiver.ErrInvalid)
+			return pipeline.Outcome{}, fmt.Errorf("lake sink: tenant %q: %w", req.Tenant, pipeline.ErrInvalid)
 		}
 		tenant = req.Tenant
 	}
 	if _, err := s.spool.Append(sig, tenant, time.Now(), req.Body); err != nil {
 		if errors.Is(err, spool.ErrFull) {
-			return receiver.Outcome{}, fmt.Errorf("spool full: %w", receiver.ErrOverloaded)
+			return pipeline.Outcome{}, fmt.Errorf("spool full: %w", pipeline.ErrOverloaded)
 		}
 		if errors.Is(err, spool.ErrTooLarge) { // larger than the whole spool may hold
-			return receiver.Outcome{}, fmt.Errorf("spool append: %v: %w", err, receiver.ErrTooLarge)
+			return pipeline.Outcome{}, fmt.Errorf("spool append: %v: %w", err, pipeline.ErrTooLarge)
 		}
-		return receiver.Outcome{}, fmt.Errorf("spool append: %v: %w", err, receiver.ErrUnavailable)
+		return pipeline.Outcome{}, fmt.Errorf("spool append: %v: %w", err, pipeline.ErrUnavailable)
 	}
-	return receiver.Outcome{}, nil
+	return pipeline.Outcome{}, nil
 }
 
 // LoaderConfig configures a Loader.
@@ -500,10 +495,10 @@ func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
 			}
 		}
 	}()
-	sig := lake.SignalLogs
+	sig := otlpwire.SignalLogs
 	parts := l.split.SplitLogs(otlpwire.LogsRequest(rec.Payload))
-	if rec.Signal == spool.SignalTraces {
-		sig = lake.SignalTraces
+	if rec.Signal == otlpwire.SignalTraces {
+		sig = otlpwire.SignalTraces
 		tparts := l.split.SplitTraces(otlpwire.TracesRequest(rec.Payload))
 		parts = func(yield func(otlpwire.LogsRequest, error) bool) {
 			for p, err := range tparts {
@@ -552,12 +547,12 @@ func (l *Loader) writeRetrying(ctx context.Context, w *lake.Writer, first, last 
 // receiver validated it, so this is a bug or a version skew) is kept in
 // the quarantine, and still part of the range.
 func (l *Loader) add(rec spool.Record) {
-	var sig lake.Signal
+	var sig otlpwire.Signal
 	switch rec.Signal {
-	case spool.SignalLogs:
-		sig = lake.SignalLogs
-	case spool.SignalTraces:
-		sig = lake.SignalTraces
+	case otlpwire.SignalLogs:
+		sig = otlpwire.SignalLogs
+	case otlpwire.SignalTraces:
+		sig = otlpwire.SignalTraces
 	}
 	if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, rec.Payload); err != nil {
 		l.keep(context.Background(), rec, fmt.Errorf("decode for the lake: %w", err))
@@ -577,7 +572,7 @@ func (l *Loader) keep(ctx context.Context, rec spool.Record, cause error) bool {
 		return true
 	}
 	records := 0
-	if rec.Signal == spool.SignalLogs {
+	if rec.Signal == otlpwire.SignalLogs {
 		records, _ = otlpwire.LogsRequest(rec.Payload).LogRecordCount()
 	} else {
 		records, _ = otlpwire.TracesRequest(rec.Payload).SpanCount()

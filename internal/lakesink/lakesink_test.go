@@ -20,9 +20,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
-	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -100,7 +101,7 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id := int64(1); id <= 5; id++ {
-		if _, err := sp.Append(spool.SignalLogs, "t", time.Now(), logsWithIDs(t, 10*id, 10*id+1)); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "t", time.Now(), logsWithIDs(t, 10*id, 10*id+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,7 +141,7 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 	}
 	defer sp.Close()
 	for id := int64(6); id <= 7; id++ {
-		if _, err := sp.Append(spool.SignalLogs, "t", time.Now(), logsWithIDs(t, 10*id, 10*id+1)); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "t", time.Now(), logsWithIDs(t, 10*id, 10*id+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -190,7 +191,7 @@ func TestLoaderRetention(t *testing.T) {
 	sp, lakeDir := openSpool(t)
 	now := time.Now()
 	for _, req := range [][]byte{logsAt(t, now.Add(-72*time.Hour), 1, 2, 3), logsAt(t, now, 4, 5, 6)} {
-		if _, err := sp.Append(spool.SignalLogs, "t", now, req); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "t", now, req); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -240,7 +241,7 @@ func TestLoaderCompacts(t *testing.T) {
 	// compact.
 	hour := time.Now().Add(-3 * time.Hour).Truncate(time.Hour)
 	for i := range int64(6) {
-		if _, err := sp.Append(spool.SignalLogs, "t", time.Now(), logsAt(t, hour.Add(time.Duration(i)*time.Minute), 10*i, 10*i+1)); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "t", time.Now(), logsAt(t, hour.Add(time.Duration(i)*time.Minute), 10*i, 10*i+1)); err != nil {
 			t.Fatal(err)
 		}
 		run(false, func(l *Loader) bool { return l.Committed() == uint64(i+1) })
@@ -316,12 +317,12 @@ func TestSinkRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	consume := func(body []byte) error {
-		_, err := s.Consume(context.Background(), &receiver.Request{Signal: receiver.SignalLogs, Body: body, Records: 1})
+		_, err := s.Consume(context.Background(), &pipeline.Request{Signal: otlpwire.SignalLogs, Body: body, Records: 1})
 		return err
 	}
 	huge := logsWithIDs(t, make([]int64, 200)...) // over 4 KiB alone
-	if err := consume(huge); !errors.Is(err, receiver.ErrTooLarge) {
-		t.Errorf("a request larger than the spool: %v, want receiver.ErrTooLarge", err)
+	if err := consume(huge); !errors.Is(err, pipeline.ErrTooLarge) {
+		t.Errorf("a request larger than the spool: %v, want pipeline.ErrTooLarge", err)
 	}
 	small := logsWithIDs(t, 1, 2, 3)
 	var full error
@@ -330,8 +331,8 @@ func TestSinkRefusals(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(full, receiver.ErrOverloaded) {
-		t.Errorf("a full spool: %v, want receiver.ErrOverloaded", full)
+	if !errors.Is(full, pipeline.ErrOverloaded) {
+		t.Errorf("a full spool: %v, want pipeline.ErrOverloaded", full)
 	}
 }
 
@@ -368,7 +369,7 @@ func TestQuarantine(t *testing.T) {
 	poison := logsWithBody(t, "poison", 3)
 	reqs := [][]byte{logsWithIDs(t, 1, 2), poison, logsWithIDs(t, 4, 5), malformed, logsWithIDs(t, 6)}
 	for _, r := range reqs {
-		if _, err := sp.Append(spool.SignalLogs, "default", time.Now(), r); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -434,7 +435,7 @@ func TestLargeRecord(t *testing.T) {
 		t.Fatalf("request of %d bytes is not large", len(large))
 	}
 	for _, r := range [][]byte{logsWithIDs(t, 1, 2), large, logsWithIDs(t, 3)} {
-		if _, err := sp.Append(spool.SignalLogs, "default", time.Now(), r); err != nil {
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -60,7 +59,7 @@ func fakeProm(t *testing.T, counts map[string][2]int64) *httptest.Server {
 // server that names metrics otherwise.
 func TestVerifyPerName(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Signal, cfg.Batch, cfg.Resources, cfg.Count, cfg.Repeat = synth.SignalMetrics, 600, 6, 4, true
+	cfg.Signal, cfg.Batch, cfg.Resources, cfg.Count, cfg.Repeat = otlpwire.SignalMetrics, 600, 6, 4, true
 	res := Result{Start: time.Now().Add(-time.Hour), AckedByVariant: []int64{1, 1, 1, 1}}
 	x := newExpectation()
 	for _, b := range generate(cfg, res.Start) {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/wirehouse/wirehouse/internal/receiver"
-	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
 // grpcSender sends pre-encoded requests with the pass-through codec, so the
@@ -30,7 +28,7 @@ func newGRPCSender(cfg Config, bodies [][]byte) (*grpcSender, error) {
 	}
 	conn, err := grpc.NewClient(cfg.Endpoint,
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(receiver.Codec{})),
+		otlpgrpc.DialOption(),
 		// Static windows, as the server uses: no BDP pings.
 		grpc.WithInitialWindowSize(4<<20),
 		grpc.WithInitialConnWindowSize(16<<20),
@@ -38,7 +36,7 @@ func newGRPCSender(cfg Config, bodies [][]byte) (*grpcSender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", cfg.Endpoint, err)
 	}
-	s := &grpcSender{conn: conn, method: receiverSignal(cfg.Signal).ExportMethod(), bodies: bodies}
+	s := &grpcSender{conn: conn, method: cfg.Signal.ExportMethod(), bodies: bodies}
 	if cfg.Compression != "none" {
 		s.opts = append(s.opts, grpc.UseCompressor(cfg.Compression))
 	}
@@ -58,23 +56,10 @@ func (c bearerCreds) GetRequestMetadata(context.Context, ...string) (map[string]
 
 func (bearerCreds) RequireTransportSecurity() bool { return false }
 
-// receiverSignal is the receiver's name for sig, for its gRPC method and
-// HTTP path.
-func receiverSignal(sig synth.Signal) receiver.Signal {
-	switch sig {
-	case synth.SignalMetrics:
-		return receiver.SignalMetrics
-	case synth.SignalTraces:
-		return receiver.SignalTraces
-	default:
-		return receiver.SignalLogs
-	}
-}
-
 func (s *grpcSender) send(ctx context.Context, n int64) (int64, int64, string, bool) {
 	b := s.bodies[n%int64(len(s.bodies))]
-	in := receiver.Message{B: b}
-	var out receiver.Message
+	in := otlpgrpc.Message{B: b}
+	var out otlpgrpc.Message
 	err := s.conn.Invoke(ctx, s.method, &in, &out, s.opts...)
 	defer out.Release()
 	if err != nil {

@@ -14,11 +14,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/internal/otlpjson"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // httpSender posts pre-encoded, pre-compressed bodies: the compression
@@ -61,7 +58,7 @@ func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 		if cfg.Encoding == "json" {
 			s.contentType = "application/json"
 			var err error
-			if b, err = toJSON(cfg.Signal, b); err != nil {
+			if b, err = otlpjson.FromProto(cfg.Signal, b); err != nil {
 				return nil, err
 			}
 		}
@@ -90,7 +87,7 @@ func newHTTPSender(cfg Config, bodies [][]byte) (*httpSender, error) {
 
 // httpURL turns an endpoint into the signal's URL: "host:port" becomes
 // http://host:port/v1/logs; a URL without a path gets /v1/logs appended.
-func httpURL(endpoint string, sig synth.Signal, secure bool) string {
+func httpURL(endpoint string, sig otlpwire.Signal, secure bool) string {
 	switch {
 	case strings.Contains(endpoint, "://"):
 	case secure:
@@ -98,30 +95,7 @@ func httpURL(endpoint string, sig synth.Signal, secure bool) string {
 	default:
 		endpoint = "http://" + endpoint
 	}
-	return strings.TrimRight(endpoint, "/") + receiverSignal(sig).HTTPPath()
-}
-
-func toJSON(sig synth.Signal, b []byte) ([]byte, error) {
-	switch sig {
-	case synth.SignalMetrics:
-		r := pmetricotlp.NewExportRequest()
-		if err := r.UnmarshalProto(b); err != nil {
-			return nil, err
-		}
-		return r.MarshalJSON()
-	case synth.SignalTraces:
-		r := ptraceotlp.NewExportRequest()
-		if err := r.UnmarshalProto(b); err != nil {
-			return nil, err
-		}
-		return r.MarshalJSON()
-	default:
-		r := plogotlp.NewExportRequest()
-		if err := r.UnmarshalProto(b); err != nil {
-			return nil, err
-		}
-		return r.MarshalJSON()
-	}
+	return strings.TrimRight(endpoint, "/") + sig.HTTPPath()
 }
 
 func (s *httpSender) send(ctx context.Context, n int64) (int64, int64, string, bool) {

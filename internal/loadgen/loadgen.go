@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Config describes a load run. Start from DefaultConfig.
@@ -32,7 +33,7 @@ type Config struct {
 	Transport   string // "grpc", "http" or "remote-write" (metrics only)
 	Encoding    string // "proto" or "json" (HTTP only)
 	Compression string // "none", "gzip" or "zstd"
-	Signal      synth.Signal
+	Signal      otlpwire.Signal
 	Batch       int // records per request
 	Resources   int // resources per request (at most Batch)
 	Concurrency int
@@ -86,7 +87,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Endpoint: "localhost:4317", Transport: "grpc", Encoding: "proto", Compression: "none",
-		Signal: synth.SignalLogs, Batch: 1000, Resources: 1, Concurrency: 1,
+		Signal: otlpwire.SignalLogs, Batch: 1000, Resources: 1, Concurrency: 1,
 		Duration: 10 * time.Second, Timeout: 10 * time.Second, Variants: 16, Series: 2000,
 	}
 }
@@ -98,7 +99,7 @@ func (c Config) Validate() error {
 		return errors.New("--endpoint must be set")
 	case c.Transport != "grpc" && c.Transport != "http" && c.Transport != "remote-write":
 		return fmt.Errorf("--transport: %q is not grpc, http or remote-write", c.Transport)
-	case c.Transport == "remote-write" && c.Signal != synth.SignalMetrics:
+	case c.Transport == "remote-write" && c.Signal != otlpwire.SignalMetrics:
 		return errors.New("--transport remote-write needs --signal metrics")
 	case c.Transport == "remote-write" && (c.Encoding != "proto" || c.Compression != "none"):
 		return errors.New("--transport remote-write is always snappy protobuf: leave --encoding and --compress unset")
@@ -128,9 +129,9 @@ func (c Config) Validate() error {
 		return errors.New("--repeat needs --count (one request is generated per request sent)")
 	case c.Exporters < 0:
 		return fmt.Errorf("--exporters must not be negative, got %d", c.Exporters)
-	case c.Exporters > 1 && (!c.Repeat || c.Signal != synth.SignalMetrics || c.Transport == "remote-write"):
+	case c.Exporters > 1 && (!c.Repeat || c.Signal != otlpwire.SignalMetrics || c.Transport == "remote-write"):
 		return errors.New("--exporters needs --repeat, --signal metrics and an OTLP transport")
-	case c.Payload != 0 && c.Signal != synth.SignalMetrics:
+	case c.Payload != 0 && c.Signal != otlpwire.SignalMetrics:
 		return errors.New("--payload needs --signal metrics")
 	case c.Payload != 0 && c.Count == 0:
 		return errors.New("--payload needs --count (one request is generated per request sent)")

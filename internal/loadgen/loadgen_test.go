@@ -11,26 +11,27 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/receiver"
-	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // server starts a receiver whose sinks run sink and counts records.
-func server(t *testing.T, sink receiver.SinkFunc) (*receiver.Receiver, *atomic.Int64) {
+func server(t *testing.T, sink pipeline.SinkFunc) (*receiver.Receiver, *atomic.Int64) {
 	t.Helper()
 	var records atomic.Int64
-	s := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
+	s := pipeline.SinkFunc(func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		records.Add(int64(req.Records))
 		if sink != nil {
 			return sink(ctx, req)
 		}
-		return receiver.Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	})
 	cfg := receiver.DefaultConfig()
 	cfg.GRPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-	r, err := receiver.New(cfg, receiver.Sinks{Metrics: []receiver.Sink{s}, Logs: []receiver.Sink{s}, Traces: []receiver.Sink{s}})
+	r, err := receiver.New(cfg, pipeline.Sinks{Metrics: []pipeline.Sink{s}, Logs: []pipeline.Sink{s}, Traces: []pipeline.Sink{s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +46,15 @@ func TestRun(t *testing.T) {
 	r, records := server(t, nil)
 	for _, tc := range []struct {
 		transport, encoding, compression string
-		signal                           synth.Signal
+		signal                           otlpwire.Signal
 	}{
-		{"grpc", "proto", "none", synth.SignalLogs},
-		{"grpc", "proto", "gzip", synth.SignalTraces},
-		{"grpc", "proto", "zstd", synth.SignalMetrics},
-		{"http", "proto", "none", synth.SignalMetrics},
-		{"http", "proto", "gzip", synth.SignalLogs},
-		{"http", "json", "zstd", synth.SignalTraces},
-		{"http", "json", "none", synth.SignalLogs},
+		{"grpc", "proto", "none", otlpwire.SignalLogs},
+		{"grpc", "proto", "gzip", otlpwire.SignalTraces},
+		{"grpc", "proto", "zstd", otlpwire.SignalMetrics},
+		{"http", "proto", "none", otlpwire.SignalMetrics},
+		{"http", "proto", "gzip", otlpwire.SignalLogs},
+		{"http", "json", "zstd", otlpwire.SignalTraces},
+		{"http", "json", "none", otlpwire.SignalLogs},
 	} {
 		name := fmt.Sprintf("%s/%s/%s/%s", tc.transport, tc.encoding, tc.compression, tc.signal)
 		t.Run(name, func(t *testing.T) {
@@ -84,14 +85,14 @@ func TestRun(t *testing.T) {
 
 func TestRunCountsRefusals(t *testing.T) {
 	var n atomic.Int64
-	r, _ := server(t, func(context.Context, *receiver.Request) (receiver.Outcome, error) {
+	r, _ := server(t, func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
 		switch n.Add(1) % 3 {
 		case 0:
-			return receiver.Outcome{}, fmt.Errorf("full: %w", receiver.ErrOverloaded)
+			return pipeline.Outcome{}, fmt.Errorf("full: %w", pipeline.ErrOverloaded)
 		case 1:
-			return receiver.Outcome{Rejected: 2, Message: "two too old"}, nil
+			return pipeline.Outcome{Rejected: 2, Message: "two too old"}, nil
 		}
-		return receiver.Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	})
 	for _, transport := range []string{"grpc", "http"} {
 		n.Store(0)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -58,7 +57,7 @@ func (v VerifyResult) OK() bool { return v.MissingSeries == 0 && v.MissingSample
 // http://localhost:9090). A missing series or sample is reported in the
 // result; the error is for failed queries.
 func Verify(ctx context.Context, queryEndpoint string, cfg Config, res Result) (VerifyResult, error) {
-	if cfg.Signal != synth.SignalMetrics {
+	if cfg.Signal != otlpwire.SignalMetrics {
 		return VerifyResult{}, errors.New("--verify needs --signal metrics")
 	}
 	if !strings.Contains(queryEndpoint, "://") {

@@ -20,7 +20,7 @@ import (
 func FuzzAppendOTLP(f *testing.F) {
 	for seed := range uint64(40) {
 		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
-			if b := synth.Random(rand.New(rand.NewPCG(seed, 3)), synth.SignalMetrics, o); len(b) < 2048 {
+			if b := synth.Random(rand.New(rand.NewPCG(seed, 3)), otlpwire.SignalMetrics, o); len(b) < 2048 {
 				f.Add(b)
 			}
 		}

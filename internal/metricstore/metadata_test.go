@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // TestMetadataOracle compares the metadata the Store records for each
@@ -26,7 +27,7 @@ func TestMetadataOracle(t *testing.T) {
 	oracle := &capture{}
 	conv := prometheusremotewrite.NewPrometheusConverter(oracle)
 	for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
-		reqs := [][]byte{synth.RealisticFixture(synth.SignalMetrics, o)}
+		reqs := [][]byte{synth.RealisticFixture(otlpwire.SignalMetrics, o)}
 		for seed := range int64(3) {
 			reqs = append(reqs, synth.Metrics(synth.Config{Seed: seed, Order: o, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 60}))
 		}

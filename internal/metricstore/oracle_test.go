@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // capture records every Append as a line, and the metadata passed with
@@ -255,12 +256,12 @@ func TestOracle(t *testing.T) {
 		for seed := range int64(4) {
 			add(fmt.Sprintf("metrics/order=%d/seed=%d", o, seed), synth.Metrics(synth.Config{Seed: seed, Order: o, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 60}))
 		}
-		add(fmt.Sprintf("fixture/order=%d", o), synth.RealisticFixture(synth.SignalMetrics, o))
+		add(fmt.Sprintf("fixture/order=%d", o), synth.RealisticFixture(otlpwire.SignalMetrics, o))
 		for seed := range uint64(300) {
 			// Random requests repeat singular messages, which otlpwire
 			// reads as protobuf does and pdata merges (see otlpwire's
 			// package doc): compare on pdata's re-encoding of them.
-			b := synth.Random(rand.New(rand.NewPCG(seed, 7)), synth.SignalMetrics, o)
+			b := synth.Random(rand.New(rand.NewPCG(seed, 7)), otlpwire.SignalMetrics, o)
 			md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
 			if err != nil {
 				continue

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Authenticator decides whether a request may export, from its
@@ -19,7 +22,7 @@ type Authenticator interface {
 }
 
 // WithAuthenticator makes every export request pass a, and hands the
-// tenant it names to the sinks (Request.Tenant). Without it requests are
+// tenant it names to the sinks (pipeline.Request.Tenant). Without it requests are
 // not authenticated.
 func WithAuthenticator(a Authenticator) Option {
 	return func(r *Receiver) error {
@@ -42,14 +45,14 @@ func tenantOf(ctx context.Context) string {
 // authenticate checks authorization when the receiver has an
 // Authenticator and returns ctx carrying the tenant, or the refusal
 // (counted for sig, whose request is not read).
-func (r *Receiver) authenticate(ctx context.Context, sig Signal, t transport, authorization string) (context.Context, *Error) {
+func (r *Receiver) authenticate(ctx context.Context, sig otlpwire.Signal, t transport, authorization string) (context.Context, *pipeline.Error) {
 	if r.auth == nil {
 		return ctx, nil
 	}
 	tenant, err := r.auth.Authenticate(authorization)
 	if err != nil {
-		rerr := refuse(KindUnauthenticated, "%w", err)
-		r.finish(sig, t, time.Now(), -1, 0, Outcome{}, rerr)
+		rerr := refuse(pipeline.KindUnauthenticated, "%w", err)
+		r.finish(sig, t, time.Now(), -1, 0, pipeline.Outcome{}, rerr)
 		return ctx, rerr
 	}
 	if tenant == "" {
@@ -60,11 +63,4 @@ func (r *Receiver) authenticate(ctx context.Context, sig Signal, t transport, au
 
 // signalOfMethod is the signal whose Export method is the full gRPC method
 // name m.
-func signalOfMethod(m string) (Signal, bool) {
-	for sig := range numSignals {
-		if signals[sig].method == m {
-			return sig, true
-		}
-	}
-	return 0, false
-}
+func signalOfMethod(m string) (otlpwire.Signal, bool) { return otlpwire.SignalOfMethod(m) }

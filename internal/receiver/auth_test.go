@@ -19,6 +19,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 const (
@@ -41,13 +44,13 @@ func startAuth(t *testing.T) (*Receiver, *recorder, func() []string) {
 	}
 	var mu sync.Mutex
 	var tenants []string
-	rec := &recorder{hook: func(_ context.Context, req *Request) (Outcome, error) {
+	rec := &recorder{hook: func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		mu.Lock()
 		tenants = append(tenants, req.Tenant)
 		mu.Unlock()
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	}}
-	r := startWith(t, testConfig(), Sinks{Metrics: []Sink{rec}, Logs: []Sink{rec}, Traces: []Sink{rec}}, WithAuthenticator(tokens))
+	r := startWith(t, testConfig(), pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}}, WithAuthenticator(tokens))
 	return r, rec, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -57,7 +60,7 @@ func startAuth(t *testing.T) (*Receiver, *recorder, func() []string) {
 
 func TestHTTPAuthentication(t *testing.T) {
 	r, rec, tenants := startAuth(t)
-	url := httpURL(r, SignalLogs)
+	url := httpURL(r, otlpwire.SignalLogs)
 	body := logsBody(5)
 	for _, tc := range []struct {
 		name, auth, contentType string
@@ -114,7 +117,7 @@ func TestHTTPAuthentication(t *testing.T) {
 	if got := strings.Join(tenants(), ","); got != "a," {
 		t.Errorf("tenants handed to the sink: %q, want a then the default", got)
 	}
-	if n := len(rec.bodies(SignalLogs)); n != 2 {
+	if n := len(rec.bodies(otlpwire.SignalLogs)); n != 2 {
 		t.Errorf("%d requests reached the sink, want 2", n)
 	}
 	if n := testutil.ToFloat64(r.m.requests.WithLabelValues("logs", "http", "refused", "unauthenticated")); n != 4 {
@@ -140,7 +143,7 @@ func TestGRPCAuthentication(t *testing.T) {
 		if tc.md != nil {
 			ctx = metadata.AppendToOutgoingContext(ctx, tc.md...)
 		}
-		err := exportGRPC(ctx, conn, SignalLogs, body, nil)
+		err := exportGRPC(ctx, conn, otlpwire.SignalLogs, body, nil)
 		if got := status.Code(err); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
@@ -149,14 +152,14 @@ func TestGRPCAuthentication(t *testing.T) {
 		}
 	}
 	// An unknown method is refused before authentication matters.
-	err := conn.Invoke(context.Background(), "/nope.Service/Export", &Message{B: body}, &Message{}, grpc.ForceCodecV2(Codec{}))
+	err := conn.Invoke(context.Background(), "/nope.Service/Export", &otlpgrpc.Message{B: body}, &otlpgrpc.Message{}, grpc.ForceCodecV2(otlpgrpc.Codec{}))
 	if status.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method: %v", err)
 	}
 	if got := strings.Join(tenants(), ","); got != "a," {
 		t.Errorf("tenants handed to the sink: %q, want a then the default", got)
 	}
-	if n := len(rec.bodies(SignalLogs)); n != 2 {
+	if n := len(rec.bodies(otlpwire.SignalLogs)); n != 2 {
 		t.Errorf("%d requests reached the sink, want 2", n)
 	}
 	if n := testutil.ToFloat64(r.m.requests.WithLabelValues("logs", "grpc", "refused", "unauthenticated")); n != 2 {

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // smallLimits keeps bomb and size tests cheap.
@@ -28,7 +31,7 @@ func smallLimits() Config {
 // mustServe checks the server still accepts a valid request.
 func mustServe(t *testing.T, r *Receiver) {
 	t.Helper()
-	status, _, resp := post(t, httpURL(r, SignalLogs), logsBody(3), "Content-Type", "application/x-protobuf")
+	status, _, resp := post(t, httpURL(r, otlpwire.SignalLogs), logsBody(3), "Content-Type", "application/x-protobuf")
 	if status != http.StatusOK {
 		t.Fatalf("server stopped serving: status %d: %s", status, resp)
 	}
@@ -65,12 +68,12 @@ func TestHTTPBadInput(t *testing.T) {
 		{"over size limit, chunked", big, []string{"Content-Type", "application/x-protobuf"}, true, 413, "exceeds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(rec.bodies(SignalLogs))
+			before := len(rec.bodies(otlpwire.SignalLogs))
 			var body io.Reader = bytes.NewReader(tc.body)
 			if tc.chunked {
 				body = io.MultiReader(body) // hides the length: sent chunked
 			}
-			req, err := http.NewRequest(http.MethodPost, httpURL(r, SignalLogs), body)
+			req, err := http.NewRequest(http.MethodPost, httpURL(r, otlpwire.SignalLogs), body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +101,7 @@ func TestHTTPBadInput(t *testing.T) {
 			if !strings.Contains(msg, tc.want) {
 				t.Errorf("message %q does not mention %q", msg, tc.want)
 			}
-			if len(rec.bodies(SignalLogs)) != before {
+			if len(rec.bodies(otlpwire.SignalLogs)) != before {
 				t.Error("a refused request reached the sink")
 			}
 			mustServe(t, r)
@@ -111,7 +114,7 @@ func TestHTTPBadInput(t *testing.T) {
 
 func TestHTTPMethodAndPath(t *testing.T) {
 	r, _ := start(t, testConfig())
-	resp, err := testClient.Get(httpURL(r, SignalLogs))
+	resp, err := testClient.Get(httpURL(r, otlpwire.SignalLogs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func TestHTTPLyingContentLength(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(statusMessage(t, b), "truncated") {
 		t.Errorf("Content-Length too short: status %d, %q", resp.StatusCode, statusMessage(t, b))
 	}
-	if n := len(rec.bodies(SignalLogs)); n != 0 {
+	if n := len(rec.bodies(otlpwire.SignalLogs)); n != 0 {
 		t.Errorf("%d lying requests reached the sink", n)
 	}
 	mustServe(t, r)
@@ -224,9 +227,9 @@ func TestOverload(t *testing.T) {
 	r, rec := start(t, cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	rec.hook = func(context.Context, *Request) (Outcome, error) {
+	rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
 		once.Do(func() { close(entered); <-release })
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	}
 	// ~630 KiB decompressed, sent zstd-compressed under the 256 KiB limit:
 	// one request fits the 1 MiB budget, two do not.
@@ -237,7 +240,7 @@ func TestOverload(t *testing.T) {
 	held := make(chan string, 1)
 	compressed := zstded(t, body)
 	go func() {
-		status, _, b, err := tryPost(httpURL(r, SignalLogs), compressed, "Content-Type", "application/x-protobuf", "Content-Encoding", "zstd")
+		status, _, b, err := tryPost(httpURL(r, otlpwire.SignalLogs), compressed, "Content-Type", "application/x-protobuf", "Content-Encoding", "zstd")
 		held <- fmt.Sprint(status, err, string(b))
 	}()
 	select {
@@ -245,7 +248,7 @@ func TestOverload(t *testing.T) {
 	case s := <-held:
 		t.Fatalf("first request was not held in the sink: %s", s)
 	}
-	status, h, resp := post(t, httpURL(r, SignalLogs), zstded(t, body), "Content-Type", "application/x-protobuf", "Content-Encoding", "zstd")
+	status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), zstded(t, body), "Content-Type", "application/x-protobuf", "Content-Encoding", "zstd")
 	if status != http.StatusTooManyRequests || h.Get("Retry-After") != "1" {
 		t.Errorf("over budget: status %d, Retry-After %q: %s", status, h.Get("Retry-After"), statusMessage(t, resp))
 	}
@@ -327,10 +330,10 @@ func TestGRPCSlowClients(t *testing.T) {
 		io.WriteString(c, "PRI * HTTP/2.0\r\n") //nolint:errcheck // a preface cut short
 	}
 	conn := dialGRPC(t, r)
-	if err := exportGRPC(context.Background(), conn, SignalLogs, logsBody(5), nil); err != nil {
+	if err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, logsBody(5), nil); err != nil {
 		t.Fatalf("export while 1,000 clients stall: %v", err)
 	}
-	if n := rec.records(t, SignalLogs); n != 5 {
+	if n := rec.records(t, otlpwire.SignalLogs); n != 5 {
 		t.Fatalf("%d records stored", n)
 	}
 	for i, c := range conns {
@@ -350,7 +353,7 @@ func TestJSONTooBigForBudget(t *testing.T) {
 	cfg.MaxInflightBytes = cfg.MaxDecompressedBytes // 1 MiB
 	r, _ := start(t, cfg)
 	doc := []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"` + strings.Repeat("x", 400<<10) + `"}}]}]}]}`)
-	status, _, resp := post(t, httpURL(r, SignalLogs), doc, "Content-Type", "application/json")
+	status, _, resp := post(t, httpURL(r, otlpwire.SignalLogs), doc, "Content-Type", "application/json")
 	if status != http.StatusRequestEntityTooLarge || !strings.Contains(string(resp), "in-flight limit") {
 		t.Errorf("status %d: %s", status, resp)
 	}

@@ -11,7 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/grpc/mem"
 
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // BenchmarkReceive measures the server side of one 1,000-log export, from
@@ -32,15 +35,15 @@ import (
 // http.Handler on a request whose body is the protobuf bytes; pdata's side
 // reads the body and unmarshals it as the Collector's handler does.
 func BenchmarkReceive(b *testing.B) {
-	body := synth.Generate(synth.SignalLogs, synth.Config{Seed: 1, Resources: 5, ScopesPerResource: 2, TotalRecords: 1000})
+	body := synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 1, Resources: 5, ScopesPerResource: 2, TotalRecords: 1000})
 	frames := frameSlices(body, 16<<10)
 	ctx := context.Background()
 	var sunk int
 
 	b.Run("transport=grpc/signal=logs/impl=wirehouse", func(b *testing.B) {
 		r := benchReceiver(b, &sunk)
-		handler := r.grpcHandler(SignalLogs)
-		dec := func(v any) error { return Codec{}.Unmarshal(frames, v) }
+		handler := r.grpcHandler(otlpwire.SignalLogs)
+		dec := func(v any) error { return otlpgrpc.Codec{}.Unmarshal(frames, v) }
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -48,7 +51,7 @@ func BenchmarkReceive(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			out, err := Codec{}.Marshal(resp)
+			out, err := otlpgrpc.Codec{}.Marshal(resp)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -117,11 +120,11 @@ func frameSlices(b []byte, n int) mem.BufferSlice {
 
 func benchReceiver(b *testing.B, sunk *int) *Receiver {
 	b.Helper()
-	sink := SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
+	sink := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		*sunk += req.Records
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	})
-	r, err := New(testConfig(), Sinks{Logs: []Sink{sink}})
+	r, err := New(testConfig(), pipeline.Sinks{Logs: []pipeline.Sink{sink}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -56,6 +56,9 @@ func (r *reservation) trim() {
 	r.spare = 0
 }
 
+// Grow is grow, for otlpgrpc.Budget.
+func (r *reservation) Grow(n int64) bool { return r.grow(n) }
+
 // grow reserves n more bytes; false if the budget is spent.
 func (r *reservation) grow(n int64) bool {
 	if n <= 0 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // preflight sends a browser's CORS preflight for a POST with headers.
@@ -35,7 +37,7 @@ func preflight(t *testing.T, url, origin, headers string) *http.Response {
 func TestCORS(t *testing.T) {
 	// Without a policy, a preflight is refused and no CORS header is sent.
 	r, _ := start(t, testConfig())
-	if resp := preflight(t, httpURL(r, SignalLogs), "https://app.example.com", "content-type"); resp.StatusCode != http.StatusMethodNotAllowed ||
+	if resp := preflight(t, httpURL(r, otlpwire.SignalLogs), "https://app.example.com", "content-type"); resp.StatusCode != http.StatusMethodNotAllowed ||
 		resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("preflight without CORS: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -53,7 +55,7 @@ func TestCORS(t *testing.T) {
 	cfg := testConfig()
 	cfg.CORS = CORSConfig{AllowedOrigins: []string{"https://app.example.com", "https://*.example.org"}, AllowedHeaders: []string{"X-Trace-Source"}, MaxAge: 10 * time.Minute}
 	r, rec := start(t, cfg, WithAuthenticator(tokens))
-	url := httpURL(r, SignalLogs)
+	url := httpURL(r, otlpwire.SignalLogs)
 	for _, tc := range []struct {
 		origin, headers string
 		allowed         bool
@@ -93,16 +95,16 @@ func TestCORS(t *testing.T) {
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("export from another origin: %d, Allow-Origin %q", status, h.Get("Access-Control-Allow-Origin"))
 	}
-	if n := len(rec.bodies(SignalLogs)); n != 2 {
+	if n := len(rec.bodies(otlpwire.SignalLogs)); n != 2 {
 		t.Errorf("%d exports reached the sink, want the two with a token", n)
 	}
-	if !bytes.Equal(rec.bodies(SignalLogs)[0], logsBody(3)) {
+	if !bytes.Equal(rec.bodies(otlpwire.SignalLogs)[0], logsBody(3)) {
 		t.Error("the sink got other bytes")
 	}
 
 	bad := testConfig()
 	bad.CORS.AllowedOrigins = []string{"https://*.*.example.com"}
-	if _, err := New(bad, Sinks{}); err == nil {
+	if _, err := New(bad, pipeline.Sinks{}); err == nil {
 		t.Error("an origin with two wildcards accepted")
 	}
 }

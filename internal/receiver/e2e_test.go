@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -63,11 +64,11 @@ func TestSDKLogs(t *testing.T) {
 			if err := lp.Shutdown(ctx); err != nil {
 				t.Fatalf("exporter shutdown (flush): %v", err)
 			}
-			if n := rec.waitRecords(t, SignalLogs, e2eRecords); n != e2eRecords {
+			if n := rec.waitRecords(t, otlpwire.SignalLogs, e2eRecords); n != e2eRecords {
 				t.Fatalf("received %d log records, want %d", n, e2eRecords)
 			}
 			seen := map[string]bool{}
-			for _, b := range rec.bodies(SignalLogs) {
+			for _, b := range rec.bodies(otlpwire.SignalLogs) {
 				req := plogotlp.NewExportRequest()
 				if err := req.UnmarshalProto(b); err != nil {
 					t.Fatalf("pdata cannot read the stored request: %v", err)
@@ -127,10 +128,10 @@ func TestSDKTraces(t *testing.T) {
 			if err := tp.Shutdown(ctx); err != nil {
 				t.Fatalf("exporter shutdown (flush): %v", err)
 			}
-			if n := rec.waitRecords(t, SignalTraces, e2eRecords); n != e2eRecords {
+			if n := rec.waitRecords(t, otlpwire.SignalTraces, e2eRecords); n != e2eRecords {
 				t.Fatalf("received %d spans, want %d", n, e2eRecords)
 			}
-			for _, b := range rec.bodies(SignalTraces) {
+			for _, b := range rec.bodies(otlpwire.SignalTraces) {
 				req := ptraceotlp.NewExportRequest()
 				if err := req.UnmarshalProto(b); err != nil {
 					t.Fatalf("pdata cannot read the stored request: %v", err)
@@ -182,11 +183,11 @@ func TestSDKMetrics(t *testing.T) {
 			if err := mp.Shutdown(ctx); err != nil {
 				t.Fatalf("exporter shutdown (flush): %v", err)
 			}
-			if n := rec.waitRecords(t, SignalMetrics, e2eRecords); n != e2eRecords {
+			if n := rec.waitRecords(t, otlpwire.SignalMetrics, e2eRecords); n != e2eRecords {
 				t.Fatalf("received %d data points, want %d", n, e2eRecords)
 			}
 			var sum int64
-			for _, b := range rec.bodies(SignalMetrics) {
+			for _, b := range rec.bodies(otlpwire.SignalMetrics) {
 				req := pmetricotlp.NewExportRequest()
 				if err := req.UnmarshalProto(b); err != nil {
 					t.Fatalf("pdata cannot read the stored request: %v", err)

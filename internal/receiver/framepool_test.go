@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestFramePool(t *testing.T) {
@@ -74,7 +75,7 @@ func TestGRPCBuffersReused(t *testing.T) {
 	bodies := make([][][]byte, workers)
 	for w := range workers {
 		for i := range rounds {
-			b := synth.Generate(synth.SignalLogs, synth.Config{
+			b := synth.Generate(otlpwire.SignalLogs, synth.Config{
 				Seed: int64(w*rounds + i), Resources: 2, ScopesPerResource: 2, TotalRecords: sizes[(w+i)%len(sizes)],
 			})
 			bodies[w] = append(bodies[w], b)
@@ -90,7 +91,7 @@ func TestGRPCBuffersReused(t *testing.T) {
 				if (w+i)%2 == 1 {
 					opts = append(opts, grpc.UseCompressor("gzip"))
 				}
-				if err := exportGRPC(context.Background(), conn, SignalLogs, b, nil, opts...); err != nil {
+				if err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, b, nil, opts...); err != nil {
 					errs <- err
 					return
 				}
@@ -102,7 +103,7 @@ func TestGRPCBuffersReused(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	got := rec.bodies(SignalLogs)
+	got := rec.bodies(otlpwire.SignalLogs)
 	if len(got) != workers*rounds {
 		t.Fatalf("sink got %d requests, want %d", len(got), workers*rounds)
 	}

@@ -6,20 +6,22 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // FuzzHTTPBody drives the OTLP/HTTP handler's body path (size limits,
 // decompression, JSON transcoding, validation, sinks, response encoding)
 // with arbitrary bodies under each content type and encoding. It must
 // never panic, must answer with a status from the error table, must hand
-// the sink only bodies otlpwire validates (for metrics, after a Validating
+// the sink only bodies otlpwire validates (for metrics, after a pipeline.Validating
 // first sink), and must give back every in-flight byte.
 func FuzzHTTPBody(f *testing.F) {
-	small := func(s synth.Signal) []byte {
+	small := func(s otlpwire.Signal) []byte {
 		return synth.Generate(s, synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 1})
 	}
-	for i, s := range []synth.Signal{synth.SignalMetrics, synth.SignalLogs, synth.SignalTraces} {
+	for i, s := range []otlpwire.Signal{otlpwire.SignalMetrics, otlpwire.SignalLogs, otlpwire.SignalTraces} {
 		b := small(s)
 		f.Add(uint8(i), uint8(0), b)
 		f.Add(uint8(i), uint8(1), gzipped(f, b))
@@ -38,22 +40,22 @@ func FuzzHTTPBody(f *testing.F) {
 	cfg.MaxDecompressedBytes = 256 << 10
 	cfg.MaxGRPCMessageBytes = 256 << 10
 	cfg.MaxInflightBytes = 1 << 20
-	sink := SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
-		if err := signals[req.Signal].validate(req.Body); err != nil {
+	sink := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+		if err := req.Signal.Validate(req.Body); err != nil {
 			panic("sink got an invalid body: " + err.Error())
 		}
 		if req.Records > 1 {
-			return Outcome{Rejected: 1, Message: "one rejected"}, nil
+			return pipeline.Outcome{Rejected: 1, Message: "one rejected"}, nil
 		}
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	})
-	// Metrics go first to a Validating sink, as in serve: the receiver
+	// Metrics go first to a pipeline.Validating sink, as in serve: the receiver
 	// skips its own Validate, and the sink after it must still see only
 	// valid bodies.
-	self := Validating(SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
-		return Outcome{}, signals[req.Signal].validate(req.Body)
+	self := pipeline.Validating(pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+		return pipeline.Outcome{}, req.Signal.Validate(req.Body)
 	}))
-	r, err := New(cfg, Sinks{Metrics: []Sink{self, sink}, Logs: []Sink{sink}, Traces: []Sink{sink}})
+	r, err := New(cfg, pipeline.Sinks{Metrics: []pipeline.Sink{self, sink}, Logs: []pipeline.Sink{sink}, Traces: []pipeline.Sink{sink}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -63,12 +65,12 @@ func FuzzHTTPBody(f *testing.F) {
 	encodings := []string{"", "gzip", "zstd", "identity", "deflate", "GZIP", " zstd ", "x-gzip"}
 
 	f.Fuzz(func(t *testing.T, sig, mode uint8, body []byte) {
-		s := Signal(sig % uint8(numSignals))
+		s := otlpwire.Signals[int(sig)%len(otlpwire.Signals)]
 		ct := "application/x-protobuf"
 		if mode&4 != 0 {
 			ct = "application/json"
 		}
-		req, err := http.NewRequest(http.MethodPost, "http://fuzz"+signals[s].path, bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, "http://fuzz"+s.HTTPPath(), bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

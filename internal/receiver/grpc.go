@@ -2,111 +2,29 @@ package receiver
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/experimental"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// Message is an OTLP message kept as protobuf bytes, the only type Codec
-// handles. A Message that Codec filled must be released with Release once
-// its bytes are no longer used.
-type Message struct {
-	// B is the message in protobuf wire format. After Codec.Unmarshal it
-	// aliases gRPC's receive buffer or a pooled buffer, valid until
-	// Release.
-	B []byte
-
-	held       mem.Buffer   // gRPC buffer B aliases, if any
-	buf        *buffer      // pooled buffer B aliases, if any
-	res        *reservation // the call's share of the in-flight budget
-	overBudget bool
-}
-
-// Release gives back the buffers B aliases; B must not be used after.
-func (m *Message) Release() {
-	if m.held != nil {
-		m.held.Free()
-		m.held = nil
-	}
-	putBuffer(m.buf)
-	m.buf = nil
-	if m.res != nil {
-		m.res.release()
-		m.res = nil
-	}
-	m.B = nil
-}
-
-// Codec is a gRPC codec (registered as "proto", the name OTLP clients use)
-// that passes messages through as bytes instead of (un)marshalling
-// generated structs. Install it on a server with grpc.ForceServerCodecV2 and
-// on a client with grpc.ForceCodecV2; it handles *Message only.
-type Codec struct{}
-
-// Name is "proto".
-func (Codec) Name() string { return "proto" }
-
-// Marshal returns m.B without copying; m must stay unchanged until the
-// call that sends it returns.
-func (Codec) Marshal(v any) (mem.BufferSlice, error) {
-	m, ok := v.(*Message)
-	if !ok {
-		return nil, fmt.Errorf("wirehouse codec: cannot marshal %T", v)
-	}
-	if len(m.B) == 0 {
-		return nil, nil
-	}
-	return mem.BufferSlice{mem.SliceBuffer(m.B)}, nil
-}
-
-// Unmarshal makes v.(*Message).B the message bytes: a message that arrived
-// in one buffer is referenced without copying, one spread over several
-// buffers is copied into a pooled buffer.
-func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
-	m, ok := v.(*Message)
-	if !ok {
-		return fmt.Errorf("wirehouse codec: cannot unmarshal into %T", v)
-	}
-	n := data.Len()
-	if m.res != nil && !m.res.grow(int64(n)) {
-		m.overBudget = true
-		return nil
-	}
-	switch len(data) {
-	case 0:
-		m.B = nil
-	case 1:
-		data[0].Ref()
-		m.held = data[0]
-		m.B = data[0].ReadOnlyData()
-	default:
-		m.buf = getBuffer()
-		if cap(m.buf.b) < n {
-			m.buf.b = make([]byte, n)
-		}
-		m.B = m.buf.b[:n]
-		data.CopyTo(m.B)
-	}
-	return nil
-}
-
-var messagePool = sync.Pool{New: func() any { return new(Message) }}
+var messagePool = sync.Pool{New: func() any { return new(otlpgrpc.Message) }}
 
 func (r *Receiver) newGRPCServer() *grpc.Server {
 	opts := []grpc.ServerOption{
-		grpc.ForceServerCodecV2(Codec{}),
+		otlpgrpc.ServerOption(),
 		grpc.MaxRecvMsgSize(int(r.cfg.MaxGRPCMessageBytes)),
 		grpc.StatsHandler(callEnd{}),
 		grpc.MaxConcurrentStreams(r.cfg.MaxConcurrentStreams),
@@ -127,19 +45,10 @@ func (r *Receiver) newGRPCServer() *grpc.Server {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(r.cfg.GRPCTLS)))
 	}
 	s := grpc.NewServer(opts...)
-	for sig := range numSignals {
-		if len(r.sinks.of(sig)) == 0 {
-			continue
+	for _, sig := range otlpwire.Signals {
+		if len(r.sinks.Of(sig)) > 0 {
+			s.RegisterService(otlpgrpc.ServiceDesc(sig, r.grpcHandler(sig)), struct{}{})
 		}
-		s.RegisterService(&grpc.ServiceDesc{
-			ServiceName: signals[sig].service,
-			HandlerType: (*any)(nil),
-			Methods: []grpc.MethodDesc{{
-				MethodName: "Export",
-				Handler:    r.grpcHandler(sig),
-			}},
-			Metadata: "opentelemetry/proto/collector/" + signals[sig].name + "/v1/" + signals[sig].name + "_service.proto",
-		}, struct{}{})
 	}
 	return s
 }
@@ -156,7 +65,7 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 		if !ok {
 			return ctx, status.Error(codes.Unimplemented, "unknown method") // what grpc-go answers anyway
 		}
-		var rerr *Error
+		var rerr *pipeline.Error
 		if ctx, rerr = r.authenticate(ctx, sig, transportGRPC, authorization); rerr != nil {
 			return ctx, r.grpcStatus(rerr)
 		}
@@ -172,7 +81,7 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 	}
 	res := &reservation{b: &r.budget}
 	if !res.prepay(n) {
-		return ctx, r.grpcStatus(refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget))
+		return ctx, r.grpcStatus(refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget))
 	}
 	return context.WithValue(ctx, callReservation{}, res), nil
 }
@@ -198,7 +107,7 @@ func (callEnd) HandleRPC(ctx context.Context, s stats.RPCStats) {
 }
 
 // grpcHandler serves Export for sig.
-func (r *Receiver) grpcHandler(sig Signal) grpc.MethodHandler {
+func (r *Receiver) grpcHandler(sig otlpwire.Signal) grpc.MethodHandler {
 	return func(_ any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 		if interceptor != nil {
 			info := &grpc.UnaryServerInfo{FullMethod: sig.ExportMethod()}
@@ -210,36 +119,37 @@ func (r *Receiver) grpcHandler(sig Signal) grpc.MethodHandler {
 	}
 }
 
-var emptyResponse = &Message{}
+var emptyResponse = &otlpgrpc.Message{}
 
-func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) error) (any, error) {
+func (r *Receiver) exportGRPC(ctx context.Context, sig otlpwire.Signal, dec func(any) error) (any, error) {
 	start := time.Now()
-	in := messagePool.Get().(*Message)
+	in := messagePool.Get().(*otlpgrpc.Message)
 	res, ok := ctx.Value(callReservation{}).(*reservation)
 	if !ok {
 		res = &reservation{b: &r.budget}
 	}
-	in.res = res
+	in.Budget = res
 	defer func() {
 		in.Release()
-		in.overBudget = false
+		res.release()
+		in.Budget, in.OverBudget = nil, false
 		messagePool.Put(in)
 	}()
 	if err := dec(in); err != nil {
-		rerr := refuse(KindBadData, "read request: %v", err)
+		rerr := refuse(pipeline.KindBadData, "read request: %v", err)
 		if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted {
-			rerr = refuse(KindTooLarge, "read request: %s", s.Message())
+			rerr = refuse(pipeline.KindTooLarge, "read request: %s", s.Message())
 		}
-		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
+		r.finish(sig, transportGRPC, start, -1, 0, pipeline.Outcome{}, rerr)
 		return nil, err
 	}
-	if in.overBudget {
-		rerr := refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget)
-		r.finish(sig, transportGRPC, start, -1, 0, Outcome{}, rerr)
+	if in.OverBudget {
+		rerr := refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
+		r.finish(sig, transportGRPC, start, -1, 0, pipeline.Outcome{}, rerr)
 		return nil, r.grpcStatus(rerr)
 	}
-	in.res.trim() // what the message did not need
-	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B, in.res)
+	res.trim() // what the message did not need
+	out, records, rerr := r.consume(ctx, sig, transportGRPC, in.B, res)
 	r.finish(sig, transportGRPC, start, len(in.B), records, out, rerr)
 	if rerr != nil {
 		return nil, r.grpcStatus(rerr)
@@ -247,11 +157,11 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig Signal, dec func(any) err
 	if out.Rejected == 0 && out.Message == "" {
 		return emptyResponse, nil
 	}
-	return &Message{B: appendResponse(nil, out)}, nil
+	return &otlpgrpc.Message{B: appendResponse(nil, out)}, nil
 }
 
 // grpcStatus is the gRPC status for e, with RetryInfo when retryable.
-func (r *Receiver) grpcStatus(e *Error) error {
+func (r *Receiver) grpcStatus(e *pipeline.Error) error {
 	st := status.New(e.Kind.GRPCCode(), e.Error())
 	if e.Kind.Retryable() {
 		if ds, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.cfg.RetryAfter)}); err == nil {

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -21,7 +24,7 @@ func dialGRPC(t *testing.T, r *Receiver) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(r.GRPCAddr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(Codec{}), grpc.MaxCallSendMsgSize(1<<30)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(otlpgrpc.Codec{}), grpc.MaxCallSendMsgSize(1<<30)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +34,10 @@ func dialGRPC(t *testing.T, r *Receiver) *grpc.ClientConn {
 
 // exportGRPC calls Export with body; resp, if not nil, receives the
 // response bytes.
-func exportGRPC(ctx context.Context, conn *grpc.ClientConn, sig Signal, body []byte, resp *[]byte, opts ...grpc.CallOption) error {
-	var out Message
+func exportGRPC(ctx context.Context, conn *grpc.ClientConn, sig otlpwire.Signal, body []byte, resp *[]byte, opts ...grpc.CallOption) error {
+	var out otlpgrpc.Message
 	defer out.Release()
-	err := conn.Invoke(ctx, sig.ExportMethod(), &Message{B: body}, &out, opts...)
+	err := conn.Invoke(ctx, sig.ExportMethod(), &otlpgrpc.Message{B: body}, &out, opts...)
 	if resp != nil {
 		*resp = bytes.Clone(out.B)
 	}
@@ -51,15 +54,15 @@ func TestGRPCExport(t *testing.T) {
 			if comp != "" {
 				opts = append(opts, grpc.UseCompressor(comp))
 			}
-			before := len(rec.bodies(SignalLogs))
+			before := len(rec.bodies(otlpwire.SignalLogs))
 			var resp []byte
-			if err := exportGRPC(context.Background(), conn, SignalLogs, body, &resp, opts...); err != nil {
+			if err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, body, &resp, opts...); err != nil {
 				t.Fatal(err)
 			}
 			if len(resp) != 0 {
 				t.Errorf("full success should be the empty response, got %x", resp)
 			}
-			got := rec.bodies(SignalLogs)
+			got := rec.bodies(otlpwire.SignalLogs)
 			if len(got) != before+1 || !bytes.Equal(got[before], body) {
 				t.Fatal("sink did not receive the request bytes unchanged")
 			}
@@ -89,31 +92,31 @@ func TestGRPCErrors(t *testing.T) {
 			t.Errorf("%s: RetryInfo present = %v, want %v", name, hasRetry, retryInfo)
 		}
 	}
-	check("truncated", exportGRPC(ctx, conn, SignalLogs, good[:len(good)-3], nil), codes.InvalidArgument, "truncated", false)
-	check("garbage", exportGRPC(ctx, conn, SignalLogs, []byte("\xff\xff\xff\xff"), nil), codes.InvalidArgument, "invalid ExportLogsServiceRequest", false)
+	check("truncated", exportGRPC(ctx, conn, otlpwire.SignalLogs, good[:len(good)-3], nil), codes.InvalidArgument, "truncated", false)
+	check("garbage", exportGRPC(ctx, conn, otlpwire.SignalLogs, []byte("\xff\xff\xff\xff"), nil), codes.InvalidArgument, "invalid ExportLogsServiceRequest", false)
 	tooBig := bytes.Repeat([]byte{0x0a, 0x00}, 600<<10)
-	check("too large", exportGRPC(ctx, conn, SignalLogs, tooBig, nil), codes.ResourceExhausted, "larger than max", false)
+	check("too large", exportGRPC(ctx, conn, otlpwire.SignalLogs, tooBig, nil), codes.ResourceExhausted, "larger than max", false)
 	zeros := make([]byte, 4<<20)
-	check("zstd bomb", exportGRPC(ctx, conn, SignalLogs, zeros, nil, grpc.UseCompressor("zstd")), codes.ResourceExhausted, "", false)
+	check("zstd bomb", exportGRPC(ctx, conn, otlpwire.SignalLogs, zeros, nil, grpc.UseCompressor("zstd")), codes.ResourceExhausted, "", false)
 
 	for _, tc := range []struct {
 		err   error
 		code  codes.Code
 		retry bool
 	}{
-		{fmt.Errorf("disk: %w", ErrUnavailable), codes.Unavailable, true},
-		{fmt.Errorf("queue: %w", ErrOverloaded), codes.ResourceExhausted, true},
-		{fmt.Errorf("delta: %w", ErrInvalid), codes.InvalidArgument, false},
+		{fmt.Errorf("disk: %w", pipeline.ErrUnavailable), codes.Unavailable, true},
+		{fmt.Errorf("queue: %w", pipeline.ErrOverloaded), codes.ResourceExhausted, true},
+		{fmt.Errorf("delta: %w", pipeline.ErrInvalid), codes.InvalidArgument, false},
 	} {
-		rec.hook = func(context.Context, *Request) (Outcome, error) { return Outcome{}, tc.err }
-		check(tc.err.Error(), exportGRPC(ctx, conn, SignalLogs, good, nil), tc.code, tc.err.Error(), tc.retry)
+		rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) { return pipeline.Outcome{}, tc.err }
+		check(tc.err.Error(), exportGRPC(ctx, conn, otlpwire.SignalLogs, good, nil), tc.code, tc.err.Error(), tc.retry)
 	}
 
-	rec.hook = func(context.Context, *Request) (Outcome, error) {
-		return Outcome{Rejected: 4, Message: "4 records without body"}, nil
+	rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
+		return pipeline.Outcome{Rejected: 4, Message: "4 records without body"}, nil
 	}
 	var resp []byte
-	if err := exportGRPC(ctx, conn, SignalLogs, good, &resp); err != nil {
+	if err := exportGRPC(ctx, conn, otlpwire.SignalLogs, good, &resp); err != nil {
 		t.Fatal(err)
 	}
 	pr := plogotlp.NewExportResponse()
@@ -124,7 +127,7 @@ func TestGRPCErrors(t *testing.T) {
 		t.Errorf("partial success %d %q", ps.RejectedLogRecords(), ps.ErrorMessage())
 	}
 	rec.hook = nil
-	if err := exportGRPC(ctx, conn, SignalLogs, good, nil); err != nil {
+	if err := exportGRPC(ctx, conn, otlpwire.SignalLogs, good, nil); err != nil {
 		t.Fatalf("server stopped serving: %v", err)
 	}
 	if used := r.budget.used.Load(); used != 0 {
@@ -139,15 +142,15 @@ func TestGRPCOverload(t *testing.T) {
 	conn := dialGRPC(t, r)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	rec.hook = func(context.Context, *Request) (Outcome, error) {
+	rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
 		once.Do(func() { close(entered); <-release })
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	}
 	body := logsBody(1500)
 	held := make(chan error)
-	go func() { held <- exportGRPC(context.Background(), conn, SignalLogs, body, nil) }()
+	go func() { held <- exportGRPC(context.Background(), conn, otlpwire.SignalLogs, body, nil) }()
 	<-entered
-	err := exportGRPC(context.Background(), conn, SignalLogs, body, nil)
+	err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, body, nil)
 	st := status.Convert(err)
 	retry := false
 	for _, d := range st.Details() {
@@ -170,7 +173,7 @@ func TestShutdownDrains(t *testing.T) {
 	for _, transport := range []string{"grpc", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			rec := &recorder{}
-			r, err := New(testConfig(), Sinks{Logs: []Sink{rec}})
+			r, err := New(testConfig(), pipeline.Sinks{Logs: []pipeline.Sink{rec}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,10 +181,10 @@ func TestShutdownDrains(t *testing.T) {
 				t.Fatal(err)
 			}
 			entered, release := make(chan struct{}), make(chan struct{})
-			rec.hook = func(context.Context, *Request) (Outcome, error) {
+			rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
 				close(entered)
 				<-release
-				return Outcome{}, nil
+				return pipeline.Outcome{}, nil
 			}
 			result := make(chan error, 1)
 			var conn *grpc.ClientConn
@@ -190,10 +193,10 @@ func TestShutdownDrains(t *testing.T) {
 			}
 			go func() {
 				if transport == "grpc" {
-					result <- exportGRPC(context.Background(), conn, SignalLogs, logsBody(10), nil)
+					result <- exportGRPC(context.Background(), conn, otlpwire.SignalLogs, logsBody(10), nil)
 					return
 				}
-				status, _, _ := post(t, httpURL(r, SignalLogs), logsBody(10), "Content-Type", "application/x-protobuf")
+				status, _, _ := post(t, httpURL(r, otlpwire.SignalLogs), logsBody(10), "Content-Type", "application/x-protobuf")
 				if status != 200 {
 					result <- fmt.Errorf("status %d", status)
 					return
@@ -217,7 +220,7 @@ func TestShutdownDrains(t *testing.T) {
 			if err := <-stopped; err != nil {
 				t.Errorf("Shutdown: %v", err)
 			}
-			if n := rec.records(t, SignalLogs); n != 10 {
+			if n := rec.records(t, otlpwire.SignalLogs); n != 10 {
 				t.Errorf("%d records stored, want 10", n)
 			}
 			if conn != nil {
@@ -240,14 +243,14 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted it", name)
 		}
-		if _, err := New(c, Sinks{}); err == nil {
+		if _, err := New(c, pipeline.Sinks{}); err == nil {
 			t.Errorf("%s: New accepted it", name)
 		}
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Errorf("defaults invalid: %v", err)
 	}
-	if _, err := New(DefaultConfig(), Sinks{}, WithLogger(nil)); err == nil || !errors.Is(err, err) {
+	if _, err := New(DefaultConfig(), pipeline.Sinks{}, WithLogger(nil)); err == nil || !errors.Is(err, err) {
 		t.Error("nil logger accepted")
 	}
 }
@@ -264,16 +267,18 @@ func TestGRPCReservesAtTap(t *testing.T) {
 	release := make(chan struct{})
 	var entered sync.WaitGroup
 	entered.Add(4)
-	rec.hook = func(context.Context, *Request) (Outcome, error) {
+	rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) {
 		entered.Done()
 		<-release
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	}
 	body := logsBody(1500) // under 1 MiB
 	codesSeen := make(chan codes.Code, 8)
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() { codesSeen <- status.Code(exportGRPC(context.Background(), conn, SignalLogs, body, nil)) })
+		wg.Go(func() {
+			codesSeen <- status.Code(exportGRPC(context.Background(), conn, otlpwire.SignalLogs, body, nil))
+		})
 	}
 	entered.Wait()
 	// Each held call gave back what its message did not need.
@@ -284,7 +289,7 @@ func TestGRPCReservesAtTap(t *testing.T) {
 		t.Fatalf("body of %d bytes leaves room for a fifth call", len(body))
 	}
 	for range 4 {
-		err := exportGRPC(context.Background(), conn, SignalLogs, body, nil)
+		err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, body, nil)
 		if st := status.Convert(err); st.Code() != codes.ResourceExhausted {
 			t.Errorf("fifth call: %v, want RESOURCE_EXHAUSTED", err)
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -18,7 +20,7 @@ type keptRequests struct {
 	causes []error
 }
 
-func (k *keptRequests) Quarantine(req *Request, cause error) error {
+func (k *keptRequests) Quarantine(req *pipeline.Request, cause error) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.bodies = append(k.bodies, bytes.Clone(req.Body))
@@ -33,7 +35,7 @@ func (k *keptRequests) Quarantine(req *Request, cause error) error {
 func TestSinkPanic(t *testing.T) {
 	poison := logsBody(3)
 	rec := &recorder{}
-	sink := SinkFunc(func(ctx context.Context, req *Request) (Outcome, error) {
+	sink := pipeline.SinkFunc(func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		if bytes.Equal(req.Body, poison) {
 			var m map[string]int
 			m["boom"]++ // a nil map write: a real runtime panic
@@ -41,25 +43,25 @@ func TestSinkPanic(t *testing.T) {
 		return rec.Consume(ctx, req)
 	})
 	kept := &keptRequests{}
-	r := startWith(t, testConfig(), Sinks{Logs: []Sink{sink}}, WithQuarantine(kept))
+	r := startWith(t, testConfig(), pipeline.Sinks{Logs: []pipeline.Sink{sink}}, WithQuarantine(kept))
 
-	status1, _, _ := post(t, httpURL(r, SignalLogs), poison, "Content-Type", "application/x-protobuf")
+	status1, _, _ := post(t, httpURL(r, otlpwire.SignalLogs), poison, "Content-Type", "application/x-protobuf")
 	if status1 != http.StatusInternalServerError {
 		t.Errorf("HTTP: status %d, want 500", status1)
 	}
 	conn := dialGRPC(t, r)
-	err := exportGRPC(context.Background(), conn, SignalLogs, poison, nil)
+	err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, poison, nil)
 	if status.Code(err) != codes.Internal {
 		t.Errorf("gRPC: %v, want INTERNAL", err)
 	}
 	good := logsBody(5)
-	if st, _, _ := post(t, httpURL(r, SignalLogs), good, "Content-Type", "application/x-protobuf"); st != http.StatusOK {
+	if st, _, _ := post(t, httpURL(r, otlpwire.SignalLogs), good, "Content-Type", "application/x-protobuf"); st != http.StatusOK {
 		t.Errorf("after the panics: status %d, want 200", st)
 	}
-	if err := exportGRPC(context.Background(), conn, SignalLogs, good, nil); err != nil {
+	if err := exportGRPC(context.Background(), conn, otlpwire.SignalLogs, good, nil); err != nil {
 		t.Errorf("after the panics: gRPC %v", err)
 	}
-	if got := rec.records(t, SignalLogs); got != 10 {
+	if got := rec.records(t, otlpwire.SignalLogs); got != 10 {
 		t.Errorf("stored %d records, want 10", got)
 	}
 	kept.mu.Lock()

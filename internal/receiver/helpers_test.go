@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.uber.org/goleak"
 )
 
@@ -20,13 +22,13 @@ func TestMain(m *testing.M) {
 // recorder is a sink that keeps a copy of every request it accepts.
 type recorder struct {
 	mu   sync.Mutex
-	reqs map[Signal][][]byte
+	reqs map[otlpwire.Signal][][]byte
 	// hook, if set, runs before the request is recorded; a non-nil error
 	// or a rejection refuses it.
-	hook func(ctx context.Context, req *Request) (Outcome, error)
+	hook func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error)
 }
 
-func (r *recorder) Consume(ctx context.Context, req *Request) (Outcome, error) {
+func (r *recorder) Consume(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 	if r.hook != nil {
 		out, err := r.hook(ctx, req)
 		if err != nil {
@@ -39,13 +41,13 @@ func (r *recorder) Consume(ctx context.Context, req *Request) (Outcome, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.reqs == nil {
-		r.reqs = map[Signal][][]byte{}
+		r.reqs = map[otlpwire.Signal][][]byte{}
 	}
 	r.reqs[req.Signal] = append(r.reqs[req.Signal], bytes.Clone(req.Body))
-	return Outcome{}, nil
+	return pipeline.Outcome{}, nil
 }
 
-func (r *recorder) bodies(sig Signal) [][]byte {
+func (r *recorder) bodies(sig otlpwire.Signal) [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([][]byte(nil), r.reqs[sig]...)
@@ -53,11 +55,11 @@ func (r *recorder) bodies(sig Signal) [][]byte {
 
 // records counts the records of sig received so far with the signal's
 // counter.
-func (r *recorder) records(t *testing.T, sig Signal) int {
+func (r *recorder) records(t *testing.T, sig otlpwire.Signal) int {
 	t.Helper()
 	n := 0
 	for _, b := range r.bodies(sig) {
-		c, err := signals[sig].count(b)
+		c, err := sig.Count(b)
 		if err != nil {
 			t.Fatalf("recorded %s request does not count: %v", sig, err)
 		}
@@ -68,7 +70,7 @@ func (r *recorder) records(t *testing.T, sig Signal) int {
 
 // waitRecords waits until at least want records of sig arrived (exporters
 // send in the background) and fails the test after 10 s.
-func (r *recorder) waitRecords(t *testing.T, sig Signal, want int) int {
+func (r *recorder) waitRecords(t *testing.T, sig otlpwire.Signal, want int) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -93,12 +95,12 @@ func testConfig() Config {
 func start(t *testing.T, cfg Config, opts ...Option) (*Receiver, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	return startWith(t, cfg, Sinks{Metrics: []Sink{rec}, Logs: []Sink{rec}, Traces: []Sink{rec}}, opts...), rec
+	return startWith(t, cfg, pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}}, opts...), rec
 }
 
 // startWith runs a receiver with the given sinks and stops it at the end
 // of the test.
-func startWith(t *testing.T, cfg Config, sinks Sinks, opts ...Option) *Receiver {
+func startWith(t *testing.T, cfg Config, sinks pipeline.Sinks, opts ...Option) *Receiver {
 	t.Helper()
 	r, err := New(cfg, sinks, opts...)
 	if err != nil {
@@ -117,8 +119,8 @@ func startWith(t *testing.T, cfg Config, sinks Sinks, opts ...Option) *Receiver 
 	return r
 }
 
-func httpURL(r *Receiver, sig Signal) string {
-	return "http://" + r.HTTPAddr().String() + signals[sig].path
+func httpURL(r *Receiver, sig otlpwire.Signal) string {
+	return "http://" + r.HTTPAddr().String() + sig.HTTPPath()
 }
 
 // post sends body to the signal's OTLP/HTTP path with the given headers

@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/otlpjson"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Media types of OTLP/HTTP bodies.
@@ -16,11 +20,11 @@ const (
 
 func (r *Receiver) newHTTPHandler() http.Handler {
 	mux := http.NewServeMux()
-	for sig := range numSignals {
-		if len(r.sinks.of(sig)) == 0 {
+	for _, sig := range otlpwire.Signals {
+		if len(r.sinks.Of(sig)) == 0 {
 			continue
 		}
-		mux.HandleFunc(signals[sig].path, func(w http.ResponseWriter, req *http.Request) {
+		mux.HandleFunc(sig.HTTPPath(), func(w http.ResponseWriter, req *http.Request) {
 			r.serveHTTP(sig, w, req)
 		})
 	}
@@ -29,7 +33,7 @@ func (r *Receiver) newHTTPHandler() http.Handler {
 
 // serveHTTP handles one OTLP/HTTP export request; the steps and their
 // statuses are in the OTLP/HTTP section of the spec.
-func (r *Receiver) serveHTTP(sig Signal, w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) serveHTTP(sig otlpwire.Signal, w http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -45,14 +49,14 @@ func (r *Receiver) serveHTTP(sig Signal, w http.ResponseWriter, req *http.Reques
 	}
 	if !ok {
 		if rerr == nil {
-			rerr = refuse(KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
+			rerr = refuse(pipeline.KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
 				req.Header.Get("Content-Type"), mediaProtobuf, mediaJSON)
-			r.finish(sig, transportHTTP, start, -1, 0, Outcome{}, rerr)
+			r.finish(sig, transportHTTP, start, -1, 0, pipeline.Outcome{}, rerr)
 		}
 		http.Error(w, rerr.Error(), rerr.Kind.HTTPStatus())
 		return
 	}
-	var out Outcome
+	var out pipeline.Outcome
 	if rerr == nil {
 		if ctx != req.Context() {
 			req = req.WithContext(ctx) // the tenant
@@ -95,15 +99,15 @@ func (r *Receiver) serveHTTP(sig Signal, w http.ResponseWriter, req *http.Reques
 
 // readAndConsume reads, decompresses, transcodes and consumes the body.
 // size is the decoded protobuf size, or -1 if never reached.
-func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (out Outcome, size, records int, rerr *Error) {
+func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON bool) (out pipeline.Outcome, size, records int, rerr *pipeline.Error) {
 	size = -1
 	cod, ok := parseCoding(req.Header.Get("Content-Encoding"))
 	if !ok {
-		return out, size, 0, refuse(KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
+		return out, size, 0, refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
 	limit := r.cfg.MaxRequestBytes
 	if req.ContentLength > limit {
-		return out, size, 0, refuse(KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
+		return out, size, 0, refuse(pipeline.KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
 	}
 	res := reservation{b: &r.budget}
 	defer res.release()
@@ -118,11 +122,11 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 	raw.b, err = readAll(raw.b, req.Body, min(max(req.ContentLength, 0), maxHint), limit, &res)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return out, size, 0, refuse(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
+		return out, size, 0, refuse(pipeline.KindTooLarge, "request body exceeds the limit of %d bytes", limit)
 	case errors.Is(err, errOverBudget):
 		return out, size, 0, overBudget(&res, err)
 	case err != nil:
-		return out, size, 0, refuse(KindBadData, "read request body: %v", err)
+		return out, size, 0, refuse(pipeline.KindBadData, "read request body: %v", err)
 	}
 	body := raw.b
 	dlimit := r.cfg.MaxDecompressedBytes
@@ -132,11 +136,11 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 		dec.b, err = decompress(dec.b, raw.b, cod, dlimit, &res)
 		switch {
 		case errors.Is(err, errTooLarge):
-			return out, size, 0, refuse(KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
+			return out, size, 0, refuse(pipeline.KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
 		case errors.Is(err, errOverBudget):
 			return out, size, 0, overBudget(&res, err)
 		case err != nil:
-			return out, size, 0, refuse(KindBadData, "decompress request body: %v", err)
+			return out, size, 0, refuse(pipeline.KindBadData, "decompress request body: %v", err)
 		}
 		body = dec.b
 	}
@@ -147,16 +151,16 @@ func (r *Receiver) readAndConsume(sig Signal, req *http.Request, isJSON bool) (o
 		// runtime.MemStats), all of it live until the request ends.
 		if !res.grow(jsonFactor * int64(len(body))) {
 			if res.never {
-				return out, size, 0, refuse(KindTooLarge, "OTLP/JSON request of %d bytes needs more memory than the in-flight limit of %d bytes; send it in smaller requests or as protobuf", len(body), r.budget.max)
+				return out, size, 0, refuse(pipeline.KindTooLarge, "OTLP/JSON request of %d bytes needs more memory than the in-flight limit of %d bytes; send it in smaller requests or as protobuf", len(body), r.budget.max)
 			}
-			return out, size, 0, refuse(KindOverloaded, "server busy: %v, retry later", errOverBudget)
+			return out, size, 0, refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
 		}
-		body, err = transcodeJSON(sig, body)
+		body, err = otlpjson.ToProto(sig, body)
 		if err != nil {
-			return out, size, 0, refuse(KindBadData, "invalid OTLP/JSON %s: %v", signals[sig].request, err)
+			return out, size, 0, refuse(pipeline.KindBadData, "invalid OTLP/JSON %s: %v", sig.RequestName(), err)
 		}
 		if int64(len(body)) > dlimit {
-			return out, size, 0, refuse(KindTooLarge, "request of %d bytes exceeds the limit of %d bytes", len(body), dlimit)
+			return out, size, 0, refuse(pipeline.KindTooLarge, "request of %d bytes exceeds the limit of %d bytes", len(body), dlimit)
 		}
 	}
 	size = len(body)
@@ -170,11 +174,11 @@ const jsonFactor = 6
 
 // overBudget is the refusal for a failed reservation: too large if the
 // request could not fit even on an idle server, else overloaded.
-func overBudget(res *reservation, err error) *Error {
+func overBudget(res *reservation, err error) *pipeline.Error {
 	if res.never {
-		return refuse(KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
+		return refuse(pipeline.KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
 	}
-	return refuse(KindOverloaded, "server busy: %v, retry later", err)
+	return refuse(pipeline.KindOverloaded, "server busy: %v, retry later", err)
 }
 
 // parseMediaType reports whether ct is OTLP's JSON (true) or protobuf

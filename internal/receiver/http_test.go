@@ -18,11 +18,13 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func logsBody(records int) []byte {
-	return synth.Generate(synth.SignalLogs, synth.Config{Seed: 7, Resources: 2, ScopesPerResource: 2, TotalRecords: records})
+	return synth.Generate(otlpwire.SignalLogs, synth.Config{Seed: 7, Resources: 2, ScopesPerResource: 2, TotalRecords: records})
 }
 
 func gzipped(t testing.TB, b []byte) []byte {
@@ -79,8 +81,8 @@ func TestHTTPProtobuf(t *testing.T) {
 		{"padded", " zstd ", zstded(t, body)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(rec.bodies(SignalLogs))
-			status, h, resp := post(t, httpURL(r, SignalLogs), tc.send,
+			before := len(rec.bodies(otlpwire.SignalLogs))
+			status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), tc.send,
 				"Content-Type", "application/x-protobuf", "Content-Encoding", tc.encoding)
 			if status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, resp)
@@ -91,7 +93,7 @@ func TestHTTPProtobuf(t *testing.T) {
 			if len(resp) != 0 {
 				t.Errorf("full success should be the empty response, got %x", resp)
 			}
-			got := rec.bodies(SignalLogs)
+			got := rec.bodies(otlpwire.SignalLogs)
 			if len(got) != before+1 || !bytes.Equal(got[before], body) {
 				t.Fatalf("sink did not receive the request bytes unchanged")
 			}
@@ -120,15 +122,15 @@ func TestHTTPJSON(t *testing.T) {
 	   "attributes":[{"key":"n","value":{"int_value":43}}]}]}]}]}`
 	for name, doc := range map[string]string{"camelCase": camel, "snake_case": snake} {
 		t.Run(name, func(t *testing.T) {
-			before := len(rec.bodies(SignalLogs))
-			status, h, resp := post(t, httpURL(r, SignalLogs), []byte(doc), "Content-Type", "application/json")
+			before := len(rec.bodies(otlpwire.SignalLogs))
+			status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), []byte(doc), "Content-Type", "application/json")
 			if status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, resp)
 			}
 			if ct := h.Get("Content-Type"); ct != "application/json" || string(resp) != "{}" {
 				t.Errorf("response %q with Content-Type %q, want {} as application/json", resp, ct)
 			}
-			got := rec.bodies(SignalLogs)
+			got := rec.bodies(otlpwire.SignalLogs)
 			if len(got) != before+1 {
 				t.Fatal("nothing stored")
 			}
@@ -165,12 +167,12 @@ func TestHTTPJSON(t *testing.T) {
 
 func TestPartialSuccess(t *testing.T) {
 	r, rec := start(t, testConfig())
-	rec.hook = func(_ context.Context, req *Request) (Outcome, error) {
-		return Outcome{Rejected: 3, Message: "3 spans too old"}, nil
+	rec.hook = func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+		return pipeline.Outcome{Rejected: 3, Message: "3 spans too old"}, nil
 	}
-	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 10})
+	body := synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 10})
 
-	status, _, resp := post(t, httpURL(r, SignalTraces), body, "Content-Type", "application/x-protobuf")
+	status, _, resp := post(t, httpURL(r, otlpwire.SignalTraces), body, "Content-Type", "application/x-protobuf")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
@@ -192,7 +194,7 @@ func TestPartialSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, _, resp = post(t, httpURL(r, SignalTraces), doc, "Content-Type", "application/json")
+	status, _, resp = post(t, httpURL(r, otlpwire.SignalTraces), doc, "Content-Type", "application/json")
 	if status != http.StatusOK {
 		t.Fatalf("status %d", status)
 	}
@@ -214,13 +216,13 @@ func TestSinkErrors(t *testing.T) {
 		status     int
 		retryAfter bool
 	}{
-		{fmt.Errorf("disk full: %w", ErrUnavailable), http.StatusServiceUnavailable, true},
+		{fmt.Errorf("disk full: %w", pipeline.ErrUnavailable), http.StatusServiceUnavailable, true},
 		{errors.New("something broke"), http.StatusServiceUnavailable, true},
-		{fmt.Errorf("queue full: %w", ErrOverloaded), http.StatusTooManyRequests, true},
-		{fmt.Errorf("delta sums: %w", ErrInvalid), http.StatusBadRequest, false},
+		{fmt.Errorf("queue full: %w", pipeline.ErrOverloaded), http.StatusTooManyRequests, true},
+		{fmt.Errorf("delta sums: %w", pipeline.ErrInvalid), http.StatusBadRequest, false},
 	} {
-		rec.hook = func(context.Context, *Request) (Outcome, error) { return Outcome{}, tc.err }
-		status, h, resp := post(t, httpURL(r, SignalLogs), body, "Content-Type", "application/x-protobuf")
+		rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) { return pipeline.Outcome{}, tc.err }
+		status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), body, "Content-Type", "application/x-protobuf")
 		if status != tc.status {
 			t.Errorf("%v: status %d, want %d", tc.err, status, tc.status)
 		}
@@ -263,15 +265,15 @@ func TestDeprecatedScopes(t *testing.T) {
 	r, rec := start(t, testConfig())
 	body := logsBody(40)
 	old := renumberScopes(t, body, 1000)
-	status, _, resp := post(t, httpURL(r, SignalLogs), old, "Content-Type", "application/x-protobuf")
+	status, _, resp := post(t, httpURL(r, otlpwire.SignalLogs), old, "Content-Type", "application/x-protobuf")
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, resp)
 	}
-	got := rec.bodies(SignalLogs)
+	got := rec.bodies(otlpwire.SignalLogs)
 	if len(got) != 1 || !bytes.Equal(got[0], body) {
 		t.Fatalf("the sink got %d bodies, not the request with field 2", len(got))
 	}
-	if n := rec.records(t, SignalLogs); n != 40 {
+	if n := rec.records(t, otlpwire.SignalLogs); n != 40 {
 		t.Errorf("%d records, want 40", n)
 	}
 }
@@ -291,25 +293,25 @@ func TestDeprecatedScopesBudget(t *testing.T) {
 	cfg.MaxInflightBytes = cfg.MaxRequestBytes
 	r, rec := start(t, cfg)
 
-	status, _, resp := post(t, httpURL(r, SignalLogs), old, "Content-Type", "application/x-protobuf")
+	status, _, resp := post(t, httpURL(r, otlpwire.SignalLogs), old, "Content-Type", "application/x-protobuf")
 	if msg := statusMessage(t, resp); status != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "in-flight limit") {
 		t.Errorf("HTTP, deprecated layout: status %d %q, want 413 naming the in-flight limit", status, msg)
 	}
-	err := exportGRPC(context.Background(), dialGRPC(t, r), SignalLogs, old, nil)
+	err := exportGRPC(context.Background(), dialGRPC(t, r), otlpwire.SignalLogs, old, nil)
 	if st := grpcstatus.Convert(err); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "in-flight limit") {
 		t.Errorf("gRPC, deprecated layout: %s %q, want ResourceExhausted naming the in-flight limit", st.Code(), st.Message())
 	}
-	if got := rec.bodies(SignalLogs); len(got) != 0 {
+	if got := rec.bodies(otlpwire.SignalLogs); len(got) != 0 {
 		t.Fatalf("the sink got %d refused bodies", len(got))
 	}
 
-	if status, _, resp := post(t, httpURL(r, SignalLogs), body, "Content-Type", "application/x-protobuf"); status != http.StatusOK {
+	if status, _, resp := post(t, httpURL(r, otlpwire.SignalLogs), body, "Content-Type", "application/x-protobuf"); status != http.StatusOK {
 		t.Fatalf("HTTP, current layout: status %d: %s", status, resp)
 	}
-	if err := exportGRPC(context.Background(), dialGRPC(t, r), SignalLogs, body, nil); err != nil {
+	if err := exportGRPC(context.Background(), dialGRPC(t, r), otlpwire.SignalLogs, body, nil); err != nil {
 		t.Fatalf("gRPC, current layout: %v", err)
 	}
-	if n := rec.records(t, SignalLogs); n != 80 {
+	if n := rec.records(t, otlpwire.SignalLogs); n != 80 {
 		t.Errorf("%d records stored, want 80", n)
 	}
 }

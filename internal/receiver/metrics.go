@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // metrics are the receiver's self-observability series, named after the
@@ -15,7 +17,7 @@ type metrics struct {
 	size     *prometheus.HistogramVec // signal, transport
 	duration *prometheus.HistogramVec // signal, transport
 
-	by [numSignals][numTransports]*transportMetrics
+	by [len(otlpwire.Signals) + 1][numTransports]*transportMetrics // by otlpwire.Signal
 }
 
 // transportMetrics are the series of one signal and transport, resolved
@@ -82,7 +84,7 @@ func newMetrics(reg prometheus.Registerer, b *budget) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.accepted, m.refused, m.size, m.duration, inflight, limit)
 	}
-	for s := range numSignals {
+	for _, s := range otlpwire.Signals {
 		for t := range numTransports {
 			sl, tl := s.String(), t.String()
 			m.by[s][t] = &transportMetrics{
@@ -93,7 +95,7 @@ func newMetrics(reg prometheus.Registerer, b *budget) *metrics {
 				duration:        m.duration.WithLabelValues(sl, tl),
 			}
 			// Create the refusal series up front so dashboards see zeros.
-			for k := KindBadData; k <= KindInternal; k++ {
+			for k := pipeline.KindBadData; k <= pipeline.KindInternal; k++ {
 				m.requests.WithLabelValues(sl, tl, "refused", k.String())
 				m.refused.WithLabelValues(sl, tl, k.String())
 			}
@@ -105,7 +107,7 @@ func newMetrics(reg prometheus.Registerer, b *budget) *metrics {
 
 // observe records one finished request. size < 0 means the body was never
 // decoded; records is 0 when it could not be counted.
-func (m *metrics) observe(s Signal, t transport, start time.Time, size, records int, out Outcome, err *Error) {
+func (m *metrics) observe(s otlpwire.Signal, t transport, start time.Time, size, records int, out pipeline.Outcome, err *pipeline.Error) {
 	tm := m.by[s][t]
 	tm.duration.Observe(time.Since(start).Seconds())
 	if size >= 0 {

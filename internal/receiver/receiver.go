@@ -3,16 +3,16 @@
 // sinks.
 //
 // gRPC requests arrive through a codec that does not unmarshal (see
-// Codec); HTTP bodies are read into pooled buffers and decompressed under a
+// otlpgrpc.Codec); HTTP bodies are read into pooled buffers and decompressed under a
 // size limit; OTLP/JSON is transcoded to protobuf. Either way the bytes are
 // checked with otlpwire's Validate (or by the signal's first sink, when it
-// is Validating), counted, and handed to each Sink of the signal. A request
+// is pipeline.Validating), counted, and handed to each pipeline.Sink of the signal. A request
 // is acknowledged only after every sink accepted it.
 //
 // Limits: a maximum body size checked before and after decompression, and a
 // maximum number of bytes held by requests in flight; past it requests are
 // refused as overloaded (429 / RESOURCE_EXHAUSTED with a retry delay)
-// instead of queued. Refusals follow one table, documented on Kind.
+// instead of queued. Refusals follow one table, documented on pipeline.Kind.
 package receiver
 
 import (
@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -154,7 +155,7 @@ func WithRegisterer(reg prometheus.Registerer) Option {
 // panicked), so that its data is not lost with the refusal. The request's
 // Body is valid only during the call.
 type Quarantiner interface {
-	Quarantine(req *Request, cause error) error
+	Quarantine(req *pipeline.Request, cause error) error
 }
 
 // WithQuarantine makes the receiver hand every request a sink panicked on
@@ -173,7 +174,7 @@ func WithQuarantine(q Quarantiner) Option {
 // Receiver serves OTLP over gRPC and HTTP.
 type Receiver struct {
 	cfg        Config
-	sinks      Sinks
+	sinks      pipeline.Sinks
 	log        *slog.Logger
 	reg        prometheus.Registerer
 	m          *metrics
@@ -192,7 +193,7 @@ type Receiver struct {
 
 // New checks cfg and builds a receiver for sinks; Start opens its
 // listeners.
-func New(cfg Config, sinks Sinks, opts ...Option) (*Receiver, error) {
+func New(cfg Config, sinks pipeline.Sinks, opts ...Option) (*Receiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("receiver config: %w", err)
 	}
@@ -314,10 +315,9 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 }
 
 // consume validates and counts body and hands it to the signal's sinks.
-// When the first sink is Validating, it validates instead. records is the
+// When the first sink is pipeline.Validating, it validates instead. records is the
 // record count once known (0 before).
-func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []byte, res *reservation) (out Outcome, records int, rerr *Error) {
-	info := &signals[sig]
+func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport, body []byte, res *reservation) (out pipeline.Outcome, records int, rerr *pipeline.Error) {
 	// Exporters built on OTLP 0.15–0.19 may carry their scope containers
 	// in the deprecated field 1000 only; the Collector's receivers move
 	// them, and so do we, or their records would count as none and be
@@ -332,40 +332,40 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 			body = migrated
 		}
 	}
-	sinks := r.sinks.of(sig)
+	sinks := r.sinks.Of(sig)
 	selfChecked := len(sinks) > 0
 	if selfChecked {
-		_, selfChecked = sinks[0].(validating)
+		selfChecked = pipeline.IsValidating(sinks[0])
 	}
 	if !selfChecked {
-		if err := info.validate(body); err != nil {
-			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+		if err := sig.Validate(body); err != nil {
+			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
 		}
 	}
-	n, err := info.count(body)
+	n, err := sig.Count(body)
 	if err != nil {
 		if selfChecked {
 			// Counting reads the containers, which Validate refuses too;
 			// its error names the first fault of the whole request.
-			if verr := info.validate(body); verr != nil {
+			if verr := sig.Validate(body); verr != nil {
 				err = verr
 			}
-			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, err)
+			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
 		}
 		// Validate walked the same structure, so this is a bug.
-		return out, 0, refuse(KindInternal, "count %s: %w", info.name, err)
+		return out, 0, refuse(pipeline.KindInternal, "count %s: %w", sig, err)
 	}
-	req := Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
+	req := pipeline.Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
 	var msgs []string
 	for i, s := range sinks {
 		o, err := r.consumeGuarded(ctx, s, &req)
 		var we *otlpwire.Error
 		if err != nil && i == 0 && selfChecked && errors.As(err, &we) {
 			// As a failed Validate: no records counted as refused.
-			return out, 0, refuse(KindBadData, "invalid %s: %w", info.request, we)
+			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), we)
 		}
 		if err != nil {
-			return out, n, classify(err)
+			return out, n, pipeline.Classify(err)
 		}
 		out.Rejected = max(out.Rejected, o.Rejected)
 		if o.Message != "" {
@@ -384,7 +384,7 @@ func (r *Receiver) consume(ctx context.Context, sig Signal, t transport, body []
 // the request as an internal error (500 / INTERNAL, not retried), after
 // the request was given to the quarantine, if any, and logged with its
 // stack.
-func (r *Receiver) consumeGuarded(ctx context.Context, s Sink, req *Request) (o Outcome, err error) {
+func (r *Receiver) consumeGuarded(ctx context.Context, s pipeline.Sink, req *pipeline.Request) (o pipeline.Outcome, err error) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -400,13 +400,13 @@ func (r *Receiver) consumeGuarded(ctx context.Context, s Sink, req *Request) (o 
 		}
 		r.log.Error("a sink panicked on a request; refused it", "signal", req.Signal.String(), "records", req.Records,
 			"tenant", req.Tenant, "request", kept, "err", cause, "stack", string(debug.Stack()))
-		o, err = Outcome{}, &Error{Kind: KindInternal, Err: cause}
+		o, err = pipeline.Outcome{}, &pipeline.Error{Kind: pipeline.KindInternal, Err: cause}
 	}()
 	return s.Consume(ctx, req)
 }
 
 // finish records a request's metrics and logs refusals.
-func (r *Receiver) finish(sig Signal, t transport, start time.Time, size, records int, out Outcome, rerr *Error) {
+func (r *Receiver) finish(sig otlpwire.Signal, t transport, start time.Time, size, records int, out pipeline.Outcome, rerr *pipeline.Error) {
 	r.m.observe(sig, t, start, size, records, out, rerr)
 	if rerr != nil {
 		r.log.Debug("refused export", "signal", sig.String(), "transport", t.String(),

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -19,7 +21,7 @@ import (
 //	}
 //
 // A full success is the empty message.
-func appendResponse(dst []byte, out Outcome) []byte {
+func appendResponse(dst []byte, out pipeline.Outcome) []byte {
 	if out.Rejected == 0 && out.Message == "" {
 		return dst
 	}
@@ -45,7 +47,7 @@ func appendResponse(dst []byte, out Outcome) []byte {
 
 // appendResponseJSON appends the OTLP/JSON form of the response, with the
 // int64 as a string as the proto3 JSON mapping writes it.
-func appendResponseJSON(dst []byte, sig Signal, out Outcome) []byte {
+func appendResponseJSON(dst []byte, sig otlpwire.Signal, out pipeline.Outcome) []byte {
 	if out.Rejected == 0 && out.Message == "" {
 		return append(dst, "{}"...)
 	}
@@ -53,7 +55,7 @@ func appendResponseJSON(dst []byte, sig Signal, out Outcome) []byte {
 	sep := false
 	if out.Rejected != 0 {
 		dst = append(dst, '"')
-		dst = append(dst, signals[sig].rejected...)
+		dst = append(dst, rejectedField(sig)...)
 		dst = append(dst, `":"`...)
 		dst = strconv.AppendInt(dst, out.Rejected, 10)
 		dst = append(dst, '"')

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles/tlsfilestest"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // TestTelemetrygen sends with the Collector project's telemetrygen, over
@@ -25,14 +26,14 @@ func TestTelemetrygen(t *testing.T) {
 		t.Fatalf("WIREHOUSE_TELEMETRYGEN: %v", err)
 	}
 	for _, tc := range []struct {
-		signal  Signal
+		signal  otlpwire.Signal
 		command string
 		flag    string
 		n, want int // records asked for, records expected (a trace is a root and a child span)
 	}{
-		{SignalLogs, "logs", "--logs", 300, 300},
-		{SignalTraces, "traces", "--traces", 150, 300},
-		{SignalMetrics, "metrics", "--metrics", 200, 200},
+		{otlpwire.SignalLogs, "logs", "--logs", 300, 300},
+		{otlpwire.SignalTraces, "traces", "--traces", 150, 300},
+		{otlpwire.SignalMetrics, "metrics", "--metrics", 200, 200},
 	} {
 		for _, transport := range []string{"grpc", "http"} {
 			t.Run(tc.command+"/"+transport, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestTelemetrygen(t *testing.T) {
 				if transport == "grpc" {
 					args = append(args, "--otlp-endpoint", r.GRPCAddr().String())
 				} else {
-					args = append(args, "--otlp-http", "--otlp-endpoint", r.HTTPAddr().String(), "--otlp-http-url-path", signals[tc.signal].path)
+					args = append(args, "--otlp-http", "--otlp-endpoint", r.HTTPAddr().String(), "--otlp-http-url-path", tc.signal.HTTPPath())
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
@@ -86,7 +87,7 @@ func TestTelemetrygenTLS(t *testing.T) {
 			if transport == "grpc" {
 				args = append(args, "--otlp-endpoint", r.GRPCAddr().String())
 			} else {
-				args = append(args, "--otlp-http", "--otlp-endpoint", r.HTTPAddr().String(), "--otlp-http-url-path", signals[SignalLogs].path)
+				args = append(args, "--otlp-http", "--otlp-endpoint", r.HTTPAddr().String(), "--otlp-http-url-path", otlpwire.SignalLogs.HTTPPath())
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
@@ -100,7 +101,7 @@ func TestTelemetrygenTLS(t *testing.T) {
 			// Without a certificate the handshake fails and telemetrygen
 			// exits 1 after its timeout; what matters is that nothing
 			// arrives.
-			if got := rec.waitRecords(t, SignalLogs, total); got != total {
+			if got := rec.waitRecords(t, otlpwire.SignalLogs, total); got != total {
 				t.Fatalf("%s, client certificate %v: %d logs received in all, want %d\n%s", transport, mtls, got, total, out)
 			}
 		}

@@ -9,28 +9,29 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// TestValidatingSink checks that a Validating first sink receives requests
+// TestValidatingSink checks that a pipeline.Validating first sink receives requests
 // the receiver did not validate, that its refusal of a malformed request is
 // answered as a failed Validate would be (400, the same message), and that
 // the sinks after it see only requests it accepted.
 func TestValidatingSink(t *testing.T) {
 	var first [][]byte
-	check := SinkFunc(func(_ context.Context, req *Request) (Outcome, error) {
+	check := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		first = append(first, bytes.Clone(req.Body))
 		if err := otlpwire.MetricsRequest(req.Body).Validate(); err != nil {
-			return Outcome{}, fmt.Errorf("store: %w", err)
+			return pipeline.Outcome{}, fmt.Errorf("store: %w", err)
 		}
-		return Outcome{}, nil
+		return pipeline.Outcome{}, nil
 	})
 	later := &recorder{}
-	r := startWith(t, testConfig(), Sinks{Metrics: []Sink{Validating(check), later}})
-	url := httpURL(r, SignalMetrics)
+	r := startWith(t, testConfig(), pipeline.Sinks{Metrics: []pipeline.Sink{pipeline.Validating(check), later}})
+	url := httpURL(r, otlpwire.SignalMetrics)
 
-	good := synth.Generate(synth.SignalMetrics, synth.Config{Seed: 3, Resources: 2, ScopesPerResource: 1, TotalRecords: 20})
+	good := synth.Generate(otlpwire.SignalMetrics, synth.Config{Seed: 3, Resources: 2, ScopesPerResource: 1, TotalRecords: 20})
 	// A point with a key-value whose value has the wrong wire type: the
 	// containers count cleanly, so only a full walk finds it.
 	bad := []byte{0x0a, 0x13, 0x12, 0x11, 0x12, 0x0f, 0x0a, 0x01, 'm', 0x2a, 0x0a, 0x0a, 0x08, 0x3a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 0x08}
@@ -61,9 +62,9 @@ func TestValidatingSink(t *testing.T) {
 		t.Errorf("%v refused records counted, want 0", n)
 	}
 	if len(first) != 2 || !bytes.Equal(first[1], bad) {
-		t.Errorf("the Validating sink got %d requests; want both, unvalidated", len(first))
+		t.Errorf("the pipeline.Validating sink got %d requests; want both, unvalidated", len(first))
 	}
-	if got := later.bodies(SignalMetrics); len(got) != 1 || !bytes.Equal(got[0], good) {
+	if got := later.bodies(otlpwire.SignalMetrics); len(got) != 1 || !bytes.Equal(got[0], good) {
 		t.Errorf("the next sink got %d requests; want only the valid one", len(got))
 	}
 
@@ -76,6 +77,6 @@ func TestValidatingSink(t *testing.T) {
 		t.Errorf("truncated request: status %d, message %q, want %q", status, msg, wantMsg)
 	}
 	if len(first) != 2 {
-		t.Errorf("the Validating sink got a request that does not count")
+		t.Errorf("the pipeline.Validating sink got a request that does not count")
 	}
 }

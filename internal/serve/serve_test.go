@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -102,7 +103,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("/-/ready: %d", code)
 	}
 
-	body := synth.Generate(synth.SignalTraces, synth.Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 37})
+	body := synth.Generate(otlpwire.SignalTraces, synth.Config{Seed: 5, Resources: 1, ScopesPerResource: 1, TotalRecords: 37})
 	if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", body); code != 200 {
 		t.Fatalf("export: status %d %s", code, resp)
 	}

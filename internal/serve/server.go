@@ -36,6 +36,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakesink"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
+	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/receiver"
@@ -120,26 +121,26 @@ func New(cfg Config, logOut io.Writer) (*Server, error) {
 		s.spool.Close()
 		return nil, err
 	}
-	ms := receiver.SinkFunc(func(ctx context.Context, req *receiver.Request) (receiver.Outcome, error) {
+	ms := pipeline.SinkFunc(func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		res, err := s.metrics.AppendOTLP(ctx, s.metricsTenant(req.Tenant), req.Body)
 		var we *otlpwire.Error
 		if errors.As(err, &we) {
-			return receiver.Outcome{}, err // malformed: the receiver answers 400
+			return pipeline.Outcome{}, err // malformed: the receiver answers 400
 		}
 		if err != nil {
-			return receiver.Outcome{}, fmt.Errorf("store metrics: %v: %w", err, receiver.ErrUnavailable)
+			return pipeline.Outcome{}, fmt.Errorf("store metrics: %v: %w", err, pipeline.ErrUnavailable)
 		}
-		return receiver.Outcome{Rejected: res.Rejected, Message: res.Message()}, nil
+		return pipeline.Outcome{Rejected: res.Rejected, Message: res.Message()}, nil
 	})
 	// The store validates metrics as it walks them (see AppendOTLP), so it
 	// goes first and the receiver does not walk them twice; the counting
 	// sink then sees only requests the store accepted.
-	sinks := receiver.Sinks{
-		Metrics: []receiver.Sink{receiver.Validating(ms), sink},
-		Logs:    []receiver.Sink{sink, ls},
-		Traces:  []receiver.Sink{sink, ls},
+	sinks := pipeline.Sinks{
+		Metrics: []pipeline.Sink{pipeline.Validating(ms), sink},
+		Logs:    []pipeline.Sink{sink, ls},
+		Traces:  []pipeline.Sink{sink, ls},
 	}
-	for _, list := range [][]receiver.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
+	for _, list := range [][]pipeline.Sink{sinks.Metrics, sinks.Logs, sinks.Traces} {
 		for _, sk := range list {
 			if c, ok := sk.(io.Closer); ok && !slices.Contains(s.closers, c) {
 				s.closers = append(s.closers, c)
@@ -277,7 +278,7 @@ func (s *Server) openLake() error {
 // a new id.
 type receiverQuarantine struct{ d *quarantine.Dir }
 
-func (q receiverQuarantine) Quarantine(req *receiver.Request, cause error) error {
+func (q receiverQuarantine) Quarantine(req *pipeline.Request, cause error) error {
 	now := time.Now()
 	_, err := q.d.Put(quarantine.Entry{Signal: req.Signal.String(), Tenant: req.Tenant, Source: "receiver",
 		ID: fmt.Sprintf("%s-%016x", now.UTC().Format("20060102T150405.000000000Z"), rand.Uint64()), Received: now,

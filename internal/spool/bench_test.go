@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // BenchmarkSpoolAppend measures Append into a temporary directory with
@@ -35,7 +37,7 @@ func BenchmarkSpoolAppend(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						for n.Add(1) <= int64(b.N) {
-							if _, err := s.Append(SignalLogs, "tenant-1", recv, payload); err != nil {
+							if _, err := s.Append(otlpwire.SignalLogs, "tenant-1", recv, payload); err != nil {
 								b.Error(err)
 								return
 							}

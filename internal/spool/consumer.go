@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Consumer reads the spool's records in order and keeps a durable cursor:
@@ -261,7 +262,7 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 				c.want = c.hdr.Seq + 1
 				return Record{
 					Seq:      c.hdr.Seq,
-					Signal:   Signal(c.hdr.Signal),
+					Signal:   otlpwire.Signal(c.hdr.Signal),
 					Tenant:   c.hdr.Tenant,
 					Received: fromUnixNano(c.hdr.ReceivedUnixNano),
 					Payload:  payload,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestCursorSurvivesReopen(t *testing.T) {
@@ -334,8 +336,8 @@ func TestStickyError(t *testing.T) {
 	s.mu.Lock()
 	s.f.Close() // writes and the truncation that would undo them fail
 	s.mu.Unlock()
-	_, err1 := s.Append(SignalLogs, "", time.Time{}, nil)
-	_, err2 := s.Append(SignalLogs, "", time.Time{}, nil)
+	_, err1 := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil)
+	_, err2 := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil)
 	if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "could not be undone") {
 		t.Fatalf("Append errors %v, %v", err1, err2)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Five test records of 144 bytes each (44-byte header, 100-byte payload)
@@ -250,7 +252,7 @@ func TestCommittedBeyondLoss(t *testing.T) {
 	if reps := s.Repairs(); len(reps) != 1 {
 		t.Fatalf("repairs %v", reps)
 	}
-	seq, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(6, 100))
+	seq, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(6, 100))
 	if err != nil || seq != 6 {
 		t.Fatalf("Append = %d, %v; want 6", seq, err)
 	}

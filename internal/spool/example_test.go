@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func Example() {
@@ -28,7 +29,7 @@ func Example() {
 
 	// The receiving side: one Append per accepted request.
 	for _, body := range []string{"request 1", "request 2"} {
-		seq, err := s.Append(spool.SignalLogs, "acme", time.Now(), []byte(body))
+		seq, err := s.Append(otlpwire.SignalLogs, "acme", time.Now(), []byte(body))
 		if err != nil {
 			log.Fatal(err) // errors.Is(err, spool.ErrFull): answer 429 and retry later
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // seedSegment returns a real segment file of a few records.
@@ -18,7 +20,7 @@ func seedSegment(t testing.TB, records [][]byte) []byte {
 		t.Fatal(err)
 	}
 	for i, p := range records {
-		if _, err := s.Append(Signal(1+i%2), string(bytes.Repeat([]byte{'a' + byte(i)}, i)), time.Unix(int64(i), 0), p); err != nil {
+		if _, err := s.Append(otlpwire.Signal(1+i%2), string(bytes.Repeat([]byte{'a' + byte(i)}, i)), time.Unix(int64(i), 0), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +100,7 @@ func FuzzOpenSegment(f *testing.F) {
 			}
 		}
 		payload := []byte("after repair")
-		seq, err := s.Append(SignalTraces, "t", time.Unix(1, 0), payload)
+		seq, err := s.Append(otlpwire.SignalTraces, "t", time.Unix(1, 0), payload)
 		if err != nil || seq != uint64(len(got)+1) {
 			t.Fatalf("Append = %d, %v after %d records", seq, err, len(got))
 		}

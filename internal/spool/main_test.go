@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.uber.org/goleak"
 )
 
@@ -38,7 +39,7 @@ func payloadOf(i, n int) []byte {
 func appendN(t testing.TB, s *Spool, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
-		seq, err := s.Append(SignalLogs, fmt.Sprint("tenant-", i%3), time.Unix(int64(i), 0), payloadOf(i, 100))
+		seq, err := s.Append(otlpwire.SignalLogs, fmt.Sprint("tenant-", i%3), time.Unix(int64(i), 0), payloadOf(i, 100))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,37 +6,17 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"github.com/wirehouse/wirehouse/xdr"
 )
-
-// Signal is the OTLP signal of a record's payload. Its values are those of
-// the XDR enum signal_code in record.x.
-type Signal uint8
-
-const (
-	SignalLogs   = Signal(SIGNAL_LOGS)
-	SignalTraces = Signal(SIGNAL_TRACES)
-)
-
-// String returns "logs", "traces" or Signal(n).
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalTraces:
-		return "traces"
-	}
-	return "Signal(" + strconv.Itoa(int(s)) + ")"
-}
 
 // Record is one record read back by a Consumer.
 type Record struct {
 	Seq    uint64
-	Signal Signal
+	Signal otlpwire.Signal
 	Tenant string
 	// Received is the time given to Append, in UTC; the zero Time if
 	// Append was given the zero Time.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Spool is an append-only log of records in a directory. Its methods are
@@ -204,9 +205,9 @@ func (s *Spool) createSegment() error {
 // Errors: ErrFull (retry later), ErrTooLarge, ErrClosed, invalid
 // arguments, and I/O errors. After a failed fsync, or a failed write that
 // could not be undone, every later Append fails with the same error.
-func (s *Spool) Append(sig Signal, tenant string, received time.Time, payload []byte) (seq uint64, err error) {
+func (s *Spool) Append(sig otlpwire.Signal, tenant string, received time.Time, payload []byte) (seq uint64, err error) {
 	switch {
-	case sig != SignalLogs && sig != SignalTraces:
+	case sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces:
 		return 0, fmt.Errorf("spool: append: invalid signal %v", sig)
 	case len(tenant) > MAX_TENANT:
 		return 0, fmt.Errorf("spool: append: tenant of %d bytes, over %d", len(tenant), MAX_TENANT)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -20,14 +22,14 @@ func TestRoundTrip(t *testing.T) {
 			recv := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
 			big := payloadOf(3, 100<<10) // written with two system calls
 			in := []struct {
-				sig     Signal
+				sig     otlpwire.Signal
 				tenant  string
 				recv    time.Time
 				payload []byte
 			}{
-				{SignalLogs, "acme", recv, []byte("hello")},
-				{SignalTraces, "", time.Time{}, nil},
-				{SignalLogs, strings.Repeat("t", MAX_TENANT), recv, big},
+				{otlpwire.SignalLogs, "acme", recv, []byte("hello")},
+				{otlpwire.SignalTraces, "", time.Time{}, nil},
+				{otlpwire.SignalLogs, strings.Repeat("t", MAX_TENANT), recv, big},
 			}
 			for i, r := range in {
 				buf := append([]byte(nil), r.payload...)
@@ -66,7 +68,7 @@ func TestRoundTrip(t *testing.T) {
 func TestRecordEncoding(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	if _, err := s.Append(SignalTraces, "ab", time.Unix(0, 0x0102030405060708), []byte{0xca, 0xfe, 0x01}); err != nil {
+	if _, err := s.Append(otlpwire.SignalTraces, "ab", time.Unix(0, 0x0102030405060708), []byte{0xca, 0xfe, 0x01}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -117,7 +119,7 @@ func TestReopenContinuesSequence(t *testing.T) {
 	if err := s.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := s.Append(SignalLogs, "", time.Time{}, nil); !errors.Is(err, ErrClosed) {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Append after Close: %v", err)
 	}
 	s = open(t, dir, WithSegmentSize(1000))
@@ -153,7 +155,7 @@ func TestSegmentSize(t *testing.T) {
 	// 100-byte payloads plus 44-byte headers: 6 records (864 bytes) fit
 	// in 1000 bytes, the 7th starts a new segment.
 	appendN(t, s, 1, 14)
-	if _, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(14, 5000)); err != nil {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(14, 5000)); err != nil {
 		t.Fatal(err)
 	}
 	appendN(t, s, 15, 16)
@@ -174,22 +176,22 @@ func TestAppendErrors(t *testing.T) {
 	s := open(t, t.TempDir(), WithMaxBytes(1000))
 	cases := []struct {
 		name    string
-		sig     Signal
+		sig     otlpwire.Signal
 		tenant  string
 		payload []byte
 		is      error
 	}{
 		{"signal 0", 0, "", nil, nil},
 		{"signal 3", 3, "", nil, nil},
-		{"long tenant", SignalLogs, strings.Repeat("x", MAX_TENANT+1), nil, nil},
-		{"over the spool", SignalLogs, "", make([]byte, 1000), ErrTooLarge},
+		{"long tenant", otlpwire.SignalLogs, strings.Repeat("x", MAX_TENANT+1), nil, nil},
+		{"over the spool", otlpwire.SignalLogs, "", make([]byte, 1000), ErrTooLarge},
 	}
 	for _, c := range cases {
 		if _, err := s.Append(c.sig, c.tenant, time.Time{}, c.payload); err == nil || c.is != nil && !errors.Is(err, c.is) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	if seq, err := s.Append(SignalLogs, "", time.Time{}, nil); seq != 1 || err != nil {
+	if seq, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil); seq != 1 || err != nil {
 		t.Fatalf("after errors: %d, %v", seq, err)
 	}
 }
@@ -213,7 +215,7 @@ func TestOptions(t *testing.T) {
 	if _, err := ParseSyncPolicy("sometimes"); err == nil {
 		t.Error("ParseSyncPolicy(sometimes): no error")
 	}
-	if SignalLogs.String() != "logs" || SignalTraces.String() != "traces" || Signal(9).String() != "Signal(9)" {
+	if otlpwire.SignalLogs.String() != "logs" || otlpwire.SignalTraces.String() != "traces" || otlpwire.Signal(9).String() != "Signal(9)" {
 		t.Error("Signal.String")
 	}
 }
@@ -227,7 +229,7 @@ func TestFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendN(t, s, 1, 9)
-	if _, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(9, 100)); !errors.Is(err, ErrFull) {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(9, 100)); !errors.Is(err, ErrFull) {
 		t.Fatalf("Append over the limit: %v", err)
 	}
 	if st := s.Stats(); st.Full != 1 || st.Bytes != 8*144 {
@@ -241,7 +243,7 @@ func TestFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendN(t, s, 9, 13)
-	if _, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(13, 100)); !errors.Is(err, ErrFull) {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(13, 100)); !errors.Is(err, ErrFull) {
 		t.Fatalf("Append over the limit again: %v", err)
 	}
 	// Consuming everything, the current segment included: the full spool
@@ -252,7 +254,7 @@ func TestFull(t *testing.T) {
 	if err := c.Commit(12); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(13, 100)); err != nil {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(13, 100)); err != nil {
 		t.Fatalf("Append after consuming: %v", err)
 	}
 	if st := s.Stats(); st.Segments != 1 || st.Bytes != 136 || st.FirstSeq != 13 {
@@ -274,7 +276,7 @@ func TestFullSmallerThanSegment(t *testing.T) {
 	seq := 1
 	for round := 0; round < 5; round++ {
 		for {
-			_, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(seq, 100))
+			_, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(seq, 100))
 			if errors.Is(err, ErrFull) {
 				break
 			}
@@ -299,7 +301,7 @@ func TestNoConsumerKeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, WithSegmentSize(300), WithMaxBytes(6*144))
 	appendN(t, s, 1, 7)
-	if _, err := s.Append(SignalLogs, "", time.Time{}, payloadOf(7, 100)); !errors.Is(err, ErrFull) {
+	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(7, 100)); !errors.Is(err, ErrFull) {
 		t.Fatalf("got %v", err)
 	}
 	if n := len(segFiles(t, dir)); n != 4 { // 3 full and a new empty current one
@@ -323,7 +325,7 @@ func TestGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if _, err := s.Append(SignalLogs, "t", time.Time{}, payloadOf(i, 1000)); err != nil {
+				if _, err := s.Append(otlpwire.SignalLogs, "t", time.Time{}, payloadOf(i, 1000)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -369,7 +371,7 @@ func TestConcurrent(t *testing.T) {
 					for i := 0; i < each; i++ {
 						p := payloadOf(w*each+i, 10+i%500)
 						p[0] = byte(w)
-						if _, err := s.Append(SignalLogs, "t", time.Time{}, p); err != nil {
+						if _, err := s.Append(otlpwire.SignalLogs, "t", time.Time{}, p); err != nil {
 							t.Error(err)
 							return
 						}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -21,8 +22,8 @@ import (
 //
 // Random draws from r the same way for both orders, so two sources with
 // the same state yield requests that decode to the same data. It panics if
-// s is not a valid Signal. The result is a new slice.
-func Random(r *rand.Rand, s Signal, o Order) []byte {
+// s is not a valid otlpwire.Signal. The result is a new slice.
+func Random(r *rand.Rand, s otlpwire.Signal, o Order) []byte {
 	g := &randGen{r: r, e: newEncoder(o)}
 	g.unknowns()
 	for range r.IntN(5) {
@@ -254,7 +255,7 @@ func (g *randGen) attrs(num protowire.Number, max, depth int) {
 
 // resourceContainer writes the fields of a ResourceLogs, ResourceSpans or
 // ResourceMetrics.
-func (g *randGen) resourceContainer(s Signal) {
+func (g *randGen) resourceContainer(s otlpwire.Signal) {
 	e := g.e
 	if !g.chance(0.15) {
 		e.begin(resourceContainerResource)
@@ -281,11 +282,11 @@ func (g *randGen) resourceContainer(s Signal) {
 			e.begin(scopeContainerRecords)
 			g.unknowns()
 			switch s {
-			case SignalLogs:
+			case otlpwire.SignalLogs:
 				g.logRecord()
-			case SignalTraces:
+			case otlpwire.SignalTraces:
 				g.span()
-			case SignalMetrics:
+			case otlpwire.SignalMetrics:
 				g.metric()
 			default:
 				panic(fmt.Sprintf("synth: invalid signal %d", int(s)))

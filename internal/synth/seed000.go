@@ -1,6 +1,10 @@
 package synth
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
 
 // Fixture returns the seed-000 benchmark fixture of signal s in order o,
 // the request shape the otlp-wire report (shared/seeds/000) measured:
@@ -19,14 +23,14 @@ import "fmt"
 //     requests", unit "1") with 100 int points 0…99, attributes method=GET
 //     and status=200.
 //
-// It panics if s is not a valid Signal. The result is a new slice and is
+// It panics if s is not a valid otlpwire.Signal. The result is a new slice and is
 // the same on every call. RealisticFixture is a heavier variant.
 //
 // Fields are written in pdata's declaration order, which the encoder turns
 // into either Order; like pdata, the fixture carries empty trace, span and
 // parent ids and an empty span status, so that Fixture(s, Descending) is
 // byte for byte what the seed's pdata-built fixture marshals to.
-func Fixture(s Signal, o Order) []byte {
+func Fixture(s otlpwire.Signal, o Order) []byte {
 	e := newEncoder(o)
 	const ts = 1_000_000_000
 	for i := range 5 {
@@ -42,7 +46,7 @@ func Fixture(s Signal, o Order) []byte {
 		e.str(scopeVersion, "1.0.0")
 		e.end()
 		switch s {
-		case SignalLogs:
+		case otlpwire.SignalLogs:
 			for range 100 {
 				e.begin(scopeContainerRecords)
 				e.fixed64(logTime, ts)
@@ -57,7 +61,7 @@ func Fixture(s Signal, o Order) []byte {
 				e.bytesAlways(logSpanID, nil)
 				e.end()
 			}
-		case SignalTraces:
+		case otlpwire.SignalTraces:
 			for range 100 {
 				e.begin(scopeContainerRecords)
 				e.bytesAlways(spanTraceID, nil) // pdata writes empty ids and status
@@ -73,7 +77,7 @@ func Fixture(s Signal, o Order) []byte {
 				e.end()
 				e.end()
 			}
-		case SignalMetrics:
+		case otlpwire.SignalMetrics:
 			e.begin(scopeContainerRecords)
 			e.str(metricName, "request.count")
 			e.str(metricDescription, "Number of requests")

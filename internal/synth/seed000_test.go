@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -12,12 +13,12 @@ import (
 // seed000 builds the seed-000 fixture the way the seed report's benchmark
 // does, with pdata, and marshals it: the bytes Fixture(s, Descending) must
 // reproduce exactly.
-func seed000(t *testing.T, s Signal) []byte {
+func seed000(t *testing.T, s otlpwire.Signal) []byte {
 	t.Helper()
 	var b []byte
 	var err error
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		ld := plog.NewLogs()
 		for i := range 5 {
 			rl := ld.ResourceLogs().AppendEmpty()
@@ -36,7 +37,7 @@ func seed000(t *testing.T, s Signal) []byte {
 			}
 		}
 		b, err = (&plog.ProtoMarshaler{}).MarshalLogs(ld)
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		td := ptrace.NewTraces()
 		for i := range 5 {
 			rs := td.ResourceSpans().AppendEmpty()
@@ -55,7 +56,7 @@ func seed000(t *testing.T, s Signal) []byte {
 			}
 		}
 		b, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		md := pmetric.NewMetrics()
 		for i := range 5 {
 			rm := md.ResourceMetrics().AppendEmpty()

@@ -3,6 +3,7 @@ package synth
 import (
 	"testing"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -10,7 +11,7 @@ import (
 // The realistic generators keep the shapes their doc comments promise.
 
 func TestLogsShape(t *testing.T) {
-	d, n, _ := decode(t, SignalLogs, Logs(Config{Seed: 5, Resources: 4, ScopesPerResource: 2, RecordsPerScope: 250}))
+	d, n, _ := decode(t, otlpwire.SignalLogs, Logs(Config{Seed: 5, Resources: 4, ScopesPerResource: 2, RecordsPerScope: 250}))
 	bodyBytes, withTrace := 0, 0
 	severities := map[string]int{}
 	for _, rl := range d.logs.ResourceLogs().All() {
@@ -42,7 +43,7 @@ func TestLogsShape(t *testing.T) {
 }
 
 func TestTracesShape(t *testing.T) {
-	d, n, _ := decode(t, SignalTraces, Traces(Config{Seed: 5, Resources: 4, ScopesPerResource: 2, RecordsPerScope: 250}))
+	d, n, _ := decode(t, otlpwire.SignalTraces, Traces(Config{Seed: 5, Resources: 4, ScopesPerResource: 2, RecordsPerScope: 250}))
 	kinds := map[ptrace.SpanKind]int{}
 	statuses := map[ptrace.StatusCode]int{}
 	roots, events, links := 0, 0, 0
@@ -68,7 +69,7 @@ func TestTracesShape(t *testing.T) {
 }
 
 func TestMetricsShape(t *testing.T) {
-	d, n, _ := decode(t, SignalMetrics, Metrics(Config{Seed: 5, Resources: 2, ScopesPerResource: 1, RecordsPerScope: 1000}))
+	d, n, _ := decode(t, otlpwire.SignalMetrics, Metrics(Config{Seed: 5, Resources: 2, ScopesPerResource: 1, RecordsPerScope: 1000}))
 	types := map[pmetric.MetricType]int{}
 	names := map[string]bool{}
 	monotonic := map[bool]int{}

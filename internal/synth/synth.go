@@ -26,44 +26,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
-
-// Signal is an OTLP signal type.
-type Signal int
-
-// The signals. The zero Signal is not valid.
-const (
-	SignalLogs Signal = iota + 1
-	SignalTraces
-	SignalMetrics
-)
-
-// String returns "logs", "traces" or "metrics", the names ParseSignal accepts.
-func (s Signal) String() string {
-	switch s {
-	case SignalLogs:
-		return "logs"
-	case SignalTraces:
-		return "traces"
-	case SignalMetrics:
-		return "metrics"
-	}
-	return fmt.Sprintf("Signal(%d)", int(s))
-}
-
-// ParseSignal parses "logs", "traces" or "metrics"; any other text returns
-// an error naming it.
-func ParseSignal(s string) (Signal, error) {
-	switch s {
-	case "logs":
-		return SignalLogs, nil
-	case "traces":
-		return SignalTraces, nil
-	case "metrics":
-		return SignalMetrics, nil
-	}
-	return 0, fmt.Errorf("synth: unknown signal %q (want logs, traces or metrics)", s)
-}
 
 // Config shapes a generated request. Negative counts count as zero.
 type Config struct {
@@ -121,14 +86,14 @@ func (c Config) records(ri, si int) int {
 }
 
 // Generate returns the request of signal s for cfg: Logs, Traces or Metrics.
-// It panics if s is not a valid Signal.
-func Generate(s Signal, cfg Config) []byte {
+// It panics if s is not a valid otlpwire.Signal.
+func Generate(s otlpwire.Signal, cfg Config) []byte {
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		return Logs(cfg)
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		return Traces(cfg)
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		return Metrics(cfg)
 	}
 	panic(fmt.Sprintf("synth: invalid signal %d", int(s)))
@@ -139,16 +104,16 @@ func Generate(s Signal, cfg Config) []byte {
 // resource with a name and a version, and 100 log records, spans or data
 // points per scope, each with timestamps and 4-8 attributes of mixed kinds.
 // Every id and body is present, so pdata re-encodes the Descending fixture
-// byte for byte. It panics if s is not a valid Signal. The result is a new
+// byte for byte. It panics if s is not a valid otlpwire.Signal. The result is a new
 // slice and is the same on every call.
-func RealisticFixture(s Signal, o Order) []byte {
+func RealisticFixture(s otlpwire.Signal, o Order) []byte {
 	cfg := Config{Seed: 0, Order: o, Resources: 5, ScopesPerResource: 1, RecordsPerScope: 100}
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		return newLogsGen(cfg, fixtureProfile).generate(cfg)
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		return newTracesGen(cfg, fixtureProfile).generate(cfg)
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		return newMetricsGen(cfg, fixtureProfile).generate(cfg)
 	}
 	panic(fmt.Sprintf("synth: invalid signal %d", int(s)))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -15,7 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-var signals = []Signal{SignalLogs, SignalTraces, SignalMetrics}
+var signals = []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics}
 
 // decoded is a request decoded by pdata, the oracle.
 type decoded struct {
@@ -26,21 +27,21 @@ type decoded struct {
 
 // decode unmarshals b with pdata and returns the request, its record count
 // and pdata's encoding of it.
-func decode(tb testing.TB, s Signal, b []byte) (d decoded, count int, canonical []byte) {
+func decode(tb testing.TB, s otlpwire.Signal, b []byte) (d decoded, count int, canonical []byte) {
 	tb.Helper()
 	var err error
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		if d.logs, err = (&plog.ProtoUnmarshaler{}).UnmarshalLogs(b); err == nil {
 			count = d.logs.LogRecordCount()
 			canonical, err = (&plog.ProtoMarshaler{}).MarshalLogs(d.logs)
 		}
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		if d.traces, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b); err == nil {
 			count = d.traces.SpanCount()
 			canonical, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(d.traces)
 		}
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		if d.metrics, err = (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b); err == nil {
 			count = d.metrics.DataPointCount()
 			canonical, err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(d.metrics)
@@ -54,7 +55,7 @@ func decode(tb testing.TB, s Signal, b []byte) (d decoded, count int, canonical 
 
 // checkOrders checks that the Ascending and Descending encodings of one
 // request decode to the same data and that each is in its field order.
-func checkOrders(t *testing.T, s Signal, asc, desc []byte) {
+func checkOrders(t *testing.T, s otlpwire.Signal, asc, desc []byte) {
 	t.Helper()
 	_, na, ca := decode(t, s, asc)
 	_, nd, cd := decode(t, s, desc)
@@ -143,7 +144,7 @@ func firstDiff(a, b []byte) int {
 // checkFixtureShape checks the documented shape: 5 resources with 8-10
 // attributes, one named and versioned scope each, 100 records each with
 // timestamps and 4-8 attributes.
-func checkFixtureShape(t *testing.T, s Signal, d decoded) {
+func checkFixtureShape(t *testing.T, s otlpwire.Signal, d decoded) {
 	t.Helper()
 	type container struct {
 		res   pcommon.Resource
@@ -153,7 +154,7 @@ func checkFixtureShape(t *testing.T, s Signal, d decoded) {
 	}
 	var cs []container
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		for _, rl := range d.logs.ResourceLogs().All() {
 			for _, sl := range rl.ScopeLogs().All() {
 				lrs := sl.LogRecords()
@@ -163,7 +164,7 @@ func checkFixtureShape(t *testing.T, s Signal, d decoded) {
 				}})
 			}
 		}
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		for _, rs := range d.traces.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
 				spans := ss.Spans()
@@ -173,7 +174,7 @@ func checkFixtureShape(t *testing.T, s Signal, d decoded) {
 				}})
 			}
 		}
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		for _, rm := range d.metrics.ResourceMetrics().All() {
 			for _, sm := range rm.ScopeMetrics().All() {
 				var points []func() (pcommon.Map, bool)
@@ -240,7 +241,7 @@ func metricPoints(m pmetric.Metric) []func() (pcommon.Map, bool) {
 
 func TestParse(t *testing.T) {
 	for _, s := range signals {
-		if got, err := ParseSignal(s.String()); err != nil || got != s {
+		if got, err := otlpwire.ParseSignal(s.String()); err != nil || got != s {
 			t.Errorf("ParseSignal(%q) = %v, %v", s, got, err)
 		}
 	}
@@ -249,7 +250,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseOrder(%q) = %v, %v", o, got, err)
 		}
 	}
-	if _, err := ParseSignal("profiles"); err == nil {
+	if _, err := otlpwire.ParseSignal("profiles"); err == nil {
 		t.Error("ParseSignal(profiles) succeeded")
 	}
 	if _, err := ParseOrder("ascending"); err == nil {
@@ -293,7 +294,7 @@ func BenchmarkGenerate(b *testing.B) {
 // amount, and the same Config still gives the same bytes.
 func TestStart(t *testing.T) {
 	start := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
-	for _, sig := range []Signal{SignalLogs, SignalTraces, SignalMetrics} {
+	for _, sig := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics} {
 		cfg := Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40, Start: start}
 		a, b := Generate(sig, cfg), Generate(sig, cfg)
 		if !bytes.Equal(a, b) {

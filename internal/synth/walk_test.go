@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -67,11 +68,11 @@ var schema = map[string][]field{
 	"Exemplar":         {{7, bt, "KeyValue"}, {2, f64, ""}, {3, f64, ""}, {6, f64, ""}, {5, bt, ""}, {4, bt, ""}},
 }
 
-func requestMessage(s Signal) string {
-	return map[Signal]string{
-		SignalLogs:    "ExportLogsServiceRequest",
-		SignalTraces:  "ExportTraceServiceRequest",
-		SignalMetrics: "ExportMetricsServiceRequest",
+func requestMessage(s otlpwire.Signal) string {
+	return map[otlpwire.Signal]string{
+		otlpwire.SignalLogs:    "ExportLogsServiceRequest",
+		otlpwire.SignalTraces:  "ExportTraceServiceRequest",
+		otlpwire.SignalMetrics: "ExportMetricsServiceRequest",
 	}[s]
 }
 

@@ -20,9 +20,9 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/grpc"
-
-	"github.com/wirehouse/wirehouse/internal/receiver"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	opts := []grpc.ServerOption{
-		grpc.ForceServerCodecV2(receiver.Codec{}),
+		otlpgrpc.ServerOption(),
 		grpc.InitialWindowSize(4 << 20),
 		grpc.InitialConnWindowSize(16 << 20),
 	}
@@ -65,21 +65,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	s := grpc.NewServer(opts...)
-	empty := &receiver.Message{}
+	empty := &otlpgrpc.Message{}
 	handler := func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-		var m receiver.Message
+		var m otlpgrpc.Message
 		if err := dec(&m); err != nil {
 			return nil, err
 		}
 		m.Release()
 		return empty, nil
 	}
-	for _, sig := range []receiver.Signal{receiver.SignalMetrics, receiver.SignalLogs, receiver.SignalTraces} {
-		s.RegisterService(&grpc.ServiceDesc{
-			ServiceName: sig.ServiceName(),
-			HandlerType: (*any)(nil),
-			Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: handler}},
-		}, struct{}{})
+	for _, sig := range otlpwire.Signals {
+		s.RegisterService(otlpgrpc.ServiceDesc(sig, handler), struct{}{})
 	}
 	fmt.Fprintln(stderr, "grpcecho: serving on", ln.Addr())
 	go func() { <-ctx.Done(); s.Stop() }()

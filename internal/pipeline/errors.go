@@ -1,4 +1,4 @@
-package receiver
+package pipeline
 
 import (
 	"errors"
@@ -32,6 +32,7 @@ import (
 // retryable statuses (429, 502, 503, 504).
 type Kind uint8
 
+// The kinds; the zero Kind is not valid and is treated as KindInternal.
 const (
 	KindBadData Kind = iota + 1
 	KindTooLarge
@@ -88,7 +89,9 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-func refuse(k Kind, format string, args ...any) *Error {
+// Refuse returns an *Error of kind k whose message is formatted as
+// fmt.Errorf formats it (%w wraps).
+func Refuse(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Err: fmt.Errorf(format, args...)}
 }
 
@@ -112,8 +115,10 @@ var (
 	ErrTooLarge = errors.New("too large")
 )
 
-// classify turns a sink's error into an *Error using the sentinels above.
-func classify(err error) *Error {
+// Classify turns a sink's error into an *Error using the sentinels above:
+// an *Error in err's chain is returned as is; an error wrapping none of
+// the sentinels is KindUnavailable.
+func Classify(err error) *Error {
 	var re *Error
 	switch {
 	case errors.As(err, &re):

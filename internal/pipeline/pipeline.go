@@ -1,40 +1,38 @@
-package receiver
+// Package pipeline is the contract between the OTLP receiver and the
+// components that take what it accepts: a Sink consumes a validated
+// Request of one signal and answers with an Outcome or an error whose
+// Kind chooses the response the client gets.
+//
+// The receiver, the stores' sinks, the usage counter and the forwarder
+// all import this package instead of one another; nothing here starts a
+// goroutine or holds state.
+package pipeline
 
 import (
 	"context"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Signal is an OTLP signal.
-type Signal uint8
-
+// Transports a Request arrives on.
 const (
-	SignalMetrics Signal = iota
-	SignalLogs
-	SignalTraces
-	numSignals
+	TransportGRPC = "grpc"
+	TransportHTTP = "http"
 )
-
-// String is "metrics", "logs" or "traces".
-func (s Signal) String() string {
-	if s < numSignals {
-		return signals[s].name
-	}
-	return "unknown"
-}
 
 // Request is one validated OTLP export request handed to a sink.
 type Request struct {
-	Signal    Signal
-	Transport string // "grpc" or "http"
+	Signal    otlpwire.Signal
+	Transport string // TransportGRPC or TransportHTTP
 	// Body is the decompressed Export*ServiceRequest in protobuf wire
 	// format, already checked by otlpwire's Validate, except for the first
 	// sink of a signal when that sink is Validating. It is owned by the
-	// receiver and reused after Consume returns: a sink that keeps any of
+	// caller and reused after Consume returns: a sink that keeps any of
 	// it must copy it.
 	Body []byte
 	// Records is the number of data points, log records or spans in Body.
 	Records int
-	// Tenant is what the Authenticator said the request belongs to; ""
+	// Tenant is what the authenticator said the request belongs to; ""
 	// without one, or for the server's default tenant.
 	Tenant string
 }
@@ -53,11 +51,18 @@ type Outcome struct {
 // Consume returns once the sink has made the data as durable as it
 // promises; the receiver acknowledges a request only after every sink of
 // its signal returned without error. A returned error refuses the whole
-// request: wrap ErrOverloaded, ErrUnavailable or ErrInvalid (or return an
-// *Error) to choose the status. Consume is called concurrently.
+// request: wrap ErrOverloaded, ErrUnavailable, ErrInvalid or ErrTooLarge
+// (or return an *Error) to choose the status. Consume is called
+// concurrently.
 type Sink interface {
 	Consume(ctx context.Context, req *Request) (Outcome, error)
 }
+
+// SinkFunc adapts a function to the Sink interface.
+type SinkFunc func(ctx context.Context, req *Request) (Outcome, error)
+
+// Consume calls f.
+func (f SinkFunc) Consume(ctx context.Context, req *Request) (Outcome, error) { return f(ctx, req) }
 
 // Validating marks s as a sink that checks every request completely
 // itself, refusing exactly what otlpwire's Validate refuses, with an error
@@ -71,27 +76,29 @@ type Sink interface {
 // use them.
 func Validating(s Sink) Sink { return validating{s} }
 
+// IsValidating reports whether s was returned by Validating.
+func IsValidating(s Sink) bool {
+	_, ok := s.(validating)
+	return ok
+}
+
 type validating struct{ Sink }
 
-// SinkFunc adapts a function to the Sink interface.
-type SinkFunc func(ctx context.Context, req *Request) (Outcome, error)
-
-// Consume calls f.
-func (f SinkFunc) Consume(ctx context.Context, req *Request) (Outcome, error) { return f(ctx, req) }
-
-// Sinks are the sinks of each signal. A signal without sinks is not served:
-// gRPC answers UNIMPLEMENTED and HTTP 404.
+// Sinks are the sinks of each signal, called in order. A signal without
+// sinks is not served: gRPC answers UNIMPLEMENTED and HTTP 404.
 type Sinks struct {
 	Metrics, Logs, Traces []Sink
 }
 
-func (s Sinks) of(sig Signal) []Sink {
+// Of returns the sinks of sig.
+func (s Sinks) Of(sig otlpwire.Signal) []Sink {
 	switch sig {
-	case SignalMetrics:
+	case otlpwire.SignalMetrics:
 		return s.Metrics
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		return s.Logs
-	default:
+	case otlpwire.SignalTraces:
 		return s.Traces
 	}
+	return nil
 }
