@@ -9,8 +9,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/wirehouse/wirehouse/internal/ingest"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/otlpfile"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -78,8 +78,8 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	inputs, err := ingest.Collect(f.paths)
-	if errors.Is(err, ingest.ErrUnknownFormat) {
+	inputs, err := otlpfile.Collect(f.paths)
+	if errors.Is(err, otlpfile.ErrUnknownFormat) {
 		return usageError{err: fmt.Errorf("ingest: %w", err)}
 	}
 	if err != nil {
@@ -90,9 +90,9 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// Two readers: one reads and decompresses the next file while the
 	// other's requests are appended, on the other core.
-	var readers [2]*ingest.Reader
+	var readers [2]*otlpfile.Reader
 	for i := range readers {
-		if readers[i], err = ingest.NewReader(f.sig, ingest.WithMaxFileSize(f.maxFile)); err != nil {
+		if readers[i], err = otlpfile.NewReader(f.sig, otlpfile.WithMaxFileSize(f.maxFile)); err != nil {
 			return err
 		}
 		defer readers[i].Close()
@@ -163,7 +163,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // readFile is a file read ahead: done hands its reader back.
 type readFile struct {
-	file ingest.File
+	file otlpfile.File
 	err  error
 	done func()
 }
@@ -172,9 +172,9 @@ type readFile struct {
 // its predecessor's predecessor used once that one is done, so at most
 // two files are in memory: the one being appended and the next. stop ends
 // the reading early; it must be called.
-func readAhead(readers [2]*ingest.Reader, inputs []ingest.Input) (<-chan readFile, func()) {
+func readAhead(readers [2]*otlpfile.Reader, inputs []otlpfile.Input) (<-chan readFile, func()) {
 	out := make(chan readFile)
-	free := make(chan *ingest.Reader, len(readers))
+	free := make(chan *otlpfile.Reader, len(readers))
 	for _, r := range readers {
 		free <- r
 	}
@@ -183,7 +183,7 @@ func readAhead(readers [2]*ingest.Reader, inputs []ingest.Input) (<-chan readFil
 	go func() {
 		defer close(finished)
 		for _, in := range inputs {
-			var r *ingest.Reader
+			var r *otlpfile.Reader
 			select {
 			case r = <-free:
 			case <-quit:
@@ -202,10 +202,10 @@ func readAhead(readers [2]*ingest.Reader, inputs []ingest.Input) (<-chan readFil
 
 // ingestFile appends all the requests of a file read (or refused with
 // readErr) in one call, adding to sum what was appended. A file the Reader
-// or the lake refuses is returned as skip, an *ingest.Error with the
+// or the lake refuses is returned as skip, an *otlpfile.Error with the
 // offset of the failing request; err is a write error of the lake, after
 // which the file's rows are appended but not all written.
-func ingestFile(file ingest.File, readErr error, w *lake.Writer, f *ingestFlags, in ingest.Input, sum *ingestSummary) (skip, err error) {
+func ingestFile(file otlpfile.File, readErr error, w *lake.Writer, f *ingestFlags, in otlpfile.Input, sum *ingestSummary) (skip, err error) {
 	if readErr != nil {
 		return readErr, nil
 	}
@@ -216,7 +216,7 @@ func ingestFile(file ingest.File, readErr error, w *lake.Writer, f *ingestFlags,
 		if ae.Index >= 0 && ae.Index < len(file.Offsets) {
 			off = file.Offsets[ae.Index]
 		}
-		return &ingest.Error{Path: in.Path, Offset: off, Err: ae}, nil
+		return &otlpfile.Error{Path: in.Path, Offset: off, Err: ae}, nil
 	}
 	sum.FilesRead++
 	sum.Records += int64(n)
@@ -264,7 +264,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 	fs.Int64Var(&f.fileSize, "file-size", 64<<20, "Parquet file size to aim at, in bytes (at least 1024)")
 	fs.Int64Var(&f.maxBuffer, "max-buffer", 256<<20, "write a file once this many protobuf bytes are buffered, whatever --file-size says; memory is about 2x this (at least 1024)")
 	fs.IntVar(&f.rowGroupRows, "row-group-rows", 0, "most rows in a Parquet row group (default: the lake's, 131072)")
-	fs.Int64Var(&f.maxFile, "max-file-size", ingest.DefaultMaxFileSize, "largest decompressed input file, in bytes")
+	fs.Int64Var(&f.maxFile, "max-file-size", otlpfile.DefaultMaxFileSize, "largest decompressed input file, in bytes")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // Entry is one request to keep.
@@ -133,17 +134,6 @@ func (d *Dir) Put(e Entry) (string, error) {
 	return req, nil
 }
 
-// validName reports whether s is 1 to 128 of [A-Za-z0-9._-], not "." or
-// "..": safe as a file or directory name.
-func validName(s string) bool {
-	if s == "" || len(s) > 128 || s == "." || s == ".." {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
+// validName reports whether s may be one segment of a quarantine path:
+// the rule of tenant names (tenant.Valid).
+func validName(s string) bool { return tenant.Valid(s) }

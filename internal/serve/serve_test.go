@@ -115,6 +115,8 @@ func TestServe(t *testing.T) {
 		`wirehouse_receiver_request_duration_seconds_count{signal="traces",transport="http"} 1`,
 		`wirehouse_receiver_request_size_bytes_sum{signal="traces",transport="http"} ` + itoa(len(body)),
 		`go_goroutines`, `process_cpu_seconds_total`,
+		// The spool and the lake loader register their own.
+		`wirehouse_spool_appends_total 1`, `wirehouse_lake_lag_records`, `wirehouse_lake_files_total`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)

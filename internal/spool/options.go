@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // SyncPolicy says when segment data is fsynced; see the package doc for
@@ -58,6 +60,7 @@ type config struct {
 	sync        SyncPolicy
 	interval    time.Duration
 	maxBytes    int64
+	reg         prometheus.Registerer
 }
 
 func defaultConfig() config {
@@ -113,6 +116,17 @@ func WithMaxBytes(n int64) Option {
 			return errors.New("spool: negative maximum size")
 		}
 		c.maxBytes = n
+		return nil
+	}
+}
+
+// WithRegisterer makes Open register the spool's metrics with reg
+// (default: none): wirehouse_spool_bytes, _segments, _last_seq,
+// _appends_total, _syncs_total and _full_total, read from Stats when
+// scraped.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(c *config) error {
+		c.reg = reg
 		return nil
 	}
 }

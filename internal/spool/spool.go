@@ -94,6 +94,12 @@ func Open(dir string, opts ...Option) (*Spool, error) {
 		s.closeFiles()
 		return nil, err
 	}
+	if cfg.reg != nil {
+		if err := s.register(cfg.reg); err != nil {
+			s.closeFiles()
+			return nil, err
+		}
+	}
 	if cfg.sync == SyncInterval {
 		s.wg.Add(1)
 		go s.syncLoop(cfg.interval)

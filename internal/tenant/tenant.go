@@ -22,3 +22,23 @@ func FromContext(ctx context.Context) string {
 	t, _ := ctx.Value(key{}).(string)
 	return t
 }
+
+// MaxLen is the longest tenant name.
+const MaxLen = 128
+
+// Valid reports whether t is a tenant name: 1 to MaxLen of
+// [A-Za-z0-9._-], and neither "." nor "..", so that it is safe as one
+// segment of a path (the lake's and the spool's partitions) and as a label
+// value.
+func Valid(t string) bool {
+	if t == "" || len(t) > MaxLen || t == "." || t == ".." {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

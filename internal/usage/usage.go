@@ -1,7 +1,11 @@
-// Package countsink is the placeholder sink of wirehouse serve until the
-// metric store and the lake land: it counts records and bytes per service
-// with otlpwire and discards the data.
-package countsink
+// Package usage counts, per signal and service.name, the records and the
+// resource bytes wirehouse serve stored, for /metrics.
+//
+// Its Sink goes last in each signal's list of sinks (pipeline.Sinks), after
+// the stores, so that it counts only requests they accepted: a request a
+// store refused, which the client sends again, is counted once, when it is
+// stored. It keeps none of the data.
+package usage
 
 import (
 	"context"
@@ -48,11 +52,11 @@ func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
 	s := &Sink{
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_sink_records_total",
-			Help: "Records (data points, log records, spans) received, by signal and service.name.",
+			Help: "Records (data points, log records, spans) accepted and stored, by signal and service.name.",
 		}, []string{"signal", "service"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_sink_resource_bytes_total",
-			Help: "Encoded size of the resource containers (ResourceLogs, ResourceSpans, ResourceMetrics) received, by signal and service.name.",
+			Help: "Encoded size of the resource containers (ResourceLogs, ResourceSpans, ResourceMetrics) accepted and stored, by signal and service.name.",
 		}, []string{"signal", "service"}),
 		max: maxServices,
 	}
@@ -70,7 +74,9 @@ func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
 	return s, nil
 }
 
-// Consume counts req per resource and keeps nothing.
+// Consume counts req per resource and keeps nothing. It refuses, as
+// invalid, only a request it cannot walk, which the receiver's validation
+// (or the first sink's) has already refused.
 func (s *Sink) Consume(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 	var err error
 	switch req.Signal {

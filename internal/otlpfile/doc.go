@@ -1,6 +1,7 @@
-// Package ingest reads OTLP request files from disk for the lake: the
-// protobuf files wirehouse gen writes, the files of the OpenTelemetry
-// Collector's file exporter, and OTLP/JSON, each optionally compressed.
+// Package otlpfile reads OTLP export requests from files: the protobuf
+// files wirehouse gen writes, the files of the OpenTelemetry Collector's
+// file exporter, and OTLP/JSON, each optionally compressed. wirehouse
+// ingest loads what it reads into the lake.
 //
 // # Files
 //
@@ -63,4 +64,4 @@
 // bad length prefix, the JSON document, or how far decompression got
 // before the stream broke. Lengths read from the input are checked against
 // the bytes that remain before anything is sliced or allocated.
-package ingest
+package otlpfile

@@ -1,4 +1,4 @@
-package countsink
+package usage
 
 import (
 	"context"

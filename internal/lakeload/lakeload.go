@@ -1,11 +1,6 @@
-// Package lakesink takes logs and traces from the receiver into the lake
-// through the spool, so that nothing acknowledged is lost and nothing is
-// written to the lake twice.
-//
-// Sink is the receiver's sink for logs and traces: it appends each
-// validated request to the spool and returns once the spool's fsync policy
-// is met; the receiver acknowledges only then. A full spool refuses the
-// request as overloaded (HTTP 429, gRPC RESOURCE_EXHAUSTED, retryable).
+// Package lakeload moves logs and traces from the spool into the Parquet
+// lake, so that every record the receiver acknowledged (spoolsink spooled
+// it first) reaches the lake, and none twice.
 //
 // Loader consumes the spool into lake.Writers in manual-flush mode. It
 // writes the buffered rows when a batch reaches its size, buffer or age
@@ -33,7 +28,7 @@
 // ends up in the lake exactly once. (If the spool lost records of that
 // range, say to a power loss under the interval or never fsync policy, the
 // rewrite holds the records that remain.)
-package lakesink
+package lakeload
 
 import (
 	"context"
@@ -48,56 +43,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Sink appends requests to a spool.
-type Sink struct {
-	spool  *spool.Spool
-	tenant string
-}
-
-// NewSink returns a sink that appends to sp under tenant, or under the
-// tenant a request's credentials name (pipeline.Request.Tenant).
-func NewSink(sp *spool.Spool, tenant string) (*Sink, error) {
-	if !lake.ValidTenant(tenant) {
-		return nil, fmt.Errorf("lake sink: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
-	}
-	return &Sink{spool: sp, tenant: tenant}, nil
-}
-
-// Consume appends the request's body to the spool.
-func (s *Sink) Consume(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
-	sig := req.Signal
-	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
-		return pipeline.Outcome{}, fmt.Errorf("lake sink: %v: %w", sig, pipeline.ErrInvalid)
-	}
-	tenant := s.tenant
-	if req.Tenant != "" { // the exporter's credentials named one
-		if !lake.ValidTenant(req.Tenant) {
-			return pipeline.Outcome{}, fmt.Errorf("lake sink: tenant %q: %w", req.Tenant, pipeline.ErrInvalid)
-		}
-		tenant = req.Tenant
-	}
-	if _, err := s.spool.Append(sig, tenant, time.Now(), req.Body); err != nil {
-		if errors.Is(err, spool.ErrFull) {
-			return pipeline.Outcome{}, fmt.Errorf("spool full: %w", pipeline.ErrOverloaded)
-		}
-		if errors.Is(err, spool.ErrTooLarge) { // larger than the whole spool may hold
-			return pipeline.Outcome{}, fmt.Errorf("spool append: %v: %w", err, pipeline.ErrTooLarge)
-		}
-		return pipeline.Outcome{}, fmt.Errorf("spool append: %v: %w", err, pipeline.ErrUnavailable)
-	}
-	return pipeline.Outcome{}, nil
-}
-
-// LoaderConfig configures a Loader.
-type LoaderConfig struct {
+// Config configures a Loader. Validate reports what is wrong with one;
+// zero fields take the defaults New documents.
+type Config struct {
 	Dir      string        // the lake's root
 	Consumer string        // the spool consumer's name
 	MaxDelay time.Duration // the longest a record waits before it is written
@@ -119,6 +75,23 @@ type LoaderConfig struct {
 	// WriterOptions are added to the lake writers' options (tests:
 	// lake.WithEncodeFault, lake.WithMaxAttributeColumns).
 	WriterOptions []lake.Option
+	// Registerer, if set, gets the loader's metrics (wirehouse_lake_*).
+	Registerer prometheus.Registerer
+}
+
+// Validate reports the first field of c that New would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("lake loader: no lake directory")
+	case c.Consumer == "":
+		return errors.New("lake loader: no spool consumer name")
+	case c.MaxDelay <= 0:
+		return errors.New("lake loader: max delay must be positive")
+	case c.Retention.MaxAge < 0 || c.Retention.MaxSize < 0 || c.PruneEvery < 0:
+		return errors.New("lake loader: retention and prune period must not be negative")
+	}
+	return nil
 }
 
 // Loader moves records from the spool into the lake. It keeps two
@@ -127,7 +100,7 @@ type LoaderConfig struct {
 // both cores. Writes and commits stay in spool order: a write starts only
 // after the one before it committed.
 type Loader struct {
-	cfg    LoaderConfig
+	cfg    Config
 	sp     *spool.Spool
 	cons   *spool.Consumer
 	w      *lake.Writer // takes the records read
@@ -158,14 +131,12 @@ type Loader struct {
 // intentFile is where the range being written is recorded.
 const intentFile = ".flush"
 
-// NewLoader opens the lake writer and the spool consumer and reads an
-// interrupted write's intent, if any.
-func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
-	if cfg.MaxDelay <= 0 {
-		return nil, errors.New("lake loader: max delay must be positive")
-	}
-	if cfg.Retention.MaxAge < 0 || cfg.Retention.MaxSize < 0 || cfg.PruneEvery < 0 {
-		return nil, errors.New("lake loader: retention and prune period must not be negative")
+// New validates cfg, opens the lake writers and the spool consumer and
+// reads an interrupted write's intent, if any. PruneEvery defaults to a
+// minute, Logger to none.
+func New(sp *spool.Spool, cfg Config) (*Loader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.PruneEvery == 0 {
 		cfg.PruneEvery = time.Minute
@@ -208,7 +179,46 @@ func NewLoader(sp *spool.Spool, cfg LoaderConfig) (*Loader, error) {
 			os.Remove(filepath.Join(cfg.Dir, intentFile))
 		}
 	}
+	if cfg.Registerer != nil {
+		if err := l.register(cfg.Registerer); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	return l, nil
+}
+
+// register registers the loader's metrics with reg; they are read when
+// scraped.
+func (l *Loader) register(reg prometheus.Registerer) error {
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	counter := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f)
+	}
+	for _, c := range []prometheus.Collector{
+		gauge("wirehouse_lake_committed_seq", "Last spool record written to the lake and committed.", func() float64 { return float64(l.Committed()) }),
+		gauge("wirehouse_lake_lag_records", "Spooled records not yet written to the lake.", func() float64 {
+			last, done := l.sp.Stats().LastSeq, l.Committed()
+			return float64(last - min(last, done))
+		}),
+		counter("wirehouse_lake_files_total", "Parquet files written since start.", func() float64 { return float64(l.Written().Files) }),
+		counter("wirehouse_lake_rows_total", "Rows written to Parquet since start.", func() float64 { return float64(l.Written().Rows) }),
+		counter("wirehouse_lake_bytes_total", "Bytes of Parquet written since start.", func() float64 { return float64(l.Written().BytesOut) }),
+		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not store, kept in the quarantine directory instead (logged).", func() float64 { return float64(l.Skipped()) }),
+		gauge("wirehouse_lake_size_bytes", "Bytes of the lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(l.Pruned().Kept) }),
+		gauge("wirehouse_lake_parquet_files", "The lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(l.Pruned().KeptFiles) }),
+		counter("wirehouse_lake_retention_partitions_removed_total", "Hour partitions removed by --lake-retention or --lake-retention-size since start.", func() float64 { return float64(l.Pruned().Partitions) }),
+		counter("wirehouse_lake_retention_bytes_removed_total", "Parquet bytes removed by retention since start.", func() float64 { return float64(l.Pruned().Bytes) }),
+		counter("wirehouse_lake_compacted_files_total", "Small Parquet files merged by compaction since start.", func() float64 { return float64(l.Compacted().Inputs) }),
+		counter("wirehouse_lake_compaction_files_written_total", "Parquet files compaction wrote since start.", func() float64 { return float64(l.Compacted().Merges) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register lake loader metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // Run loads until ctx ends. Rows not yet written when it returns stay in

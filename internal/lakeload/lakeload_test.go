@@ -1,10 +1,9 @@
-package lakesink
+package lakeload
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -105,8 +103,8 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: time.Hour}
-	l, err := NewLoader(sp, cfg)
+	cfg := Config{Dir: lakeDir, Consumer: "lake", MaxDelay: time.Hour}
+	l, err := New(sp, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +144,7 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 		}
 	}
 	cfg.MaxDelay = 100 * time.Millisecond
-	l, err = NewLoader(sp, cfg)
+	l, err = New(sp, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +195,7 @@ func TestLoaderRetention(t *testing.T) {
 	}
 	// Both requests are written (the old one to its own partition), then a
 	// pass removes the old partition.
-	l := runLoaderUntil(t, sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 50 * time.Millisecond,
+	l := runLoaderUntil(t, sp, Config{Dir: lakeDir, Consumer: "lake", MaxDelay: 50 * time.Millisecond,
 		Retention: lake.Retention{MaxAge: 24 * time.Hour}, PruneEvery: 20 * time.Millisecond},
 		func(l *Loader) bool {
 			return l.cons.Committed() >= 2 && l.Pruned().Partitions > 0 && l.Pruned().KeptFiles > 0
@@ -223,7 +221,7 @@ func TestLoaderRetention(t *testing.T) {
 	if p.Kept != size || p.KeptFiles != files {
 		t.Errorf("lake size reported %d bytes in %d files, on disk %d in %d", p.Kept, p.KeptFiles, size, files)
 	}
-	if _, err := NewLoader(sp, LoaderConfig{Dir: lakeDir, Consumer: "x", MaxDelay: time.Second, Retention: lake.Retention{MaxAge: -1}}); err == nil {
+	if _, err := New(sp, Config{Dir: lakeDir, Consumer: "x", MaxDelay: time.Second, Retention: lake.Retention{MaxAge: -1}}); err == nil {
 		t.Error("negative retention accepted")
 	}
 }
@@ -234,7 +232,7 @@ func TestLoaderCompacts(t *testing.T) {
 	sp, lakeDir := openSpool(t)
 	run := func(compact bool, until func(*Loader) bool) *Loader {
 		t.Helper()
-		return runLoaderUntil(t, sp, LoaderConfig{Dir: lakeDir, Consumer: "lake", MaxDelay: 20 * time.Millisecond,
+		return runLoaderUntil(t, sp, Config{Dir: lakeDir, Consumer: "lake", MaxDelay: 20 * time.Millisecond,
 			PruneEvery: 20 * time.Millisecond, Compact: compact}, until)
 	}
 	// Six small writes, one per request, by a loader that does not
@@ -284,9 +282,9 @@ func openSpool(t *testing.T) (*spool.Spool, string) {
 
 // runLoaderUntil runs a loader with cfg until cond holds (or 10 s pass),
 // then stops and closes it.
-func runLoaderUntil(t *testing.T, sp *spool.Spool, cfg LoaderConfig, cond func(*Loader) bool) *Loader {
+func runLoaderUntil(t *testing.T, sp *spool.Spool, cfg Config, cond func(*Loader) bool) *Loader {
 	t.Helper()
-	l, err := NewLoader(sp, cfg)
+	l, err := New(sp, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,38 +300,6 @@ func runLoaderUntil(t *testing.T, sp *spool.Spool, cfg LoaderConfig, cond func(*
 	}
 	l.Close()
 	return l
-}
-
-// TestSinkRefusals: a full spool asks the client to retry; a request the
-// whole spool could never hold is refused for good.
-func TestSinkRefusals(t *testing.T) {
-	sp, err := spool.Open(filepath.Join(t.TempDir(), "spool"), spool.WithSync(spool.SyncNever, 0), spool.WithMaxBytes(4<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
-	s, err := NewSink(sp, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	consume := func(body []byte) error {
-		_, err := s.Consume(context.Background(), &pipeline.Request{Signal: otlpwire.SignalLogs, Body: body, Records: 1})
-		return err
-	}
-	huge := logsWithIDs(t, make([]int64, 200)...) // over 4 KiB alone
-	if err := consume(huge); !errors.Is(err, pipeline.ErrTooLarge) {
-		t.Errorf("a request larger than the spool: %v, want pipeline.ErrTooLarge", err)
-	}
-	small := logsWithIDs(t, 1, 2, 3)
-	var full error
-	for range 100 {
-		if full = consume(small); full != nil {
-			break
-		}
-	}
-	if !errors.Is(full, pipeline.ErrOverloaded) {
-		t.Errorf("a full spool: %v, want pipeline.ErrOverloaded", full)
-	}
 }
 
 // logsWithBody is logsWithIDs with body on every record.
@@ -373,7 +339,7 @@ func TestQuarantine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := LoaderConfig{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond, Quarantine: q,
+	cfg := Config{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond, Quarantine: q,
 		WriterOptions: []lake.Option{lake.WithEncodeFault("poison")}}
 	l := runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == uint64(len(reqs)) })
 	if got := l.Committed(); got != uint64(len(reqs)) {
@@ -439,7 +405,7 @@ func TestLargeRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := LoaderConfig{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond}
+	cfg := Config{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond}
 	l := runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == 3 })
 	if l.Committed() != 3 {
 		t.Fatalf("committed %d, want 3", l.Committed())
