@@ -25,6 +25,7 @@ test: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
 	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./...
 	cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd tools/grafanacheck && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 $(TELEMETRYGEN):
 	mkdir -p $(CURDIR)/bin/tmp
@@ -57,7 +58,7 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
 	./xdr/internal/xdrtest/:FuzzBulk ./internal/xdrgen/:FuzzCompile \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows ./internal/lake/:FuzzParquet \
-	./internal/ingest/:FuzzSplitDelimited ./internal/ingest/:FuzzReadFile \
+	./internal/otlpfile/:FuzzSplitDelimited ./internal/otlpfile/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
 	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse
 fuzz:

@@ -1,0 +1,111 @@
+package promapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// API serves the query endpoints. It is safe for concurrent use.
+type API struct {
+	q      storage.Queryable
+	engine *promql.Engine
+	parser parser.Parser
+	cfg    config
+}
+
+// noStepSubqueryInterval is the step of subqueries written without one,
+// Prometheus' default global evaluation_interval.
+const noStepSubqueryInterval = time.Minute
+
+// New returns an API over q.
+func New(q storage.Queryable, opts ...Option) (*API, error) {
+	cfg := config{timeout: 2 * time.Minute, maxSamples: 50_000_000, lookback: 5 * time.Minute,
+		logger: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("new query API: %w", err)
+		}
+	}
+	p := parser.NewParser(parser.Options{})
+	engine := promql.NewEngine(promql.EngineOpts{
+		Logger:               cfg.logger,
+		MaxSamples:           cfg.maxSamples,
+		Timeout:              cfg.timeout,
+		LookbackDelta:        cfg.lookback,
+		EnableAtModifier:     true,
+		EnableNegativeOffset: true,
+		Parser:               p,
+		// A subquery without a step ([5m:]) steps at the global
+		// evaluation interval in Prometheus, 1m by default; the engine
+		// calls this for every such subquery, so it must be set.
+		NoStepSubqueryIntervalFn: func(int64) int64 { return noStepSubqueryInterval.Milliseconds() },
+	})
+	return &API{q: q, engine: engine, parser: p, cfg: cfg}, nil
+}
+
+// Register adds the endpoints to mux. Responses are gzipped for clients
+// that accept it (Grafana, promtool and browsers do), as Prometheus'.
+func (a *API) Register(mux *http.ServeMux) {
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, gzhttp.GzipHandler(h))
+	}
+	for _, m := range []string{"GET", "POST"} {
+		handle(m+" /api/v1/query", a.query)
+		handle(m+" /api/v1/query_range", a.queryRange)
+		handle(m+" /api/v1/series", a.series)
+		handle(m+" /api/v1/labels", a.labelNames)
+		handle(m+" /api/v1/format_query", a.formatQuery)
+	}
+	handle("GET /api/v1/label/{name}/values", a.labelValues)
+	handle("GET /api/v1/status/buildinfo", a.buildInfo)
+	if a.cfg.head != nil {
+		handle("GET /api/v1/status/tsdb", a.tsdbStatus)
+	}
+	for _, m := range []string{"POST", "PUT"} {
+		handle(m+" /api/v1/admin/tsdb/delete_series", a.adminOnly(a.deleteSeries))
+		handle(m+" /api/v1/admin/tsdb/clean_tombstones", a.adminOnly(a.defaultTenantOnly(a.cleanTombstones)))
+		handle(m+" /api/v1/admin/tsdb/snapshot", a.adminOnly(a.defaultTenantOnly(a.snapshot)))
+	}
+	// Without a source the endpoint answers an empty object, as
+	// Prometheus does for metadata it got over OTLP, so clients that ask
+	// (Grafana's metric browser) go on.
+	handle("GET /api/v1/metadata", a.metricMetadata)
+	// wirehouse evaluates no rules: the rule and alert lists are empty, as
+	// Prometheus' are without rule files, so clients that list them
+	// (Grafana's alerting views of a Prometheus data source) go on.
+	handle("GET /api/v1/rules", a.rules)
+	handle("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
+	// Nor does it scrape or send alerts: the target and Alertmanager lists
+	// are empty, as those of a Prometheus without scrape configs or
+	// Alertmanagers (client_golang's Targets, TargetsMetadata and
+	// AlertManagers read them).
+	handle("GET /api/v1/targets", a.empty(func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("activeTargets")
+		s.WriteEmptyArray()
+		s.WriteMore()
+		s.WriteObjectField("droppedTargets")
+		s.WriteEmptyArray()
+		s.WriteMore()
+		s.WriteObjectField("droppedTargetCounts")
+		s.WriteEmptyObject()
+		s.WriteObjectEnd()
+	}))
+	handle("GET /api/v1/targets/metadata", a.targetMetadata)
+	handle("GET /api/v1/alertmanagers", a.empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
+	for _, m := range []string{"GET", "POST"} {
+		if a.cfg.exemplars != nil {
+			handle(m+" /api/v1/query_exemplars", a.queryExemplars)
+			continue
+		}
+		handle(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
+	}
+}

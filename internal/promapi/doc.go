@@ -1,0 +1,63 @@
+// Package promapi serves Prometheus' HTTP API over any storage.Queryable,
+// with Prometheus' own PromQL engine, so that promtool, Grafana's
+// Prometheus data source and the client_golang API client work against
+// wirehouse unchanged: the read side, and with options the metadata, TSDB
+// status and admin endpoints:
+//
+//	GET|POST /api/v1/query               query, time, timeout, limit
+//	GET|POST /api/v1/query_range         query, start, end, step, timeout, limit
+//	GET|POST /api/v1/series              match[], start, end, limit
+//	GET|POST /api/v1/labels              match[], start, end, limit
+//	GET      /api/v1/label/<name>/values match[], start, end, limit
+//	GET|POST /api/v1/format_query        query
+//	GET      /api/v1/status/buildinfo
+//	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
+//	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
+//	GET      /api/v1/status/tsdb         limit (with WithTSDBStatus)
+//	GET      /api/v1/rules               match[], type, exclude_alerts, group_limit, … (always no groups)
+//	GET      /api/v1/alerts              (always no alerts)
+//	GET      /api/v1/targets, /api/v1/targets/metadata, /api/v1/alertmanagers (always empty)
+//	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with WithAdmin; else 503)
+//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503; default tenant only)
+//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503; default tenant only)
+//
+// Parameters (read in Prometheus' order, so that of several bad ones the
+// same is named), response envelopes ({"status":"success","data":...} or
+// {"status":"error","errorType":...,"error":...}), error messages, status
+// codes (204 and no body where there is no data: the admin endpoints that
+// return nothing, query_exemplars of an expression without selectors; 400
+// bad data, 422 execution error, 503 timeout or unavailable, 499
+// canceled, 500 internal) and value encodings (timestamps as seconds,
+// sample values as strings, native histograms with their buckets) are
+// Prometheus'; values are written with Prometheus' util/jsonutil, scalars
+// and strings as promql's MarshalJSON writes them.
+//
+// # The oracle
+//
+// The module in ./oracle runs Prometheus' own web/api/v1 and this API over
+// one TSDB and compares their answers to a corpus of requests (run `go
+// test ./...` there). They differ on purpose in: 503, not Prometheus' 500,
+// for errorType "unavailable" (the disabled admin endpoints); query times
+// outside the years PromQL can evaluate (1677 to 2262) and NaN times,
+// which Prometheus wraps around or misreads and this API refuses; series
+// and label windows beyond Prometheus' time bounds, which here are the
+// bounds; a bare context deadline from storage, a timeout here and an
+// execution error there; metadata, which Prometheus has from its scrape
+// targets and this API from a MetadataSource; and tenants (below).
+// Prometheus' endpoints for what wirehouse does not have (configuration,
+// flags, runtime information, scrape pools, the TSDB block list, WAL
+// replay, notifications, search, parse_query, the OpenAPI document) are
+// not served.
+//
+// # Tenants
+//
+// The API knows nothing of tenants but what it passes on: every storage
+// call gets the request's context, which may carry a tenant
+// (internal/tenant), and the storage (metricstore) answers for that
+// tenant alone: the Queryable's Select, LabelNames and LabelValues, the
+// exemplar querier, the MetadataSource, the HeadStatser and the AdminDB's
+// Delete. The two admin endpoints that act on the whole TSDB,
+// clean_tombstones and snapshot, answer 403 (errorType "forbidden", which
+// Prometheus does not have) to a request whose context carries a tenant
+// other than the default.
+package promapi

@@ -1,0 +1,67 @@
+package promapi
+
+import (
+	"net/http"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/prometheus/prometheus/model/exemplar"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/util/jsonutil"
+)
+
+// queryExemplars answers /api/v1/query_exemplars as Prometheus does: the
+// exemplars between start and end (default: all time) of the series the
+// selectors of the PromQL expression query select, grouped by series.
+func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
+	mint, maxt, e := window(r)
+	if e != nil {
+		a.fail(w, e)
+		return
+	}
+	if maxt < mint {
+		a.fail(w, badData("end timestamp must not be before start timestamp"))
+		return
+	}
+	expr, err := a.parser.ParseExpr(r.FormValue("query"))
+	if err != nil {
+		a.fail(w, badData("%v", err))
+		return
+	}
+	selectors := parser.ExtractSelectors(expr)
+	if len(selectors) == 0 { // as Prometheus: no data, so 204 and no body
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	eq, err := a.cfg.exemplars.ExemplarQuerier(r.Context())
+	if err != nil {
+		a.fail(w, queryError(err))
+		return
+	}
+	res, err := eq.Select(mint, maxt, selectors...)
+	if err != nil {
+		a.fail(w, queryError(err))
+		return
+	}
+	a.respond(w, nil, func(s *jsoniter.Stream) {
+		writeArray(s, res, func(r exemplar.QueryResult) {
+			s.WriteObjectStart()
+			s.WriteObjectField("seriesLabels")
+			writeLabels(s, r.SeriesLabels)
+			s.WriteMore()
+			s.WriteObjectField("exemplars")
+			writeArray(s, r.Exemplars, func(ex exemplar.Exemplar) {
+				s.WriteObjectStart()
+				s.WriteObjectField("labels")
+				writeLabels(s, ex.Labels)
+				s.WriteMore()
+				s.WriteObjectField("value")
+				jsonutil.MarshalFloat(ex.Value, s)
+				s.WriteMore()
+				s.WriteObjectField("timestamp")
+				jsonutil.MarshalTimestamp(ex.Ts, s)
+				s.WriteObjectEnd()
+			})
+			s.WriteObjectEnd()
+		})
+	})
+}

@@ -1,0 +1,260 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/util/jsonutil"
+	"github.com/prometheus/prometheus/util/stats"
+)
+
+// maxPoints is the most points a range query may return per series, as in
+// Prometheus.
+const maxPoints = 11000
+
+// query answers /api/v1/query. As in Prometheus, the parameters are read
+// in this order, so that of several bad ones the same is named: limit,
+// time, then (in run) timeout, lookback_delta and query.
+func (a *API) query(w http.ResponseWriter, r *http.Request) {
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	ts, err := parseTime(r, "time", a.cfg.now())
+	if err != nil {
+		a.fail(w, invalidParam("time", "%v", err))
+		return
+	}
+	if aerr := checkEvalTime("time", ts); aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	a.run(w, r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+		return a.engine.NewInstantQuery(ctx, a.q, opts, r.FormValue("query"), ts)
+	})
+}
+
+// run reads the timeout, lookback_delta and stats parameters, makes the
+// query with newQuery (an error there is bad data: the query did not
+// parse), runs it and writes its result, cut to limit series if not 0.
+func (a *API) run(w http.ResponseWriter, r *http.Request, limit int, newQuery func(context.Context, promql.QueryOpts) (promql.Query, error)) {
+	ctx, cancel, aerr := withTimeout(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	defer cancel()
+	var lookback time.Duration
+	if v := r.FormValue("lookback_delta"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil {
+			a.fail(w, badData("error parsing lookback delta duration: %v", err))
+			return
+		}
+		lookback = d
+	}
+	statsParam := r.FormValue("stats")
+	opts := promql.NewPrometheusQueryOpts(statsParam == "all", lookback, nil)
+	qry, err := newQuery(ctx, opts)
+	if err != nil {
+		a.fail(w, invalidParam("query", "%v", err))
+		return
+	}
+	a.exec(ctx, w, qry, limit, statsParam)
+}
+
+// queryRange answers /api/v1/query_range. As in Prometheus, the parameters
+// are read in this order: limit, start, end, step, then (in run) timeout,
+// lookback_delta and query.
+func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
+	limit, aerr := parseLimit(r)
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	start, err := requiredTime(r, "start")
+	if err != nil {
+		a.fail(w, invalidParam("start", "%v", err))
+		return
+	}
+	end, err := requiredTime(r, "end")
+	if err != nil {
+		a.fail(w, invalidParam("end", "%v", err))
+		return
+	}
+	aerr = checkEvalTime("start", start)
+	if aerr == nil {
+		aerr = checkEvalTime("end", end)
+	}
+	if aerr != nil {
+		a.fail(w, aerr)
+		return
+	}
+	if end.Before(start) {
+		a.fail(w, invalidParam("end", "end timestamp must not be before start time"))
+		return
+	}
+	step, err := parseDuration(r.FormValue("step"))
+	if err != nil {
+		a.fail(w, invalidParam("step", "%v", err))
+		return
+	}
+	if step <= 0 {
+		a.fail(w, invalidParam("step", "zero or negative query resolution step widths are not accepted. Try a positive integer"))
+		return
+	}
+	// In seconds, as a float: end.Sub(start) saturates past 292 years.
+	span := float64(end.Unix()-start.Unix()) + float64(end.Nanosecond()-start.Nanosecond())/1e9
+	if math.Floor(span/step.Seconds()) > maxPoints {
+		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
+		return
+	}
+	a.run(w, r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+		return a.engine.NewRangeQuery(ctx, a.q, opts, r.FormValue("query"), start, end, step)
+	})
+}
+
+// exec runs qry and writes its result, cut to limit series if not 0, with
+// the query's statistics when statsParam is not empty (as Prometheus: any
+// value; other than "true" or "all" it also warns).
+func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query, limit int, statsParam string) {
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		a.fail(w, queryError(res.Err))
+		return
+	}
+	warnings := res.Warnings
+	switch v := res.Value.(type) {
+	case promql.Vector:
+		if limit > 0 && len(v) > limit {
+			res.Value = v[:limit]
+			warnings = warnings.Add(fmt.Errorf("results truncated due to limit"))
+		}
+	case promql.Matrix:
+		if limit > 0 && len(v) > limit {
+			res.Value = v[:limit]
+			warnings = warnings.Add(fmt.Errorf("results truncated due to limit"))
+		}
+	}
+	if statsParam != "" && statsParam != "true" && statsParam != "all" {
+		warnings = warnings.Add(fmt.Errorf("value %q for parameter \"stats\" is deprecated and will be rejected in the next major release, use \"true\" or \"all\"", statsParam))
+	}
+	a.respondQuery(w, qry.String(), warnings, func(s *jsoniter.Stream) {
+		s.WriteObjectStart()
+		s.WriteObjectField("resultType")
+		s.WriteString(string(res.Value.Type()))
+		s.WriteMore()
+		s.WriteObjectField("result")
+		writeValue(s, res.Value)
+		if statsParam != "" {
+			s.WriteMore()
+			s.WriteObjectField("stats")
+			s.WriteVal(stats.NewQueryStats(qry.Stats()))
+		}
+		s.WriteObjectEnd()
+	})
+}
+
+// writeValue writes a PromQL value as the API encodes it.
+func writeValue(s *jsoniter.Stream, v parser.Value) {
+	switch v := v.(type) {
+	case promql.Scalar:
+		// As Prometheus, through promql.Scalar's MarshalJSON: unlike a
+		// sample's, the value in plain decimals, never an exponent.
+		s.WriteArrayStart()
+		writeValueTime(s, v.T)
+		s.WriteMore()
+		s.WriteString(strconv.FormatFloat(v.V, 'f', -1, 64))
+		s.WriteArrayEnd()
+	case promql.String:
+		s.WriteArrayStart()
+		writeValueTime(s, v.T)
+		s.WriteMore()
+		s.WriteString(v.V)
+		s.WriteArrayEnd()
+	case promql.Vector:
+		writeArray(s, v, func(smp promql.Sample) {
+			s.WriteObjectStart()
+			s.WriteObjectField("metric")
+			writeLabels(s, smp.Metric)
+			s.WriteMore()
+			if smp.H != nil {
+				s.WriteObjectField("histogram")
+				writeHistPoint(s, promql.HPoint{T: smp.T, H: smp.H})
+			} else {
+				s.WriteObjectField("value")
+				writePoint(s, smp.T, smp.F)
+			}
+			s.WriteObjectEnd()
+		})
+	case promql.Matrix:
+		writeArray(s, v, func(series promql.Series) {
+			s.WriteObjectStart()
+			s.WriteObjectField("metric")
+			writeLabels(s, series.Metric)
+			if len(series.Floats) > 0 {
+				s.WriteMore()
+				s.WriteObjectField("values")
+				writeArray(s, series.Floats, func(p promql.FPoint) {
+					writePoint(s, p.T, p.F)
+				})
+			}
+			if len(series.Histograms) > 0 {
+				s.WriteMore()
+				s.WriteObjectField("histograms")
+				writeArray(s, series.Histograms, func(p promql.HPoint) {
+					writeHistPoint(s, p)
+				})
+			}
+			s.WriteObjectEnd()
+		})
+	default:
+		s.WriteNil()
+	}
+}
+
+// writeValueTime writes the time of a scalar or string result as
+// Prometheus does (promql.Scalar's and promql.String's MarshalJSON encode
+// float64(t)/1000 with encoding/json): in shortest form, 1795428600.5
+// where a sample's time, with jsonutil.MarshalTimestamp, is
+// 1795428600.500.
+func writeValueTime(s *jsoniter.Stream, t int64) {
+	s.WriteRaw(strconv.FormatFloat(float64(t)/1000, 'f', -1, 64))
+}
+
+func writePoint(s *jsoniter.Stream, t int64, v float64) {
+	s.WriteArrayStart()
+	jsonutil.MarshalTimestamp(t, s)
+	s.WriteMore()
+	jsonutil.MarshalFloat(v, s)
+	s.WriteArrayEnd()
+}
+
+func writeHistPoint(s *jsoniter.Stream, p promql.HPoint) {
+	s.WriteArrayStart()
+	jsonutil.MarshalTimestamp(p.T, s)
+	s.WriteMore()
+	jsonutil.MarshalHistogram(p.H, s)
+	s.WriteArrayEnd()
+}
+
+// formatQuery answers /api/v1/format_query as Prometheus does (Grafana's
+// query editor formats with it): the query pretty-printed by the parser.
+func (a *API) formatQuery(w http.ResponseWriter, r *http.Request) {
+	expr, err := a.parser.ParseExpr(r.FormValue("query"))
+	if err != nil {
+		a.fail(w, invalidParam("query", "%v", err))
+		return
+	}
+	pretty := expr.Pretty(0)
+	a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteString(pretty) })
+}
