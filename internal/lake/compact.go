@@ -1,15 +1,14 @@
 package lake
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/internal/bucket"
 )
 
 // Compaction merges the small files of an hour partition into one, so a
@@ -38,15 +37,17 @@ import (
 // read, are not merged; the partition is tried again when its files
 // change (with a Memo) or after an hour.
 //
-// A merge is written under a temporary name and checked to hold as many
-// rows as its inputs; then an intent file, .compact in the partition,
-// records the output and its inputs (fsynced) before the output is renamed
-// into place and the inputs removed. After a crash the next pass reads the
-// intent: if the output is in place, the inputs still there are removed;
-// if not, the merge never happened. Nothing is inferred from file names,
-// which a spool that lost its tail (fsync policy never) can reuse. Between
-// the rename and the removal a reader listing the partition can see rows
-// twice; a Hive-style lake has no atomic swap of several files.
+// A merge is written in a scratch file (CompactOptions.ScratchDir) and
+// checked to hold as many rows as its inputs; then an intent file,
+// .compact in the partition, records the output and its inputs (uploaded,
+// so durable) before the output is uploaded (on a directory: renamed into
+// place) and the inputs removed. After a crash, or an upload whose outcome
+// is unknown, the next pass reads the intent: if the output is in place,
+// the inputs still there are removed; if not, the merge never happened.
+// Nothing is inferred from file names, which a spool that lost its tail
+// (fsync policy never) can reuse. Between the upload and the removal a
+// reader listing the partition can see rows twice; a Hive-style lake has
+// no atomic swap of several files.
 
 // CompactOptions sets when and how a partition is compacted.
 type CompactOptions struct {
@@ -72,6 +73,11 @@ type CompactOptions struct {
 	// Memo, if set, remembers partitions that could not be merged, so a
 	// pass does not try them again until their files change.
 	Memo *CompactMemo
+	// ScratchDir is the local directory where a merged file is written
+	// before it is uploaded. Compact's default is the lake's root, so
+	// that the local bucket moves the file into place with one rename;
+	// CompactBucket's is os.TempDir().
+	ScratchDir string
 }
 
 func (o *CompactOptions) defaults() {
@@ -87,6 +93,7 @@ func (o *CompactOptions) defaults() {
 	if o.Budget <= 0 {
 		o.Budget = 10 * time.Second
 	}
+	o.ScratchDir = scratchDir(o.ScratchDir)
 }
 
 // CompactMemo remembers the partitions a merge failed in. Its zero value
@@ -109,9 +116,6 @@ type Compacted struct {
 	Skipped  []string // partitions whose files could not be merged, and why
 }
 
-// intentFile records a merge in progress in its partition.
-const intentFile = ".compact"
-
 type intent struct {
 	Output string   `json:"output"`
 	Inputs []string `json:"inputs"`
@@ -125,12 +129,29 @@ type intent struct {
 // merge that fails is reported in Skipped, not as an error; ctx ending
 // stops the pass between merges.
 func Compact(ctx context.Context, root string, committed uint64, now time.Time, o CompactOptions) (Compacted, error) {
+	if o.ScratchDir == "" {
+		o.ScratchDir = root
+	}
+	return CompactBucket(ctx, bucket.NewLocal(root), committed, now, o)
+}
+
+// CompactBucket is Compact of the lake in bucket b.
+func CompactBucket(ctx context.Context, b bucket.Bucket, committed uint64, now time.Time, o CompactOptions) (Compacted, error) {
 	o.defaults()
 	var c Compacted
-	parts, _, err := partitions(root, time.Time{}) // no stale-temp removal here
-	if err != nil {
-		return c, err
+	if ctx.Err() != nil {
+		return c, nil
 	}
+	parts, err := listPartitions(ctx, b)
+	if ctx.Err() != nil {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("compact lake: %w", err)
+	}
+	slices.SortFunc(parts, func(a, b partitionUsage) int { return strings.Compare(a.prefix, b.prefix) })
+	// A partition, once started, is finished: its merges are bounded.
+	work := context.WithoutCancel(ctx)
 	start := time.Now()
 	for _, pt := range parts {
 		if ctx.Err() != nil || time.Since(start) > o.Budget {
@@ -140,7 +161,7 @@ func Compact(ctx context.Context, root string, committed uint64, now time.Time, 
 		if o.Lock != nil {
 			o.Lock.Lock()
 		}
-		err := compactPartition(pt.dir, committed, closed && !o.RecoverOnly, o, &c, now)
+		err := compactPartition(work, b, pt.partition, committed, closed && !o.RecoverOnly, o, &c, now)
 		if o.Lock != nil {
 			o.Lock.Unlock()
 		}
@@ -158,38 +179,39 @@ type rangeFile struct {
 	size        int64
 }
 
-// parseRange parses <first>-<last>.parquet, <first>-<last>-c[N].parquet
-// (a merge) or <first>-<last>-p<N>.parquet (part N of a large record
-// written in parts), first and last in 20 digits.
-func parseRange(name string) (first, last uint64, ok bool) {
-	base, isParquet := strings.CutSuffix(name, ".parquet")
-	if !isParquet || len(base) < 41 || base[20] != '-' {
-		return 0, 0, false
+// listFiles lists the files of partition pt: their sizes by name. The map
+// is the caller's.
+func listFiles(ctx context.Context, b bucket.Bucket, pt partition) (map[string]int64, error) {
+	prefix := pt.dir() + "/"
+	files := map[string]int64{}
+	for a, err := range b.List(ctx, prefix) {
+		if err != nil {
+			return nil, fmt.Errorf("compact lake: %w", err)
+		}
+		if file := a.Name[len(prefix):]; !strings.Contains(file, "/") {
+			files[file] = a.Size
+		}
 	}
-	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") && !strings.HasPrefix(rest, "-p") || strings.Trim(rest[2:], "0123456789") != "") {
-		return 0, 0, false
-	}
-	first, err1 := strconv.ParseUint(base[:20], 10, 64)
-	last, err2 := strconv.ParseUint(base[21:41], 10, 64)
-	if err1 != nil || err2 != nil || first == 0 || last < first {
-		return 0, 0, false
-	}
-	return first, last, true
+	return files, nil
 }
 
-func isRange(name string) bool {
-	_, _, ok := parseRange(name)
-	return ok
-}
-
-// recoverIntent finishes or forgets the merge an intent file in dir
-// records, returning the inputs it removed.
-func recoverIntent(dir string) (int, error) {
-	path := filepath.Join(dir, intentFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// recoverIntent finishes or forgets the merge the intent file of pt
+// records, returning the inputs it removed; files are the partition's,
+// and lose what it removes.
+func recoverIntent(ctx context.Context, b bucket.Bucket, pt partition, files map[string]int64) (int, error) {
+	if _, ok := files[intentFile]; !ok {
 		return 0, nil
 	}
+	r, err := b.Get(ctx, pt.object(intentFile))
+	if errors.Is(err, bucket.ErrNotFound) {
+		delete(files, intentFile)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("compact lake: %w", err)
+	}
+	data, err := io.ReadAll(r)
+	r.Close()
 	if err != nil {
 		return 0, fmt.Errorf("compact lake: %w", err)
 	}
@@ -198,57 +220,62 @@ func recoverIntent(dir string) (int, error) {
 	// anything else.
 	var in intent
 	removed := 0
-	if json.Unmarshal(b, &in) == nil && isRange(in.Output) {
-		if _, err := os.Stat(filepath.Join(dir, in.Output)); err == nil {
-			// The output was renamed into place: finish removing inputs.
-			for _, name := range in.Inputs {
-				if name == in.Output || !isRange(name) {
-					continue
-				}
-				if err := os.Remove(filepath.Join(dir, name)); err == nil {
-					removed++
-				} else if !errors.Is(err, os.ErrNotExist) {
-					return removed, fmt.Errorf("compact lake: %w", err)
-				}
+	if json.Unmarshal(data, &in) == nil && isRange(in.Output) {
+		if _, ok := files[in.Output]; ok {
+			// The output is in place: finish removing inputs. (If not,
+			// the merge did not happen; its scratch file, if a crash left
+			// one, is a stale temporary file for Prune.)
+			if removed, err = removeInputs(ctx, b, pt, in, files); err != nil {
+				return removed, err
 			}
-		} else {
-			os.Remove(filepath.Join(dir, "."+in.Output+".tmp")) // never renamed: the merge did not happen
 		}
 	}
-	if err := durable.SyncDir(dir); err != nil {
+	if err := b.Delete(ctx, pt.object(intentFile)); err != nil {
 		return removed, fmt.Errorf("compact lake: %w", err)
 	}
-	if err := os.Remove(path); err != nil {
-		return removed, fmt.Errorf("compact lake: %w", err)
+	delete(files, intentFile)
+	return removed, nil
+}
+
+// removeInputs removes the inputs of merge in that are still among files,
+// returning how many.
+func removeInputs(ctx context.Context, b bucket.Bucket, pt partition, in intent, files map[string]int64) (int, error) {
+	removed := 0
+	for _, name := range in.Inputs {
+		if _, ok := files[name]; !ok || name == in.Output || !isRange(name) {
+			continue
+		}
+		if err := b.Delete(ctx, pt.object(name)); err != nil {
+			return removed, fmt.Errorf("compact lake: %w", err)
+		}
+		delete(files, name)
+		removed++
 	}
 	return removed, nil
 }
 
-func compactPartition(dir string, committed uint64, merge bool, o CompactOptions, c *Compacted, now time.Time) error {
-	n, err := recoverIntent(dir)
+func compactPartition(ctx context.Context, b bucket.Bucket, pt partition, committed uint64, merge bool, o CompactOptions, c *Compacted, now time.Time) error {
+	present, err := listFiles(ctx, b, pt)
+	if err != nil {
+		return err
+	}
+	n, err := recoverIntent(ctx, b, pt, present)
 	c.Leftover += n
 	if err != nil || !merge {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("compact lake: %w", err)
-	}
 	var files []rangeFile
-	for _, e := range entries {
-		first, last, ok := parseRange(e.Name())
-		if !ok || !e.Type().IsRegular() || last > committed {
+	for name, size := range present {
+		first, last, ok := parseRange(name)
+		if !ok || last > committed {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		files = append(files, rangeFile{name: e.Name(), first: first, last: last, size: info.Size()})
+		files = append(files, rangeFile{name: name, first: first, last: last, size: size})
 	}
 	slices.SortFunc(files, func(a, b rangeFile) int {
 		return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.last, b.last), strings.Compare(a.name, b.name))
 	})
+	dir := pt.dir()
 	// Runs of about equal size, at most MaxBytes each (so no short run is
 	// left over), each merged when it has MinFiles files.
 	var total int64
@@ -258,6 +285,9 @@ func compactPartition(dir string, committed uint64, merge bool, o CompactOptions
 	runs := max(1, (total+o.MaxBytes-1)/o.MaxBytes)
 	target := (total + runs - 1) / runs
 	for len(files) > 0 {
+		if _, ok := present[intentFile]; ok {
+			break // a merge's upload failed: the next pass settles it first
+		}
 		n, size := 0, int64(0)
 		for n < len(files) && size < target && (n == 0 || size+files[n].size <= o.MaxBytes) {
 			size += files[n].size
@@ -274,7 +304,7 @@ func compactPartition(dir string, committed uint64, merge bool, o CompactOptions
 				continue
 			}
 		}
-		rows, why := mergeFiles(dir, run)
+		rows, why := mergeFiles(ctx, b, o.ScratchDir, pt, run, present)
 		if why != "" {
 			c.Skipped = append(c.Skipped, dir+": "+why)
 			if o.Memo != nil {
@@ -302,19 +332,21 @@ func runSignature(run []rangeFile) string {
 
 // inputFile is an open input of a merge.
 type inputFile struct {
-	f    *os.File
+	obj  bucket.Object
 	pf   *parquet.File
 	meta map[string]columnMeta
 }
 
-// mergeFiles merges run into one file of dir and returns its rows, or why
-// it did not: every failure, reading the inputs or writing the output,
-// leaves the partition as it was (but for a temporary file it removes).
-func mergeFiles(dir string, run []rangeFile) (rows int64, why string) {
+// mergeFiles merges run into one file of partition pt, written in scratch
+// first, and returns its rows, or why it did not: every failure, reading
+// the inputs or writing the output, leaves the partition as it was (but
+// for an intent whose output's upload failed, which the next pass
+// settles). files are the partition's, updated with what it changes.
+func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partition, run []rangeFile, files map[string]int64) (rows int64, why string) {
 	inputs := make([]inputFile, 0, len(run))
 	defer func() {
 		for _, in := range inputs {
-			in.f.Close()
+			in.obj.Close()
 		}
 	}()
 	defer func() {
@@ -324,19 +356,19 @@ func mergeFiles(dir string, run []rangeFile) (rows int64, why string) {
 	}()
 	var want int64
 	for _, rf := range run {
-		f, err := os.Open(filepath.Join(dir, rf.name))
+		obj, err := b.Open(ctx, pt.object(rf.name))
 		if err != nil {
 			return 0, err.Error()
 		}
-		pf, err := parquet.OpenFile(f, rf.size)
+		pf, err := parquet.OpenFile(obj, obj.Size())
 		if err != nil {
-			f.Close()
+			obj.Close()
 			return 0, fmt.Sprintf("%s: %v", rf.name, err)
 		}
-		in := inputFile{f: f, pf: pf}
+		in := inputFile{obj: obj, pf: pf}
 		if v, ok := pf.Lookup("wirehouse.columns"); ok {
 			if err := json.Unmarshal([]byte(v), &in.meta); err != nil {
-				f.Close()
+				obj.Close()
 				return 0, fmt.Sprintf("%s: wirehouse.columns: %v", rf.name, err)
 			}
 		}
@@ -364,102 +396,96 @@ func mergeFiles(dir string, run []rangeFile) (rows int64, why string) {
 		"wirehouse.signal":  signal,
 		"wirehouse.columns": string(metaJSON),
 	}), parquet.MaxRowsPerRowGroup(128<<10))
-	name, err := outputName(dir, run)
+	name, err := outputName(run, files)
 	if err != nil {
 		return 0, err.Error()
 	}
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := createScratch(scratch, name)
 	if err != nil {
 		return 0, err.Error()
 	}
+	defer removeScratch(out)
 	w := parquet.NewGenericWriter[any](out, opts...)
 	_, err = w.WriteRowGroup(merged) // its count is the last row group's
 	if err == nil {
 		err = w.Close()
 	}
-	var n int64
+	var n, size int64
+	if err == nil {
+		size, err = out.Seek(0, io.SeekEnd)
+	}
 	if err == nil {
 		// What a reader will see: the footer of the file as written.
-		n, err = footerRows(out)
+		n, err = footerRows(out, size)
 	}
 	if err == nil && n != want {
 		err = fmt.Errorf("merged file holds %d rows, its inputs %d", n, want)
-	}
-	if err == nil {
-		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return 0, fmt.Sprintf("write %s: %v", name, err)
 	}
-	// The intent first, then the rename: from here a crash is finished
+	// The intent first, then the output: from here a crash is finished
 	// by the next pass.
 	it := intent{Output: name}
 	for _, rf := range run {
 		it.Inputs = append(it.Inputs, rf.name)
 	}
-	b, err := json.Marshal(it)
+	data, err := json.Marshal(it)
 	if err == nil {
-		err = durable.WriteFile(filepath.Join(dir, intentFile), b, 0o644)
+		err = b.Upload(ctx, pt.object(intentFile), bytes.NewReader(data))
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return 0, fmt.Sprintf("write compaction intent: %v", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		os.Remove(filepath.Join(dir, intentFile))
-		return 0, fmt.Sprintf("rename %s: %v", name, err)
+	files[intentFile] = int64(len(data))
+	if err := uploadScratch(ctx, b, pt.object(name), out.Name()); err != nil {
+		// Whether the output is in place is unknown (an upload can fail
+		// after storing it): the intent stays for the next pass to look.
+		return 0, fmt.Sprintf("upload %s: %v", name, err)
 	}
-	if err := durable.SyncDir(dir); err != nil {
-		return n, "" // renamed: the next pass finishes from the intent
+	files[name] = size
+	if _, err := removeInputs(ctx, b, pt, it, files); err != nil {
+		return n, "" // uploaded: the next pass finishes from the intent
 	}
-	if _, err := recoverIntent(dir); err != nil {
+	if err := b.Delete(ctx, pt.object(intentFile)); err != nil {
 		return n, "" // likewise
 	}
+	delete(files, intentFile)
 	return n, ""
 }
 
 // outputName names the merge of run: <first>-<last>-c.parquet, or -c2,
-// -c3, … when that name is taken (by an input, say).
-func outputName(dir string, run []rangeFile) (string, error) {
+// -c3, … when that name is among files (an input's, say).
+func outputName(run []rangeFile, files map[string]int64) (string, error) {
 	last := run[0].last
 	for _, rf := range run {
 		last = max(last, rf.last)
 	}
-	base := RangeName(run[0].first, last) + "-c"
 	for i := 1; i < 1000; i++ {
-		name := base + ".parquet"
-		if i > 1 {
-			name = base + strconv.Itoa(i) + ".parquet"
-		}
-		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+		if name := mergeName(run[0].first, last, i); !hasKey(files, name) {
 			return name, nil
 		}
 	}
 	return "", errors.New("no free name for the merged file")
 }
 
-// footerRows is the row count the footer of the Parquet file f states.
-func footerRows(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+func hasKey(m map[string]int64, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// footerRows is the row count the footer of the Parquet file r of size
+// bytes states.
+func footerRows(r io.ReaderAt, size int64) (int64, error) {
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return 0, fmt.Errorf("reopen merged file: %w", err)
 	}
 	return pf.NumRows(), nil
 }
-
-// RangeName is the name, without .parquet, of the files the lake loader
-// writes of the spool records first to last: both in 20 digits.
-func RangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
 
 // unionSchema is the schema of the merged file: every input column, the
 // same type and key in every input that has it, dictionary encoded where

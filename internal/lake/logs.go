@@ -13,6 +13,12 @@
 // bool, bytes); arrays and key-value lists become JSON text; an attribute
 // whose AnyValue is empty is a null. Trace and span ids are kept as raw
 // bytes (16 and 8), empty when absent.
+//
+// Storage: the lake reaches its files only through a bucket.Bucket (by
+// default bucket.NewLocal of the root directory; WithBucket,
+// CompactBucket and PruneBucket take another). partition.go builds and
+// parses every name in it; scratch.go holds the local scratch files each
+// Parquet file is encoded into before it is uploaded.
 package lake
 
 import (

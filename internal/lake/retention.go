@@ -2,15 +2,14 @@ package lake
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
 )
 
 // Retention bounds what a lake keeps. What is removed is always a whole
@@ -38,28 +37,31 @@ type Pruned struct {
 	KeptFiles  int   // Parquet files left in the lake
 }
 
-// trashDir is where Prune moves a partition before deleting it, so that a
-// reader globbing the lake sees all of a partition or none of it, and a
-// crash mid-delete leaves nothing half-removed in the tree.
-const trashDir = ".trash"
+// trashDir is where the local bucket moves a partition Prune removes
+// before deleting it (bucket.Local.DeletePrefix), so that a reader globbing
+// the lake sees all of a partition or none of it, and a crash mid-delete
+// leaves nothing half-removed in the tree.
+const trashDir = bucket.TrashDir
 
-// staleTemp is the age past which a hidden .parquet.tmp file is taken for
-// the leftover of a crashed write. Writes take seconds; the margin keeps a
+// staleTemp is the age past which a hidden temporary file (.*.tmp: a
+// Writer's or a merge's scratch file, an upload's) is taken for the
+// leftover of a crashed write. Writes take seconds; the margin keeps a
 // Prune from removing the file of a write by another process (wirehouse
 // ingest into the same root).
 const staleTemp = time.Hour
 
-// partition is one hour partition found in the lake.
-type partition struct {
-	dir   string
-	hour  time.Time
-	files int
-	bytes int64
+// partitionUsage is one hour partition found in the lake, with the count
+// and bytes of its Parquet files.
+type partitionUsage struct {
+	partition
+	prefix string // partition.dir(), computed once
+	files  int
+	bytes  int64
 }
 
 // Prune applies r to the lake at root as of now: it removes the hour
 // partitions that are too old, then the oldest ones while the lake is over
-// its size, and the date directories that leaves empty. It also removes
+// its size, and the directories that leaves empty. It also removes
 // temporary files of crashed writes older than an hour, and what an
 // interrupted Prune left in <root>/.trash. Entries whose names are not the
 // lake's layout are left alone.
@@ -68,21 +70,31 @@ type partition struct {
 // the caller serializes the two (the lake loader of wirehouse serve holds
 // one lock over both).
 func Prune(root string, r Retention, now time.Time) (Pruned, error) {
+	return PruneBucket(context.Background(), bucket.NewLocal(root), r, now)
+}
+
+// PruneBucket is Prune of the lake in bucket b. The debris of crashed
+// writes and deletes is removed when b is a bucket.Sweeper; a partition is
+// removed at once when b is a bucket.PrefixDeleter, else object by object
+// (a failure then leaves part of it, which the next pass removes).
+func PruneBucket(ctx context.Context, b bucket.Bucket, r Retention, now time.Time) (Pruned, error) {
 	var p Pruned
 	if r.MaxAge < 0 || r.MaxSize < 0 {
 		return p, errors.New("prune lake: negative retention")
 	}
-	trash := filepath.Join(root, trashDir)
-	if err := os.RemoveAll(trash); err != nil {
+	if s, ok := b.(bucket.Sweeper); ok {
+		n, err := s.Sweep(ctx, now.Add(-staleTemp))
+		p.Temps = n
+		if err != nil {
+			return p, fmt.Errorf("prune lake: %w", err)
+		}
+	}
+	parts, err := listPartitions(ctx, b)
+	if err != nil {
 		return p, fmt.Errorf("prune lake: %w", err)
 	}
-	parts, temps, err := partitions(root, now)
-	p.Temps = temps
-	if err != nil {
-		return p, err
-	}
-	slices.SortFunc(parts, func(a, b partition) int {
-		return cmp.Or(a.hour.Compare(b.hour), strings.Compare(a.dir, b.dir))
+	slices.SortFunc(parts, func(a, b partitionUsage) int {
+		return cmp.Or(a.hour.Compare(b.hour), strings.Compare(a.prefix, b.prefix))
 	})
 	var total int64
 	for _, pt := range parts {
@@ -106,136 +118,67 @@ func Prune(root string, r Retention, now time.Time) (Pruned, error) {
 		if !old && !over {
 			continue
 		}
-		if err := removePartition(trash, pt.dir); err != nil {
+		if err := deletePartition(ctx, b, pt.prefix); err != nil {
 			p.Kept = total
-			return p, err
+			return p, fmt.Errorf("prune lake: %w", err)
 		}
 		total -= pt.bytes
 		p.Partitions++
 		p.Files += pt.files
 		p.Bytes += pt.bytes
 		p.KeptFiles -= pt.files
-		os.Remove(filepath.Dir(pt.dir)) // the date directory, if now empty
 	}
 	p.Kept = total
-	os.Remove(trash) // empty now, unless a removal failed
 	return p, nil
 }
 
-// partitions lists the lake's hour partitions with the count and bytes of
-// their Parquet files, removing stale temporary files as it goes.
-func partitions(root string, now time.Time) ([]partition, int, error) {
-	var parts []partition
-	temps := 0
-	signals, err := readDirs(root, "")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil // nothing written yet
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, sig := range signals {
-		tenants, err := readDirs(sig, "tenant=")
+// listPartitions lists the lake's hour partitions, in no particular order,
+// with the count and bytes of their Parquet files. The slice is the
+// caller's.
+func listPartitions(ctx context.Context, b bucket.Bucket) ([]partitionUsage, error) {
+	byDir := map[string]*partitionUsage{}
+	for a, err := range b.List(ctx, "") {
 		if err != nil {
-			return nil, temps, err
+			return nil, err
 		}
-		for _, tenant := range tenants {
-			dates, err := readDirs(tenant, "date=")
-			if err != nil {
-				return nil, temps, err
-			}
-			for _, date := range dates {
-				day, err := time.Parse("2006-01-02", strings.TrimPrefix(filepath.Base(date), "date="))
-				if err != nil {
-					continue
-				}
-				hours, err := readDirs(date, "hour=")
-				if err != nil {
-					return nil, temps, err
-				}
-				for _, hour := range hours {
-					h, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(hour), "hour="))
-					if err != nil || h < 0 || h > 23 || len(filepath.Base(hour)) != len("hour=HH") {
-						continue
-					}
-					pt := partition{dir: hour, hour: day.Add(time.Duration(h) * time.Hour)}
-					n, err := pt.scan(now)
-					temps += n
-					if err != nil {
-						return nil, temps, err
-					}
-					parts = append(parts, pt)
-				}
-			}
-		}
-	}
-	return parts, temps, nil
-}
-
-// readDirs returns the subdirectories of dir whose names start with
-// prefix, leaving out hidden ones.
-func readDirs(dir, prefix string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("prune lake: %w", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && strings.HasPrefix(e.Name(), prefix) {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
-}
-
-// scan counts the partition's Parquet files and their bytes and removes
-// its stale temporary files, returning how many it removed.
-func (pt *partition) scan(now time.Time) (int, error) {
-	entries, err := os.ReadDir(pt.dir)
-	if err != nil {
-		return 0, fmt.Errorf("prune lake: %w", err)
-	}
-	removed := 0
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() {
+		pt, file, ok := parseObject(a.Name)
+		if !ok {
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // renamed or removed meanwhile
+		dir := pt.dir()
+		u := byDir[dir]
+		if u == nil {
+			u = &partitionUsage{partition: pt, prefix: dir}
+			byDir[dir] = u
 		}
-		if err != nil {
-			return removed, fmt.Errorf("prune lake: %w", err)
-		}
-		switch {
-		case strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet.tmp"):
-			if now.Sub(info.ModTime()) > staleTemp && os.Remove(filepath.Join(pt.dir, name)) == nil {
-				removed++
-			}
-		case !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".parquet"):
-			pt.files++
-			pt.bytes += info.Size()
+		if isParquetFile(file) {
+			u.files++
+			u.bytes += a.Size
 		}
 	}
-	return removed, nil
+	parts := make([]partitionUsage, 0, len(byDir))
+	for _, u := range byDir {
+		parts = append(parts, *u)
+	}
+	return parts, nil
 }
 
-// removePartition moves dir into trash, whole, then deletes it there.
-func removePartition(trash, dir string) error {
-	if err := os.MkdirAll(trash, 0o755); err != nil {
-		return fmt.Errorf("prune lake: %w", err)
+// deletePartition deletes every object of the partition dir.
+func deletePartition(ctx context.Context, b bucket.Bucket, dir string) error {
+	if pd, ok := b.(bucket.PrefixDeleter); ok {
+		return pd.DeletePrefix(ctx, dir+"/")
 	}
-	rel, err := filepath.Rel(filepath.Dir(trash), dir)
-	if err != nil {
-		return fmt.Errorf("prune lake: %w", err)
+	var names []string
+	for a, err := range b.List(ctx, dir+"/") {
+		if err != nil {
+			return err
+		}
+		names = append(names, a.Name)
 	}
-	dst := filepath.Join(trash, strings.ReplaceAll(filepath.ToSlash(rel), "/", "_"))
-	if err := os.Rename(dir, dst); err != nil {
-		return fmt.Errorf("prune lake: %w", err)
-	}
-	if err := os.RemoveAll(dst); err != nil {
-		return fmt.Errorf("prune lake: %w", err)
+	for _, name := range names {
+		if err := b.Delete(ctx, name); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -3,18 +3,18 @@ package lake
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -33,16 +33,16 @@ func (e *AppendError) Unwrap() error { return e.Err }
 var ErrClosed = errors.New("lake writer closed")
 
 // ErrEncode is wrapped by the error of a flush whose rows could not be
-// encoded as Parquet (a bug or a limit of the encoder, never the file
-// system): writing the same rows again fails again. Before returning it,
-// the flush removes the files it had renamed into place, so none of its
+// encoded as Parquet (a bug or a limit of the encoder, never the storage):
+// writing the same rows again fails again. Before returning it, the flush
+// removes the files it had put in the lake, so none of its
 // rows is in the lake and the caller may write them again, in smaller
 // sets, under other names.
 var ErrEncode = errors.New("rows cannot be encoded as Parquet")
 
 // Stats are a Writer's totals since it was created.
 type Stats struct {
-	Files    int   // Parquet files written (renamed into place)
+	Files    int   // Parquet files written (put in the lake)
 	Rows     int64 // rows in those files
 	BytesIn  int64 // protobuf bytes of the requests appended
 	BytesOut int64 // bytes of those files
@@ -56,8 +56,9 @@ type config struct {
 	rowGroupRows int
 	maxAttrCols  int
 	now          func() time.Time
-	manual       bool // WithManualFlush
-	noSync       bool // tests only: skip fsync, which costs ~10 ms a file here
+	manual       bool          // WithManualFlush
+	bucket       bucket.Bucket // WithBucket; nil: the local bucket of root
+	noSync       bool          // tests only: skip fsync, which costs ~10 ms a file here
 	encodeFault  string
 }
 
@@ -160,6 +161,21 @@ func WithManualFlush() Option {
 	}
 }
 
+// WithBucket makes the Writer put its files in b instead of the directory
+// root given to NewWriter; root then names the scratch directory where
+// each file is encoded before it is uploaded ("" for os.TempDir()). By
+// default the lake is bucket.NewLocal(root) and root is the scratch
+// directory too, so a finished file is moved into place with one rename.
+func WithBucket(b bucket.Bucket) Option {
+	return func(c *config) error {
+		if b == nil {
+			return errors.New("bucket: nil")
+		}
+		c.bucket = b
+		return nil
+	}
+}
+
 // WithClock sets the clock used for ages and for the partition of records
 // without a timestamp. Default time.Now.
 func WithClock(now func() time.Time) Option {
@@ -173,27 +189,32 @@ func WithClock(now func() time.Time) Option {
 }
 
 // Writer buffers the rows of each signal and tenant in memory and writes
-// them as Parquet files under root:
+// them as Parquet files under root (or into the bucket of WithBucket):
 //
 //	<root>/<signal>/tenant=<tenant>/date=YYYY-MM-DD/hour=HH/<id>.parquet
 //
 // partitioned by the record's time (a log's timestamp, else its observed
-// timestamp; a span's start time; else the time it was appended), in UTC.
-// A batch is written when its rows would make a file of about the file
-// size, when the requests in it reach the max buffer, when its first row
-// is older than the max age, and on Flush and Close. Each file is written as .<id>.parquet.tmp in its partition, synced
-// and renamed into place, so no reader ever sees a partial file; a crash
-// can leave only such hidden temporary files.
+// timestamp; a span's start time; else the time it was appended), in UTC
+// (partition.go has the layout). A batch is written when its rows would
+// make a file of about the file size, when the requests in it reach the
+// max buffer, when its first row is older than the max age, and on Flush
+// and Close. Each file is encoded into a hidden scratch file,
+// .<id>.parquet.<random>.tmp in root, and then uploaded, which on a
+// directory means synced and renamed into its partition (scratch.go), so
+// no reader ever sees a partial file; a crash can leave only such hidden
+// temporary files, which Prune removes.
 //
 // A Writer is safe for concurrent use; appends and writes are serialized.
 type Writer struct {
-	root string
-	cfg  config
+	scratch string        // where files are encoded
+	bucket  bucket.Bucket // where they go
+	local   *bucket.Local // bucket, when it is the local bucket of root
+	cfg     config
 
 	mu      sync.Mutex
 	batches map[batchKey]*batch
 	enc     encoder
-	renamed []string // files renamed into place by the flush under way
+	renamed []string // names of the files the flush under way put in the bucket
 	stats   Stats
 	ratio   float64 // Parquet bytes per protobuf byte of the files written so far
 	closed  bool
@@ -221,7 +242,8 @@ func (b *batch) len(sig otlpwire.Signal) int {
 }
 
 // NewWriter returns a Writer that writes under root, creating it if
-// needed.
+// needed; with WithBucket, one that writes into the bucket and encodes in
+// root.
 func NewWriter(root string, opts ...Option) (*Writer, error) {
 	cfg := config{fileSize: 64 << 20, maxBuffer: 256 << 20, maxAge: 5 * time.Minute, rowGroupRows: 128 << 10, now: time.Now}
 	for _, o := range opts {
@@ -229,28 +251,19 @@ func NewWriter(root string, opts ...Option) (*Writer, error) {
 			return nil, fmt.Errorf("new lake writer: %w", err)
 		}
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	w := &Writer{scratch: root, bucket: cfg.bucket, cfg: cfg, batches: map[batchKey]*batch{}, ratio: 0.1}
+	if w.bucket == nil {
+		w.local = bucket.NewLocal(root)
+		w.bucket = w.local
+	} else {
+		w.scratch = scratchDir(root)
+	}
+	if err := makeScratchDir(w.scratch); err != nil {
 		return nil, fmt.Errorf("new lake writer: %w", err)
 	}
-	w := &Writer{root: root, cfg: cfg, batches: map[batchKey]*batch{}, ratio: 0.1}
 	w.enc.rowGroupRows = cfg.rowGroupRows
 	w.enc.maxAttrCols = cfg.maxAttrCols
 	return w, nil
-}
-
-// ValidTenant reports whether t can name a tenant: 1 to 128 of
-// [A-Za-z0-9._-], and not "." or "..", since it becomes a directory name.
-func ValidTenant(t string) bool {
-	if t == "" || len(t) > 128 || t == "." || t == ".." {
-		return false
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // Append appends the rows of reqs, each an encoded Export*ServiceRequest
@@ -258,27 +271,27 @@ func ValidTenant(t string) bool {
 // none (the error is an *AppendError). It returns the number of rows
 // added. It then writes the batch if it is full or old; a write error is
 // returned after the rows were added, which stay buffered for a retry.
-func (w *Writer) Append(sig otlpwire.Signal, tenant string, reqs ...[]byte) (int, error) {
-	return w.AppendReceived(sig, tenant, time.Time{}, reqs...)
+func (w *Writer) Append(sig otlpwire.Signal, tenantName string, reqs ...[]byte) (int, error) {
+	return w.AppendReceived(sig, tenantName, time.Time{}, reqs...)
 }
 
 // AppendReceived is Append for requests received at a known time: rows
 // without a usable time of their own are partitioned by the received time
 // of the first request of their batch rather than by the clock, so a
 // replay partitions them the same way. A zero received means now.
-func (w *Writer) AppendReceived(sig otlpwire.Signal, tenant string, received time.Time, reqs ...[]byte) (int, error) {
+func (w *Writer) AppendReceived(sig otlpwire.Signal, tenantName string, received time.Time, reqs ...[]byte) (int, error) {
 	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
 		return 0, fmt.Errorf("lake append: unknown %v", sig)
 	}
-	if !ValidTenant(tenant) {
-		return 0, fmt.Errorf("lake append: tenant %q: want 1 to 128 of [A-Za-z0-9._-]", tenant)
+	if !tenant.Valid(tenantName) {
+		return 0, fmt.Errorf("lake append: tenantName %q: want 1 to 128 of [A-Za-z0-9._-]", tenantName)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return 0, ErrClosed
 	}
-	key := batchKey{sig, tenant}
+	key := batchKey{sig, tenantName}
 	b := w.batches[key]
 	if b == nil {
 		b = &batch{}
@@ -377,7 +390,7 @@ func (w *Writer) Buffered() int {
 // the same rows) is replaced atomically. name is 1 to 128 of
 // [A-Za-z0-9._-] and must not be reused for other rows.
 func (w *Writer) FlushAs(name string) error {
-	if !ValidTenant(name) {
+	if !tenant.Valid(name) {
 		return fmt.Errorf("lake flush: file name %q: want 1 to 128 of [A-Za-z0-9._-]", name)
 	}
 	w.mu.Lock()
@@ -414,8 +427,8 @@ func (w *Writer) Flush() error {
 }
 
 // flushAll writes every batch, under name if not empty. When a batch
-// cannot be encoded (ErrEncode), the files this call renamed into place
-// are removed again.
+// cannot be encoded (ErrEncode), the files this call put in the lake are
+// removed again.
 func (w *Writer) flushAll(name string) error {
 	var errs []error
 	w.renamed = w.renamed[:0]
@@ -426,11 +439,9 @@ func (w *Writer) flushAll(name string) error {
 	}
 	err := errors.Join(errs...)
 	if errors.Is(err, ErrEncode) {
-		for _, p := range w.renamed {
-			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		for _, name := range w.renamed {
+			if rerr := w.store().Delete(context.Background(), name); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("remove a file of the failed flush: %w", rerr))
-			} else if rerr == nil {
-				durable.SyncDir(filepath.Dir(p)) //nolint:errcheck // best effort; the rename is undone either way
 			}
 		}
 	}
@@ -440,12 +451,39 @@ func (w *Writer) flushAll(name string) error {
 	return err
 }
 
-// Flushed returns the paths of the files the last flush renamed into
-// place (none if it failed). The slice is the caller's.
+// Flushed returns the paths of the files the last flush wrote (none if it
+// failed): root joined with their names. With WithBucket it returns nil:
+// they are not files; FlushedNames names them. The slice is the caller's.
 func (w *Writer) Flushed() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.local == nil {
+		return nil
+	}
+	paths := make([]string, 0, len(w.renamed))
+	for _, name := range w.renamed {
+		if p, err := w.local.Path(name); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// FlushedNames returns the names in the bucket of the files the last flush
+// wrote (none if it failed). The slice is the caller's.
+func (w *Writer) FlushedNames() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return slices.Clone(w.renamed)
+}
+
+// store is the bucket files go to: in tests that set noSync, the local
+// bucket without its fsyncs.
+func (w *Writer) store() bucket.Bucket {
+	if w.cfg.noSync && w.local != nil {
+		return w.local.WithoutSync()
+	}
+	return w.bucket
 }
 
 // Discard drops every buffered row without writing it.
@@ -507,7 +545,7 @@ func (w *Writer) Stats() Stats {
 
 // writeBatch sorts the batch by (hour, service, time), writes one file per
 // hour and empties the batch. On error the batch is kept: files already
-// renamed into place stay, and the rows are written again by the next
+// put in the lake stay, and the rows are written again by the next
 // flush (a retry can duplicate them; it never loses them).
 func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 	var (
@@ -577,23 +615,18 @@ func partitionHour(ns int64) (int64, bool) {
 }
 
 // writePartition writes rows sel of the batch as one file of the hour's
-// partition and returns its size.
+// partition, named name.parquet (or an autoID's), and returns its size.
 func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int, name string) (int64, error) {
-	t := time.Unix(hour*3600, 0).UTC()
-	dir := filepath.Join(w.root, key.sig.String(), "tenant="+key.tenant, "date="+t.Format("2006-01-02"), fmt.Sprintf("hour=%02d", t.Hour()))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, fmt.Errorf("write lake file: %w", err)
-	}
-	id, flag := name, os.O_TRUNC // a temp file of a named flush is a crashed attempt's, ours to reuse
+	id := name
 	if id == "" {
-		id, flag = fmt.Sprintf("%s-%016x", w.cfg.now().UTC().Format("20060102T150405.000000000Z"), rand.Uint64()), os.O_EXCL
+		id = autoID(w.cfg.now(), rand.Uint64())
 	}
-	final := filepath.Join(dir, id+".parquet")
-	tmp := filepath.Join(dir, "."+id+".parquet.tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|flag, 0o644)
+	obj := partitionOf(key.sig, key.tenant, hour).object(parquetFile(id))
+	f, err := createScratch(w.scratch, parquetFile(id))
 	if err != nil {
-		return 0, fmt.Errorf("write lake file: %w", err)
+		return 0, fmt.Errorf("write lake file %s: %w", obj, err)
 	}
+	defer removeScratch(f)
 	cw := &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
 	err = w.encode(cw, key.sig, b, sel, n)
 	if err != nil && cw.err == nil { // not the file's fault
@@ -602,26 +635,16 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	if err == nil {
 		err = cw.w.Flush()
 	}
-	if err == nil && !w.cfg.noSync {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, final)
+		err = uploadScratch(context.Background(), w.store(), obj, f.Name())
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("write lake file %s: %w", final, err)
+		return 0, fmt.Errorf("write lake file %s: %w", obj, err)
 	}
-	w.renamed = append(w.renamed, final)
-	if w.cfg.noSync {
-		return cw.n, nil
-	}
-	if err := durable.SyncDir(dir); err != nil {
-		return 0, fmt.Errorf("write lake file %s: %w", final, err)
-	}
+	w.renamed = append(w.renamed, obj)
 	return cw.n, nil
 }
 

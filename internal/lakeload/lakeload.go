@@ -488,7 +488,8 @@ type decodeError struct{ err error }
 func (e *decodeError) Error() string { return "decode for the lake: " + e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
-// writeParts writes the parts of rec under name-p<N>, after its intent.
+// writeParts writes the parts of rec under lake.PartName, after its
+// intent (name, rec's range).
 // On failure it removes the parts it wrote, so that none of rec's rows is
 // in the lake.
 func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
@@ -526,7 +527,7 @@ func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
 		if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, part); err != nil {
 			return &decodeError{err}
 		}
-		if err := l.w.FlushAs(name + "-p" + strconv.Itoa(n)); err != nil {
+		if err := l.w.FlushAs(lake.PartName(rec.Seq, rec.Seq, n)); err != nil {
 			return err
 		}
 		written = append(written, l.w.Flushed()...)

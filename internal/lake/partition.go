@@ -1,0 +1,145 @@
+package lake
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// The lake's layout. Every name the lake reads or writes in its bucket is
+// built and parsed in this file, and nowhere else:
+//
+//	<signal>/tenant=<tenant>/date=YYYY-MM-DD/hour=HH/<file>
+//
+// one Hive-style partition (DuckDB's hive_partitioning reads tenant, date
+// and hour as columns) per signal ("logs", "traces"), tenant and UTC hour
+// of the records' time. The files of a partition:
+//
+//	<first>-<last>.parquet        the loader's write of spool records first to last (RangeName, 20 digits each)
+//	<first>-<last>-p<N>.parquet   part N of a large record written in parts (PartName)
+//	<first>-<last>-c[N].parquet   a merge of such files (mergeName)
+//	<time>-<random>.parquet       a Writer.Flush's (autoID)
+//	<name>.parquet                a Writer.FlushAs(name)'s, generally
+//	.compact                      the intent of a merge under way (intentFile)
+//
+// Names starting with "." are the lake's own bookkeeping, never data.
+
+// partition is one hour partition of the lake.
+type partition struct {
+	signal string    // otlpwire.Signal.String(); parsing accepts any name
+	tenant string    // tenant.Valid when written; parsing accepts any
+	hour   time.Time // UTC, on the hour
+}
+
+// partitionOf is the partition of the signal's records of tenant in hour,
+// counted in hours since the Unix epoch.
+func partitionOf(sig otlpwire.Signal, tenant string, hour int64) partition {
+	return partition{signal: sig.String(), tenant: tenant, hour: time.Unix(hour*3600, 0).UTC()}
+}
+
+// dir is the partition's prefix in the bucket, without a trailing slash:
+// logs/tenant=acme/date=2030-05-01/hour=10.
+func (p partition) dir() string {
+	return p.signal + "/tenant=" + p.tenant + "/date=" + p.hour.Format("2006-01-02") + fmt.Sprintf("/hour=%02d", p.hour.Hour())
+}
+
+// object is the name of file in the partition.
+func (p partition) object(file string) string { return p.dir() + "/" + file }
+
+// parseObject splits an object name into its partition and its file (one
+// segment). ok is false for a name outside the layout: not five segments,
+// a hidden signal, no tenant= prefix, a date that is not YYYY-MM-DD or an
+// hour that is not 00 to 23.
+func parseObject(name string) (p partition, file string, ok bool) {
+	seg := strings.Split(name, "/")
+	if len(seg) != 5 || seg[4] == "" {
+		return partition{}, "", false
+	}
+	p, ok = parseDir(seg[0], seg[1], seg[2], seg[3])
+	return p, seg[4], ok
+}
+
+// parseDir parses the four segments of a partition's prefix.
+func parseDir(signal, tenant, date, hour string) (partition, bool) {
+	if signal == "" || signal[0] == '.' {
+		return partition{}, false
+	}
+	tenant, ok1 := strings.CutPrefix(tenant, "tenant=")
+	date, ok2 := strings.CutPrefix(date, "date=")
+	hour, ok3 := strings.CutPrefix(hour, "hour=")
+	if !ok1 || !ok2 || !ok3 || len(hour) != 2 || hour[0] < '0' || hour[0] > '9' || hour[1] < '0' || hour[1] > '9' {
+		return partition{}, false
+	}
+	day, err := time.Parse("2006-01-02", date)
+	h := int(hour[0]-'0')*10 + int(hour[1]-'0')
+	if err != nil || h > 23 {
+		return partition{}, false
+	}
+	return partition{signal: signal, tenant: tenant, hour: day.Add(time.Duration(h) * time.Hour)}, true
+}
+
+// parquetFile is the file name of a Parquet file of id.
+func parquetFile(id string) string { return id + ".parquet" }
+
+// isParquetFile reports whether a partition's file is a Parquet file of
+// data: *.parquet, not hidden.
+func isParquetFile(file string) bool {
+	return !strings.HasPrefix(file, ".") && strings.HasSuffix(file, ".parquet")
+}
+
+// autoID is the id of a file Writer.Flush names itself: the time of the
+// write and a random number, so no two writes share one.
+func autoID(now time.Time, random uint64) string {
+	return fmt.Sprintf("%s-%016x", now.UTC().Format("20060102T150405.000000000Z"), random)
+}
+
+// intentFile records a merge in progress in its partition.
+const intentFile = ".compact"
+
+// RangeName is the name, without .parquet, of the files the lake loader
+// writes of the spool records first to last: both in 20 digits.
+func RangeName(first, last uint64) string { return fmt.Sprintf("%020d-%020d", first, last) }
+
+// PartName is the name, without .parquet, of part n of the spool records
+// first to last written in parts (a record too large for one file):
+// RangeName(first, last)+"-p<n>".
+func PartName(first, last uint64, n int) string {
+	return RangeName(first, last) + "-p" + strconv.Itoa(n)
+}
+
+// mergeName is the file name of a merge of the records first to last: n
+// 1 gives <first>-<last>-c.parquet, n > 1 <first>-<last>-c<n>.parquet (for
+// when the first is taken).
+func mergeName(first, last uint64, n int) string {
+	if n <= 1 {
+		return parquetFile(RangeName(first, last) + "-c")
+	}
+	return parquetFile(RangeName(first, last) + "-c" + strconv.Itoa(n))
+}
+
+// parseRange parses <first>-<last>.parquet, <first>-<last>-c[N].parquet
+// (a merge) or <first>-<last>-p<N>.parquet (part N of a large record
+// written in parts), first and last in 20 digits.
+func parseRange(name string) (first, last uint64, ok bool) {
+	base, isParquet := strings.CutSuffix(name, ".parquet")
+	if !isParquet || len(base) < 41 || base[20] != '-' {
+		return 0, 0, false
+	}
+	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") && !strings.HasPrefix(rest, "-p") || strings.Trim(rest[2:], "0123456789") != "") {
+		return 0, 0, false
+	}
+	first, err1 := strconv.ParseUint(base[:20], 10, 64)
+	last, err2 := strconv.ParseUint(base[21:41], 10, 64)
+	if err1 != nil || err2 != nil || first == 0 || last < first {
+		return 0, 0, false
+	}
+	return first, last, true
+}
+
+func isRange(name string) bool {
+	_, _, ok := parseRange(name)
+	return ok
+}
