@@ -73,22 +73,25 @@ func TestStringValueStrindex(t *testing.T) {
 	// KeyValue's key_strindex (3) likewise: a varint is skipped, another
 	// wire type refused.
 	for _, tc := range []struct {
+		name  string
 		field []byte
 		ok    bool
 	}{
-		{protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1), true},
-		{protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), []byte("x")), false},
+		{"varint", protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), 1), true},
+		{"length-delimited", protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), []byte("x")), false},
 	} {
-		kv := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k"))
-		kv = append(kv, tc.field...)
-		res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kv)
-		rl := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)
-		req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rl)
-		_, perr := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(req)
-		werr := LogsRequest(req).Validate()
-		if (perr == nil) != tc.ok || (werr == nil) != tc.ok {
-			t.Errorf("key_strindex %x: pdata %v, Validate %v, want accepted %v", tc.field, perr, werr, tc.ok)
-		}
+		t.Run("key_strindex "+tc.name, func(t *testing.T) {
+			kv := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k"))
+			kv = append(kv, tc.field...)
+			res := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kv)
+			rl := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), res)
+			req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rl)
+			_, perr := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(req)
+			werr := LogsRequest(req).Validate()
+			if (perr == nil) != tc.ok || (werr == nil) != tc.ok {
+				t.Errorf("pdata %v, Validate %v, want accepted %v", perr, werr, tc.ok)
+			}
+		})
 	}
 }
 

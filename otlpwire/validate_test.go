@@ -56,18 +56,20 @@ func TestPartValidate(t *testing.T) {
 					}},
 			}
 			for _, p := range parts {
-				if err := p.validate(p.wrap(good)); err != nil {
-					t.Errorf("%s.Validate on a valid part: %v", p.what, err)
-				}
-				if err := MetricsRequest(p.inRequest(p.wrap(good))).Validate(); err != nil {
-					t.Errorf("%s: the valid request fails: %v", p.what, err)
-				}
-				if err := p.validate(p.wrap(tc.bad)); !errors.Is(err, tc.want) {
-					t.Errorf("%s.Validate = %v, want %v", p.what, err, tc.want)
-				}
-				if err := MetricsRequest(p.inRequest(p.wrap(tc.bad))).Validate(); !errors.Is(err, tc.want) {
-					t.Errorf("%s: request Validate = %v, want %v", p.what, err, tc.want)
-				}
+				t.Run(p.what, func(t *testing.T) {
+					if err := p.validate(p.wrap(good)); err != nil {
+						t.Errorf("%s.Validate on a valid part: %v", p.what, err)
+					}
+					if err := MetricsRequest(p.inRequest(p.wrap(good))).Validate(); err != nil {
+						t.Errorf("the valid request fails: %v", err)
+					}
+					if err := p.validate(p.wrap(tc.bad)); !errors.Is(err, tc.want) {
+						t.Errorf("%s.Validate = %v, want %v", p.what, err, tc.want)
+					}
+					if err := MetricsRequest(p.inRequest(p.wrap(tc.bad))).Validate(); !errors.Is(err, tc.want) {
+						t.Errorf("request Validate = %v, want %v", err, tc.want)
+					}
+				})
 			}
 		})
 	}

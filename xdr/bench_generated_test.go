@@ -148,17 +148,19 @@ func structCases() []structCase {
 // benchmarks compare equal work.
 func TestBaselines(t *testing.T) {
 	for _, c := range structCases() {
-		want := must(c.gen().MarshalBinary())
-		var db, sb bytes.Buffer
-		if _, err := dave.Marshal(&db, c.dave()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := stellar.Marshal(&sb, c.stellar()); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(db.Bytes(), want) || !bytes.Equal(sb.Bytes(), want) {
-			t.Errorf("%s: bytes differ\n ours %x\n dave %x\n stel %x", c.name, want, db.Bytes(), sb.Bytes())
-		}
+		t.Run(c.name, func(t *testing.T) {
+			want := must(c.gen().MarshalBinary())
+			var db, sb bytes.Buffer
+			if _, err := dave.Marshal(&db, c.dave()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := stellar.Marshal(&sb, c.stellar()); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(db.Bytes(), want) || !bytes.Equal(sb.Bytes(), want) {
+				t.Errorf("bytes differ\n ours %x\n dave %x\n stel %x", want, db.Bytes(), sb.Bytes())
+			}
+		})
 	}
 	r := xdrtest.NewResultResultOk(make([]byte, 100))
 	var sb bytes.Buffer

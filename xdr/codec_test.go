@@ -58,10 +58,12 @@ func TestAppendHex(t *testing.T) {
 		{"count", must(AppendCount(nil, 3, 3)), "00000003"},
 	}
 	for _, c := range cases {
-		want := unhex(t, c.want)
-		if !bytes.Equal(c.got, want) {
-			t.Errorf("%s: got %x, want %x", c.name, c.got, want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			want := unhex(t, c.want)
+			if !bytes.Equal(c.got, want) {
+				t.Errorf("got %x, want %x", c.got, want)
+			}
+		})
 	}
 	// Append extends the caller's buffer in place when it has room.
 	buf := make([]byte, 2, 64)
@@ -174,12 +176,14 @@ func TestDecodeStrict(t *testing.T) {
 		{"trailing", "0000000100", func(d *Decoder) error { d.DecodeInt32(); return d.Done() }, ErrTrailing, 4},
 	}
 	for _, c := range cases {
-		d := NewDecoder(unhex(t, c.in))
-		err := c.op(d)
-		var e *Error
-		if !errors.Is(err, c.want) || !errors.As(err, &e) || e.Offset != c.off {
-			t.Errorf("%s: got %v, want %v at offset %d", c.name, err, c.want, c.off)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			d := NewDecoder(unhex(t, c.in))
+			err := c.op(d)
+			var e *Error
+			if !errors.Is(err, c.want) || !errors.As(err, &e) || e.Offset != c.off {
+				t.Errorf("got %v, want %v at offset %d", err, c.want, c.off)
+			}
+		})
 	}
 }
 

@@ -153,14 +153,16 @@ func TestGenBadFlags(t *testing.T) {
 		{[]string{"--bogus"}, "-bogus"},
 		{[]string{"extra"}, `"extra"`},
 	} {
-		args := append([]string{"gen", "--out", t.TempDir()}, tc.args...)
-		_, _, err := runArgs(t, args...)
-		if err == nil || !strings.Contains(err.Error(), tc.flag) {
-			t.Errorf("%v: error %v does not name %s", tc.args, err, tc.flag)
-		}
-		if _, ok := err.(usageError); !ok {
-			t.Errorf("%v: %T is not a usageError", tc.args, err)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"gen", "--out", t.TempDir()}, tc.args...)
+			_, _, err := runArgs(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.flag) {
+				t.Errorf("error %v does not name %s", err, tc.flag)
+			}
+			if _, ok := err.(usageError); !ok {
+				t.Errorf("%T is not a usageError", err)
+			}
+		})
 	}
 	if _, _, err := runArgs(t, "gen"); err == nil || !strings.Contains(err.Error(), "--out") {
 		t.Errorf("no --out: error %v does not name --out", err)

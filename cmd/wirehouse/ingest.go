@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/otlpfile"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -97,7 +98,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		defer readers[i].Close()
 	}
-	if !lake.ValidTenant(f.tenant) {
+	if !tenant.Valid(f.tenant) {
 		return usageError{err: fmt.Errorf("--tenant %q: want 1 to 128 of [A-Za-z0-9._-]", f.tenant)}
 	}
 	opts := []lake.Option{lake.WithFileSize(f.fileSize), lake.WithMaxBuffer(f.maxBuffer)}

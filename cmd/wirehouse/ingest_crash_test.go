@@ -31,44 +31,46 @@ func TestIngestKill9(t *testing.T) {
 		}
 	}
 	for _, delay := range []time.Duration{0, 20 * time.Millisecond, 80 * time.Millisecond, 200 * time.Millisecond} {
-		out := t.TempDir()
-		// A tiny file size writes a file after every input file.
-		cmd := exec.Command(os.Args[0], "ingest", "--out", out, "--file-size", "1024", in)
-		cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Kill once the first file is in place, after the delay.
-		deadline := time.Now().Add(30 * time.Second)
-		for len(parquetFiles(t, out)) == 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(delay)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Logf("process ended before the kill (%v): %s", err, stderr.String())
-		}
-		files := parquetFiles(t, out)
-		if len(files) == 0 {
-			t.Fatalf("delay %v: no file written before the kill", delay)
-		}
-		rows := 0
-		for _, p := range files {
-			rows += readAllRows(t, p)
-		}
-		tmp := 0
-		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && strings.HasSuffix(p, ".parquet.tmp") {
-				tmp++
+		t.Run(fmt.Sprint("delay=", delay), func(t *testing.T) {
+			out := t.TempDir()
+			// A tiny file size writes a file after every input file.
+			cmd := exec.Command(os.Args[0], "ingest", "--out", out, "--file-size", "1024", in)
+			cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-			return err
+			// Kill once the first file is in place, after the delay.
+			deadline := time.Now().Add(30 * time.Second)
+			for len(parquetFiles(t, out)) == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(delay)
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Logf("process ended before the kill (%v): %s", err, stderr.String())
+			}
+			files := parquetFiles(t, out)
+			if len(files) == 0 {
+				t.Fatal("no file written before the kill")
+			}
+			rows := 0
+			for _, p := range files {
+				rows += readAllRows(t, p)
+			}
+			tmp := 0
+			filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && strings.HasSuffix(p, ".parquet.tmp") {
+					tmp++
+				}
+				return err
+			})
+			t.Logf("%d complete files (%d rows), %d hidden temporary files", len(files), rows, tmp)
 		})
-		t.Logf("delay %v: %d complete files (%d rows), %d hidden temporary files", delay, len(files), rows, tmp)
 	}
 }
 

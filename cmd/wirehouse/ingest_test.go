@@ -345,27 +345,30 @@ func TestIngestFlags(t *testing.T) {
 	}
 	out := filepath.Join(dir, "lake")
 	tests := []struct {
+		name string
 		args []string
 		want string
 	}{
-		{[]string{good}, "--out"},
-		{[]string{"--out", out}, "no files"},
-		{[]string{"--out", out, "--signal", "metrics", good}, "--signal"},
-		{[]string{"--out", out, "--file-size", "100", good}, "--file-size"},
-		{[]string{"--out", out, "--row-group-rows", "-1", good}, "--row-group-rows"},
-		{[]string{"--out", out, "--max-file-size", "0", good}, "--max-file-size"},
-		{[]string{"--out", out, "--tenant", "a/b", good}, "--tenant"},
-		{[]string{"--out", out, "--tenant", "", good}, "--tenant"},
-		{[]string{"--out", out, good, txt}, "x.txt"},
-		{[]string{"--out", out, "--bogus", good}, "bogus"},
+		{"no out", []string{good}, "--out"},
+		{"no files", []string{"--out", out}, "no files"},
+		{"signal with files", []string{"--out", out, "--signal", "metrics", good}, "--signal"},
+		{"file size 100", []string{"--out", out, "--file-size", "100", good}, "--file-size"},
+		{"negative row group rows", []string{"--out", out, "--row-group-rows", "-1", good}, "--row-group-rows"},
+		{"max file size 0", []string{"--out", out, "--max-file-size", "0", good}, "--max-file-size"},
+		{"tenant with slash", []string{"--out", out, "--tenant", "a/b", good}, "--tenant"},
+		{"empty tenant", []string{"--out", out, "--tenant", "", good}, "--tenant"},
+		{"not OTLP", []string{"--out", out, good, txt}, "x.txt"},
+		{"unknown flag", []string{"--out", out, "--bogus", good}, "bogus"},
 	}
 	for _, tc := range tests {
-		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"ingest"}, tc.args...), &stdout, &stderr)
-		var ue usageError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: err = %v, want a usage error naming %s", tc.args, err, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"ingest"}, tc.args...), &stdout, &stderr)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want a usage error naming %s", err, tc.want)
+			}
+		})
 	}
 	var stdout, stderr bytes.Buffer
 	if err := run(context.Background(), []string{"ingest", "--out", out, filepath.Join(dir, "missing.binpb")}, &stdout, &stderr); err == nil ||

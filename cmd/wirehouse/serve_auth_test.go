@@ -39,29 +39,32 @@ func TestServeBearerTokens(t *testing.T) {
 	grpcEP, httpEP := p.addrs["OTLP/gRPC"], p.addrs["OTLP/HTTP"]
 	want := map[string]int{} // rows per tenant
 	for _, tc := range []struct {
+		name                               string
 		transport, endpoint, token, tenant string
 	}{
-		{"grpc", grpcEP, tokAcme, "acme"},
-		{"http", httpEP, tokAcme, "acme"},
-		{"grpc", grpcEP, tokDefault, "default"},
-		{"http", httpEP, tokDefault, "default"},
-		{"grpc", grpcEP, "", ""},
-		{"http", httpEP, "", ""},
-		{"http", httpEP, "not-one-of-the-tokens-at-all", ""},
+		{"grpc/acme", "grpc", grpcEP, tokAcme, "acme"},
+		{"http/acme", "http", httpEP, tokAcme, "acme"},
+		{"grpc/default", "grpc", grpcEP, tokDefault, "default"},
+		{"http/default", "http", httpEP, tokDefault, "default"},
+		{"grpc/no token", "grpc", grpcEP, "", ""},
+		{"http/no token", "http", httpEP, "", ""},
+		{"http/unknown token", "http", httpEP, "not-one-of-the-tokens-at-all", ""},
 	} {
-		var args []string
-		if tc.token != "" {
-			args = []string{"--bearer-token", tc.token}
-		}
-		err := load(tc.transport, tc.endpoint, args...)
-		switch {
-		case tc.tenant != "" && err != nil:
-			t.Errorf("%s with token for %s: %v", tc.transport, tc.tenant, err)
-		case tc.tenant == "" && (err == nil || !strings.Contains(err.Error(), "all 3 requests failed")):
-			t.Errorf("%s with token %q: %v, want every request refused", tc.transport, tc.token, err)
-		case tc.tenant != "":
-			want[tc.tenant] += 30
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var args []string
+			if tc.token != "" {
+				args = []string{"--bearer-token", tc.token}
+			}
+			err := load(tc.transport, tc.endpoint, args...)
+			switch {
+			case tc.tenant != "" && err != nil:
+				t.Errorf("load: %v", err)
+			case tc.tenant == "" && (err == nil || !strings.Contains(err.Error(), "all 3 requests failed")):
+				t.Errorf("load: %v, want every request refused", err)
+			case tc.tenant != "":
+				want[tc.tenant] += 30
+			}
+		})
 	}
 	if bin := os.Getenv("WIREHOUSE_TELEMETRYGEN"); bin != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -82,15 +82,17 @@ func pythonSDK(t *testing.T, python string, tls bool) {
 		`sum(histogram_count(py_size_bytes))`: 2 * n,
 		`sum(histogram_sum(py_size_bytes))`:   2 * n * (n + 1) / 2,
 	} {
-		var got float64
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if got = promQuery(t, admin, q)[""]; got == want || time.Now().After(deadline) {
-				break
+		t.Run(q, func(t *testing.T) {
+			var got float64
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if got = promQuery(t, admin, q)[""]; got == want || time.Now().After(deadline) {
+					break
+				}
 			}
-		}
-		if got != want {
-			t.Errorf("%s = %v, want %v", q, got, want)
-		}
+			if got != want {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
 	}
 	p.stop(t)
 	for _, signal := range []string{"logs", "traces"} {

@@ -96,27 +96,30 @@ func startServe(t *testing.T, extra ...string) map[string]string {
 func TestServeAndLoad(t *testing.T) {
 	addrs := startServe(t, "--log-level", "info")
 	for _, tc := range []struct {
+		name   string
 		args   []string
 		signal string
 	}{
-		{[]string{"--transport", "grpc", "--endpoint", addrs["OTLP/gRPC"], "--signal", "logs", "--compress", "zstd"}, "logs"},
-		{[]string{"--transport", "http", "--endpoint", addrs["OTLP/HTTP"], "--signal", "traces", "--encoding", "json", "--compress", "gzip"}, "traces"},
+		{"grpc logs", []string{"--transport", "grpc", "--endpoint", addrs["OTLP/gRPC"], "--signal", "logs", "--compress", "zstd"}, "logs"},
+		{"http json traces", []string{"--transport", "http", "--endpoint", addrs["OTLP/HTTP"], "--signal", "traces", "--encoding", "json", "--compress", "gzip"}, "traces"},
 	} {
-		args := append([]string{"load", "--count", "30", "--batch", "20", "--concurrency", "2", "--json", "--quiet"}, tc.args...)
-		stdout, stderr, err := runArgs(t, args...)
-		if err != nil {
-			t.Fatalf("load: %v\n%s", err, stderr)
-		}
-		var res struct {
-			Requests, OK int64
-			Accepted     int64 `json:"records_accepted"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-			t.Fatalf("load --json output: %v\n%s", err, stdout)
-		}
-		if res.Requests != 30 || res.OK != 30 || res.Accepted != 600 {
-			t.Errorf("load result %+v\n%s", res, stdout)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"load", "--count", "30", "--batch", "20", "--concurrency", "2", "--json", "--quiet"}, tc.args...)
+			stdout, stderr, err := runArgs(t, args...)
+			if err != nil {
+				t.Fatalf("load: %v\n%s", err, stderr)
+			}
+			var res struct {
+				Requests, OK int64
+				Accepted     int64 `json:"records_accepted"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatalf("load --json output: %v\n%s", err, stdout)
+			}
+			if res.Requests != 30 || res.OK != 30 || res.Accepted != 600 {
+				t.Errorf("load result %+v\n%s", res, stdout)
+			}
+		})
 	}
 	resp, err := http.Get("http://" + addrs["admin HTTP"] + "/metrics")
 	if err != nil {

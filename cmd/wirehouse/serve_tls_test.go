@@ -27,23 +27,27 @@ func TestServeTLS(t *testing.T) {
 	admin := "https://" + p.addrs["admin HTTP"]
 	withCert := []string{"--tls-ca-file", certs.CA, "--tls-cert-file", certs.ClientCert, "--tls-key-file", certs.ClientKey}
 	for i, transport := range []string{"grpc", "http"} {
-		endpoint := p.addrs[map[string]string{"grpc": "OTLP/gRPC", "http": "OTLP/HTTP"}[transport]]
-		base := []string{"load", "--signal", "metrics", "--transport", transport, "--endpoint", endpoint,
-			"--count", "4", "--batch", "25", "--seed", fmt.Sprint(1000 * i), "--json", "--quiet"}
-		stdout, stderr, err := runArgs(t, append(append(base, withCert...), "--verify", "--query-endpoint", admin)...)
-		if err != nil || !strings.Contains(stdout, `"failed": 0`) || !strings.Contains(stdout, "missing 0 series, 0 samples") {
-			t.Errorf("%s over mutual TLS: %v\n%s%s", transport, err, stdout, stderr)
-		}
-		for name, args := range map[string][]string{
-			"no client certificate": {"--tls-ca-file", certs.CA},
-			"plaintext":             nil,
-			"another CA's client":   {"--tls-ca-file", certs.CA, "--tls-cert-file", certs.OtherClientCert, "--tls-key-file", certs.OtherKey},
-		} {
-			stdout, stderr, err := runArgs(t, append(append(base, args...), "--count", "1", "--timeout", "2s")...)
-			if err == nil || !strings.Contains(err.Error(), "all 1 requests failed") {
-				t.Errorf("%s, %s: %v, want every request refused\n%s%s", transport, name, err, stdout, stderr)
+		t.Run(transport, func(t *testing.T) {
+			endpoint := p.addrs[map[string]string{"grpc": "OTLP/gRPC", "http": "OTLP/HTTP"}[transport]]
+			base := []string{"load", "--signal", "metrics", "--transport", transport, "--endpoint", endpoint,
+				"--count", "4", "--batch", "25", "--seed", fmt.Sprint(1000 * i), "--json", "--quiet"}
+			stdout, stderr, err := runArgs(t, append(append(base, withCert...), "--verify", "--query-endpoint", admin)...)
+			if err != nil || !strings.Contains(stdout, `"failed": 0`) || !strings.Contains(stdout, "missing 0 series, 0 samples") {
+				t.Errorf("over mutual TLS: %v\n%s%s", err, stdout, stderr)
 			}
-		}
+			for name, args := range map[string][]string{
+				"no client certificate": {"--tls-ca-file", certs.CA},
+				"plaintext":             nil,
+				"another CA's client":   {"--tls-ca-file", certs.CA, "--tls-cert-file", certs.OtherClientCert, "--tls-key-file", certs.OtherKey},
+			} {
+				t.Run(name, func(t *testing.T) {
+					stdout, stderr, err := runArgs(t, append(append(base, args...), "--count", "1", "--timeout", "2s")...)
+					if err == nil || !strings.Contains(err.Error(), "all 1 requests failed") {
+						t.Errorf("%v, want every request refused\n%s%s", err, stdout, stderr)
+					}
+				})
+			}
+		})
 	}
 
 	// The admin server speaks only TLS.

@@ -94,7 +94,7 @@ func lakeIDs(t *testing.T, root string) map[int64]int {
 func TestReplayAfterInterruptedWrite(t *testing.T) {
 	dir := t.TempDir()
 	spoolDir, lakeDir := filepath.Join(dir, "spool"), filepath.Join(dir, "lake")
-	sp, err := spool.Open(spoolDir, spool.WithSync(spool.SyncNever, 0))
+	sp, err := spool.Open(spoolConfig(spoolDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestReplayAfterInterruptedWrite(t *testing.T) {
 	}
 
 	// The next run: records 6 and 7 arrive too.
-	sp, err = spool.Open(spoolDir, spool.WithSync(spool.SyncNever, 0))
+	sp, err = spool.Open(spoolConfig(spoolDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +267,19 @@ func TestLoaderCompacts(t *testing.T) {
 	}
 }
 
+// spoolConfig is the config of a spool in dir that never fsyncs.
+func spoolConfig(dir string) spool.Config {
+	c := spool.DefaultConfig()
+	c.Dir, c.Sync = dir, spool.SyncNever
+	return c
+}
+
 // openSpool opens a spool under a new directory, closed when the test
 // ends, and names a lake directory beside it.
 func openSpool(t *testing.T) (*spool.Spool, string) {
 	t.Helper()
 	dir := t.TempDir()
-	sp, err := spool.Open(filepath.Join(dir, "spool"), spool.WithSync(spool.SyncNever, 0))
+	sp, err := spool.Open(spoolConfig(filepath.Join(dir, "spool")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +334,7 @@ func logsWithBody(t *testing.T, body string, ids ...int64) []byte {
 func TestQuarantine(t *testing.T) {
 	sp, root := openSpool(t)
 	qdir := filepath.Join(filepath.Dir(root), "quarantine")
-	q, err := quarantine.Open(qdir, nil)
+	q, err := quarantine.Open(quarantine.Config{Dir: qdir})
 	if err != nil {
 		t.Fatal(err)
 	}

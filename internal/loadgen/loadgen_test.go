@@ -95,21 +95,23 @@ func TestRunCountsRefusals(t *testing.T) {
 		return pipeline.Outcome{}, nil
 	})
 	for _, transport := range []string{"grpc", "http"} {
-		n.Store(0)
-		cfg := DefaultConfig()
-		cfg.Transport, cfg.Batch, cfg.Count = transport, 10, 30
-		cfg.Endpoint = r.GRPCAddr().String()
-		code := "ResourceExhausted"
-		if transport == "http" {
-			cfg.Endpoint, code = r.HTTPAddr().String(), "http_429"
-		}
-		res, err := Run(context.Background(), cfg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Failed != 10 || res.Errors[code] != 10 || res.Rejected != 20 || res.Accepted != 20*10-20 {
-			t.Errorf("%s: result %+v", transport, res)
-		}
+		t.Run(transport, func(t *testing.T) {
+			n.Store(0)
+			cfg := DefaultConfig()
+			cfg.Transport, cfg.Batch, cfg.Count = transport, 10, 30
+			cfg.Endpoint = r.GRPCAddr().String()
+			code := "ResourceExhausted"
+			if transport == "http" {
+				cfg.Endpoint, code = r.HTTPAddr().String(), "http_429"
+			}
+			res, err := Run(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Failed != 10 || res.Errors[code] != 10 || res.Rejected != 20 || res.Accepted != 20*10-20 {
+				t.Errorf("result %+v", res)
+			}
+		})
 	}
 }
 
@@ -165,11 +167,13 @@ func TestValidate(t *testing.T) {
 		"no end":      func(c *Config) { c.Duration = 0 },
 		"rate":        func(c *Config) { c.Rate = -1 },
 	} {
-		c := DefaultConfig()
-		mod(&c)
-		if c.Validate() == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			c := DefaultConfig()
+			mod(&c)
+			if c.Validate() == nil {
+				t.Error("accepted")
+			}
+		})
 	}
 }
 

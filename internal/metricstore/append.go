@@ -36,13 +36,13 @@ const (
 	ReasonDuplicate        = "duplicate_timestamp"       // storage.ErrDuplicateSampleForTimestamp
 	ReasonTooOld           = "too_old"                   // storage.ErrTooOldSample
 	ReasonOutOfBounds      = "out_of_bounds"             // storage.ErrOutOfBounds: older than the head allows
-	ReasonLabelLimit       = "label_limit"               // more labels than WithLabelLimit
+	ReasonLabelLimit       = "label_limit"               // more labels than Config.LabelLimit
 	ReasonInvalidUTF8      = "invalid_utf8"              // a metric name, label name or value is not UTF-8
 	ReasonInvalidName      = "invalid_name"              // the metric or a label name cannot be translated
 	ReasonHistogramBuckets = "invalid_histogram_buckets" // len(bucket_counts) != len(explicit_bounds)+1
 	ReasonInvalidHistogram = "invalid_histogram"         // exponential histogram the TSDB refuses (scale, counts)
 	ReasonAppend           = "append_error"              // any other error from the TSDB appender
-	ReasonTooFarAhead      = "too_far_in_future"         // a timestamp past now + WithMaxTimeAhead
+	ReasonTooFarAhead      = "too_far_in_future"         // a timestamp past now + Config.MaxTimeAhead
 )
 
 // AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest
@@ -102,8 +102,8 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	a.tenant = tenant
 	a.req = otlpwire.MetricsRequest(req)
 	a.notAfter = math.MaxInt64
-	if s.cfg.maxAhead > 0 {
-		a.notAfter = s.cfg.now().Add(s.cfg.maxAhead).UnixMilli()
+	if s.cfg.MaxTimeAhead > 0 {
+		a.notAfter = s.cfg.now().Add(s.cfg.MaxTimeAhead).UnixMilli()
 	}
 	a.app = app
 	if s.wrap != nil {
@@ -554,7 +554,7 @@ func (a *appendState) beginPoint(e *cacheEntry) {
 // sample appends one sample to slot of the current entry.
 func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Histogram) {
 	cs := &a.cur.series[slot]
-	if !a.s.cfg.startTimestamps {
+	if !a.s.cfg.StartTimestampZeroSamples {
 		st = 0
 	}
 	if t > a.notAfter {

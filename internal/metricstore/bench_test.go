@@ -60,7 +60,7 @@ func BenchmarkMetricsIngest(b *testing.B) {
 						s.Close()
 					}
 					var err error
-					if s, err = Open(b.TempDir()); err != nil {
+					if s, err = Open(testConfig(b.TempDir())); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -151,7 +151,7 @@ func steadyRequests(b testing.TB, batch, k int) [][]byte {
 // same files; the first checks that every series and sample came back.
 func BenchmarkWALReplay(b *testing.B) {
 	src := b.TempDir()
-	s, err := Open(src)
+	s, err := Open(testConfig(src))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func BenchmarkWALReplay(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		s, err := Open(dir)
+		s, err := Open(testConfig(dir))
 		if err != nil {
 			b.Fatal(err)
 		}

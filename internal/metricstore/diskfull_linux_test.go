@@ -361,9 +361,11 @@ func TestStoreDiskFull(t *testing.T) {
 	dir := diskfull.Tmpfs(t, 24<<20)
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
-	opts := []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithRegisterer(reg),
-		func(c *config) error { c.recoverEvery = 10 * time.Millisecond; return nil }}
-	s := open(t, filepath.Join(dir, "metrics"), opts...)
+	cfg := testConfig(filepath.Join(dir, "metrics"), func(c *Config) {
+		c.Logger, c.Registerer = slog.New(slog.NewTextHandler(logs, nil)), reg
+	})
+	recoverSoon := func(c *config) { c.recoverEvery = 10 * time.Millisecond }
+	s := openWith(t, cfg, recoverSoon)
 	t.Cleanup(func() { s.Close() }) // before the unmount, if the test fails
 	var l dfLoad
 	for range 20 {
@@ -406,7 +408,7 @@ func TestStoreDiskFull(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, filepath.Join(dir, "metrics"), opts...)
+	s = openWith(t, cfg, recoverSoon)
 	l.check(t, s, "after a restart")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -423,9 +425,9 @@ func TestStoreDiskFullRestart(t *testing.T) {
 	dir := diskfull.Tmpfs(t, 24<<20)
 	logs := &syncBuffer{}
 	mdir := filepath.Join(dir, "metrics")
-	opts := []Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
-		func(c *config) error { c.recoverEvery = time.Hour; return nil }}
-	s := open(t, mdir, opts...)
+	cfg := testConfig(mdir, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	recoverLate := func(c *config) { c.recoverEvery = time.Hour }
+	s := openWith(t, cfg, recoverLate)
 	t.Cleanup(func() { s.Close() }) // before the unmount, if the test fails
 	var l dfLoad
 	for range 20 {
@@ -451,7 +453,7 @@ func TestStoreDiskFullRestart(t *testing.T) {
 	}
 	filler = fillDisk(t, dir)
 	before := dirState(t, dir, filler)
-	_, err := Open(mdir, opts...)
+	_, err := openStore(cfg, recoverLate)
 	var se *SpaceError
 	if !errors.As(err, &se) || se.Dir != mdir || se.Need < openReserve {
 		t.Fatalf("Open on a full disk: %v", err)
@@ -463,7 +465,7 @@ func TestStoreDiskFullRestart(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, mdir, opts...)
+	s = openWith(t, cfg, recoverLate)
 	t.Logf("torn records zeroed at the restart: %d", strings.Count(logs.String(), "zeroed a torn"))
 	l.check(t, s, "restarted after space returned")
 	if err := s.Close(); err != nil {
@@ -478,7 +480,7 @@ func TestStoreDiskFullRestart(t *testing.T) {
 // the store accepts writes again.
 func TestStoreReopenWaitsForReaders(t *testing.T) {
 	dir := diskfull.Tmpfs(t, 24<<20)
-	s := open(t, filepath.Join(dir, "metrics"), func(c *config) error { c.recoverEvery = 10 * time.Millisecond; return nil })
+	s := openWith(t, testConfig(filepath.Join(dir, "metrics")), func(c *config) { c.recoverEvery = 10 * time.Millisecond })
 	t.Cleanup(func() { s.Close() })
 	var l dfLoad
 	for range 5 {

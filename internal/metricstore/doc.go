@@ -27,17 +27,17 @@
 //     target_info gauge of value 1 at the resource's points' timestamps,
 //     one sample per 2.5 minutes from the earliest to the latest (limited to
 //     the last 24 hours: Prometheus has no limit);
-//     WithPromotedResourceAttributes copies attributes onto every series;
+//     Config.PromotedResourceAttributes copies attributes onto every series;
 //   - the scope becomes otel_scope_name, otel_scope_version,
-//     otel_scope_schema_url and otel_scope_<attribute> (WithScopeLabels;
+//     otel_scope_schema_url and otel_scope_<attribute> (Config.ScopeLabels;
 //     on by default here, off by default in Prometheus);
 //   - NaN and ±Inf are stored as they are; a point with the
 //     no-recorded-value flag becomes a staleness marker (value.StaleNaN) in
 //     every one of its series;
 //   - start timestamps become zero samples with
-//     WithStartTimestampZeroSamples (tsdb's EnableSTAsZeroSample), and are
+//     Config.StartTimestampZeroSamples (tsdb's EnableSTAsZeroSample), and are
 //     ignored otherwise;
-//   - exemplars are stored with WithMaxExemplars (none by default, as in
+//   - exemplars are stored with Config.MaxExemplars (none by default, as in
 //     Prometheus), labelled as Prometheus' translator labels them;
 //   - metric metadata (type, unit, help) is kept in memory per metric
 //     family, see Store.Metadata.

@@ -43,7 +43,9 @@ func FuzzAppendOTLP(f *testing.F) {
 		if dir, err = os.MkdirTemp(base, "store"); err != nil {
 			tb.Fatal(err)
 		}
-		if s, err = Open(dir, WithOutOfOrderWindow(100*365*24*time.Hour), WithMaxExemplars(1000), WithMaxTimeAhead(0)); err != nil {
+		if s, err = Open(testConfig(dir, func(c *Config) {
+			c.OutOfOrderWindow, c.MaxExemplars, c.MaxTimeAhead = 100*365*24*time.Hour, 1000, 0
+		})); err != nil {
 			tb.Fatal(err)
 		}
 		used = 0

@@ -78,9 +78,9 @@ type generation struct {
 
 // openGuarded opens the TSDB in dir (see guardedDB.open), and registers
 // wirehouse_metricstore_accepting and wirehouse_metricstore_reopens_total
-// with cfg.reg.
+// with cfg.Registerer.
 func openGuarded(dir string, opts *tsdb.Options, cfg *config) (*guardedDB, error) {
-	d := &guardedDB{dir: dir, opts: *opts, log: cfg.logger, reg: cfg.reg, every: cfg.recoverEvery, stop: make(chan struct{})}
+	d := &guardedDB{dir: dir, opts: *opts, log: cfg.Logger, reg: cfg.Registerer, every: cfg.recoverEvery, stop: make(chan struct{})}
 	g, err := d.open()
 	if err != nil {
 		return nil, err

@@ -14,24 +14,30 @@ import (
 // reads them.
 func TestFailedWritesCounters(t *testing.T) {
 	for _, tc := range []struct {
-		opts []Option
+		name string
+		set  func(*Config)
 		want int
-	}{{nil, 1}, {[]Option{WithOutOfOrderWindow(time.Hour)}, 2}} {
-		s := open(t, t.TempDir(), tc.opts...)
-		g, err := s.db.acquire()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := len(g.reg.failed); n != tc.want {
-			t.Errorf("%d failed-writes counters found, want %d", n, tc.want)
-		}
-		if n := g.reg.failedWrites(); n != 0 {
-			t.Errorf("failed writes %v on a new store", n)
-		}
-		g.users.Done()
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+	}{
+		{"wal", func(*Config) {}, 1},
+		{"wal+wbl", func(c *Config) { c.OutOfOrderWindow = time.Hour }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t, t.TempDir(), tc.set)
+			g, err := s.db.acquire()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(g.reg.failed); n != tc.want {
+				t.Errorf("%d failed-writes counters found, want %d", n, tc.want)
+			}
+			if n := g.reg.failedWrites(); n != 0 {
+				t.Errorf("failed writes %v on a new store", n)
+			}
+			g.users.Done()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -56,7 +62,7 @@ func TestRegistererUnregisters(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	dir := t.TempDir()
 	for range 2 {
-		s := open(t, dir, WithRegisterer(reg))
+		s := open(t, dir, func(c *Config) { c.Registerer = reg })
 		if _, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, t0, 1)); err != nil {
 			t.Fatal(err)
 		}

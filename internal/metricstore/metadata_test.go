@@ -22,7 +22,7 @@ import (
 // appender for the same requests (type, unit, help), every metric kind
 // and target_info included.
 func TestMetadataOracle(t *testing.T) {
-	s := open(t, t.TempDir(), oracleOptions...)
+	s := openWith(t, oracleConfig(t.TempDir()), nil)
 	defer s.Close()
 	oracle := &capture{}
 	conv := prometheusremotewrite.NewPrometheusConverter(oracle)
@@ -89,26 +89,29 @@ func TestMetadataQuery(t *testing.T) {
 		return
 	}
 	for _, tc := range []struct {
+		name                string
 		metric              string
 		limit, perMetric    int
 		families, entries   int
 		mustHave, mustNotBe string
 	}{
-		{"", -1, -1, 3, 9, "c", ""},
-		{"", 2, -1, 2, 6, "a", "c"}, // in name order
-		{"", 0, -1, 0, 0, "", "a"},
-		{"", -1, 1, 3, 3, "b", ""},
-		{"b", -1, -1, 1, 3, "b", "a"},
-		{"b", -1, 2, 1, 2, "b", ""},
-		{"nope", -1, -1, 0, 0, "", "a"},
+		{"all", "", -1, -1, 3, 9, "c", ""},
+		{"limit 2", "", 2, -1, 2, 6, "a", "c"}, // in name order
+		{"limit 0", "", 0, -1, 0, 0, "", "a"},
+		{"1 per metric", "", -1, 1, 3, 3, "b", ""},
+		{"metric b", "b", -1, -1, 1, 3, "b", "a"},
+		{"metric b, 2 per metric", "b", -1, 2, 1, 2, "b", ""},
+		{"unknown metric", "nope", -1, -1, 0, 0, "", "a"},
 	} {
-		m := s.Metadata(context.Background(), tc.metric, tc.limit, tc.perMetric)
-		f, e := count(m)
-		_, has := m[tc.mustHave]
-		_, hasNot := m[tc.mustNotBe]
-		if f != tc.families || e != tc.entries || tc.mustHave != "" && !has || tc.mustNotBe != "" && hasNot {
-			t.Errorf("Metadata(%q, %d, %d) = %v", tc.metric, tc.limit, tc.perMetric, m)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			m := s.Metadata(context.Background(), tc.metric, tc.limit, tc.perMetric)
+			f, e := count(m)
+			_, has := m[tc.mustHave]
+			_, hasNot := m[tc.mustNotBe]
+			if f != tc.families || e != tc.entries || tc.mustHave != "" && !has || tc.mustNotBe != "" && hasNot {
+				t.Errorf("Metadata(%q, %d, %d) = %v", tc.metric, tc.limit, tc.perMetric, m)
+			}
+		})
 	}
 	for v := range maxMetaVariants + 5 {
 		s.meta.record("", "many", metadata.Metadata{Help: fmt.Sprint(v)})

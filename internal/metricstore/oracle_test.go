@@ -70,7 +70,7 @@ func sampleLine(ls labels.Labels, st, t int64, v float64, h *histogram.Histogram
 	return fmt.Sprintf("%s st=%d t=%d v=%x", ls, st, t, math.Float64bits(v))
 }
 
-// oracleSettings match the Store's defaults in oracleOptions.
+// oracleSettings match the Store's settings in oracleConfig.
 func oracleSettings(promote promconfig.OTLPConfig) prometheusremotewrite.Settings {
 	return prometheusremotewrite.Settings{
 		AddMetricSuffixes:                    true,
@@ -229,7 +229,17 @@ func diffLines(t testing.TB, name string, got, want []string) {
 		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))
 }
 
-var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit(0), WithOutOfOrderWindow(1 << 62), WithMaxExemplars(100_000), WithMaxTimeAhead(0)}
+// oracleConfig is testConfig(dir, set...) with start timestamps stored,
+// and without the limits Prometheus' OTLP endpoint does not have.
+func oracleConfig(dir string, set ...func(*Config)) Config {
+	c := testConfig(dir, func(c *Config) {
+		c.StartTimestampZeroSamples, c.LabelLimit, c.OutOfOrderWindow, c.MaxExemplars, c.MaxTimeAhead = true, 0, 1<<62, 100_000, 0
+	})
+	for _, f := range set {
+		f(&c)
+	}
+	return c
+}
 
 // TestOracle compares, sample by sample, what the Store appends with what
 // Prometheus' OTLP translator appends for the same request: label sets,
@@ -237,7 +247,7 @@ var oracleOptions = []Option{WithStartTimestampZeroSamples(true), WithLabelLimit
 // included), native histograms and exemplars, on realistic and random requests in both
 // field orders.
 func TestOracle(t *testing.T) {
-	s, err := Open(t.TempDir(), oracleOptions...)
+	s, err := Open(oracleConfig(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +329,7 @@ func TestOracle(t *testing.T) {
 // TestOraclePromoted checks promoted resource attributes against the oracle.
 func TestOraclePromoted(t *testing.T) {
 	promote := []string{"k8s.cluster.name", "cloud.region", "host.name"}
-	s, err := Open(t.TempDir(), append(slices.Clone(oracleOptions), WithPromotedResourceAttributes(promote...))...)
+	s, err := Open(oracleConfig(t.TempDir(), func(c *Config) { c.PromotedResourceAttributes = promote }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,22 +354,24 @@ func TestOraclePromoted(t *testing.T) {
 func TestOracleNoScopeLabels(t *testing.T) {
 	req := synth.Metrics(synth.Config{Seed: 5, Resources: 2, ScopesPerResource: 2, RecordsPerScope: 40})
 	for _, on := range []bool{false, true} {
-		s, err := Open(t.TempDir(), append(slices.Clone(oracleOptions), WithScopeLabels(on))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := storeLines(t, s, req)
-		s.Close()
-		settings := oracleSettings(promconfig.OTLPConfig{})
-		settings.PromoteScopeMetadata = on
-		want, ok := oracleLinesWith(t, req, settings)
-		if !ok {
-			t.Fatal("oracle failed")
-		}
-		diffLines(t, fmt.Sprintf("scope labels %v", on), got, want)
-		if n := strings.Count(strings.Join(got, "\n"), "otel_scope_name="); (n > 0) != on {
-			t.Errorf("scope labels %v: otel_scope_name in %d of %d samples", on, n, len(got))
-		}
+		t.Run(fmt.Sprintf("scope_labels=%v", on), func(t *testing.T) {
+			s, err := Open(oracleConfig(t.TempDir(), func(c *Config) { c.ScopeLabels = on }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := storeLines(t, s, req)
+			s.Close()
+			settings := oracleSettings(promconfig.OTLPConfig{})
+			settings.PromoteScopeMetadata = on
+			want, ok := oracleLinesWith(t, req, settings)
+			if !ok {
+				t.Fatal("oracle failed")
+			}
+			diffLines(t, fmt.Sprintf("scope labels %v", on), got, want)
+			if n := strings.Count(strings.Join(got, "\n"), "otel_scope_name="); (n > 0) != on {
+				t.Errorf("otel_scope_name in %d of %d samples", n, len(got))
+			}
+		})
 	}
 }
 
@@ -368,7 +380,9 @@ func TestOracleNoScopeLabels(t *testing.T) {
 // comparison payload.
 func TestOraclePromoteAll(t *testing.T) {
 	ignore := []string{"host.arch", "cloud.account.id"}
-	s, err := Open(t.TempDir(), append(slices.Clone(oracleOptions), WithPromoteAllResourceAttributes(ignore...))...)
+	s, err := Open(oracleConfig(t.TempDir(), func(c *Config) {
+		c.PromoteAllResourceAttributes, c.IgnoredResourceAttributes = true, ignore
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -423,7 +423,7 @@ func (a *appendState) checkSeries(series []cachedSeries) string {
 		hidden = 1
 	}
 	for _, cs := range series {
-		if a.s.cfg.labelLimit > 0 && cs.lset.Len()-hidden > a.s.cfg.labelLimit {
+		if a.s.cfg.LabelLimit > 0 && cs.lset.Len()-hidden > a.s.cfg.LabelLimit {
 			return ReasonLabelLimit
 		}
 		bad := false
@@ -492,7 +492,7 @@ func (a *appendState) resourceCtx() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if _, listed := a.s.promoted[string(kv.Key)]; listed == a.s.cfg.promoteAll {
+			if _, listed := a.s.promoted[string(kv.Key)]; listed == a.s.cfg.PromoteAllResourceAttributes {
 				continue // not listed, or listed as ignored under promote-all
 			}
 			name, err := a.labelName(string(kv.Key))
@@ -519,7 +519,7 @@ func (a *appendState) scopeCtx() (string, error) {
 	if a.scopeBuilt {
 		return a.scopeReject, nil
 	}
-	if a.s.cfg.scopeLabels {
+	if a.s.cfg.ScopeLabels {
 		var sf otlpwire.ScopeFields
 		if err := a.scope.Read(&sf); err != nil {
 			return "", err

@@ -19,7 +19,7 @@ import (
 type Store struct {
 	db         *guardedDB // reopened after a WAL write error (guard.go)
 	cfg        config
-	promoted   map[string]struct{} // promoted attributes; with cfg.promoteAll, the ignored ones
+	promoted   map[string]struct{} // promoted attributes; with PromoteAllResourceAttributes, the ignored ones
 	metricName otlptranslator.MetricNamer
 	cache      seriesCache
 	// tenants says whether any series has TenantLabel (tenant.go).
@@ -39,35 +39,36 @@ type Store struct {
 	wrap func(storage.AppenderV2) storage.AppenderV2
 }
 
-// Open opens (creating if needed) the TSDB under dir with its write-ahead
-// log enabled, replays the WAL and starts background compaction. Invalid
-// options fail with an error wrapping ErrOption. Before it opens the TSDB
-// it zeroes the torn records failed writes left in the WAL (see the
-// package documentation, "Write errors"); when the file system has less
-// free space than opening may need it fails with a *SpaceError, having
-// changed nothing on disk.
-func Open(dir string, opts ...Option) (*Store, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	if err := cfg.Validate(); err != nil {
+// Open opens (creating if needed) the TSDB under cfg.Dir with its
+// write-ahead log enabled, replays the WAL and starts background
+// compaction. An invalid cfg fails with an error wrapping ErrConfig (see
+// Validate). Before it opens the TSDB it zeroes the torn records failed
+// writes left in the WAL (see the package documentation, "Write errors");
+// when the file system has less free space than opening may need it fails
+// with a *SpaceError, having changed nothing on disk.
+func Open(cfg Config) (*Store, error) { return openStore(cfg, nil) }
+
+// openStore is Open; set, if not nil, changes the derived config first
+// (tests: now, recoverEvery).
+func openStore(c Config, set func(*config)) (*Store, error) {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	cfg := newConfig(c)
+	if set != nil {
+		set(&cfg)
+	}
 	to := tsdb.DefaultOptions()
-	to.RetentionDuration = cfg.retention.Milliseconds()
-	to.MaxBytes = cfg.retentionBytes
-	to.OutOfOrderTimeWindow = cfg.oooWindow.Milliseconds()
-	to.MinBlockDuration = cfg.minBlock.Milliseconds()
-	to.MaxBlockDuration = cfg.maxBlock.Milliseconds()
-	to.WALCompression = cfg.walCompression
-	to.EnableSTAsZeroSample = cfg.startTimestamps
-	cfg.exemplars = cfg.maxExemplars > 0
+	to.RetentionDuration = cfg.Retention.Milliseconds()
+	to.MaxBytes = cfg.RetentionSize
+	to.OutOfOrderTimeWindow = cfg.OutOfOrderWindow.Milliseconds()
+	to.MinBlockDuration = cfg.MinBlockDuration.Milliseconds()
+	to.MaxBlockDuration = cfg.MaxBlockDuration.Milliseconds()
+	to.WALCompression = cfg.WALCompression
+	to.EnableSTAsZeroSample = cfg.StartTimestampZeroSamples
 	to.EnableExemplarStorage = cfg.exemplars
-	to.MaxExemplars = cfg.maxExemplars
-	db, err := openGuarded(dir, to, &cfg)
+	to.MaxExemplars = cfg.MaxExemplars
+	db, err := openGuarded(cfg.Dir, to, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +78,13 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		metricName: otlptranslator.MetricNamer{WithMetricSuffixes: true},
 	}
 	db.opened = s.reopened
-	if len(cfg.promoted) > 0 || cfg.promoteAll {
+	if len(cfg.promoted) > 0 || cfg.PromoteAllResourceAttributes {
 		s.promoted = make(map[string]struct{}, len(cfg.promoted))
 		for _, k := range cfg.promoted {
 			s.promoted[k] = struct{}{}
 		}
 	}
-	s.cache.init(cfg.seriesCacheSize)
+	s.cache.init(cfg.SeriesCacheSize)
 	return s, nil
 }
 

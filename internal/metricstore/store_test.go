@@ -69,9 +69,27 @@ func query(t testing.TB, s *Store, name string) map[string][]float64 {
 	return out
 }
 
-func open(t testing.TB, dir string, opts ...Option) *Store {
+// testConfig is DefaultConfig in dir, changed by set.
+func testConfig(dir string, set ...func(*Config)) Config {
+	c := DefaultConfig()
+	c.Dir = dir
+	for _, f := range set {
+		f(&c)
+	}
+	return c
+}
+
+// open opens a store with testConfig(dir, set...).
+func open(t testing.TB, dir string, set ...func(*Config)) *Store {
 	t.Helper()
-	s, err := Open(dir, opts...)
+	return openWith(t, testConfig(dir, set...), nil)
+}
+
+// openWith opens a store with cfg, its derived config changed by set if
+// not nil.
+func openWith(t testing.TB, cfg Config, set func(*config)) *Store {
+	t.Helper()
+	s, err := openStore(cfg, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +165,7 @@ func TestOutOfOrderPartialSuccess(t *testing.T) {
 }
 
 func TestRejections(t *testing.T) {
-	s := open(t, t.TempDir(), WithLabelLimit(3))
+	s := open(t, t.TempDir(), func(c *Config) { c.LabelLimit = 3 })
 	defer s.Close()
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
@@ -292,27 +310,52 @@ func TestStaleRefs(t *testing.T) {
 	}
 }
 
-func TestOptions(t *testing.T) {
-	for _, o := range []Option{
-		WithRetention(-1), WithRetentionSize(-1), WithOutOfOrderWindow(-1),
-		WithBlockDuration(time.Second, 0), WithBlockDuration(2*time.Hour, time.Hour),
-		WithWALCompression("lz4"), WithLabelLimit(-1), WithSeriesCacheSize(0),
-		WithPromotedResourceAttributes(""), WithLogger(nil),
-		WithPromoteAllResourceAttributes(""), WithMaxExemplars(-1), WithMaxTimeAhead(-1),
-		WithPromotedResourceAttributes("host.name", " host.name"), WithPromoteAllResourceAttributes("a", "a "),
+func TestConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*Config)
+	}{
+		{"no dir", func(c *Config) { c.Dir = "" }},
+		{"negative retention", func(c *Config) { c.Retention = -1 }},
+		{"negative retention size", func(c *Config) { c.RetentionSize = -1 }},
+		{"negative out-of-order window", func(c *Config) { c.OutOfOrderWindow = -1 }},
+		{"min block 1s", func(c *Config) { c.MinBlockDuration = time.Second }},
+		{"max block below min", func(c *Config) { c.MinBlockDuration, c.MaxBlockDuration = 2*time.Hour, time.Hour }},
+		{"min block not whole ms", func(c *Config) { c.MinBlockDuration = time.Hour + 1 }},
+		{"WAL compression lz4", func(c *Config) { c.WALCompression = "lz4" }},
+		{"negative label limit", func(c *Config) { c.LabelLimit = -1 }},
+		{"series cache 0", func(c *Config) { c.SeriesCacheSize = 0 }},
+		{"empty promoted", func(c *Config) { c.PromotedResourceAttributes = []string{""} }},
+		{"empty ignored", func(c *Config) {
+			c.PromoteAllResourceAttributes, c.IgnoredResourceAttributes = true, []string{""}
+		}},
+		{"negative max exemplars", func(c *Config) { c.MaxExemplars = -1 }},
+		{"negative max time ahead", func(c *Config) { c.MaxTimeAhead = -1 }},
+		{"promoted twice", func(c *Config) { c.PromotedResourceAttributes = []string{"host.name", " host.name"} }},
+		{"ignored twice", func(c *Config) {
+			c.PromoteAllResourceAttributes, c.IgnoredResourceAttributes = true, []string{"a", "a "}
+		}},
+		{"promote all and promoted", func(c *Config) {
+			c.PromoteAllResourceAttributes, c.PromotedResourceAttributes = true, []string{"a"}
+		}},
+		{"ignored without promote all", func(c *Config) { c.IgnoredResourceAttributes = []string{"a"} }},
 	} {
-		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrOption) {
-			t.Errorf("err %v, want ErrOption", err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Open(testConfig(t.TempDir(), tc.set)); !errors.Is(err, ErrConfig) {
+				t.Errorf("err %v, want ErrConfig", err)
+			}
+		})
 	}
-	s, err := Open(t.TempDir(), WithWALCompression("zstd"), WithRetention(time.Hour), WithBlockDuration(time.Hour, 0))
+	s, err := Open(testConfig(t.TempDir(), func(c *Config) {
+		c.WALCompression, c.Retention, c.MinBlockDuration = "zstd", time.Hour, time.Hour
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 
 	// Attribute names are trimmed, as in Prometheus' configuration.
-	s = open(t, t.TempDir(), WithPromotedResourceAttributes(" host.name "))
+	s = open(t, t.TempDir(), func(c *Config) { c.PromotedResourceAttributes = []string{" host.name "} })
 	defer s.Close()
 	if _, err := s.AppendOTLP(context.Background(), "", gaugeRequest(t, time.Now(), 1)); err != nil {
 		t.Fatal(err)
@@ -332,7 +375,7 @@ func TestOptions(t *testing.T) {
 // appended through the series cache to the very same series: after n
 // requests every series holds n samples and no series was added.
 func TestCachedSeriesSteadyState(t *testing.T) {
-	s, err := Open(t.TempDir())
+	s, err := Open(testConfig(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,11 +416,11 @@ func seriesAndSamples(t testing.TB, s *Store) (series, samples int) {
 	return series, samples
 }
 
-// TestTimeAhead: a sample more than WithMaxTimeAhead past now is refused,
+// TestTimeAhead: a sample more than MaxTimeAhead past now is refused,
 // and an exemplar that far ahead is dropped alone, so that it cannot make
 // the later exemplars of its series out of order.
 func TestTimeAhead(t *testing.T) {
-	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxExemplars = 100 })
 	defer s.Close()
 	now := t0.Add(time.Hour)
 	s.cfg.now = func() time.Time { return now }

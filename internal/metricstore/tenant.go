@@ -133,7 +133,7 @@ func (s *Store) Queryable() storage.SampleAndChunkQueryable { return tenantQuery
 
 // ExemplarQueryable returns the stored exemplars for querying, as the
 // tenant of the context ExemplarQuerier is given sees them (see
-// Queryable), or nil when the Store keeps none (WithMaxExemplars(0)).
+// Queryable), or nil when the Store keeps none (MaxExemplars 0).
 func (s *Store) ExemplarQueryable() storage.ExemplarQueryable {
 	if !s.cfg.exemplars {
 		return nil

@@ -91,7 +91,7 @@ func nameIs(name string) *labels.Matcher {
 // names and values, metadata, exemplars and head statistics; and deletes
 // its own series only.
 func TestTenantIsolation(t *testing.T) {
-	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxExemplars = 100 })
 	defer s.Close()
 	now := time.Now().Truncate(time.Second)
 	writes := []struct {
@@ -221,7 +221,7 @@ func TestTenantMatchers(t *testing.T) {
 // their context, whatever __tenant__ label the client sends; exemplars
 // appended apart go to the tenant's series.
 func TestTenantRemoteWrite(t *testing.T) {
-	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxExemplars = 100 })
 	defer s.Close()
 	now := time.Now().UnixMilli()
 	writes := []struct {
@@ -317,13 +317,13 @@ func TestTenantSortedSelect(t *testing.T) {
 }
 
 // TestTenantLabelLimit: the tenant label does not count toward
-// WithLabelLimit: a tenant's series may have as many labels as the
+// Config.LabelLimit: a tenant's series may have as many labels as the
 // default tenant's.
 func TestTenantLabelLimit(t *testing.T) {
 	now := time.Now().Truncate(time.Second)
 	// temp has __name__, i and job; target_info __name__, job and
 	// host_name.
-	s := open(t, t.TempDir(), WithLabelLimit(3))
+	s := open(t, t.TempDir(), func(c *Config) { c.LabelLimit = 3 })
 	defer s.Close()
 	for _, tn := range []string{"", "a"} {
 		res, err := s.AppendOTLP(context.Background(), tn, tenantRequest(t, now, 1, nil))

@@ -177,7 +177,7 @@ func TestAppendValidates(t *testing.T) {
 	}
 	for _, exemplars := range []int64{0, 100} {
 		t.Run(fmt.Sprintf("exemplars=%d", exemplars), func(t *testing.T) {
-			s := open(t, t.TempDir(), WithMaxExemplars(exemplars))
+			s := open(t, t.TempDir(), func(c *Config) { c.MaxExemplars = exemplars })
 			defer s.Close()
 			if err := otlpwire.MetricsRequest(valid).Validate(); err != nil {
 				t.Fatalf("valid request: %v", err)
@@ -220,7 +220,7 @@ func TestAppendValidates(t *testing.T) {
 // would overflow the 16 MiB stack this test allows.
 func TestDeepExemplar(t *testing.T) {
 	r := newTestRequests()
-	s := open(t, t.TempDir(), WithMaxExemplars(100))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxExemplars = 100 })
 	defer s.Close()
 	if _, err := s.AppendOTLP(context.Background(), "", r.of(r.counter("c_total"))); err != nil {
 		t.Fatal(err)

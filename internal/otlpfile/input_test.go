@@ -31,10 +31,12 @@ func TestParseName(t *testing.T) {
 		{"x.jsonl", 0, 0, false},
 	}
 	for _, tc := range tests {
-		f, c, ok := ParseName(tc.name)
-		if f != tc.f || c != tc.c || ok != tc.ok {
-			t.Errorf("ParseName(%q) = %v, %v, %v; want %v, %v, %v", tc.name, f, c, ok, tc.f, tc.c, tc.ok)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			f, c, ok := ParseName(tc.name)
+			if f != tc.f || c != tc.c || ok != tc.ok {
+				t.Errorf("ParseName = %v, %v, %v; want %v, %v, %v", f, c, ok, tc.f, tc.c, tc.ok)
+			}
+		})
 	}
 }
 

@@ -98,26 +98,28 @@ func TestReadReuse(t *testing.T) {
 		t.Fatalf("buffer cap %d after a %d-byte file", c, 2*len(big)+8)
 	}
 	for _, name := range []string{"small.binpb", "small.binpb.gz", "small.binpb.zst"} {
-		b := small
-		switch filepath.Ext(name) {
-		case ".gz":
-			b = gzipped(t, small)
-		case ".zst":
-			b = zstded(t, small)
-		}
-		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(f.Requests) != 1 || !bytes.Equal(f.Requests[0], small) || f.ContentBytes != int64(len(small)) {
-			t.Fatalf("%s: %d requests, content %d bytes; want the %d-byte request", name, len(f.Requests), f.ContentBytes, len(small))
-		}
-		if cap(f.Requests[0]) != len(small) {
-			t.Errorf("%s: request capacity %d not capped at %d", name, cap(f.Requests[0]), len(small))
-		}
-		if cap(r.buf) != c {
-			t.Errorf("%s: buffer reallocated: cap %d, was %d", name, cap(r.buf), c)
-		}
+		t.Run(name, func(t *testing.T) {
+			b := small
+			switch filepath.Ext(name) {
+			case ".gz":
+				b = gzipped(t, small)
+			case ".zst":
+				b = zstded(t, small)
+			}
+			f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Requests) != 1 || !bytes.Equal(f.Requests[0], small) || f.ContentBytes != int64(len(small)) {
+				t.Fatalf("%d requests, content %d bytes; want the %d-byte request", len(f.Requests), f.ContentBytes, len(small))
+			}
+			if cap(f.Requests[0]) != len(small) {
+				t.Errorf("request capacity %d not capped at %d", cap(f.Requests[0]), len(small))
+			}
+			if cap(r.buf) != c {
+				t.Errorf("buffer reallocated: cap %d, was %d", cap(r.buf), c)
+			}
+		})
 	}
 	allocs := testing.AllocsPerRun(20, func() {
 		if _, err := r.ReadFile(input(t, filepath.Join(dir, "small.binpb.zst"))); err != nil {
@@ -216,23 +218,25 @@ func TestReadBomb(t *testing.T) {
 	zeros := make([]byte, 16<<20)
 	spaces := bytes.Repeat([]byte{' '}, 16<<20) // JSON whitespace
 	for _, name := range []string{"bomb.binpb.gz", "bomb.binpb.zst", "bomb.json.gz"} {
-		var b []byte
-		switch name {
-		case "bomb.binpb.gz":
-			b = gzipped(t, zeros)
-		case "bomb.binpb.zst":
-			b = zstded(t, zeros)
-		default:
-			b = gzipped(t, spaces)
-		}
-		r := newReader(t, otlpwire.SignalLogs, WithMaxFileSize(limit))
-		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
-		if !errors.Is(err, ErrTooLarge) {
-			t.Fatalf("%s (%d bytes): err = %v, want ErrTooLarge", name, len(b), err)
-		}
-		if f.ContentBytes > limit+1 || cap(r.buf) > 2*limit+2 {
-			t.Errorf("%s: read %d bytes into a %d-byte buffer, limit %d", name, f.ContentBytes, cap(r.buf), limit)
-		}
+		t.Run(name, func(t *testing.T) {
+			var b []byte
+			switch name {
+			case "bomb.binpb.gz":
+				b = gzipped(t, zeros)
+			case "bomb.binpb.zst":
+				b = zstded(t, zeros)
+			default:
+				b = gzipped(t, spaces)
+			}
+			r := newReader(t, otlpwire.SignalLogs, WithMaxFileSize(limit))
+			f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("%d bytes: err = %v, want ErrTooLarge", len(b), err)
+			}
+			if f.ContentBytes > limit+1 || cap(r.buf) > 2*limit+2 {
+				t.Errorf("read %d bytes into a %d-byte buffer, limit %d", f.ContentBytes, cap(r.buf), limit)
+			}
+		})
 	}
 }
 
@@ -261,17 +265,19 @@ func TestReadCounts(t *testing.T) {
 	}
 	r := newReader(t, otlpwire.SignalTraces)
 	for name, b := range files {
-		f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := otlpwire.TracesRequest(f.Requests[0]).SpanCount()
-		if err != nil || got != want || len(f.Requests) != 1 {
-			t.Errorf("%s: %d requests, %d spans, %v; want 1 request of %d spans", name, len(f.Requests), got, err, want)
-		}
-		if err := otlpwire.TracesRequest(f.Requests[0]).Validate(); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := otlpwire.TracesRequest(f.Requests[0]).SpanCount()
+			if err != nil || got != want || len(f.Requests) != 1 {
+				t.Errorf("%d requests, %d spans, %v; want 1 request of %d spans", len(f.Requests), got, err, want)
+			}
+			if err := otlpwire.TracesRequest(f.Requests[0]).Validate(); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

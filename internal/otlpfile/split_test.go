@@ -14,44 +14,47 @@ import (
 
 func TestSplitDelimited(t *testing.T) {
 	tests := []struct {
+		name string
 		hex  string
 		want []string // hex of each message
 		off  int64    // of the error; -1 for none
 	}{
-		{"", nil, -1},
-		{"00000000", []string{""}, -1},
-		{"000000010a", []string{"0a"}, -1},
-		{"000000010a" + "00000002 0a00", []string{"0a", "0a00"}, -1},
-		{"00", nil, 0},
-		{"000000", nil, 0},
-		{"000000010a" + "000000", []string{"0a"}, 5},
-		{"00000002 0a", nil, 0},
-		{"000000010a" + "ffffffff 0a", []string{"0a"}, 5},
-		{"7fffffff", nil, 0},
-		{"00000000 00000000", []string{"", ""}, -1},
+		{"no input", "", nil, -1},
+		{"empty message", "00000000", []string{""}, -1},
+		{"one message", "000000010a", []string{"0a"}, -1},
+		{"two messages", "000000010a" + "00000002 0a00", []string{"0a", "0a00"}, -1},
+		{"1-byte prefix", "00", nil, 0},
+		{"3-byte prefix", "000000", nil, 0},
+		{"short prefix after a message", "000000010a" + "000000", []string{"0a"}, 5},
+		{"short message", "00000002 0a", nil, 0},
+		{"huge length after a message", "000000010a" + "ffffffff 0a", []string{"0a"}, 5},
+		{"length past the end", "7fffffff", nil, 0},
+		{"two empty messages", "00000000 00000000", []string{"", ""}, -1},
 	}
 	for _, tc := range tests {
-		b, err := hex.DecodeString(spaceless(tc.hex))
-		if err != nil {
-			t.Fatal(err)
-		}
-		reqs, offs, err := SplitDelimited(nil, nil, b)
-		if len(reqs) != len(tc.want) || len(offs) != len(tc.want) {
-			t.Errorf("%s: %d requests, %d offsets; want %d", tc.hex, len(reqs), len(offs), len(tc.want))
-			continue
-		}
-		for i, w := range tc.want {
-			if hex.EncodeToString(reqs[i]) != w {
-				t.Errorf("%s: request %d = %x, want %s", tc.hex, i, reqs[i], w)
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := hex.DecodeString(spaceless(tc.hex))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		var e *Error
-		switch {
-		case tc.off < 0 && err != nil:
-			t.Errorf("%s: %v", tc.hex, err)
-		case tc.off >= 0 && (!errors.As(err, &e) || e.Offset != tc.off || !errors.Is(err, ErrLengthPrefix)):
-			t.Errorf("%s: err = %v, want ErrLengthPrefix at offset %d", tc.hex, err, tc.off)
-		}
+			reqs, offs, err := SplitDelimited(nil, nil, b)
+			if len(reqs) != len(tc.want) || len(offs) != len(tc.want) {
+				t.Errorf("%d requests, %d offsets; want %d", len(reqs), len(offs), len(tc.want))
+				return
+			}
+			for i, w := range tc.want {
+				if hex.EncodeToString(reqs[i]) != w {
+					t.Errorf("request %d = %x, want %s", i, reqs[i], w)
+				}
+			}
+			var e *Error
+			switch {
+			case tc.off < 0 && err != nil:
+				t.Error(err)
+			case tc.off >= 0 && (!errors.As(err, &e) || e.Offset != tc.off || !errors.Is(err, ErrLengthPrefix)):
+				t.Errorf("err = %v, want ErrLengthPrefix at offset %d", err, tc.off)
+			}
+		})
 	}
 }
 

@@ -50,16 +50,34 @@ type Dir struct {
 	total    atomic.Int64
 }
 
-// Open returns the quarantine directory at path, creating it when the
-// first request is put. reg, if not nil, gets its counters:
-// wirehouse_quarantined_requests_total and
-// wirehouse_quarantined_records_total, by signal and source.
-func Open(path string, reg prometheus.Registerer) (*Dir, error) {
-	if path == "" {
-		return nil, errors.New("open quarantine: empty path")
+// Config configures a Dir. It has no defaults but the zero values; Dir
+// must be set.
+type Config struct {
+	// Dir is the directory's path; it is created when the first request
+	// is put.
+	Dir string
+	// Registerer, if not nil, gets the counters
+	// wirehouse_quarantined_requests_total and
+	// wirehouse_quarantined_records_total, by signal and source.
+	Registerer prometheus.Registerer
+}
+
+// Validate reports the first field of c that Open would refuse.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("open quarantine: Dir not set")
+	}
+	return nil
+}
+
+// Open validates cfg and returns the quarantine directory at cfg.Dir,
+// creating it when the first request is put.
+func Open(cfg Config) (*Dir, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	d := &Dir{
-		path: path,
+		path: cfg.Dir,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_quarantined_requests_total",
 			Help: "Acknowledged requests that could not be stored and were kept in the quarantine directory instead.",
@@ -69,7 +87,7 @@ func Open(path string, reg prometheus.Registerer) (*Dir, error) {
 			Help: "Log records, spans or data points in quarantined requests (as counted when received).",
 		}, []string{"signal", "source"}),
 	}
-	if reg != nil {
+	if reg := cfg.Registerer; reg != nil {
 		if err := reg.Register(d.requests); err != nil {
 			return nil, fmt.Errorf("open quarantine: %w", err)
 		}

@@ -2,7 +2,6 @@ package receiver
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/pipeline"
@@ -19,19 +18,6 @@ import (
 // body is read. internal/bearer implements it.
 type Authenticator interface {
 	Authenticate(authorization string) (tenant string, err error)
-}
-
-// WithAuthenticator makes every export request pass a, and hands the
-// tenant it names to the sinks (pipeline.Request.Tenant). Without it requests are
-// not authenticated.
-func WithAuthenticator(a Authenticator) Option {
-	return func(r *Receiver) error {
-		if a == nil {
-			return errors.New("nil authenticator")
-		}
-		r.auth = a
-		return nil
-	}
 }
 
 type tenantKey struct{}

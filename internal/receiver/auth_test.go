@@ -50,7 +50,9 @@ func startAuth(t *testing.T) (*Receiver, *recorder, func() []string) {
 		mu.Unlock()
 		return pipeline.Outcome{}, nil
 	}}
-	r := startWith(t, testConfig(), pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}}, WithAuthenticator(tokens))
+	cfg := testConfig()
+	cfg.Authenticator = tokens
+	r := startWith(t, cfg, pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}})
 	return r, rec, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -74,45 +76,47 @@ func TestHTTPAuthentication(t *testing.T) {
 		{"default tenant", "Bearer " + tokenD, "application/x-protobuf", http.StatusOK},
 		{"tenant a, bad media type", "Bearer " + tokenA, "text/plain", http.StatusUnsupportedMediaType},
 	} {
-		send := body
-		if tc.contentType == "application/json" {
-			send = []byte(`{"resourceLogs":[]}`)
-		}
-		status, h, resp := post(t, url, send, "Content-Type", tc.contentType, "Authorization", tc.auth)
-		if status != tc.want {
-			t.Errorf("%s: status %d, want %d: %s", tc.name, status, tc.want, resp)
-			continue
-		}
-		if status != http.StatusUnauthorized {
-			continue
-		}
-		if got := h.Get("WWW-Authenticate"); got != `Bearer realm="OTLP"` {
-			t.Errorf("%s: WWW-Authenticate %q", tc.name, got)
-		}
-		// The refusal is an OTLP Status in the request's encoding.
-		var msg string
-		switch tc.contentType {
-		case "application/x-protobuf":
-			var st statuspb.Status
-			if err := proto.Unmarshal(resp, &st); err != nil || st.Code != int32(codes.Unauthenticated) {
-				t.Errorf("%s: body %q is not an UNAUTHENTICATED Status: %v", tc.name, resp, err)
+		t.Run(tc.name, func(t *testing.T) {
+			send := body
+			if tc.contentType == "application/json" {
+				send = []byte(`{"resourceLogs":[]}`)
 			}
-			msg = st.Message
-		case "application/json":
-			var st struct {
-				Code    int
-				Message string
+			status, h, resp := post(t, url, send, "Content-Type", tc.contentType, "Authorization", tc.auth)
+			if status != tc.want {
+				t.Errorf("status %d, want %d: %s", status, tc.want, resp)
+				return
 			}
-			if err := json.Unmarshal(resp, &st); err != nil || st.Code != int(codes.Unauthenticated) {
-				t.Errorf("%s: body %q is not an UNAUTHENTICATED Status: %v", tc.name, resp, err)
+			if status != http.StatusUnauthorized {
+				return
 			}
-			msg = st.Message
-		default:
-			msg = string(resp)
-		}
-		if !strings.Contains(msg, "bearer token") {
-			t.Errorf("%s: message %q does not say what is missing", tc.name, msg)
-		}
+			if got := h.Get("WWW-Authenticate"); got != `Bearer realm="OTLP"` {
+				t.Errorf("WWW-Authenticate %q", got)
+			}
+			// The refusal is an OTLP Status in the request's encoding.
+			var msg string
+			switch tc.contentType {
+			case "application/x-protobuf":
+				var st statuspb.Status
+				if err := proto.Unmarshal(resp, &st); err != nil || st.Code != int32(codes.Unauthenticated) {
+					t.Errorf("body %q is not an UNAUTHENTICATED Status: %v", resp, err)
+				}
+				msg = st.Message
+			case "application/json":
+				var st struct {
+					Code    int
+					Message string
+				}
+				if err := json.Unmarshal(resp, &st); err != nil || st.Code != int(codes.Unauthenticated) {
+					t.Errorf("body %q is not an UNAUTHENTICATED Status: %v", resp, err)
+				}
+				msg = st.Message
+			default:
+				msg = string(resp)
+			}
+			if !strings.Contains(msg, "bearer token") {
+				t.Errorf("message %q does not say what is missing", msg)
+			}
+		})
 	}
 	if got := strings.Join(tenants(), ","); got != "a," {
 		t.Errorf("tenants handed to the sink: %q, want a then the default", got)
@@ -139,17 +143,19 @@ func TestGRPCAuthentication(t *testing.T) {
 		{"tenant a", []string{"authorization", "Bearer " + tokenA}, codes.OK},
 		{"default tenant", []string{"authorization", "Bearer " + tokenD}, codes.OK},
 	} {
-		ctx := context.Background()
-		if tc.md != nil {
-			ctx = metadata.AppendToOutgoingContext(ctx, tc.md...)
-		}
-		err := exportGRPC(ctx, conn, otlpwire.SignalLogs, body, nil)
-		if got := status.Code(err); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
-		}
-		if tc.want == codes.Unauthenticated && !strings.Contains(status.Convert(err).Message(), "bearer token") {
-			t.Errorf("%s: message %q does not say what is missing", tc.name, status.Convert(err).Message())
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.md != nil {
+				ctx = metadata.AppendToOutgoingContext(ctx, tc.md...)
+			}
+			err := exportGRPC(ctx, conn, otlpwire.SignalLogs, body, nil)
+			if got := status.Code(err); got != tc.want {
+				t.Errorf("%v, want %v", err, tc.want)
+			}
+			if tc.want == codes.Unauthenticated && !strings.Contains(status.Convert(err).Message(), "bearer token") {
+				t.Errorf("message %q does not say what is missing", status.Convert(err).Message())
+			}
+		})
 	}
 	// An unknown method is refused before authentication matters.
 	err := conn.Invoke(context.Background(), "/nope.Service/Export", &otlpgrpc.Message{B: body}, &otlpgrpc.Message{}, grpc.ForceCodecV2(otlpgrpc.Codec{}))

@@ -54,33 +54,37 @@ func TestCORS(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.CORS = CORSConfig{AllowedOrigins: []string{"https://app.example.com", "https://*.example.org"}, AllowedHeaders: []string{"X-Trace-Source"}, MaxAge: 10 * time.Minute}
-	r, rec := start(t, cfg, WithAuthenticator(tokens))
+	cfg.Authenticator = tokens
+	r, rec := start(t, cfg)
 	url := httpURL(r, otlpwire.SignalLogs)
 	for _, tc := range []struct {
+		name            string
 		origin, headers string
 		allowed         bool
 	}{
-		{"https://app.example.com", "authorization,content-type", true}, // as browsers send them: sorted, lower case
-		{"https://app.example.com", "content-encoding,content-type,x-trace-source", true},
-		{"https://shop.example.org", "content-type", true},
-		{"https://evil.example.com", "content-type", false},
-		{"http://app.example.com", "content-type", false},
-		{"https://app.example.com", "content-type,x-other", false},
+		{"listed origin", "https://app.example.com", "authorization,content-type", true}, // as browsers send them: sorted, lower case
+		{"listed header", "https://app.example.com", "content-encoding,content-type,x-trace-source", true},
+		{"wildcard origin", "https://shop.example.org", "content-type", true},
+		{"unlisted origin", "https://evil.example.com", "content-type", false},
+		{"other scheme", "http://app.example.com", "content-type", false},
+		{"unlisted header", "https://app.example.com", "content-type,x-other", false},
 	} {
-		resp := preflight(t, url, tc.origin, tc.headers)
-		got := resp.Header.Get("Access-Control-Allow-Origin")
-		if resp.StatusCode != http.StatusNoContent || (got == tc.origin) != tc.allowed {
-			t.Errorf("preflight from %s with %q: %d, Allow-Origin %q; want allowed %v", tc.origin, tc.headers, resp.StatusCode, got, tc.allowed)
-			continue
-		}
-		if !tc.allowed {
-			continue
-		}
-		h := resp.Header
-		if h.Get("Access-Control-Allow-Methods") != http.MethodPost || h.Get("Access-Control-Max-Age") != "600" ||
-			h.Get("Access-Control-Allow-Credentials") != "" || !strings.EqualFold(h.Get("Access-Control-Allow-Headers"), tc.headers) {
-			t.Errorf("preflight from %s with %q: headers %v", tc.origin, tc.headers, h)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			resp := preflight(t, url, tc.origin, tc.headers)
+			got := resp.Header.Get("Access-Control-Allow-Origin")
+			if resp.StatusCode != http.StatusNoContent || (got == tc.origin) != tc.allowed {
+				t.Errorf("preflight: %d, Allow-Origin %q; want allowed %v", resp.StatusCode, got, tc.allowed)
+				return
+			}
+			if !tc.allowed {
+				return
+			}
+			h := resp.Header
+			if h.Get("Access-Control-Allow-Methods") != http.MethodPost || h.Get("Access-Control-Max-Age") != "600" ||
+				h.Get("Access-Control-Allow-Credentials") != "" || !strings.EqualFold(h.Get("Access-Control-Allow-Headers"), tc.headers) {
+				t.Errorf("preflight: headers %v", h)
+			}
+		})
 	}
 	// The export itself, as the browser sends it after the preflight.
 	status, h, resp := post(t, url, logsBody(3), "Content-Type", "application/x-protobuf", "Origin", "https://app.example.com", "Authorization", "Bearer "+tokenA)

@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -17,11 +18,13 @@ func TestFramePool(t *testing.T) {
 		{0, 256}, {1, 256}, {256, 256}, {257, 4096}, {16384, 16384}, {16385, 32768},
 		{32769, 1 << 20}, {1 << 20, 1 << 20}, {1<<20 + 1, 1<<20 + 1},
 	} {
-		bp := p.Get(tc.size)
-		if len(*bp) != tc.size || cap(*bp) != tc.cap {
-			t.Errorf("Get(%d): len %d cap %d, want len %d cap %d", tc.size, len(*bp), cap(*bp), tc.size, tc.cap)
-		}
-		p.Put(bp)
+		t.Run(fmt.Sprintf("size=%d", tc.size), func(t *testing.T) {
+			bp := p.Get(tc.size)
+			if len(*bp) != tc.size || cap(*bp) != tc.cap {
+				t.Errorf("Get: len %d cap %d, want len %d cap %d", len(*bp), cap(*bp), tc.size, tc.cap)
+			}
+			p.Put(bp)
+		})
 	}
 
 	// A returned buffer is handed out again, at the new length, with its

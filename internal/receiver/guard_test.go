@@ -43,7 +43,9 @@ func TestSinkPanic(t *testing.T) {
 		return rec.Consume(ctx, req)
 	})
 	kept := &keptRequests{}
-	r := startWith(t, testConfig(), pipeline.Sinks{Logs: []pipeline.Sink{sink}}, WithQuarantine(kept))
+	cfg := testConfig()
+	cfg.Quarantine = kept
+	r := startWith(t, cfg, pipeline.Sinks{Logs: []pipeline.Sink{sink}})
 
 	status1, _, _ := post(t, httpURL(r, otlpwire.SignalLogs), poison, "Content-Type", "application/x-protobuf")
 	if status1 != http.StatusInternalServerError {

@@ -92,17 +92,17 @@ func testConfig() Config {
 
 // start runs a receiver with one recorder for every signal and stops it at
 // the end of the test.
-func start(t *testing.T, cfg Config, opts ...Option) (*Receiver, *recorder) {
+func start(t *testing.T, cfg Config) (*Receiver, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	return startWith(t, cfg, pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}}, opts...), rec
+	return startWith(t, cfg, pipeline.Sinks{Metrics: []pipeline.Sink{rec}, Logs: []pipeline.Sink{rec}, Traces: []pipeline.Sink{rec}}), rec
 }
 
 // startWith runs a receiver with the given sinks and stops it at the end
 // of the test.
-func startWith(t *testing.T, cfg Config, sinks pipeline.Sinks, opts ...Option) *Receiver {
+func startWith(t *testing.T, cfg Config, sinks pipeline.Sinks) *Receiver {
 	t.Helper()
-	r, err := New(cfg, sinks, opts...)
+	r, err := New(cfg, sinks)
 	if err != nil {
 		t.Fatal(err)
 	}

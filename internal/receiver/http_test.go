@@ -212,26 +212,29 @@ func TestSinkErrors(t *testing.T) {
 	r, rec := start(t, testConfig())
 	body := logsBody(5)
 	for _, tc := range []struct {
+		name       string
 		err        error
 		status     int
 		retryAfter bool
 	}{
-		{fmt.Errorf("disk full: %w", pipeline.ErrUnavailable), http.StatusServiceUnavailable, true},
-		{errors.New("something broke"), http.StatusServiceUnavailable, true},
-		{fmt.Errorf("queue full: %w", pipeline.ErrOverloaded), http.StatusTooManyRequests, true},
-		{fmt.Errorf("delta sums: %w", pipeline.ErrInvalid), http.StatusBadRequest, false},
+		{"unavailable", fmt.Errorf("disk full: %w", pipeline.ErrUnavailable), http.StatusServiceUnavailable, true},
+		{"unclassified", errors.New("something broke"), http.StatusServiceUnavailable, true},
+		{"overloaded", fmt.Errorf("queue full: %w", pipeline.ErrOverloaded), http.StatusTooManyRequests, true},
+		{"invalid", fmt.Errorf("delta sums: %w", pipeline.ErrInvalid), http.StatusBadRequest, false},
 	} {
-		rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) { return pipeline.Outcome{}, tc.err }
-		status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), body, "Content-Type", "application/x-protobuf")
-		if status != tc.status {
-			t.Errorf("%v: status %d, want %d", tc.err, status, tc.status)
-		}
-		if got := h.Get("Retry-After") != ""; got != tc.retryAfter {
-			t.Errorf("%v: Retry-After %q", tc.err, h.Get("Retry-After"))
-		}
-		if msg := statusMessage(t, resp); !strings.Contains(msg, tc.err.Error()) {
-			t.Errorf("%v: message %q", tc.err, msg)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			rec.hook = func(context.Context, *pipeline.Request) (pipeline.Outcome, error) { return pipeline.Outcome{}, tc.err }
+			status, h, resp := post(t, httpURL(r, otlpwire.SignalLogs), body, "Content-Type", "application/x-protobuf")
+			if status != tc.status {
+				t.Errorf("status %d, want %d", status, tc.status)
+			}
+			if got := h.Get("Retry-After") != ""; got != tc.retryAfter {
+				t.Errorf("Retry-After %q", h.Get("Retry-After"))
+			}
+			if msg := statusMessage(t, resp); !strings.Contains(msg, tc.err.Error()) {
+				t.Errorf("message %q", msg)
+			}
+		})
 	}
 }
 

@@ -74,13 +74,28 @@ type Config struct {
 	// GRPCTLS and HTTPTLS, if not nil, serve the transport over TLS
 	// (internal/tlsfiles builds them); nil serves plaintext.
 	GRPCTLS, HTTPTLS *tls.Config
+
+	// Authenticator, if not nil, must pass every export request, and
+	// names the tenant handed to the sinks (pipeline.Request.Tenant).
+	// Without one requests are not authenticated.
+	Authenticator Authenticator
+	// Quarantine, if not nil, gets every request a sink panicked on
+	// before it is refused. Without one such a request is only logged and
+	// refused.
+	Quarantine Quarantiner
+	// Logger is the receiver's logger; nil, the default, discards.
+	Logger *slog.Logger
+	// Registerer, if not nil, gets the receiver's metrics; by default
+	// they are kept but not registered.
+	Registerer prometheus.Registerer
 }
 
 // DefaultConfig returns the defaults: OTLP's standard ports on localhost,
 // 64 MiB HTTP bodies as sent and decompressed (the largest request the
 // OpenTelemetry SDKs' HTTP exporters send by default), 4 MiB gRPC
 // messages (the Collector's OTLP receiver's default, which exporters are
-// set up for), 128 MiB in flight.
+// set up for), 128 MiB in flight; no authentication, quarantine, logger
+// or registerer.
 func DefaultConfig() Config {
 	return Config{
 		GRPCAddr:             "localhost:4317",
@@ -125,50 +140,11 @@ func (c Config) Validate() error {
 	return c.CORS.Validate()
 }
 
-// Option configures a Receiver.
-type Option func(*Receiver) error
-
-// WithLogger sets the logger; the default discards.
-func WithLogger(l *slog.Logger) Option {
-	return func(r *Receiver) error {
-		if l == nil {
-			return errors.New("nil logger")
-		}
-		r.log = l
-		return nil
-	}
-}
-
-// WithRegisterer registers the receiver's metrics; by default they are
-// kept but not registered.
-func WithRegisterer(reg prometheus.Registerer) Option {
-	return func(r *Receiver) error {
-		if reg == nil {
-			return errors.New("nil registerer")
-		}
-		r.reg = reg
-		return nil
-	}
-}
-
 // Quarantiner keeps a request a sink failed on unexpectedly (it
 // panicked), so that its data is not lost with the refusal. The request's
 // Body is valid only during the call.
 type Quarantiner interface {
 	Quarantine(req *pipeline.Request, cause error) error
-}
-
-// WithQuarantine makes the receiver hand every request a sink panicked on
-// to q before refusing it. Without it such a request is only logged and
-// refused.
-func WithQuarantine(q Quarantiner) Option {
-	return func(r *Receiver) error {
-		if q == nil {
-			return errors.New("nil quarantine")
-		}
-		r.quarantine = q
-		return nil
-	}
 }
 
 // Receiver serves OTLP over gRPC and HTTP.
@@ -193,15 +169,14 @@ type Receiver struct {
 
 // New checks cfg and builds a receiver for sinks; Start opens its
 // listeners.
-func New(cfg Config, sinks pipeline.Sinks, opts ...Option) (*Receiver, error) {
+func New(cfg Config, sinks pipeline.Sinks) (*Receiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("receiver config: %w", err)
 	}
-	r := &Receiver{cfg: cfg, sinks: sinks, log: slog.New(slog.DiscardHandler), errs: make(chan error, 2)}
-	for _, o := range opts {
-		if err := o(r); err != nil {
-			return nil, fmt.Errorf("receiver option: %w", err)
-		}
+	r := &Receiver{cfg: cfg, sinks: sinks, log: cfg.Logger, reg: cfg.Registerer,
+		auth: cfg.Authenticator, quarantine: cfg.Quarantine, errs: make(chan error, 2)}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.budget.max = cfg.MaxInflightBytes
 	r.m = newMetrics(r.reg, &r.budget)

@@ -1,10 +1,8 @@
 package serve
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -13,9 +11,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
 )
 
@@ -76,6 +74,8 @@ type Config struct {
 	Spool           SpoolConfig   `yaml:"spool"`
 	Lake            LakeConfig    `yaml:"lake"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+
+	unsetEnv []string // references LoadFile expanded from unset variables, for New to log
 }
 
 // MetricsConfig sets the Prometheus TSDB metrics are stored in, under
@@ -172,18 +172,22 @@ func DefaultConfig() Config {
 	return c
 }
 
-// LoadFile overlays the YAML file at path on c. Unknown keys are errors,
-// so a misspelt setting is not silently ignored.
+// LoadFile overlays the YAML file at path on c. Scalar values may refer to
+// the environment as the OpenTelemetry Collector's configuration does:
+// ${env:NAME}, ${env:NAME:-default}, and $$ for a literal $; a variable
+// that is not set expands to its default or "", and New logs a warning
+// for each such reference. Unknown keys are errors naming the key and its
+// line, so a misspelt setting is not silently ignored.
 func (c *Config) LoadFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read config: %w", err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
-		return fmt.Errorf("parse config %s: %w", path, err)
+	unset, err := decodeConfig(b, c)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
 	}
+	c.unsetEnv = append(c.unsetEnv, unset...)
 	return nil
 }
 
@@ -231,7 +235,7 @@ func (c Config) Validate() error {
 	if c.Spool.MaxSize != 0 && c.Spool.MaxSize < 2*c.Spool.SegmentSize {
 		return errors.New("spool max size must be 0 (no limit) or at least two segments")
 	}
-	if !lake.ValidTenant(c.Lake.Tenant) {
+	if !tenant.Valid(c.Lake.Tenant) {
 		return fmt.Errorf("lake tenant %q: want 1 to 128 of [A-Za-z0-9._-]", c.Lake.Tenant)
 	}
 	if c.Lake.MaxDelay <= 0 {

@@ -13,10 +13,12 @@ func TestParseByteSize(t *testing.T) {
 		"0": 0, "1024": 1024, "16MiB": 16 << 20, "16 MiB": 16 << 20, "1GiB": 1 << 30, "2TiB": 2 << 40, "3TB": 3e12,
 		"10MB": 10_000_000, "2KB": 2000, "3KiB": 3072, "7B": 7,
 	} {
-		got, err := ParseByteSize(in)
-		if err != nil || got != want {
-			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			got, err := ParseByteSize(in)
+			if err != nil || got != want {
+				t.Errorf("got %d, %v; want %d", got, err, want)
+			}
+		})
 	}
 	for _, in := range []string{"", "x", "-1", "1.5MiB", "16mb", "99999999999GiB"} {
 		if _, err := ParseByteSize(in); err == nil {
@@ -69,19 +71,23 @@ shutdown_timeout: 1m
 		t.Errorf("Validate: %v", err)
 	}
 
-	for bad, want := range map[string]string{
-		"data_dri: x\n":                        "data_dri",
-		"limits: {max_inflight: lots}\n":       "invalid size",
-		"otlp: {http: {read_timeout: soon}}\n": "soon",
-		"log: [1, 2]\n":                        "LogConfig",
+	for _, tc := range []struct {
+		name, bad, want string
+	}{
+		{"misspelt key", "data_dri: x\n", "data_dri"},
+		{"bad size", "limits: {max_inflight: lots}\n", "invalid size"},
+		{"bad duration", "otlp: {http: {read_timeout: soon}}\n", "soon"},
+		{"list for a mapping", "log: [1, 2]\n", "line 1: log must be a mapping of keys"},
 	} {
-		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c := DefaultConfig()
-		if err := c.LoadFile(path); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: error %v, want one mentioning %q", bad, err, want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.bad), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := DefaultConfig()
+			if err := c.LoadFile(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
 	}
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -108,10 +114,12 @@ func TestValidate(t *testing.T) {
 		"lake retention": func(c *Config) { c.Lake.Retention = -time.Hour },
 		"cors origin":    func(c *Config) { c.OTLP.HTTP.CORS.AllowedOrigins = []string{"https://*.*"} },
 	} {
-		c := DefaultConfig()
-		mod(&c)
-		if c.Validate() == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			c := DefaultConfig()
+			mod(&c)
+			if c.Validate() == nil {
+				t.Error("accepted")
+			}
+		})
 	}
 }

@@ -203,23 +203,25 @@ func TestServeExemplars(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int64{100, 0} {
-		cfg := testConfig(t)
-		cfg.Metrics.MaxExemplars = n
-		a := startServer(t, cfg).Addrs()
-		if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/metrics", "application/x-protobuf", body); code != 200 {
-			t.Fatalf("export: status %d %s", code, resp)
-		}
-		code, got := get(t, "http://"+a.Admin.String()+"/api/v1/query_exemplars?query=orders_total")
-		if n > 0 {
-			for _, want := range []string{`"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`, `"span_id":"00f067aa0ba902b7"`,
-				`"http.route":"/checkout"`, `"value":"1"`, `"job":"shop"`} {
-				if code != 200 || !strings.Contains(got, want) {
-					t.Errorf("query_exemplars: %d %s; lacks %s", code, got, want)
-				}
+		t.Run("max_exemplars="+strconv.FormatInt(n, 10), func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Metrics.MaxExemplars = n
+			a := startServer(t, cfg).Addrs()
+			if code, resp := post(t, "http://"+a.HTTP.String()+"/v1/metrics", "application/x-protobuf", body); code != 200 {
+				t.Fatalf("export: status %d %s", code, resp)
 			}
-		} else if code != 200 || got != `{"status":"success","data":[]}` {
-			t.Errorf("exemplars off: %d %s", code, got)
-		}
+			code, got := get(t, "http://"+a.Admin.String()+"/api/v1/query_exemplars?query=orders_total")
+			if n > 0 {
+				for _, want := range []string{`"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`, `"span_id":"00f067aa0ba902b7"`,
+					`"http.route":"/checkout"`, `"value":"1"`, `"job":"shop"`} {
+					if code != 200 || !strings.Contains(got, want) {
+						t.Errorf("query_exemplars: %d %s; lacks %s", code, got, want)
+					}
+				}
+			} else if code != 200 || got != `{"status":"success","data":[]}` {
+				t.Errorf("exemplars off: %d %s", code, got)
+			}
+		})
 	}
 }
 
@@ -366,21 +368,23 @@ func TestBadSecurityFiles(t *testing.T) {
 		"otlp.auth":  func(c *Config) { c.OTLP.Auth.BearerTokensFile = "/nonexistent/tokens" },
 		"admin.auth": func(c *Config) { c.Admin.Auth.BearerTokensFile = "/nonexistent/admin-tokens" },
 	} {
-		cfg := testConfig(t)
-		mod(&cfg)
-		s, err := New(cfg, io.Discard)
-		if err == nil {
-			s.Start()
-			s.Shutdown()
-			t.Errorf("%s: New accepted unloadable files", name)
-			continue
-		}
-		if !strings.HasPrefix(err.Error(), name+": ") {
-			t.Errorf("%s: error %q does not name the setting", name, err)
-		}
-		if _, err := os.Stat(cfg.DataDir); !os.IsNotExist(err) {
-			t.Errorf("%s: data directory created before the files were checked: %v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(t)
+			mod(&cfg)
+			s, err := New(cfg, io.Discard)
+			if err == nil {
+				s.Start()
+				s.Shutdown()
+				t.Error("New accepted unloadable files")
+				return
+			}
+			if !strings.HasPrefix(err.Error(), name+": ") {
+				t.Errorf("error %q does not name the setting", err)
+			}
+			if _, err := os.Stat(cfg.DataDir); !os.IsNotExist(err) {
+				t.Errorf("data directory created before the files were checked: %v", err)
+			}
+		})
 	}
 }
 
@@ -395,7 +399,7 @@ func TestAdminBearerTokens(t *testing.T) {
 	}
 	s := startServer(t, cfg)
 	base := "http://" + s.Addrs().Admin.String()
-	do := func(method, path, auth string, body []byte) (int, http.Header) {
+	do := func(t *testing.T, method, path, auth string, body []byte) (int, http.Header) {
 		t.Helper()
 		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 		if err != nil {
@@ -415,7 +419,7 @@ func TestAdminBearerTokens(t *testing.T) {
 		return resp.StatusCode, resp.Header
 	}
 	for _, path := range []string{"/healthz", "/readyz", "/-/healthy", "/-/ready"} {
-		if code, _ := do(http.MethodGet, path, "", nil); code != http.StatusOK {
+		if code, _ := do(t, http.MethodGet, path, "", nil); code != http.StatusOK {
 			t.Errorf("GET %s without a token: %d, want 200 (probes stay open)", path, code)
 		}
 	}
@@ -428,19 +432,21 @@ func TestAdminBearerTokens(t *testing.T) {
 		{http.MethodPost, "/api/v1/write"},
 		{http.MethodPost, "/api/v1/read"},
 	} {
-		for _, auth := range []string{"", "Bearer wrong-token-0123456789", "Basic Z3JhZmFuYTp4"} {
-			code, h := do(c.method, c.path, auth, []byte("query=1"))
-			if code != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Bearer realm="wirehouse"` {
-				t.Errorf("%s %s with %q: %d %v, want 401", c.method, c.path, auth, code, h)
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			for _, auth := range []string{"", "Bearer wrong-token-0123456789", "Basic Z3JhZmFuYTp4"} {
+				code, h := do(t, c.method, c.path, auth, []byte("query=1"))
+				if code != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Bearer realm="wirehouse"` {
+					t.Errorf("with %q: %d %v, want 401", auth, code, h)
+				}
 			}
-		}
-		want := http.StatusOK
-		if c.path == "/api/v1/write" || c.path == "/api/v1/read" {
-			want = http.StatusBadRequest // past the token: the handler refuses the body
-		}
-		if code, _ := do(c.method, c.path, "Bearer "+token, []byte("query=1")); code != want {
-			t.Errorf("%s %s with the token: %d, want %d", c.method, c.path, code, want)
-		}
+			want := http.StatusOK
+			if c.path == "/api/v1/write" || c.path == "/api/v1/read" {
+				want = http.StatusBadRequest // past the token: the handler refuses the body
+			}
+			if code, _ := do(t, c.method, c.path, "Bearer "+token, []byte("query=1")); code != want {
+				t.Errorf("with the token: %d, want %d", code, want)
+			}
+		})
 	}
 	// OTLP has no tokens configured: still open.
 	if code, _ := post(t, "http://"+s.Addrs().HTTP.String()+"/v1/logs", "application/x-protobuf", nil); code != http.StatusOK {

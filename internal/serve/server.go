@@ -80,6 +80,9 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 			err = errors.Join(err, s.stack.close())
 		}
 	}()
+	for _, ref := range cfg.unsetEnv {
+		s.log.Warn("config: an environment variable is not set", "ref", ref)
+	}
 	limit, source := cfg.applyMemoryLimit()
 	s.log.Info("memory limit", "limit_bytes", limit, "source", source, "ceiling_bytes", cfg.MemoryCeiling())
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -94,13 +97,12 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 	if s.adminTLS, err = s.tlsConfig("admin.tls", cfg.Admin.TLS); err != nil {
 		return nil, err
 	}
-	var ropts []receiver.Option
 	if path := cfg.OTLP.Auth.BearerTokensFile; path != "" {
 		tokens, err := s.loadTokens("otlp.auth", path)
 		if err != nil {
 			return nil, err
 		}
-		ropts = append(ropts, receiver.WithAuthenticator(tokens))
+		rc.Authenticator = tokens
 	}
 	if path := cfg.Admin.Auth.BearerTokensFile; path != "" {
 		if s.adminTokens, err = s.loadTokens("admin.auth", path); err != nil {
@@ -120,9 +122,9 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 	if err := s.step("receiver"); err != nil {
 		return nil, err
 	}
-	ropts = append(ropts, receiver.WithLogger(s.log), receiver.WithRegisterer(s.reg),
-		receiver.WithQuarantine(receiverQuarantine{s.quarantine}))
-	if s.receiver, err = receiver.New(rc, sinks, ropts...); err != nil {
+	rc.Logger, rc.Registerer = s.log, s.reg
+	rc.Quarantine = receiverQuarantine{s.quarantine}
+	if s.receiver, err = receiver.New(rc, sinks); err != nil {
 		return nil, err
 	}
 	if err := s.step("admin"); err != nil {

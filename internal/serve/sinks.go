@@ -18,7 +18,7 @@ import (
 // metrics, the spool (then the lake) for logs and traces, and after them
 // the per-service usage counters, which so count only what was stored.
 func (s *Server) sinks() (pipeline.Sinks, error) {
-	u, err := usage.New(s.reg, s.cfg.Limits.MaxServices)
+	u, err := usage.New(usage.Config{Registerer: s.reg, MaxServices: s.cfg.Limits.MaxServices})
 	if err != nil {
 		return pipeline.Sinks{}, err
 	}
@@ -61,7 +61,7 @@ func (s *Server) metricsTenant(t string) string {
 }
 
 // receiverQuarantine keeps the requests a sink panicked on (see
-// receiver.WithQuarantine) in the data directory's quarantine, each under
+// receiver.Config.Quarantine) in the data directory's quarantine, each under
 // a new id.
 type receiverQuarantine struct{ d *quarantine.Dir }
 

@@ -23,7 +23,7 @@ func (s *Server) openStorage() error {
 	if err := s.step("quarantine"); err != nil {
 		return err
 	}
-	q, err := quarantine.Open(filepath.Join(s.cfg.DataDir, "quarantine"), s.reg)
+	q, err := quarantine.Open(quarantine.Config{Dir: filepath.Join(s.cfg.DataDir, "quarantine"), Registerer: s.reg})
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (s *Server) openStorage() error {
 	if err := s.step("metric store"); err != nil {
 		return err
 	}
-	if s.metrics, err = metricstore.Open(filepath.Join(s.cfg.DataDir, "metrics"), s.metricStoreOptions()...); err != nil {
+	if s.metrics, err = metricstore.Open(s.metricStoreConfig()); err != nil {
 		return fmt.Errorf("open metric store: %w", err)
 	}
 	s.stack.push("metric store", s.metrics.Close)
@@ -40,12 +40,7 @@ func (s *Server) openStorage() error {
 	if err := s.step("spool"); err != nil {
 		return err
 	}
-	policy, _ := spool.ParseSyncPolicy(s.cfg.Spool.Sync) // checked by Validate
-	if s.spool, err = spool.Open(filepath.Join(s.cfg.DataDir, "spool"),
-		spool.WithSync(policy, s.cfg.Spool.SyncInterval),
-		spool.WithSegmentSize(int64(s.cfg.Spool.SegmentSize)),
-		spool.WithMaxBytes(int64(s.cfg.Spool.MaxSize)),
-		spool.WithRegisterer(s.reg)); err != nil {
+	if s.spool, err = spool.Open(s.spoolConfig()); err != nil {
 		return fmt.Errorf("open spool: %w", err)
 	}
 	s.stack.push("spool", s.spool.Close)
@@ -74,24 +69,39 @@ func (s *Server) openStorage() error {
 	return nil
 }
 
-// metricStoreOptions are the metric store's options from the config.
-func (s *Server) metricStoreOptions() []metricstore.Option {
+// metricStoreConfig is the metric store's config, in
+// <data_dir>/metrics, from the server's.
+func (s *Server) metricStoreConfig() metricstore.Config {
 	c := s.cfg.Metrics
-	opts := []metricstore.Option{
-		metricstore.WithRetention(c.Retention),
-		metricstore.WithRetentionSize(int64(c.RetentionSize)),
-		metricstore.WithOutOfOrderWindow(c.OutOfOrderWindow),
-		metricstore.WithBlockDuration(c.BlockDuration, 0),
-		metricstore.WithMaxExemplars(c.MaxExemplars),
-		metricstore.WithScopeLabels(c.PromoteScopeMetadata),
-		metricstore.WithLabelLimit(c.LabelLimit),
-		metricstore.WithLogger(s.log),
-		metricstore.WithRegisterer(s.reg),
-	}
+	mc := metricstore.DefaultConfig()
+	mc.Dir = filepath.Join(s.cfg.DataDir, "metrics")
+	mc.Retention = c.Retention
+	mc.RetentionSize = int64(c.RetentionSize)
+	mc.OutOfOrderWindow = c.OutOfOrderWindow
+	mc.MinBlockDuration, mc.MaxBlockDuration = c.BlockDuration, 0
+	mc.MaxExemplars = c.MaxExemplars
+	mc.ScopeLabels = c.PromoteScopeMetadata
+	mc.LabelLimit = c.LabelLimit
+	mc.Logger = s.log
+	mc.Registerer = s.reg
 	if c.PromoteAll {
-		opts = append(opts, metricstore.WithPromoteAllResourceAttributes(c.IgnoreAttributes...))
-	} else if len(c.PromoteAttributes) > 0 {
-		opts = append(opts, metricstore.WithPromotedResourceAttributes(c.PromoteAttributes...))
+		mc.PromoteAllResourceAttributes, mc.IgnoredResourceAttributes = true, c.IgnoreAttributes
+	} else {
+		mc.PromotedResourceAttributes = c.PromoteAttributes
 	}
-	return opts
+	return mc
+}
+
+// spoolConfig is the spool's config, in <data_dir>/spool, from the
+// server's.
+func (s *Server) spoolConfig() spool.Config {
+	c := s.cfg.Spool
+	sc := spool.DefaultConfig()
+	sc.Dir = filepath.Join(s.cfg.DataDir, "spool")
+	sc.Sync, _ = spool.ParseSyncPolicy(c.Sync) // checked by Validate
+	sc.SyncInterval = c.SyncInterval
+	sc.SegmentSize = int64(c.SegmentSize)
+	sc.MaxBytes = int64(c.MaxSize)
+	sc.Registerer = s.reg
+	return sc
 }

@@ -235,9 +235,11 @@ func TestServeMetricTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]v1.API{"a": ca, "b": cb, "default": cd} {
-		if got := instant(t, c, `count(`+rwShared+`)`, rwAt); (len(got) == 0) != (name == "a") {
-			t.Errorf("after a's delete_series, %s counts %v", name, got)
-		}
+		t.Run(name, func(t *testing.T) {
+			if got := instant(t, c, `count(`+rwShared+`)`, rwAt); (len(got) == 0) != (name == "a") {
+				t.Errorf("after a's delete_series: counts %v", got)
+			}
+		})
 	}
 	for _, op := range []struct {
 		name string
@@ -246,13 +248,15 @@ func TestServeMetricTenants(t *testing.T) {
 		{"snapshot", func(c v1.API) error { _, err := c.Snapshot(ctx, true); return err }},
 		{"clean_tombstones", func(c v1.API) error { return c.CleanTombstones(ctx) }},
 	} {
-		var apiErr *v1.Error
-		if err := op.do(cb); !errors.As(err, &apiErr) || !strings.Contains(apiErr.Detail, "only the default tenant") {
-			t.Errorf("%s as b: %v, want refused", op.name, err)
-		}
-		if err := op.do(cd); err != nil {
-			t.Errorf("%s as the default tenant: %v", op.name, err)
-		}
+		t.Run(op.name, func(t *testing.T) {
+			var apiErr *v1.Error
+			if err := op.do(cb); !errors.As(err, &apiErr) || !strings.Contains(apiErr.Detail, "only the default tenant") {
+				t.Errorf("as b: %v, want refused", err)
+			}
+			if err := op.do(cd); err != nil {
+				t.Errorf("as the default tenant: %v", err)
+			}
+		})
 	}
 }
 

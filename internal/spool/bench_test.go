@@ -21,7 +21,7 @@ func BenchmarkSpoolAppend(b *testing.B) {
 		for _, size := range []int{1 << 10, 64 << 10} {
 			name := fmt.Sprintf("sync=%v/size=%dKiB/appenders=%d", bc.sync, size>>10, bc.appenders)
 			b.Run(name, func(b *testing.B) {
-				s, err := Open(b.TempDir(), WithSync(bc.sync, 0))
+				s, err := Open(config(b.TempDir(), func(c *Config) { c.Sync = bc.sync }))
 				if err != nil {
 					b.Fatal(err)
 				}

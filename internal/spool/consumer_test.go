@@ -57,7 +57,7 @@ func TestCursorSurvivesReopen(t *testing.T) {
 
 func TestSegmentDeletion(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(3*recLen))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen })
 	a, err := s.Consumer("a")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestSegmentDeletion(t *testing.T) {
 		t.Fatalf("new consumer committed %d, want 9 (before the oldest record)", c.Committed())
 	}
 	s.Close()
-	s = open(t, dir, WithSegmentSize(3*recLen))
+	s = open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen })
 	if a, err = s.Consumer("a"); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestConsumerNames(t *testing.T) {
 }
 
 func TestNextBlocks(t *testing.T) {
-	s := open(t, t.TempDir(), WithSync(SyncNever, 0))
+	s := open(t, t.TempDir(), func(c *Config) { c.Sync = SyncNever })
 	c, err := s.Consumer("c")
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestNextBlocks(t *testing.T) {
 }
 
 func TestRewind(t *testing.T) {
-	s := open(t, t.TempDir(), WithSegmentSize(2*recLen))
+	s := open(t, t.TempDir(), func(c *Config) { c.SegmentSize = 2 * recLen })
 	appendN(t, s, 1, 8)
 	c, err := s.Consumer("c")
 	if err != nil {
@@ -331,7 +331,7 @@ func TestNextChecksCRC(t *testing.T) {
 // TestStickyError: once the segment cannot be written, and a partial
 // write cannot be undone, every Append fails.
 func TestStickyError(t *testing.T) {
-	s := open(t, t.TempDir(), WithSync(SyncNever, 0))
+	s := open(t, t.TempDir(), func(c *Config) { c.Sync = SyncNever })
 	appendN(t, s, 1, 2)
 	s.mu.Lock()
 	s.f.Close() // writes and the truncation that would undo them fail

@@ -133,12 +133,12 @@ func TestTornTail(t *testing.T) {
 // last loses the rest of that segment only.
 func TestCorruptMiddleSegment(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(3*recLen))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen })
 	appendN(t, s, 1, 10) // segments 1-3, 4-6, 7-9
 	s.Close()
 	patchFile(t, filepath.Join(dir, segName(4)), recLen+44, 0xff) // record 5
 
-	s = open(t, dir, WithSegmentSize(3*recLen))
+	s = open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen })
 	reps := s.Repairs()
 	if len(reps) != 1 || reps[0].Segment != segName(4) || reps[0].Offset != recLen || reps[0].Dropped != 2*recLen {
 		t.Fatalf("repairs %v", reps)
@@ -164,7 +164,7 @@ func TestCorruptMiddleSegment(t *testing.T) {
 // segments, and a stale temporary cursor.
 func TestEmptyAndForeignFiles(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(2*recLen))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 2 * recLen })
 	appendN(t, s, 1, 5)
 	s.Close()
 	for name, content := range map[string]string{
@@ -179,7 +179,7 @@ func TestEmptyAndForeignFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s = open(t, dir, WithSegmentSize(2*recLen))
+	s = open(t, dir, func(c *Config) { c.SegmentSize = 2 * recLen })
 	if reps := s.Repairs(); len(reps) != 0 {
 		t.Fatalf("repairs %v", reps)
 	}

@@ -38,7 +38,7 @@
 // all integers big-endian, so a header takes 36 to 164 bytes. The
 // sequence numbers in a segment are consecutive, starting at the one in
 // its name. A record goes into a new segment when it would take the
-// current one past the segment size (WithSegmentSize); a record larger
+// current one past the segment size (Config.SegmentSize); a record larger
 // than the segment size gets a segment of its own. The format evolves by
 // adding record types, never by changing one; a version that does not
 // know a record type treats it as corrupt, so do not downgrade over a
@@ -127,7 +127,7 @@
 //
 // # Disk usage
 //
-// WithMaxBytes bounds the total size of the segment files. An Append that
+// Config.MaxBytes bounds the total size of the segment files. An Append that
 // would go past it returns ErrFull (serve answers 429 / RESOURCE_EXHAUSTED) and
 // the spool stays as it was. To let the space be reclaimed, a full spool
 // starts a new current segment so that the previous one can be deleted

@@ -7,14 +7,14 @@ import (
 
 // Errors returned by Append, Next and Commit, for errors.Is.
 var (
-	// ErrFull: the record would take the spool past its WithMaxBytes
+	// ErrFull: the record would take the spool past its Config.MaxBytes
 	// limit, or the file system has no space left (then the error also
 	// wraps the system's ENOSPC). It clears as consumers commit and
 	// segments are deleted; the caller should retry later (OTLP: 429 /
 	// RESOURCE_EXHAUSTED with a retry delay).
 	ErrFull = errors.New("spool: full")
 	// ErrTooLarge: the payload is larger than MAX_PAYLOAD, or the record
-	// alone is larger than the WithMaxBytes limit; retrying cannot help.
+	// alone is larger than the Config.MaxBytes limit; retrying cannot help.
 	ErrTooLarge = errors.New("spool: record too large")
 	// ErrClosed: the Spool has been closed.
 	ErrClosed = errors.New("spool: closed")

@@ -18,7 +18,11 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := spool.Open(dir, spool.WithSync(spool.SyncInterval, 100*time.Millisecond), spool.WithMaxBytes(1<<30))
+	cfg := spool.DefaultConfig()
+	cfg.Dir = dir
+	cfg.Sync, cfg.SyncInterval = spool.SyncInterval, 100*time.Millisecond
+	cfg.MaxBytes = 1 << 30
+	s, err := spool.Open(cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // seedSegment returns a real segment file of a few records.
 func seedSegment(t testing.TB, records [][]byte) []byte {
 	dir := t.TempDir()
-	s, err := Open(dir, WithSync(SyncNever, 0))
+	s, err := Open(config(dir, func(c *Config) { c.Sync = SyncNever }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func FuzzOpenSegment(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Open(dir, WithSync(SyncNever, 0), WithSegmentSize(1<<20))
+		s, err := Open(config(dir, func(c *Config) { c.Sync = SyncNever; c.SegmentSize = 1 << 20 }))
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -111,7 +111,7 @@ func FuzzOpenSegment(f *testing.F) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s2, err := Open(dir, WithSync(SyncNever, 0))
+		s2, err := Open(config(dir, func(c *Config) { c.Sync = SyncNever }))
 		if err != nil {
 			t.Fatal(err)
 		}

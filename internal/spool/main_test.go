@@ -15,10 +15,21 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// open opens a spool in dir and closes it at the end of the test.
-func open(t testing.TB, dir string, opts ...Option) *Spool {
+// config is DefaultConfig in dir, changed by set.
+func config(dir string, set ...func(*Config)) Config {
+	c := DefaultConfig()
+	c.Dir = dir
+	for _, f := range set {
+		f(&c)
+	}
+	return c
+}
+
+// open opens a spool with config(dir, set...) and closes it at the end
+// of the test.
+func open(t testing.TB, dir string, set ...func(*Config)) *Spool {
 	t.Helper()
-	s, err := Open(dir, opts...)
+	s, err := Open(config(dir, set...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // safe for concurrent use.
 type Spool struct {
 	dir  string
-	cfg  config
+	cfg  Config
 	lock *os.File // holds the directory lock
 
 	regMu sync.Mutex // serializes Consumer and RemoveConsumer
@@ -69,18 +69,19 @@ type Stats struct {
 	Full      uint64 // Appends refused with ErrFull since Open
 }
 
-// Open opens the spool in dir, creating the directory if needed. It
-// scans every segment, repairs what is corrupt (see the package doc;
-// Repairs lists what was done) and loads the consumers' cursors. A
-// directory is used by one Spool at a time: a second Open fails while
-// the first is open, in this or another process.
-func Open(dir string, opts ...Option) (*Spool, error) {
-	cfg := defaultConfig()
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
+// Open checks cfg with Validate and opens the spool in cfg.Dir, creating
+// the directory if needed. It scans every segment, repairs what is
+// corrupt (see the package doc; Repairs lists what was done) and loads
+// the consumers' cursors. A directory is used by one Spool at a time: a
+// second Open fails while the first is open, in this or another process.
+func Open(cfg Config) (*Spool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = DefaultSyncInterval
+	}
+	dir := cfg.Dir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
@@ -94,15 +95,15 @@ func Open(dir string, opts ...Option) (*Spool, error) {
 		s.closeFiles()
 		return nil, err
 	}
-	if cfg.reg != nil {
-		if err := s.register(cfg.reg); err != nil {
+	if cfg.Registerer != nil {
+		if err := s.register(cfg.Registerer); err != nil {
 			s.closeFiles()
 			return nil, err
 		}
 	}
-	if cfg.sync == SyncInterval {
+	if cfg.Sync == SyncInterval {
 		s.wg.Add(1)
-		go s.syncLoop(cfg.interval)
+		go s.syncLoop(cfg.SyncInterval)
 	}
 	return s, nil
 }
@@ -146,7 +147,7 @@ func (s *Spool) load() error {
 		if i+1 < len(s.segs) {
 			before = s.segs[i+1].base
 		}
-		repair, err := scanSegment(s.dir, g, before, s.cfg.sync != SyncNever)
+		repair, err := scanSegment(s.dir, g, before, s.cfg.Sync != SyncNever)
 		if err != nil {
 			return fmt.Errorf("spool: scan %s: %w", g.name, err)
 		}
@@ -173,7 +174,7 @@ func (s *Spool) load() error {
 	} else if err := s.createSegment(); err != nil {
 		return err
 	}
-	if s.cfg.sync != SyncNever {
+	if s.cfg.Sync != SyncNever {
 		if err := durable.SyncDir(s.dir); err != nil {
 			return fmt.Errorf("spool: %w", err)
 		}
@@ -191,7 +192,7 @@ func (s *Spool) createSegment() error {
 		return fmt.Errorf("spool: new segment: %w", err)
 	}
 	if s.f != nil {
-		if s.cfg.sync == SyncNever {
+		if s.cfg.Sync == SyncNever {
 			s.f.Close()
 		} else {
 			s.pending = append(s.pending, s.f)
@@ -231,7 +232,7 @@ func (s *Spool) Append(sig otlpwire.Signal, tenant string, received time.Time, p
 
 	s.mu.Lock()
 	seq, drop, err := s.appendLocked(&h, crc, payload)
-	if err == nil && s.cfg.sync == SyncAlways {
+	if err == nil && s.cfg.Sync == SyncAlways {
 		err = s.waitSyncedLocked(s.written)
 	}
 	s.mu.Unlock()
@@ -262,7 +263,7 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		return 0, nil, fmt.Errorf("spool: append: %w", err)
 	}
 	n := int64(len(b) + len(payload))
-	if max := s.cfg.maxBytes; max > 0 {
+	if max := s.cfg.MaxBytes; max > 0 {
 		if n > max {
 			return 0, nil, fmt.Errorf("%w: record of %d bytes, spool limit %d", ErrTooLarge, n, max)
 		}
@@ -282,7 +283,7 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		}
 	}
 	cur := s.segs[len(s.segs)-1]
-	if cur.size > 0 && cur.size+n > s.cfg.segmentSize {
+	if cur.size > 0 && cur.size+n > s.cfg.SegmentSize {
 		if err := s.createSegment(); err != nil {
 			return 0, drop, err
 		}
@@ -416,7 +417,7 @@ func (s *Spool) Close() error {
 
 	s.mu.Lock()
 	var err error
-	if s.cfg.sync != SyncNever {
+	if s.cfg.Sync != SyncNever {
 		err = s.syncBatchLocked()
 	}
 	for s.syncing {

@@ -18,7 +18,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	for _, p := range []SyncPolicy{SyncAlways, SyncInterval, SyncNever} {
 		t.Run("sync="+p.String(), func(t *testing.T) {
-			s := open(t, t.TempDir(), WithSync(p, 0))
+			s := open(t, t.TempDir(), func(c *Config) { c.Sync = p })
 			recv := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
 			big := payloadOf(3, 100<<10) // written with two system calls
 			in := []struct {
@@ -111,7 +111,7 @@ func unhex(t testing.TB, s string) []byte {
 
 func TestReopenContinuesSequence(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(1000))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 1000 })
 	appendN(t, s, 1, 30)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestReopenContinuesSequence(t *testing.T) {
 	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Append after Close: %v", err)
 	}
-	s = open(t, dir, WithSegmentSize(1000))
+	s = open(t, dir, func(c *Config) { c.SegmentSize = 1000 })
 	if r := s.Repairs(); len(r) != 0 {
 		t.Fatalf("repairs %v", r)
 	}
@@ -142,7 +142,7 @@ func TestReopenContinuesSequence(t *testing.T) {
 func TestOpenLocked(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := Open(config(dir)); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("second Open: %v", err)
 	}
 	s.Close()
@@ -151,7 +151,7 @@ func TestOpenLocked(t *testing.T) {
 
 func TestSegmentSize(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(1000))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 1000 })
 	// 100-byte payloads plus 44-byte headers: 6 records (864 bytes) fit
 	// in 1000 bytes, the 7th starts a new segment.
 	appendN(t, s, 1, 14)
@@ -173,7 +173,7 @@ func TestSegmentSize(t *testing.T) {
 }
 
 func TestAppendErrors(t *testing.T) {
-	s := open(t, t.TempDir(), WithMaxBytes(1000))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxBytes = 1000 })
 	cases := []struct {
 		name    string
 		sig     otlpwire.Signal
@@ -187,25 +187,30 @@ func TestAppendErrors(t *testing.T) {
 		{"over the spool", otlpwire.SignalLogs, "", make([]byte, 1000), ErrTooLarge},
 	}
 	for _, c := range cases {
-		if _, err := s.Append(c.sig, c.tenant, time.Time{}, c.payload); err == nil || c.is != nil && !errors.Is(err, c.is) {
-			t.Errorf("%s: %v", c.name, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := s.Append(c.sig, c.tenant, time.Time{}, c.payload); err == nil || c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("Append: %v", err)
+			}
+		})
 	}
 	if seq, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil); seq != 1 || err != nil {
 		t.Fatalf("after errors: %d, %v", seq, err)
 	}
 }
 
-func TestOptions(t *testing.T) {
-	for name, o := range map[string]Option{
-		"segment 0":       WithSegmentSize(0),
-		"negative max":    WithMaxBytes(-1),
-		"policy 7":        WithSync(7, 0),
-		"negative period": WithSync(SyncInterval, -time.Second),
+func TestConfig(t *testing.T) {
+	for name, set := range map[string]func(*Config){
+		"no dir":          func(c *Config) { c.Dir = "" },
+		"segment 0":       func(c *Config) { c.SegmentSize = 0 },
+		"negative max":    func(c *Config) { c.MaxBytes = -1 },
+		"policy 7":        func(c *Config) { c.Sync = 7 },
+		"negative period": func(c *Config) { c.SyncInterval = -time.Second },
 	} {
-		if _, err := Open(t.TempDir(), o); err == nil {
-			t.Errorf("%s: no error", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			if _, err := Open(config(t.TempDir(), set)); err == nil {
+				t.Error("no error")
+			}
+		})
 	}
 	for _, p := range []SyncPolicy{SyncAlways, SyncInterval, SyncNever} {
 		if q, err := ParseSyncPolicy(p.String()); q != p || err != nil {
@@ -223,7 +228,7 @@ func TestOptions(t *testing.T) {
 func TestFull(t *testing.T) {
 	dir := t.TempDir()
 	// 144-byte records, 4 per segment, at most 8 records' worth of disk.
-	s := open(t, dir, WithSegmentSize(600), WithMaxBytes(8*144))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 600; c.MaxBytes = 8 * 144 })
 	c, err := s.Consumer("c")
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +273,7 @@ func TestFull(t *testing.T) {
 // TestFullSmallerThanSegment: a limit below the segment size still
 // recovers, because a full spool starts a new segment.
 func TestFullSmallerThanSegment(t *testing.T) {
-	s := open(t, t.TempDir(), WithMaxBytes(3*144))
+	s := open(t, t.TempDir(), func(c *Config) { c.MaxBytes = 3 * 144 })
 	c, err := s.Consumer("c")
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +304,7 @@ func TestFullSmallerThanSegment(t *testing.T) {
 
 func TestNoConsumerKeepsEverything(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, WithSegmentSize(300), WithMaxBytes(6*144))
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 300; c.MaxBytes = 6 * 144 })
 	appendN(t, s, 1, 7)
 	if _, err := s.Append(otlpwire.SignalLogs, "", time.Time{}, payloadOf(7, 100)); !errors.Is(err, ErrFull) {
 		t.Fatalf("got %v", err)
@@ -317,7 +322,7 @@ func TestNoConsumerKeepsEverything(t *testing.T) {
 
 // TestGroupCommit: under SyncAlways, concurrent Appends share fsyncs.
 func TestGroupCommit(t *testing.T) {
-	s := open(t, t.TempDir(), WithSync(SyncAlways, 0))
+	s := open(t, t.TempDir(), func(c *Config) { c.Sync = SyncAlways })
 	const writers, each = 8, 50
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -341,7 +346,7 @@ func TestGroupCommit(t *testing.T) {
 }
 
 func TestIntervalSyncs(t *testing.T) {
-	s := open(t, t.TempDir(), WithSync(SyncInterval, time.Millisecond))
+	s := open(t, t.TempDir(), func(c *Config) { c.Sync = SyncInterval; c.SyncInterval = time.Millisecond })
 	appendN(t, s, 1, 2)
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Stats().Syncs == 0 {
@@ -357,7 +362,7 @@ func TestConcurrent(t *testing.T) {
 	for _, p := range []SyncPolicy{SyncAlways, SyncNever} {
 		t.Run("sync="+p.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			s := open(t, dir, WithSegmentSize(8<<10), WithSync(p, 0))
+			s := open(t, dir, func(c *Config) { c.SegmentSize = 8 << 10; c.Sync = p })
 			c, err := s.Consumer("c")
 			if err != nil {
 				t.Fatal(err)

@@ -19,7 +19,10 @@ func logs(records int) []byte {
 // TestSinkRefusals: a full spool asks the client to retry; a request the
 // whole spool could never hold is refused for good.
 func TestSinkRefusals(t *testing.T) {
-	sp, err := spool.Open(filepath.Join(t.TempDir(), "spool"), spool.WithSync(spool.SyncNever, 0), spool.WithMaxBytes(4<<10))
+	cfg := spool.DefaultConfig()
+	cfg.Dir = filepath.Join(t.TempDir(), "spool")
+	cfg.Sync, cfg.MaxBytes = spool.SyncNever, 4<<10
+	sp, err := spool.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

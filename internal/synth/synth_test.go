@@ -295,14 +295,16 @@ func BenchmarkGenerate(b *testing.B) {
 func TestStart(t *testing.T) {
 	start := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, sig := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics} {
-		cfg := Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40, Start: start}
-		a, b := Generate(sig, cfg), Generate(sig, cfg)
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%v: the same Config gave different bytes", sig)
-		}
-		if bytes.Equal(a, Generate(sig, Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})) {
-			t.Fatalf("%v: Start changed nothing", sig)
-		}
+		t.Run("signal="+sig.String(), func(t *testing.T) {
+			cfg := Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40, Start: start}
+			a, b := Generate(sig, cfg), Generate(sig, cfg)
+			if !bytes.Equal(a, b) {
+				t.Fatal("the same Config gave different bytes")
+			}
+			if bytes.Equal(a, Generate(sig, Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})) {
+				t.Fatal("Start changed nothing")
+			}
+		})
 	}
 	// Every log timestamp is within seconds of Start + seed.
 	req := plogotlp.NewExportRequest()

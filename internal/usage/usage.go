@@ -18,9 +18,35 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// DefaultMaxServices is the default bound on distinct service.name values
-// tracked per signal; further services are counted as OtherService.
+// DefaultMaxServices is DefaultConfig's bound on distinct service.name
+// values tracked per signal; further services are counted as
+// OtherService.
 const DefaultMaxServices = 1000
+
+// Config configures a Sink. Start from DefaultConfig; Validate reports
+// what New would refuse.
+type Config struct {
+	// Registerer, if not nil, gets the sink's counters
+	// (wirehouse_sink_records_total and
+	// wirehouse_sink_resource_bytes_total); the default is none.
+	Registerer prometheus.Registerer
+	// MaxServices bounds the distinct services counted per signal
+	// (default DefaultMaxServices); it must be positive.
+	MaxServices int
+}
+
+// DefaultConfig returns the defaults: DefaultMaxServices, no registerer.
+func DefaultConfig() Config {
+	return Config{MaxServices: DefaultMaxServices}
+}
+
+// Validate reports the first field of c that New would refuse.
+func (c Config) Validate() error {
+	if c.MaxServices <= 0 {
+		return fmt.Errorf("usage: MaxServices %d, must be positive", c.MaxServices)
+	}
+	return nil
+}
 
 // Series names for resources without service.name and for services past
 // the bound.
@@ -43,11 +69,11 @@ type counters struct {
 	records, bytes prometheus.Counter
 }
 
-// New returns a sink whose counters are registered with reg. maxServices
-// bounds the distinct services per signal (<= 0 means DefaultMaxServices).
-func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
-	if maxServices <= 0 {
-		maxServices = DefaultMaxServices
+// New validates cfg and returns a sink whose counters are registered with
+// cfg.Registerer, if set.
+func New(cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	s := &Sink{
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -58,12 +84,12 @@ func New(reg prometheus.Registerer, maxServices int) (*Sink, error) {
 			Name: "wirehouse_sink_resource_bytes_total",
 			Help: "Encoded size of the resource containers (ResourceLogs, ResourceSpans, ResourceMetrics) accepted and stored, by signal and service.name.",
 		}, []string{"signal", "service"}),
-		max: maxServices,
+		max: cfg.MaxServices,
 	}
 	for i := range s.services {
 		s.services[i] = make(map[string]*counters)
 	}
-	if reg != nil {
+	if reg := cfg.Registerer; reg != nil {
 		if err := reg.Register(s.records); err != nil {
 			return nil, fmt.Errorf("register sink metrics: %w", err)
 		}

@@ -69,8 +69,9 @@ func oracle(t *testing.T, sig otlpwire.Signal, b []byte) map[string]int {
 }
 
 func TestCounts(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	s, err := New(reg, 0)
+	cfg := DefaultConfig()
+	cfg.Registerer = prometheus.NewRegistry()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestCounts(t *testing.T) {
 }
 
 func TestMaxServices(t *testing.T) {
-	s, err := New(nil, 2)
+	s, err := New(Config{MaxServices: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +122,16 @@ func TestMaxServices(t *testing.T) {
 	}
 }
 
+func TestConfig(t *testing.T) {
+	for _, n := range []int{0, -1} {
+		if _, err := New(Config{MaxServices: n}); err == nil {
+			t.Errorf("MaxServices %d accepted", n)
+		}
+	}
+}
+
 func TestInvalid(t *testing.T) {
-	s, _ := New(nil, 0)
+	s, _ := New(DefaultConfig())
 	_, err := s.Consume(context.Background(), &pipeline.Request{Signal: otlpwire.SignalLogs, Body: []byte{0x0a, 0x05, 0x0a}})
 	if err == nil {
 		t.Fatal("truncated request accepted")

@@ -88,10 +88,12 @@ func TestErrors(t *testing.T) {
 		{"unclosed pass-through", "const A = 1;\n%func f() {\n%\treturn\nstruct s { int a; };", "in.x:3:1: %-line is not valid Go"},
 	}
 	for _, c := range cases {
-		_, err := Compile("p", []Source{{Name: "in.x", Text: c.src}})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Compile("p", []Source{{Name: "in.x", Text: c.src}})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
 	}
 }
 
@@ -100,17 +102,21 @@ func TestNames(t *testing.T) {
 		"filekind": "Filekind", "FILE_EXEC": "FileExec", "file_name": "FileName",
 		"fileName": "FileName", "x": "X", "MAX_NAME2": "MaxName2",
 	} {
-		if got := goName(in); got != want {
-			t.Errorf("goName(%q) = %q, want %q", in, got, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got := goName(in); got != want {
+				t.Errorf("goName = %q, want %q", got, want)
+			}
+		})
 	}
 }
 
 func TestConstants(t *testing.T) {
 	for in, want := range map[string]int64{"0": 0, "10": 10, "-7": -7, "0x1F": 31, "010": 8, "-0x10": -16} {
-		if got, err := parseNumber(in); err != nil || got != want {
-			t.Errorf("parseNumber(%q) = %d, %v", in, got, err)
-		}
+		t.Run(in, func(t *testing.T) {
+			if got, err := parseNumber(in); err != nil || got != want {
+				t.Errorf("parseNumber = %d, %v", got, err)
+			}
+		})
 	}
 	if _, err := parseNumber("09"); err == nil {
 		t.Error("09 accepted as octal")

@@ -29,22 +29,24 @@ func TestGeneratedUpToDate(t *testing.T) {
 	for x, goFile := range map[string]string{
 		"rfc4506.x": "rfc4506_xdr.go", "bench.x": "bench_xdr.go", "all.x": "all_xdr.go",
 	} {
-		path := filepath.Join("..", "..", "..", "testdata", "xdr", x)
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := xdrgen.Compile("xdrtest", []xdrgen.Source{{Name: path, Text: string(src)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(goFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; run go generate ./xdr/internal/xdrtest", goFile)
-		}
+		t.Run(goFile, func(t *testing.T) {
+			path := filepath.Join("..", "..", "..", "testdata", "xdr", x)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := xdrgen.Compile("xdrtest", []xdrgen.Source{{Name: path, Text: string(src)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(goFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s is stale; run go generate ./xdr/internal/xdrtest", goFile)
+			}
+		})
 	}
 }
 
@@ -121,12 +123,14 @@ func TestGeneratedStrict(t *testing.T) {
 		{"truncated", base[:47], xdr.ErrTruncated, 40},
 	}
 	for _, c := range cases {
-		var f File
-		err := f.UnmarshalBinary(c.in)
-		var e *xdr.Error
-		if !errors.Is(err, c.want) || !errors.As(err, &e) || e.Offset != c.off {
-			t.Errorf("%s: got %v, want %v at %d", c.name, err, c.want, c.off)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var f File
+			err := f.UnmarshalBinary(c.in)
+			var e *xdr.Error
+			if !errors.Is(err, c.want) || !errors.As(err, &e) || e.Offset != c.off {
+				t.Errorf("got %v, want %v at %d", err, c.want, c.off)
+			}
+		})
 	}
 	// Unknown discriminant of a union without default (int-valued enum ok
 	// but not a case): Result has only two codes, so use an enum-valid

@@ -33,24 +33,26 @@ func TestEncodeCycle(t *testing.T) {
 	everything.List = loop
 
 	for name, v := range map[string]codec{"node": loop, "tree": tree, "either": &either, "everything": &everything} {
-		_ = v.SizeXDR() // must return
-		prefix := []byte{1, 2, 3}
-		b, err := v.AppendXDR(prefix)
-		var e *xdr.Error
-		if !errors.Is(err, xdr.ErrDepth) || !errors.As(err, &e) || e.Offset < len(prefix) || len(b) != len(prefix) {
-			t.Errorf("%s: AppendXDR = %d bytes, %v", name, len(b), err)
-		}
-		if _, err := v.MarshalBinary(); !errors.Is(err, xdr.ErrDepth) {
-			t.Errorf("%s: MarshalBinary: %v", name, err)
-		}
-		if _, err := xdr.Marshal(v); !errors.Is(err, xdr.ErrDepth) {
-			t.Errorf("%s: xdr.Marshal: %v", name, err)
-		}
-		w := xdr.NewWriter(io.Discard)
-		w.Encode(v)
-		if err := w.Flush(); !errors.Is(err, xdr.ErrDepth) {
-			t.Errorf("%s: Writer.Encode: %v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			_ = v.SizeXDR() // must return
+			prefix := []byte{1, 2, 3}
+			b, err := v.AppendXDR(prefix)
+			var e *xdr.Error
+			if !errors.Is(err, xdr.ErrDepth) || !errors.As(err, &e) || e.Offset < len(prefix) || len(b) != len(prefix) {
+				t.Errorf("AppendXDR = %d bytes, %v", len(b), err)
+			}
+			if _, err := v.MarshalBinary(); !errors.Is(err, xdr.ErrDepth) {
+				t.Errorf("MarshalBinary: %v", err)
+			}
+			if _, err := xdr.Marshal(v); !errors.Is(err, xdr.ErrDepth) {
+				t.Errorf("xdr.Marshal: %v", err)
+			}
+			w := xdr.NewWriter(io.Discard)
+			w.Encode(v)
+			if err := w.Flush(); !errors.Is(err, xdr.ErrDepth) {
+				t.Errorf("Writer.Encode: %v", err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigEnv(t *testing.T) {
+	t.Setenv("WH_TEST_DIR", "/srv/wirehouse")
+	t.Setenv("WH_TEST_STREAMS", "250")
+	t.Setenv("WH_TEST_DELAY", "30s")
+	path := filepath.Join(t.TempDir(), "wirehouse.yaml")
+	// Block style: in a flow mapping ({...}) the reference's } would end
+	// the mapping, as in the Collector's configuration.
+	doc := `data_dir: ${env:WH_TEST_DIR}/data
+otlp:
+  grpc:
+    max_concurrent_streams: ${env:WH_TEST_STREAMS}
+  http:
+    listen: "${env:WH_TEST_UNSET_HOST:-0.0.0.0}:4318"
+lake:
+  max_delay: ${env:WH_TEST_DELAY}
+  tenant: 'price$$'
+log:
+  level: "${env:WH_TEST_UNSET_LEVEL}info"
+`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	if err := c.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"whole value with a suffix", c.DataDir, "/srv/wirehouse/data"},
+		{"an integer", c.OTLP.GRPC.MaxConcurrentStreams, uint32(250)},
+		{"a default", c.OTLP.HTTP.Listen, "0.0.0.0:4318"},
+		{"a duration", c.Lake.MaxDelay, 30 * time.Second},
+		{"an escaped dollar", c.Lake.Tenant, "price$"},
+		{"an unset variable", c.Log.Level, "info"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+	if len(c.unsetEnv) != 1 || !strings.Contains(c.unsetEnv[0], "WH_TEST_UNSET_LEVEL") || !strings.Contains(c.unsetEnv[0], "line 11") {
+		t.Errorf("unset references: %q", c.unsetEnv)
+	}
+}
+
+func TestConfigUnknownKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"top level", "data_dir: x\nadmni: {}\n", `line 2: unknown key "admni" (known here: data_dir, log, otlp, admin, limits, metrics, spool, lake, shutdown_timeout)`},
+		{"nested", "otlp:\n  grpc:\n    lisen: x\n", `line 3: unknown key "otlp.grpc.lisen" (known here: listen, max_concurrent_streams, max_recv_msg_size, tls)`},
+		{"under a file type", "admin: {tls: {cert: x}}\n", `line 1: unknown key "admin.tls.cert"`},
+		{"in a list's mapping", "metrics: {promote_resource_attributes: [{a: b}]}\n", `cannot unmarshal`},
+		{"a scalar for a mapping", "spool: 3\n", "line 1: spool must be a mapping of keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "wirehouse.yaml")
+			if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := DefaultConfig()
+			err := c.LoadFile(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "serve.") || strings.Contains(err.Error(), "struct") {
+				t.Errorf("the error names a Go type: %v", err)
+			}
+		})
+	}
+}
