@@ -1,9 +1,9 @@
 // Package tenant carries the tenant a request acts for in its context,
-// from where the request is authenticated (the admin server's bearer
-// tokens) to the storage that keeps tenants apart (metricstore). The empty
-// name is the default tenant: the one of requests whose credentials name
-// none, or name the server's default tenant, and of every request when no
-// credentials are configured.
+// from where the request is authenticated (bearer tokens) to the storage
+// that keeps tenants apart (the metric store, the lake), and says which
+// tenant names are valid. The empty name is the default tenant: the one of
+// requests whose credentials name none, or name the server's default
+// tenant, and of every request when no credentials are configured.
 package tenant
 
 import "context"
