@@ -28,6 +28,11 @@ first byte is below 0x08, a sequence of requests each prefixed by a 4-byte
 big-endian length (the Collector file exporter's proto format). A JSON file
 holds one or more documents: JSON lines or one pretty-printed document.
 
+Each file's signal is told from its content (a JSON document's top-level
+field; for protobuf, the one signal under which the request is valid and
+holds records) unless --signal names it. Metrics files are skipped: the
+lake holds logs and spans, and serve's OTLP endpoints take metrics.
+
 A file that is corrupt, truncated or of another signal is reported on stderr
 with its byte offset and skipped whole; the others are written, and ingest
 then exits with status 1. Progress goes to stderr every 2s on long runs, the
@@ -55,7 +60,9 @@ type ingestFlags struct {
 
 // ingestSummary is what ingest reports on stdout.
 type ingestSummary struct {
-	Signal         string  `json:"signal"`
+	Signal         string  `json:"signal"` // --signal, or "auto"
+	LogRecords     int64   `json:"log_records"`
+	Spans          int64   `json:"spans"`
 	Tenant         string  `json:"tenant"`
 	Out            string  `json:"out"`
 	Files          int     `json:"files"`         // found
@@ -210,17 +217,31 @@ func ingestFile(file otlpfile.File, readErr error, w *lake.Writer, f *ingestFlag
 	if readErr != nil {
 		return readErr, nil
 	}
-	n, err := w.Append(f.sig, f.tenant, file.Requests...)
+	switch file.Signal {
+	case otlpwire.SignalMetrics:
+		return &otlpfile.Error{Path: in.Path, Offset: -1, Err: fmt.Errorf("a metrics file (%s): the lake holds logs and traces; send metrics to serve's OTLP endpoint", file.SignalFrom)}, nil
+	case 0: // no records
+		sum.FilesRead++
+		sum.DiskBytes += file.DiskBytes
+		sum.ProtoBytes += file.ProtoBytes
+		return nil, nil
+	}
+	n, err := w.Append(file.Signal, f.tenant, file.Requests...)
 	var ae *lake.AppendError
 	if errors.As(err, &ae) {
 		off := int64(-1)
 		if ae.Index >= 0 && ae.Index < len(file.Offsets) {
 			off = file.Offsets[ae.Index]
 		}
-		return &otlpfile.Error{Path: in.Path, Offset: off, Err: ae}, nil
+		return &otlpfile.Error{Path: in.Path, Offset: off, Err: fmt.Errorf("as %s (%s): %w", file.Signal, file.SignalFrom, ae)}, nil
 	}
 	sum.FilesRead++
 	sum.Records += int64(n)
+	if file.Signal == otlpwire.SignalLogs {
+		sum.LogRecords += int64(n)
+	} else {
+		sum.Spans += int64(n)
+	}
 	sum.DiskBytes += file.DiskBytes
 	sum.ProtoBytes += file.ProtoBytes
 	return nil, err
@@ -239,12 +260,12 @@ func writeIngestSummary(w io.Writer, asJSON bool, s ingestSummary) error {
 	}
 	_, err := fmt.Fprintf(w, `%s of tenant %s into %s%s
 files      %d read, %d skipped, of %d
-records    %d in %.2fs, %.0f records/s
+records    %d in %.2fs, %.0f records/s (%d log records, %d spans)
 bytes in   %d on disk, %d protobuf
 parquet    %d files, %d bytes
 `, s.Signal, s.Tenant, s.Out, status,
 		s.FilesRead, s.FilesSkipped, s.Files,
-		s.Records, s.ElapsedSeconds, s.RecordsPerSec,
+		s.Records, s.ElapsedSeconds, s.RecordsPerSec, s.LogRecords, s.Spans,
 		s.DiskBytes, s.ProtoBytes,
 		s.ParquetFiles, s.ParquetBytes)
 	return err
@@ -259,7 +280,7 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 		fmt.Fprint(fs.Output(), ingestUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.signal, "signal", "logs", "signal of every file: logs or traces")
+	fs.StringVar(&f.signal, "signal", "auto", "signal of every file: logs or traces; auto tells each file's from its content")
 	fs.StringVar(&f.tenant, "tenant", "default", "tenant partition to write to")
 	fs.StringVar(&f.out, "out", "", "root directory of the lake, created if missing (required)")
 	fs.Int64Var(&f.fileSize, "file-size", 64<<20, "Parquet file size to aim at, in bytes (at least 1024)")
@@ -283,8 +304,10 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 // check validates the flags and derives the parsed values.
 func (f *ingestFlags) check() error {
 	var err error
-	if f.sig, err = otlpwire.ParseSignal(f.signal); err != nil || (f.sig != otlpwire.SignalLogs && f.sig != otlpwire.SignalTraces) {
-		return fmt.Errorf("--signal: %q is not logs or traces", f.signal)
+	if f.signal == "auto" {
+		f.sig = 0
+	} else if f.sig, err = otlpwire.ParseSignal(f.signal); err != nil || (f.sig != otlpwire.SignalLogs && f.sig != otlpwire.SignalTraces) {
+		return fmt.Errorf("--signal: %q is not logs, traces or auto", f.signal)
 	}
 	switch {
 	case f.out == "":

@@ -205,7 +205,9 @@ func TestIngestLogs(t *testing.T) {
 	}
 	t.Logf("stdout:\n%sstderr:\n%s", stdout.String(), stderr.String())
 	for _, want := range []string{
-		"ingest: skipped " + bad + ": offset 0: request 0: resource_logs[",
+		// Told from its content, the truncated file is no signal's.
+		"ingest: skipped " + bad + ": offset 0: cannot tell the signal: the request is not metrics (",
+		"; not logs (resource_logs[1]: truncated length-delimited field",
 		"ingest: skipped " + badLen + ": offset " + itoa(4+len(a)) + ": bad length prefix",
 	} {
 		if !strings.Contains(stderr.String(), want) {
@@ -216,7 +218,7 @@ func TestIngestLogs(t *testing.T) {
 		t.Errorf("progress written on a quick run:\n%s", stderr.String())
 	}
 	for _, want := range []string{
-		"logs of tenant default into " + out + "\n",
+		"auto of tenant default into " + out + "\n",
 		"files      5 read, 2 skipped, of 7\n",
 		"records    " + itoa(fx.records) + " in ",
 	} {
@@ -268,8 +270,9 @@ func TestIngestTracesJSONSummary(t *testing.T) {
 	}
 }
 
-// TestIngestWrongSignal ingests a protobuf traces file as logs: the lake
-// refuses it, and the file is reported and skipped.
+// TestIngestWrongSignal ingests a protobuf traces file as logs
+// (--signal logs): the lake refuses it, and the file is reported and
+// skipped, saying the signal was given.
 func TestIngestWrongSignal(t *testing.T) {
 	fx := newIngestFixture(t)
 	traces := fx.add("traces.binpb", synth.Traces(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 5}), 0)
@@ -278,11 +281,11 @@ func TestIngestWrongSignal(t *testing.T) {
 	jsonTraces := fx.add("traces.json", tracesJSON(t, synth.Traces(synth.Config{Seed: 2, Resources: 1, ScopesPerResource: 1, TotalRecords: 5})), 0)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"ingest", "--out", out, fx.dir}, &stdout, &stderr)
+	err := run(context.Background(), []string{"ingest", "--signal", "logs", "--out", out, fx.dir}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "2 of 3 files skipped") {
 		t.Fatalf("err = %v, want 2 of 3 files skipped\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"skipped " + traces + ": offset 0: request 0: ", "skipped " + jsonTraces + ": offset 0: wrong signal"} {
+	for _, want := range []string{"skipped " + traces + ": offset 0: as logs (given): request 0: ", "skipped " + jsonTraces + ": offset 0: wrong signal"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
@@ -421,5 +424,39 @@ func TestIngestWideAttributes(t *testing.T) {
 	got := recordAttrCounts(t, filepath.Join(out, "logs"))
 	if got[1] != 70001 || got[2] != 4 {
 		t.Errorf("record attributes read back %v, want 1: 70001, 2: 4", got)
+	}
+}
+
+// TestIngestDetectsSignal: without --signal each file's signal comes from
+// its content, protobuf or JSON: logs and spans land in their partitions,
+// a metrics file is skipped saying what it is.
+func TestIngestDetectsSignal(t *testing.T) {
+	fx := newIngestFixture(t)
+	c := synth.Config{Seed: 3, Resources: 2, ScopesPerResource: 2, TotalRecords: 30}
+	fx.add("a.binpb", synth.Logs(c), 0)
+	fx.add("b.binpb", synth.Traces(c), 0)
+	fx.add("c.json", tracesJSON(t, synth.Traces(synth.Config{Seed: 4, Resources: 1, ScopesPerResource: 1, TotalRecords: 7})), 0)
+	metrics := fx.add("d.binpb", synth.Generate(otlpwire.SignalMetrics, c), 0)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"ingest", "--out", out, fx.dir}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 of 4 files skipped") {
+		t.Fatalf("err = %v, want 1 of 4 files skipped\n%s", err, stderr.String())
+	}
+	if want := "skipped " + metrics + ": a metrics file (protobuf content: metrics with 30 records; not logs ("; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+	for sig, want := range map[string]int64{"logs": 30, "traces": 37} {
+		// Each signal's tree alone, as parquetRows expects one.
+		one := t.TempDir()
+		if err := os.Rename(filepath.Join(out, sig), filepath.Join(one, sig)); err != nil {
+			t.Fatal(err)
+		}
+		if rows, _ := parquetRows(t, one, sig, "default"); rows != want {
+			t.Errorf("%d %s rows, want %d", rows, sig, want)
+		}
+	}
+	if !strings.Contains(stdout.String(), "(30 log records, 37 spans)") {
+		t.Errorf("summary:\n%s", stdout.String())
 	}
 }

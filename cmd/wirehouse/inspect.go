@@ -1,34 +1,32 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"text/tabwriter"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-
+	"github.com/wirehouse/wirehouse/internal/otlpfile"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // runInspect prints, for each OTLP request file, one line per resource:
 // service.name, scope count, record count, size and identity hash, then a
-// total. Files are raw protobuf, or gzip (.gz) or zstd (.zst) compressed;
-// the signal comes from --signal or from the file name (logs-*, traces-*,
-// metrics-*, as written by wirehouse gen).
+// total. Files are read as ingest reads them (protobuf, length-delimited
+// streams, OTLP/JSON; gzip or zstd), whatever their name: an unknown
+// extension is told from the content. The signal comes from --signal or
+// from the content (see otlpfile.DetectSignal); a file that cannot be read
+// says why, and which signal it was read as.
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sig := fs.String("signal", "", "signal of every file: logs, traces or metrics (default: from each file name)")
-	maxSize := fs.Int64("max-size", 256<<20, "largest decompressed request to read, in bytes")
+	sig := fs.String("signal", "", "signal of every file: logs, traces or metrics (default: told from each file's content)")
+	maxSize := fs.Int64("max-size", 256<<20, "largest decompressed file to read, in bytes")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: wirehouse inspect [flags] FILE...\n\nPrints per-resource counts, service.name and sizes of OTLP request files.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -54,32 +52,44 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fixed = s
 	}
+	reader, err := otlpfile.NewReader(fixed, otlpfile.WithMaxFileSize(*maxSize))
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "FILE\tRESOURCE\tSERVICE\tSCOPES\tRECORDS\tBYTES\tHASH\t")
+	fmt.Fprintln(tw, "FILE\tSIGNAL\tRESOURCE\tSERVICE\tSCOPES\tRECORDS\tBYTES\tHASH\t")
 	var total inspectTotals
 	var failed []string
 	for _, path := range fs.Args() {
 		if err := ctx.Err(); err != nil {
 			break
 		}
-		s := fixed
-		if s == 0 {
-			var err error
-			if s, err = signalFromName(path); err != nil {
-				failed = append(failed, err.Error())
-				continue
-			}
-		}
-		body, err := readRequestFile(path, *maxSize)
+		in, err := otlpfile.Sniff(path)
 		if err != nil {
-			failed = append(failed, err.Error())
+			failed = append(failed, fmt.Sprintf("inspect %v", err))
 			continue
 		}
-		if err := inspectRequest(tw, filepath.Base(path), s, body, &total); err != nil {
-			failed = append(failed, fmt.Sprintf("inspect %s: %v", path, err))
+		file, err := reader.ReadFile(in)
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("inspect %v", err))
+			continue
+		}
+		for i, req := range file.Requests {
+			name := filepath.Base(path)
+			if len(file.Requests) > 1 {
+				name += "#" + strconv.Itoa(i)
+			}
+			if err := inspectRequest(tw, name, file.Signal, req, &total); err != nil {
+				how := "given"
+				if fixed == 0 {
+					how = file.SignalFrom
+				}
+				failed = append(failed, fmt.Sprintf("inspect %s: request %d as %s (%s): %v", path, i, file.Signal, how, err))
+			}
 		}
 	}
-	fmt.Fprintf(tw, "total\t%d\t\t%d\t%d\t%d\t\t\n", total.resources, total.scopes, total.records, total.bytes)
+	fmt.Fprintf(tw, "total\t\t%d\t\t%d\t%d\t%d\t\t\n", total.resources, total.scopes, total.records, total.bytes)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -93,52 +103,6 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 type inspectTotals struct{ resources, scopes, records, bytes int }
-
-func signalFromName(path string) (otlpwire.Signal, error) {
-	base := filepath.Base(path)
-	for _, s := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics} {
-		if strings.HasPrefix(base, s.String()) {
-			return s, nil
-		}
-	}
-	return 0, fmt.Errorf("inspect %s: cannot tell the signal from the file name; use -signal", path)
-}
-
-// readRequestFile reads a request file, decompressing .gz and .zst, and
-// refuses one that decompresses to more than max bytes.
-func readRequestFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	switch {
-	case strings.HasSuffix(path, ".gz"):
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	case strings.HasSuffix(path, ".zst"):
-		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)))
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if n > max {
-		return nil, fmt.Errorf("read %s: larger than -max-size %d bytes", path, max)
-	}
-	return buf.Bytes(), nil
-}
 
 // resourceInfo is what inspect prints about one resource container.
 type resourceInfo struct {
@@ -163,6 +127,9 @@ func inspectRequest(w io.Writer, name string, s otlpwire.Signal, body []byte, to
 	var infos []resourceInfo
 	var err error
 	switch s {
+	case 0: // a file without records
+		total.bytes += len(body)
+		return nil
 	case otlpwire.SignalLogs:
 		req := otlpwire.LogsRequest(body)
 		infos, err = describeAll(req.Validate, req.ResourceLogs(), otlpwire.ResourceLogs.Resource,
@@ -180,7 +147,7 @@ func inspectRequest(w io.Writer, name string, s otlpwire.Signal, body []byte, to
 		return err
 	}
 	for i, info := range infos {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%d\t%d\t%016x\t\n", name, i, info.service, info.scopes, info.records, info.size, info.hash)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%016x\t\n", name, s, i, info.service, info.scopes, info.records, info.size, info.hash)
 		total.resources++
 		total.scopes += info.scopes
 		total.records += info.records

@@ -6,13 +6,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/wirehouse/wirehouse/internal/otlpjson"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestInspect(t *testing.T) {
@@ -51,9 +55,12 @@ func TestInspect(t *testing.T) {
 	}
 	for _, l := range lines[1:7] {
 		f := strings.Fields(l)
-		key := f[2] + "/" + f[4]
+		if f[1] != "traces" {
+			t.Errorf("line %q: signal %q, want traces (told from the content)", l, f[1])
+		}
+		key := f[3] + "/" + f[5]
 		if wantServices[key] == 0 {
-			t.Errorf("line %q: no resource with service %s and %s spans in the generated data (%v)", l, f[2], f[4], wantServices)
+			t.Errorf("line %q: no resource with service %s and %s spans in the generated data (%v)", l, f[3], f[5], wantServices)
 		}
 		wantServices[key]--
 	}
@@ -77,5 +84,46 @@ func TestInspectBadInput(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "max-size") {
 		t.Fatalf("err = %v, want a usage error naming -max-size", err)
+	}
+}
+
+// TestInspectAnyName: OTLP/JSON and protobuf files with names that say
+// nothing, compressed or not, are read and their signal told.
+func TestInspectAnyName(t *testing.T) {
+	dir := t.TempDir()
+	c := synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 20}
+	metricsJSON, err := otlpjson.FromProto(otlpwire.SignalMetrics, synth.Generate(otlpwire.SignalMetrics, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(synth.Logs(c))
+	zw.Close()
+	files := map[string][]byte{"capture": metricsJSON, "dump.dat": gz.Bytes(), "spans": synth.Traces(c)}
+	var paths []string
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), append([]string{"inspect"}, paths...), &out, &errb); err != nil {
+		t.Fatalf("inspect: %v\n%s", err, errb.String())
+	}
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		f := strings.Fields(l)
+		if f[0] == "total" {
+			continue
+		}
+		n, _ := strconv.Atoi(f[5])
+		got[f[0]+" "+f[1]] += n
+	}
+	want := map[string]int{"capture metrics": 20, "dump.dat logs": 20, "spans traces": 20}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records by file and signal %v, want %v\n%s", got, want, out.String())
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+
+	"github.com/wirehouse/wirehouse/internal/buildinfo"
 )
 
 func main() {
@@ -51,6 +53,16 @@ var commands = map[string]command{
 	"inspect": {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
 	"load":    {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
 	"serve":   {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
+	"version": {summary: "print the version, revision and Go version wirehouse was built with", run: runVersion},
+}
+
+// runVersion prints the build information on stdout.
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
+		return usageError{err: fmt.Errorf("version takes no arguments, got %q", args[0])}
+	}
+	_, err := fmt.Fprintln(stdout, buildinfo.Get())
+	return err
 }
 
 // run runs the command named by args[0] with the rest of args.
@@ -59,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usage(stdout)
 	}
 	switch args[0] {
+	case "--version", "-version", "-v":
+		return runVersion(ctx, nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if cmd, ok := commands[args[1]]; ok {

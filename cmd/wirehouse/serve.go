@@ -102,6 +102,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Metrics.RetentionSize, "metrics-retention-size", "most bytes of metric blocks kept (0: no limit)")
 	fs.DurationVar(&cfg.Metrics.OutOfOrderWindow, "metrics-out-of-order-window", cfg.Metrics.OutOfOrderWindow, "how far back out-of-order samples are accepted (0: refused)")
 	fs.Int64Var(&cfg.Metrics.MaxExemplars, "metrics-max-exemplars", cfg.Metrics.MaxExemplars, "exemplars kept for /api/v1/query_exemplars, in one buffer over all series (0: none, as Prometheus without exemplar storage; e.g. 100000)")
+	fs.BoolVar(&cfg.Admin.Pprof, "admin-pprof", cfg.Admin.Pprof, "serve Go's profiles under /debug/pprof/ on the admin port (behind --admin-bearer-tokens-file if set)")
 	fs.BoolVar(&cfg.Metrics.AdminAPI, "metrics-admin-api", cfg.Metrics.AdminAPI, "serve Prometheus' TSDB admin endpoints on the admin port: /api/v1/admin/tsdb/delete_series, clean_tombstones and snapshot (as Prometheus' --web.enable-admin-api)")
 	fs.DurationVar(&cfg.Metrics.BlockDuration, "metrics-block-duration", cfg.Metrics.BlockDuration, "time span of a TSDB head block")
 	fs.BoolVar(&cfg.Metrics.PromoteScopeMetadata, "metrics-promote-scope-metadata", cfg.Metrics.PromoteScopeMetadata, "label series with their instrumentation scope: otel_scope_name, otel_scope_version, otel_scope_<attribute> (Prometheus' otlp.promote_scope_metadata, off there by default)")

@@ -1,11 +1,16 @@
 package otlpfile
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Format is the encoding of a file's decompressed content.
@@ -123,6 +128,52 @@ func Collect(paths []string) ([]Input, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return in, nil
+}
+
+// Sniff returns the Input of the file at path whatever its name: the
+// format and compression its extension says (see ParseName), or, for a
+// name without a known extension, what its first bytes show: the gzip or
+// zstd magic number, then, decompressed, a JSON document ('{' after any
+// white space) or else protobuf.
+func Sniff(path string) (Input, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return Input{}, &Error{Path: path, Offset: -1, Err: err}
+	}
+	in := Input{Path: path, Size: st.Size()}
+	if f, c, ok := ParseName(path); ok {
+		in.Format, in.Compression = f, c
+		return in, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return Input{}, &Error{Path: path, Offset: -1, Err: err}
+	}
+	defer file.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(file, head)
+	head = head[:n]
+	var content io.Reader = bytes.NewReader(head)
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		in.Compression = CompressionGzip
+		if zr, err := gzip.NewReader(bytes.NewReader(head)); err == nil {
+			content = zr
+		}
+	case bytes.HasPrefix(head, zstdMagic):
+		in.Compression = CompressionZstd
+		if zr, err := zstd.NewReader(bytes.NewReader(head), zstd.WithDecoderConcurrency(1)); err == nil {
+			defer zr.Close()
+			content = zr
+		}
+	}
+	first := make([]byte, 64)
+	m, _ := io.ReadFull(content, first) // a short read of a truncated frame is enough
+	in.Format = FormatProto
+	if t := bytes.TrimLeft(first[:m], " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		in.Format = FormatJSON
 	}
 	return in, nil
 }

@@ -52,7 +52,7 @@ func (r *Reader) readJSON() error {
 			return &Error{Offset: start, Err: fmt.Errorf("json: %w", err)} // e.g. io.ErrUnexpectedEOF
 		}
 		off := dec.InputOffset() - int64(len(r.json.raw))
-		req, err := transcodeJSON(r.sig, r.json.raw)
+		req, err := r.transcode(r.json.raw)
 		if err != nil {
 			return &Error{Offset: off, Err: err}
 		}
@@ -76,13 +76,26 @@ func (r *Reader) readDelimitedJSON(first byte) error {
 		return err
 	}
 	for i, doc := range r.reqs {
-		req, err := transcodeJSON(r.sig, doc)
+		req, err := r.transcode(doc)
 		if err != nil {
 			return &Error{Offset: r.offs[i], Err: err}
 		}
 		r.reqs[i] = req
 	}
 	return nil
+}
+
+// transcode transcodes doc as a request of the file's signal, telling it
+// from doc's top-level field when the Reader was given none.
+func (r *Reader) transcode(doc []byte) ([]byte, error) {
+	if r.fsig == 0 {
+		sig, key, ok := otlpjson.SignalOf(doc)
+		if !ok {
+			return nil, fmt.Errorf("%w: the document has no resourceLogs, resourceSpans or resourceMetrics field (or fields of two)", ErrUnknownSignal)
+		}
+		r.fsig, r.why = sig, "JSON field "+key
+	}
+	return transcodeJSON(r.fsig, doc)
 }
 
 // transcodeJSON turns one OTLP/JSON export request of signal sig into

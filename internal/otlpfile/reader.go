@@ -50,7 +50,9 @@ func WithMaxFileSize(n int64) Option {
 // Reader reads OTLP request files one at a time into buffers it reuses. It
 // is not safe for concurrent use.
 type Reader struct {
-	sig  otlpwire.Signal
+	sig  otlpwire.Signal // 0: detect each file's
+	fsig otlpwire.Signal // the current file's
+	why  string          // how fsig was told
 	max  int64
 	buf  []byte // decompressed content of the last protobuf file
 	reqs [][]byte
@@ -65,10 +67,11 @@ type Reader struct {
 	src   source
 }
 
-// NewReader returns a Reader of requests of signal sig.
+// NewReader returns a Reader of requests of signal sig, or, with sig 0, of
+// the signal each file's content shows (see File.Signal).
 func NewReader(sig otlpwire.Signal, opts ...Option) (*Reader, error) {
-	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
-		return nil, fmt.Errorf("ingest: invalid signal %d", uint8(sig))
+	if sig != 0 && !sig.Valid() {
+		return nil, fmt.Errorf("otlpfile: invalid signal %d", uint8(sig))
 	}
 	c := config{maxFileSize: DefaultMaxFileSize}
 	for _, o := range opts {
@@ -104,6 +107,10 @@ type File struct {
 	// DiskBytes is the file's size on disk; ContentBytes the size of its
 	// decompressed content; ProtoBytes the total size of Requests.
 	DiskBytes, ContentBytes, ProtoBytes int64
+	// Signal is the signal of Requests: the Reader's, or the one told from
+	// the content (0 for a file without records); SignalFrom says how.
+	Signal     otlpwire.Signal
+	SignalFrom string
 }
 
 // ReadFile reads the file in and returns its requests, which alias the
@@ -115,6 +122,10 @@ type File struct {
 func (r *Reader) ReadFile(in Input) (File, error) {
 	f := File{Input: in}
 	r.reqs, r.offs = r.reqs[:0], r.offs[:0]
+	r.fsig, r.why = r.sig, "given"
+	if r.sig == 0 {
+		r.why = ""
+	}
 	file, err := os.Open(in.Path)
 	if err != nil {
 		return f, &Error{Path: in.Path, Offset: -1, Err: err}
@@ -136,7 +147,11 @@ func (r *Reader) ReadFile(in Input) (File, error) {
 	} else {
 		err = r.readProto(hint)
 	}
+	if err == nil && r.fsig == 0 && in.Format != FormatJSON {
+		err = r.detect()
+	}
 	f.Requests, f.Offsets = r.reqs, r.offs
+	f.Signal, f.SignalFrom = r.fsig, r.why
 	f.ContentBytes = r.src.n
 	for _, q := range f.Requests {
 		f.ProtoBytes += int64(len(q))
@@ -214,6 +229,37 @@ func (r *Reader) release() {
 		r.zs.Reset(nil) //nolint:errcheck // a nil reader only drops the old one
 	}
 	r.src.r = nil
+}
+
+// detect tells the signal of the protobuf requests read from the first
+// one that holds records; a file without records keeps signal 0.
+func (r *Reader) detect() error {
+	for i, req := range r.reqs {
+		if len(req) == 0 {
+			continue
+		}
+		sig, why, err := DetectSignal(req)
+		if err != nil {
+			if errors.Is(err, ErrUnknownSignal) && r.emptyUnderAll(req) {
+				continue
+			}
+			return &Error{Offset: r.offs[i], Err: err}
+		}
+		r.fsig, r.why = sig, why
+		return nil
+	}
+	return nil
+}
+
+// emptyUnderAll reports whether req is valid and holds no records under
+// every signal: a request of nothing, which tells no signal.
+func (r *Reader) emptyUnderAll(req []byte) bool {
+	for _, s := range otlpwire.Signals {
+		if n, err := s.Count(req); err != nil || n != 0 || s.Validate(req) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // readProto reads the content into r.buf and splits it.

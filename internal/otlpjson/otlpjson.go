@@ -105,3 +105,29 @@ func OtherSignalKey(sig otlpwire.Signal, doc []byte) string {
 	}
 	return ""
 }
+
+// SignalOf returns the signal of doc, an OTLP/JSON export request, by its
+// top-level field (resourceLogs, resourceSpans or resourceMetrics, or
+// their proto names), with the field found; false if doc is not a JSON
+// object or has none of them, or has fields of two signals.
+func SignalOf(doc []byte) (otlpwire.Signal, string, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(doc, &top) != nil {
+		return 0, "", false
+	}
+	var (
+		found otlpwire.Signal
+		key   string
+	)
+	for i, k := range topKeys[:6] {
+		if _, ok := top[k]; !ok {
+			continue
+		}
+		sig := [...]otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics}[i/2]
+		if found != 0 && found != sig {
+			return 0, "", false
+		}
+		found, key = sig, k
+	}
+	return found, key, found != 0
+}

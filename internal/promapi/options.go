@@ -24,6 +24,7 @@ type config struct {
 	logger     *slog.Logger
 	now        func() time.Time
 	revision   string
+	version    string // buildinfo's version; PrometheusVersion when ""
 	exemplars  storage.ExemplarQueryable
 	metadata   MetadataSource
 	head       HeadStatser
@@ -158,6 +159,14 @@ func WithAdmin(db AdminDB, snapDir string) Option {
 		c.admin, c.snapDir = db, snapDir
 		return nil
 	}
+}
+
+// WithVersion makes buildinfo report version as the server's version,
+// with the embedded engine's Prometheus version as prometheusVersion and
+// application "wirehouse" (default: PrometheusVersion as version, as a
+// Prometheus server reports it).
+func WithVersion(version string) Option {
+	return func(c *config) error { c.version = version; return nil }
 }
 
 // WithRevision sets the revision buildinfo reports.

@@ -18,16 +18,21 @@ import (
 const PrometheusVersion = "3.16.0"
 
 func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
+	fields := [][2]string{
+		{"version", PrometheusVersion},
+		{"revision", a.cfg.revision},
+		{"branch", ""},
+		{"buildUser", "wirehouse"},
+		{"buildDate", ""},
+		{"goVersion", runtime.Version()},
+	}
+	if a.cfg.version != "" {
+		fields[0][1] = a.cfg.version
+		fields = append(fields, [2]string{"application", "wirehouse"}, [2]string{"prometheusVersion", PrometheusVersion})
+	}
 	a.respond(w, nil, func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
-		for i, kv := range [][2]string{
-			{"version", PrometheusVersion},
-			{"revision", a.cfg.revision},
-			{"branch", ""},
-			{"buildUser", "wirehouse"},
-			{"buildDate", ""},
-			{"goVersion", runtime.Version()},
-		} {
+		for i, kv := range fields {
 			if i > 0 {
 				s.WriteMore()
 			}

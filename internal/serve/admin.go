@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/storage/remote"
 
+	"github.com/wirehouse/wirehouse/internal/buildinfo"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
@@ -23,7 +23,7 @@ import (
 // readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
-	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithRevision(buildRevision()), promapi.WithMetadata(s.metrics),
+	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithVersion(buildinfo.Get().Version), promapi.WithRevision(buildinfo.Get().Revision), promapi.WithMetadata(s.metrics),
 		promapi.WithTSDBStatus(s.metrics, s.reg)}
 	if s.cfg.Metrics.AdminAPI {
 		popts = append(popts, promapi.WithAdmin(s.metrics, filepath.Join(s.cfg.DataDir, "metrics", "snapshots")))
@@ -48,11 +48,13 @@ func (s *Server) adminRoutes() error {
 	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(),
 		func() config.Config { return config.Config{} }, 5e7, 10, 1<<20))
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
-	s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
-	s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	s.adminMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	s.adminMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	s.adminMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	if s.cfg.Admin.Pprof {
+		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
+		s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.adminMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		s.adminMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		s.adminMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	}
 	healthy := func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n") //nolint:errcheck
 	}
@@ -124,16 +126,4 @@ func (s *Server) adminHandler() http.Handler {
 		}
 		s.adminMux.ServeHTTP(w, r)
 	})
-}
-
-// buildRevision is the VCS revision the binary was built from, if known.
-func buildRevision() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, st := range bi.Settings {
-			if st.Key == "vcs.revision" {
-				return st.Value
-			}
-		}
-	}
-	return ""
 }

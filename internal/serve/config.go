@@ -57,6 +57,9 @@ type Config struct {
 		Auth struct {
 			BearerTokensFile string `yaml:"bearer_tokens_file"`
 		} `yaml:"auth"`
+		// Pprof serves Go's profiles under /debug/pprof/ (behind Auth
+		// like every admin path); off by default.
+		Pprof bool `yaml:"pprof"`
 	} `yaml:"admin"`
 	Limits struct {
 		MaxRequestSize      ByteSize `yaml:"max_request_size"`

@@ -397,6 +397,7 @@ func TestAdminBearerTokens(t *testing.T) {
 	if err := os.WriteFile(cfg.Admin.Auth.BearerTokensFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	cfg.Admin.Pprof = true
 	s := startServer(t, cfg)
 	base := "http://" + s.Addrs().Admin.String()
 	do := func(t *testing.T, method, path, auth string, body []byte) (int, http.Header) {

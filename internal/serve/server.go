@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
+	"github.com/wirehouse/wirehouse/internal/buildinfo"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
@@ -83,9 +84,10 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 	for _, ref := range cfg.unsetEnv {
 		s.log.Warn("config: an environment variable is not set", "ref", ref)
 	}
+	s.log.Info("starting", "version", buildinfo.Get().Version, "revision", buildinfo.Get().Revision, "go", buildinfo.Get().GoVersion)
 	limit, source := cfg.applyMemoryLimit()
 	s.log.Info("memory limit", "limit_bytes", limit, "source", source, "ceiling_bytes", cfg.MemoryCeiling())
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector())
 
 	rc := cfg.receiverConfig()
 	if rc.GRPCTLS, err = s.tlsConfig("otlp.grpc.tls", cfg.OTLP.GRPC.TLS); err != nil {

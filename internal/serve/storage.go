@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/wirehouse/wirehouse/internal/dirlock"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
@@ -20,6 +22,18 @@ func (s *Server) openStorage() error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	lock, err := dirlock.Acquire(s.cfg.DataDir)
+	if err != nil {
+		if iu := (*dirlock.InUseError)(nil); errors.As(err, &iu) {
+			by := "another process"
+			if iu.PID > 0 {
+				by += fmt.Sprintf(" (pid %d)", iu.PID)
+			}
+			return fmt.Errorf("data directory %s is in use by %s, another wirehouse serve most likely: stop it, or give this one another --data-dir", s.cfg.DataDir, by)
+		}
+		return err
+	}
+	s.stack.push("data directory lock", lock.Unlock)
 	if err := s.step("quarantine"); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/dirlock"
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -22,7 +23,7 @@ import (
 type Spool struct {
 	dir  string
 	cfg  Config
-	lock *os.File // holds the directory lock
+	lock *dirlock.Lock // holds the directory lock
 
 	regMu sync.Mutex // serializes Consumer and RemoveConsumer
 
@@ -85,9 +86,9 @@ func Open(cfg Config) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := dirlock.Acquire(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("spool: %w", err)
 	}
 	s := &Spool{dir: dir, cfg: cfg, lock: lock, consumers: map[string]*Consumer{}, stop: make(chan struct{})}
 	s.syncDone.L = &s.mu
@@ -447,7 +448,7 @@ func (s *Spool) closeFiles() error {
 	if s.f != nil {
 		errs = append(errs, s.f.Close())
 	}
-	errs = append(errs, unlockDir(s.lock))
+	errs = append(errs, s.lock.Unlock())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("spool: close: %w", err)
 	}
