@@ -1,6 +1,7 @@
 # The one test command: what .ci/run and the README's quick start call.
-# Format, vet, install the real OTLP peers the end-to-end tests drive, then
-# every package's tests (including fuzz seed corpora).
+# Check every dependency's license, format, vet, install the real OTLP peers
+# the end-to-end tests drive, then every package's tests (including fuzz
+# seed corpora).
 GO ?= go
 
 # telemetrygen, the OpenTelemetry Collector project's load generator, pinned.
@@ -16,16 +17,22 @@ PYVENV := $(CURDIR)/bin/pyenv
 PROMTOOL := $(CURDIR)/bin/promtool
 PROMETHEUS := $(CURDIR)/bin/prometheus
 
-.PHONY: test bench fuzz
+.PHONY: test licenses bench fuzz
 
-test: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
+test: licenses $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./...
 	cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./...
-	cd tools/grafanacheck && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The license of every package each Go module of the repository builds or
+# tests with, against the allow-list in scripts/check-licenses.sh (which
+# installs go-licenses, pinned, into bin/).
+licenses:
+	@echo "licenses: every Go module's dependencies, test-only ones included, against the allow-list (Apache-2.0, MIT, BSD, ISC, MPL-2.0)"
+	@GO=$(GO) sh scripts/check-licenses.sh
 
 $(TELEMETRYGEN):
 	mkdir -p $(CURDIR)/bin/tmp
@@ -57,7 +64,7 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzFile ./xdr/internal/xdrtest/:FuzzCompany \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
 	./xdr/internal/xdrtest/:FuzzBulk ./internal/xdrgen/:FuzzCompile \
-	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows ./internal/lake/:FuzzParquet \
+	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows ./internal/lake/:FuzzParquet ./internal/lake/:FuzzParseObject \
 	./internal/otlpfile/:FuzzSplitDelimited ./internal/otlpfile/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
 	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse
