@@ -17,34 +17,49 @@ PYVENV := $(CURDIR)/bin/pyenv
 PROMTOOL := $(CURDIR)/bin/promtool
 PROMETHEUS := $(CURDIR)/bin/prometheus
 
-.PHONY: test licenses bench fuzz
+.PHONY: test licenses peers bench fuzz
 
-test: licenses $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./...
-	cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./...
-	cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./...
+# Each phase prints one line when it starts ("== phase") and one with its
+# time when it ends, so a first run on a fresh machine shows it is working.
+# (No commas in a phase's text: make's call splits on them.)
+PHASE = @echo "== $(1)"; t0=$$(date +%s)
+DONE = echo "   done in $$(( $$(date +%s) - t0 ))s"
+
+test: licenses peers
+	$(call PHASE,gofmt: every .go file git knows); \
+	unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
+	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
+	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
+	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
+	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
+
+# The real peers the end-to-end tests drive, installed into bin/ once.
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool and prometheus in bin/"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
 # installs go-licenses, pinned, into bin/).
 licenses:
-	@echo "licenses: every Go module's dependencies, test-only ones included, against the allow-list (Apache-2.0, MIT, BSD, ISC, MPL-2.0)"
-	@GO=$(GO) sh scripts/check-licenses.sh
+	$(call PHASE,licenses: every Go module's dependencies (test-only ones included) against the allow-list in scripts/check-licenses.sh); \
+	GO=$(GO) sh scripts/check-licenses.sh && $(DONE)
 
 $(TELEMETRYGEN):
+	@echo "== peers: installing telemetrygen $(TELEMETRYGEN_VERSION) (go install; ~30 MB)"
 	mkdir -p $(CURDIR)/bin/tmp
 	GOBIN=$(CURDIR)/bin/tmp $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
 	mv $(CURDIR)/bin/tmp/telemetrygen $@
 
 $(PYVENV)/.installed: requirements-test.txt
+	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~150 MB)"
 	python3 -m venv $(PYVENV)
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
 $(PROMTOOL) $(PROMETHEUS) &:
+	@echo "== peers: extracting promtool and prometheus from Debian's prometheus package (~100 MB)"
 	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb
 	cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
 		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $(PROMTOOL) && mv x/usr/bin/prometheus $(PROMETHEUS)
