@@ -32,7 +32,34 @@ func FuzzReadFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer r.Close()
+	// And one that tells each file's signal, reading any name (Sniff).
+	auto, err := NewReader(0, WithMaxFileSize(max))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer auto.Close()
 	f.Fuzz(func(t *testing.T, kind byte, content []byte) {
+		if raw := filepath.Join(dir, "raw"); os.WriteFile(raw, content, 0o644) == nil {
+			in, err := Sniff(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file, err := auto.ReadFile(in); err == nil {
+				if (file.Signal == 0) != (file.SignalFrom == "") || file.Signal != 0 && !file.Signal.Valid() {
+					t.Fatalf("signal %v from %q", file.Signal, file.SignalFrom)
+				}
+				if file.Signal != 0 && in.Format == FormatProto {
+					for _, req := range file.Requests {
+						if n, err := file.Signal.Count(req); err == nil && n > 0 {
+							if verr := file.Signal.Validate(req); verr != nil {
+								t.Fatalf("a request with records told as %v does not validate as it: %v", file.Signal, verr)
+							}
+							break
+						}
+					}
+				}
+			}
+		}
 		name := fuzzNames[int(kind)%len(fuzzNames)]
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, content, 0o644); err != nil {
