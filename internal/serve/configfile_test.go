@@ -82,3 +82,20 @@ func TestConfigUnknownKey(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeConfig: any file content gets a config or an error, never a
+// panic, and an error never names a Go type of this package.
+func FuzzDecodeConfig(f *testing.F) {
+	if b, err := os.ReadFile("../../deploy/wirehouse.yaml"); err == nil {
+		f.Add(b)
+	}
+	for _, s := range []string{"data_dir: x\n", "otlp: {grpc: {lisen: x}}\n", "log: [1]\n", "lake:\n  max_delay: ${env:X:-1m}\n", "spool: 3\n", "- a\n", "&a [*a]\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := DefaultConfig()
+		if _, err := decodeConfig(b, &c); err != nil && strings.Contains(err.Error(), "serve.") {
+			t.Fatalf("error names a Go type: %v", err)
+		}
+	})
+}
