@@ -27,7 +27,11 @@ const loadUsage = `usage: wirehouse load [flags]
 
 Load sends synthetic OTLP requests (the same generator as gen) to an OTLP
 server and reports requests/s, records/s, latency percentiles and errors by
-status code. Requests are generated before the clock starts; latency runs from
+status code. Records are counted sent, accepted (acknowledged, less those a
+partial success rejected) and stored: for --signal metrics sent round robin
+over --variants requests, the accepted data points distinct by series and
+millisecond, the samples a TSDB keeps (a point sent again is acknowledged
+and kept once); --repeat and --payload send only new points. Requests are generated before the clock starts; latency runs from
 sending a request to receiving its whole response. Progress goes to stderr
 once a second, the summary to stdout (a table, or --csv / --json). Ctrl-C
 stops early and prints the partial summary.
@@ -146,7 +150,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		res.ServerCPU = cpu1 - cpu0
 		if res.ServerCPU > 0 {
-			res.RecordsPerServerCPUSecond = float64(res.Accepted) / res.ServerCPU.Seconds()
+			res.RecordsPerServerCPUSecond = float64(res.Stored) / res.ServerCPU.Seconds()
 		}
 	}
 	if err := writeLoadResult(stdout, format, cfg, res); err != nil {
@@ -363,7 +367,7 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 		cw.Write([]string{"signal", "transport", "encoding", "compression", "batch", "concurrency", "requests", "ok", "failed",
 			"records_accepted", "records_rejected", "elapsed_s", "requests_per_s", "records_per_s",
 			"p50_us", "p90_us", "p99_us", "max_us", "mean_us", "errors",
-			"server_cpu_s", "records_per_server_cpu_s", "client_cpu_s"}) //nolint:errcheck // cw.Error below
+			"server_cpu_s", "records_per_server_cpu_s", "client_cpu_s", "records_stored", "records_stored_per_s"}) //nolint:errcheck // cw.Error below
 		cw.Write([]string{cfg.Signal.String(), cfg.Transport, cfg.Encoding, cfg.Compression, strconv.Itoa(cfg.Batch),
 			strconv.Itoa(cfg.Concurrency), strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.OK, 10),
 			strconv.FormatInt(r.Failed, 10), strconv.FormatInt(r.Accepted, 10), strconv.FormatInt(r.Rejected, 10),
@@ -372,7 +376,8 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 			us(r.Latency.Max), us(r.Latency.Mean), strings.Join(errs, " "),
 			strconv.FormatFloat(r.ServerCPU.Seconds(), 'f', 2, 64),
 			strconv.FormatFloat(r.RecordsPerServerCPUSecond, 'f', 0, 64),
-			strconv.FormatFloat(r.ClientCPU.Seconds(), 'f', 2, 64)}) //nolint:errcheck
+			strconv.FormatFloat(r.ClientCPU.Seconds(), 'f', 2, 64),
+			strconv.FormatInt(r.Stored, 10), strconv.FormatFloat(r.StoredPerS, 'f', 1, 64)}) //nolint:errcheck
 		cw.Flush()
 		return cw.Error()
 	}
@@ -386,16 +391,20 @@ func writeLoadResult(w io.Writer, format string, cfg loadgen.Config, r loadgen.R
 	}
 	_, err := fmt.Fprintf(w, `%s over %s (%s, %s), batch %d, concurrency %d%s
 requests   %d sent, %d ok, %d failed in %.2fs
-rate       %.1f requests/s, %.0f records/s accepted
-records    %d sent, %d accepted, %d rejected (partial success)
+rate       %.1f requests/s, %.0f records/s stored, %.0f records/s accepted
+records    %d sent, %d accepted, %d rejected (partial success), %d stored
 latency    p50 %sµs  p90 %sµs  p99 %sµs  max %sµs  mean %sµs
 errors     %s
 `, cfg.Signal, cfg.Transport, cfg.Encoding, cfg.Compression, cfg.Batch, cfg.Concurrency, status,
 		r.Requests, r.OK, r.Failed, r.Elapsed.Seconds(),
-		r.RequestsPerS, r.RecordsPerS,
-		r.Records, r.Accepted, r.Rejected,
+		r.RequestsPerS, r.StoredPerS, r.RecordsPerS,
+		r.Records, r.Accepted, r.Rejected, r.Stored,
 		us(r.Latency.P50), us(r.Latency.P90), us(r.Latency.P99), us(r.Latency.Max), us(r.Latency.Mean),
 		errLine)
+	if err == nil && r.Stored < r.Accepted {
+		_, err = fmt.Fprintf(w, "stored     %d of the accepted records repeat a series and millisecond already sent (round robin over --variants %d requests, or two points of a series in one millisecond): a TSDB keeps one sample of each; --repeat or --payload send only new points\n",
+			r.Accepted-r.Stored, cfg.Variants)
+	}
 	if err == nil && r.ClientCPU > 0 {
 		_, err = fmt.Fprintf(w, "client     %.2f CPU-seconds while sending (%.0f%% of one core)\n",
 			r.ClientCPU.Seconds(), 100*r.ClientCPU.Seconds()/r.Elapsed.Seconds())

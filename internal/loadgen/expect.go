@@ -201,3 +201,82 @@ func (x *expectation) point(name, extra, ids string, attrs otlpwire.Attributes, 
 	x.last = max(x.last, ms)
 	return nil
 }
+
+// distinct counts the data points of OTLP metrics requests that are
+// distinct by series and millisecond: what a TSDB can store of them, one
+// sample per series and millisecond (the first point of a millisecond; a
+// later one is the same sample again or refused). A point's series is its
+// metric (name, unit, type), its resource's and scope's identity as
+// walkMetrics gives it, and its attributes (Prometheus' translation labels
+// a series with nothing else).
+type distinct struct {
+	seed maphash.Seed
+	seen map[[2]uint64]struct{} // series hash, ms
+	n    int64
+	key  []byte
+	mf   otlpwire.MetricFields
+}
+
+func newDistinct() *distinct {
+	return &distinct{seed: maphash.MakeSeed(), seen: map[[2]uint64]struct{}{}}
+}
+
+// add counts the points of req.
+func (d *distinct) add(req otlpwire.MetricsRequest) error {
+	var (
+		nf otlpwire.NumberDataPointFields
+		hf otlpwire.HistogramDataPointFields
+		ef otlpwire.ExponentialHistogramDataPointFields
+		sf otlpwire.SummaryDataPointFields
+	)
+	return walkMetrics(req, &d.mf, func(ids string) error {
+		mf := &d.mf
+		metric := string(mf.Name) + "\x00" + string(mf.Unit) + "\x00" + strconv.Itoa(int(mf.Type)) + "\x00" + ids
+		var err error
+		switch mf.Type {
+		case otlpwire.MetricTypeGauge, otlpwire.MetricTypeSum:
+			err = mf.NumberDataPoints().Each(func(p otlpwire.NumberDataPoint) error {
+				if err := p.Read(&nf); err != nil {
+					return err
+				}
+				return d.point(metric, nf.Attributes, nf.Time)
+			})
+		case otlpwire.MetricTypeHistogram:
+			err = mf.HistogramDataPoints().Each(func(p otlpwire.HistogramDataPoint) error {
+				if err := p.Read(&hf); err != nil {
+					return err
+				}
+				return d.point(metric, hf.Attributes, hf.Time)
+			})
+		case otlpwire.MetricTypeExponentialHistogram:
+			err = mf.ExponentialHistogramDataPoints().Each(func(p otlpwire.ExponentialHistogramDataPoint) error {
+				if err := p.Read(&ef); err != nil {
+					return err
+				}
+				return d.point(metric, ef.Attributes, ef.Time)
+			})
+		case otlpwire.MetricTypeSummary:
+			err = mf.SummaryDataPoints().Each(func(p otlpwire.SummaryDataPoint) error {
+				if err := p.Read(&sf); err != nil {
+					return err
+				}
+				return d.point(metric, sf.Attributes, sf.Time)
+			})
+		}
+		return err
+	})
+}
+
+func (d *distinct) point(metric string, attrs otlpwire.Attributes, t uint64) error {
+	k, err := pointKey([]byte(metric), attrs)
+	if err != nil {
+		return err
+	}
+	d.key = append(d.key[:0], k...)
+	key := [2]uint64{maphash.Bytes(d.seed, d.key), t / 1e6}
+	if _, ok := d.seen[key]; !ok {
+		d.seen[key] = struct{}{}
+		d.n++
+	}
+	return nil
+}

@@ -166,11 +166,19 @@ type Result struct {
 	Latency      Latency          `json:"latency"`
 	Errors       map[string]int64 `json:"errors"`
 	Interrupted  bool             `json:"interrupted"`
+	// Stored is the accepted records a server can store: for OTLP metrics
+	// sent round robin from Variants requests, the acknowledged data
+	// points that are distinct by series and millisecond (a point sent
+	// again, or a second point of a series in a millisecond, is one sample
+	// in a TSDB: a server acknowledges it, and drops or refuses it), at most
+	// Accepted; Accepted otherwise (see storable).
+	Stored     int64   `json:"records_stored"`
+	StoredPerS float64 `json:"records_stored_per_second"`
 	// ServerCPU is the CPU time the server process used from the start of
 	// the run until it settled after the last response, when the caller
 	// measured it (wirehouse load --server-pid); 0 otherwise.
 	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
-	// RecordsPerServerCPUSecond is Accepted / ServerCPU.
+	// RecordsPerServerCPUSecond is Stored / ServerCPU.
 	RecordsPerServerCPUSecond float64 `json:"records_per_server_cpu_second,omitempty"`
 	// ClientCPU is the CPU time this process (the load generator) used
 	// while sending, from the first request to the last response: on a
@@ -227,11 +235,14 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	var err error
 	var acked []atomic.Int64
 	genStart := generationStart(cfg)
+	var reqs [][]byte
 	switch cfg.Transport {
 	case "grpc":
-		s, err = newGRPCSender(cfg, generate(cfg, genStart))
+		reqs = generate(cfg, genStart)
+		s, err = newGRPCSender(cfg, reqs)
 	case "http":
-		s, err = newHTTPSender(cfg, generate(cfg, genStart))
+		reqs = generate(cfg, genStart)
+		s, err = newHTTPSender(cfg, reqs)
 	default:
 		s, err = newRemoteWriteSender(cfg)
 	}
@@ -369,20 +380,51 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (Result, error) {
 	res.OK = res.Requests - res.Failed
 	res.Records = res.Requests * int64(records)
 	res.Accepted = res.OK*int64(records) - res.Rejected
-	if s := elapsed.Seconds(); s > 0 {
-		res.RequestsPerS = float64(res.Requests) / s
-		res.RecordsPerS = float64(res.Accepted) / s
-	}
-	res.Latency = percentiles(slices.Concat(lats...))
-	if rw, ok := s.(*remoteWriteSender); ok {
-		res.Written = rw.written()
-	} else {
+	res.Stored = res.Accepted
+	if seq == nil {
 		res.AckedByVariant = make([]int64, len(acked))
 		for i := range acked {
 			res.AckedByVariant[i] = acked[i].Load()
 		}
+		if res.Stored, err = storable(cfg, reqs, res.AckedByVariant, res.Accepted); err != nil {
+			return res, err
+		}
+	}
+	if s := elapsed.Seconds(); s > 0 {
+		res.RequestsPerS = float64(res.Requests) / s
+		res.RecordsPerS = float64(res.Accepted) / s
+		res.StoredPerS = float64(res.Stored) / s
+	}
+	res.Latency = percentiles(slices.Concat(lats...))
+	if rw, ok := s.(*remoteWriteSender); ok {
+		res.Written = rw.written()
 	}
 	return res, nil
+}
+
+// storable returns how many of the accepted records a server can store
+// (Result.Stored). Only OTLP metrics sent round robin from Variants
+// requests send a point twice: when more requests are sent than there are
+// variants, every variant after the first round repeats its points (same
+// series, time and value), which a TSDB acknowledges and keeps once; and a
+// generated request may hold two points of a series in one millisecond.
+// So it counts the distinct series and milliseconds of the points of the
+// variants acknowledged at least once, at most accepted (a rejected point
+// is one of them or a repeat). With Repeat or a Payload every request is
+// generated for its own time, one second after the last: nothing repeats.
+func storable(cfg Config, reqs [][]byte, acked []int64, accepted int64) (int64, error) {
+	if cfg.Signal != otlpwire.SignalMetrics || cfg.Repeat || cfg.Payload != 0 || len(reqs) == 0 {
+		return accepted, nil
+	}
+	d := newDistinct()
+	for i, b := range reqs {
+		if i < len(acked) && acked[i] > 0 {
+			if err := d.add(otlpwire.MetricsRequest(b)); err != nil {
+				return 0, fmt.Errorf("count the storable points of request %d: %w", i, err)
+			}
+		}
+	}
+	return min(d.n, accepted), nil
 }
 
 // ended reports whether ctx is done or past its deadline: a context's

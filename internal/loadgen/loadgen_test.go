@@ -76,10 +76,66 @@ func TestRun(t *testing.T) {
 			if res.Accepted != 1000 || records.Load()-before != 1000 {
 				t.Fatalf("accepted %d, server counted %d, want 1000", res.Accepted, records.Load()-before)
 			}
+			// Metrics: 40 requests round robin over 4 variants send each
+			// point ten times; a TSDB stores it once.
+			if want := int64(1000); tc.signal == otlpwire.SignalMetrics {
+				if res.Stored <= 0 || res.Stored > 100 {
+					t.Errorf("stored %d, want at most the 100 points of the 4 variants", res.Stored)
+				}
+			} else if res.Stored != want {
+				t.Errorf("stored %d, want %d", res.Stored, want)
+			}
 			if l := res.Latency; l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
 				t.Errorf("latency percentiles out of order: %+v", l)
 			}
 		})
+	}
+}
+
+// TestRunStored: a metrics run counts as stored the points distinct by
+// series and millisecond of the variants acknowledged, however often they
+// were sent; with --repeat every point is new.
+func TestRunStored(t *testing.T) {
+	r, _ := server(t, nil)
+	cfg := DefaultConfig()
+	cfg.Endpoint, cfg.Signal, cfg.Batch, cfg.Variants = r.GRPCAddr().String(), otlpwire.SignalMetrics, 50, 4
+	var stored []int64
+	for _, count := range []int{4, 12} {
+		cfg.Count = count
+		res, err := Run(context.Background(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newDistinct()
+		for _, b := range generate(cfg, res.Start) {
+			if err := d.add(otlpwire.MetricsRequest(b)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res.Accepted != int64(count*50) || res.Stored != d.n || res.Stored > 200 {
+			t.Errorf("count %d: accepted %d, stored %d; want %d accepted, %d stored", count, res.Accepted, res.Stored, count*50, d.n)
+		}
+		stored = append(stored, res.Stored)
+	}
+	if stored[0] != stored[1] {
+		t.Errorf("stored %d after one round, %d after three", stored[0], stored[1])
+	}
+	cfg.Repeat, cfg.Count = true, 12
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stored != 600 || res.Accepted != 600 {
+		t.Errorf("--repeat: accepted %d, stored %d, want 600 each", res.Accepted, res.Stored)
+	}
+	d := newDistinct()
+	for _, b := range generate(cfg, res.Start) {
+		if err := d.add(otlpwire.MetricsRequest(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.n != 600 {
+		t.Errorf("--repeat generated %d distinct points of 600", d.n)
 	}
 }
 

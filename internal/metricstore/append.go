@@ -19,21 +19,33 @@ import (
 // data points; a point is rejected when any of its samples is (a histogram
 // point whose _count was stored but whose _sum was out of order counts as
 // rejected, and its other samples stay stored). Accepted+Rejected is the
-// number of data points in the request.
+// number of data points in the request. Every accepted point is stored,
+// but the Duplicates among them, which were already: points of a series
+// at a millisecond an earlier point of the same request stored with the
+// same values (see the package documentation, "Order and duplicates").
 type Result struct {
 	Accepted, Rejected int64
+	// Duplicates counts the accepted points not stored again because an
+	// earlier point of the request stored the same values at the same
+	// millisecond of the same series.
+	Duplicates int64
 	// Samples is the number of TSDB samples appended, target_info included.
 	Samples int64
 	// Reasons counts the rejected points by reason, one of the Reason
 	// constants. Nil when nothing was rejected.
 	Reasons map[string]int64
+	// Examples holds, by reason, the labels of one series (or the metric
+	// name, for a point rejected before its series' labels were built) a
+	// point rejected for that reason was for, cut to 256 bytes. Nil when
+	// nothing was rejected.
+	Examples map[string]string
 }
 
 // Reasons a data point is rejected.
 const (
 	ReasonTemporality      = "unsupported_temporality"   // delta or unspecified aggregation temporality
 	ReasonOutOfOrder       = "out_of_order"              // storage.ErrOutOfOrderSample
-	ReasonDuplicate        = "duplicate_timestamp"       // storage.ErrDuplicateSampleForTimestamp
+	ReasonDuplicate        = "duplicate_timestamp"       // another value at a millisecond that has one (storage.ErrDuplicateSampleForTimestamp)
 	ReasonTooOld           = "too_old"                   // storage.ErrTooOldSample
 	ReasonOutOfBounds      = "out_of_bounds"             // storage.ErrOutOfBounds: older than the head allows
 	ReasonLabelLimit       = "label_limit"               // more labels than Config.LabelLimit
@@ -51,7 +63,10 @@ const (
 // default tenant's ("") series are labelled as Prometheus labels them,
 // another tenant's also carry TenantLabel (see Queryable). On success every
 // accepted sample is in the WAL. Rejected points make a partial success,
-// not an error. A malformed request, a cancelled ctx or a failed commit
+// not an error. The points are stored in time order, the first of a
+// series' millisecond kept (see the package documentation, "Order and
+// duplicates"): a request whose walk meets a point of a series before one
+// it appended is rolled back and appended again, sorted. A malformed request, a cancelled ctx or a failed commit
 // return an error, and then none of the request's samples is stored (a
 // cancelled or failed one may leave series it created, without samples,
 // until the head drops them; a malformed one leaves none, see below). req
@@ -105,26 +120,59 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	if s.cfg.MaxTimeAhead > 0 {
 		a.notAfter = s.cfg.now().Add(s.cfg.MaxTimeAhead).UnixMilli()
 	}
-	a.app = app
-	if s.wrap != nil {
-		a.app = s.wrap(a.app)
-	}
+	a.setAppender(app)
 	// The series the request created stay in the head whatever happens
 	// next (cached by reference, so no later sample creates them again):
 	// their metadata is recorded in any case. A malformed request created
 	// none (see above).
 	defer a.recordMeta()
-	if err := a.request(ctx, otlpwire.MetricsRequest(req)); err != nil {
+	err = a.request(ctx, a.req)
+	if errors.Is(err, errResort) {
+		// Points of a series out of time order: the commit would drop
+		// the later ones. Roll back and append the request again, every
+		// point in time order (order.go).
+		if err := a.app.Rollback(); err != nil {
+			return Result{}, storeError("roll back", err)
+		}
+		g, gerr := s.db.acquireWriter()
+		if gerr != nil {
+			return Result{}, gerr
+		}
+		app := s.db.appender(ctx, g)
+		defer app.release()
+		a.setAppender(app)
+		a.startSorted()
+		if err = a.request(ctx, a.req); err == nil {
+			a.replay()
+		}
+	}
+	if err != nil {
 		_ = a.app.Rollback()
-		return Result{}, refine(otlpwire.MetricsRequest(req), err)
+		return Result{}, refine(a.req, err)
 	}
 	if err := a.app.Commit(); err != nil {
-		if errors.Is(err, ErrUnavailable) {
-			return Result{}, err
-		}
-		return Result{}, fmt.Errorf("metricstore: commit: %w", err)
+		return Result{}, storeError("commit", err)
 	}
+	s.report.observe(tenant, &a.res)
 	return a.res, nil
+}
+
+// setAppender makes app, wrapped by the Store's wrap if set, the
+// appender of the request.
+func (a *appendState) setAppender(app storage.AppenderV2) {
+	a.app = app
+	if a.s.wrap != nil {
+		a.app = a.s.wrap(a.app)
+	}
+}
+
+// storeError is the error of a failed commit or rollback: as it is when
+// it wraps ErrUnavailable, else wrapped with what failed.
+func storeError(what string, err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("metricstore: %s: %w", what, err)
 }
 
 func (a *appendState) request(ctx context.Context, req otlpwire.MetricsRequest) error {
@@ -179,7 +227,12 @@ func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 		}
 	}
 	if a.minT <= a.maxT {
-		return a.targetInfo()
+		if err := a.targetInfo(); err != nil {
+			return err
+		}
+		if a.resort {
+			return errResort
+		}
 	}
 	return nil
 }
@@ -261,6 +314,9 @@ func (a *appendState) numberPoint(p otlpwire.NumberDataPoint) error {
 	if err := a.numberSamples(f); err != nil {
 		return err
 	}
+	if a.resort {
+		return errResort
+	}
 	return a.settle(f.Attributes)
 }
 
@@ -303,6 +359,9 @@ func (a *appendState) histogramPoint(p otlpwire.HistogramDataPoint) error {
 	}
 	if err := a.histogramSamples(f); err != nil {
 		return err
+	}
+	if a.resort {
+		return errResort
 	}
 	return a.settle(f.Attributes)
 }
@@ -369,6 +428,9 @@ func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
 	if err := a.summarySamples(f); err != nil {
 		return err
 	}
+	if a.resort {
+		return errResort
+	}
 	return a.settle(f.Attributes)
 }
 
@@ -425,6 +487,9 @@ func (a *appendState) expHistogramPoint(p otlpwire.ExponentialHistogramDataPoint
 	}
 	if err := a.expHistogramSamples(f); err != nil {
 		return err
+	}
+	if a.resort {
+		return errResort
 	}
 	return a.settle(f.Attributes)
 }
@@ -517,8 +582,8 @@ func (a *appendState) targetInfo() error {
 	if latest.Sub(earliest) > targetInfoMaxSpan {
 		earliest = latest.Add(-targetInfoMaxSpan)
 	}
+	a.curTarget = true // before beginPoint, which records it when sorting
 	a.beginPoint(e)
-	a.curTarget = true
 	for ts := earliest; ts.Before(latest); ts = ts.Add(lookbackDelta / 2) {
 		a.targetSample(e, ts.UnixMilli())
 	}
@@ -549,10 +614,20 @@ func (a *appendState) beginPoint(e *cacheEntry) {
 	a.cur = e
 	a.curFailed = ""
 	a.refsChanged = false
+	a.curStored, a.curExact = false, false
+	if a.recording {
+		a.beginPending()
+	}
 }
 
-// sample appends one sample to slot of the current entry.
+// sample appends one sample to slot of the current entry, unless it is
+// at or before a sample this request appended to the same series (see
+// order.go); when sorting, it records it for replay instead.
 func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Histogram) {
+	if a.recording {
+		a.record(slot, st, t, v, h)
+		return
+	}
 	cs := &a.cur.series[slot]
 	if !a.s.cfg.StartTimestampZeroSamples {
 		st = 0
@@ -564,6 +639,10 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		if a.curFailed == "" {
 			a.curFailed = ReasonTooFarAhead
 		}
+		return
+	}
+	if cs.ref != 0 && a.follows(cs.ref, t, v, h) {
+		a.ex = nil
 		return
 	}
 	a.ex = withinTime(a.ex, a.notAfter)
@@ -579,7 +658,14 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		}
 		return
 	}
-	a.res.Samples++
+	if ref == cs.ref || !a.follows(ref, t, v, h) {
+		// Not after a sample of its series this request appended
+		// (checked above, or now for the reference Append found): the
+		// commit stores it.
+		a.note(ref, t, v, h)
+		a.res.Samples++
+		a.curStored = true
+	}
 	if created {
 		a.familyCreated()
 	}
@@ -607,17 +693,36 @@ func (a *appendState) recordMeta() {
 // series the last sample created (so a point whose samples are all
 // refused gives none), to be recorded when the request ends.
 func (a *appendState) familyCreated() {
+	if a.replaying {
+		if a.curMeta >= 0 {
+			a.queueMeta(a.pendMeta[a.curMeta])
+		}
+		return
+	}
+	if m, ok := a.family(); ok {
+		a.queueMeta(m)
+	}
+}
+
+// family returns the family and metadata of the current entry, or false
+// for a metric without a name (whose entries have no series).
+func (a *appendState) family() (familyMeta, bool) {
 	fam, md := "target_info", targetInfoMetadata
 	if !a.curTarget {
 		if a.metricName() != "" {
-			return // no entry has series for a metric without a name
+			return familyMeta{}, false // no entry has series for a metric without a name
 		}
 		fam, md = a.name, a.metricMetadata()
 	}
-	if n := len(a.newMeta); n > 0 && a.newMeta[n-1].family == fam && a.newMeta[n-1].md == md {
+	return familyMeta{fam, md}, true
+}
+
+// queueMeta queues m to be recorded when the request ends.
+func (a *appendState) queueMeta(m familyMeta) {
+	if n := len(a.newMeta); n > 0 && a.newMeta[n-1] == m {
 		return
 	}
-	a.newMeta = append(a.newMeta, familyMeta{fam, md})
+	a.newMeta = append(a.newMeta, m)
 }
 
 // isPartial reports whether err is a *storage.AppendPartialError.
@@ -627,12 +732,19 @@ func isPartial(err error) bool {
 }
 
 // endPoint counts the current point and stores its entry if it is new, a
-// copy from an earlier epoch, or its references changed.
+// copy from an earlier epoch, or its references changed. A point none of
+// whose samples was stored, because each was a duplicate of one stored
+// before it, counts as accepted and as a duplicate.
 func (a *appendState) endPoint() {
-	if a.curFailed != "" {
+	switch {
+	case a.recording:
+	case a.curFailed != "":
 		a.reject(a.curFailed)
-	} else {
+	default:
 		a.res.Accepted++
+		if a.curExact && !a.curStored {
+			a.res.Duplicates++
+		}
 	}
 	a.endTarget()
 }
@@ -644,12 +756,21 @@ func (a *appendState) endTarget() {
 	a.cur, a.fresh, a.refsChanged = nil, false, false
 }
 
-func (a *appendState) reject(reason string) {
+// reject counts a rejected point of the current entry, if any.
+func (a *appendState) reject(reason string) { a.rejectOf(reason, a.cur) }
+
+// rejectOf counts a rejected point of entry e (nil: none built yet),
+// keeping an example of the reason (see example).
+func (a *appendState) rejectOf(reason string, e *cacheEntry) {
 	a.res.Rejected++
 	if a.res.Reasons == nil {
 		a.res.Reasons = make(map[string]int64)
+		a.res.Examples = make(map[string]string)
 	}
 	a.res.Reasons[reason]++
+	if _, ok := a.res.Examples[reason]; !ok {
+		a.res.Examples[reason] = a.example(e)
+	}
 }
 
 func appendReason(err error, isHistogram bool) string {

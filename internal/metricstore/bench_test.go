@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/histogram"
@@ -226,6 +227,59 @@ func BenchmarkCacheSweep(b *testing.B) {
 			}
 			if len(c.entries) != n/2 {
 				b.Fatalf("%d entries left, want %d", len(c.entries), n/2)
+			}
+		})
+	}
+}
+
+// BenchmarkRequestOrder measures a request of 10 gauge series with 10
+// points each, every request 10 s after the last: in time order
+// (order=in), and with each series' points in reverse order (order=reverse),
+// which the Store appends twice: a first walk that finds the disorder and
+// is rolled back, then a sorted one (order.go).
+func BenchmarkRequestOrder(b *testing.B) {
+	const k = 3000
+	for _, order := range []string{"in", "reverse"} {
+		b.Run("order="+order, func(b *testing.B) {
+			reqs := make([][]byte, k)
+			for i := range reqs {
+				md := pmetric.NewMetrics()
+				rm := md.ResourceMetrics().AppendEmpty()
+				rm.Resource().Attributes().PutStr("service.name", "svc")
+				g := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+				g.SetName("temp")
+				dps := g.SetEmptyGauge().DataPoints()
+				for p := range 100 {
+					j := p % 10
+					if order == "reverse" {
+						j = 9 - j
+					}
+					dp := dps.AppendEmpty()
+					dp.Attributes().PutInt("series", int64(p/10))
+					dp.SetTimestamp(pcommon.NewTimestampFromTime(t0.Add(time.Duration(i*10+j) * time.Second)))
+					dp.SetDoubleValue(float64(p))
+				}
+				var err error
+				if reqs[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(md); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s, err := Open(testConfig(b.TempDir()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i == k {
+					b.Fatal("more iterations than requests: use -benchtime")
+				}
+				res, err := s.AppendOTLP(context.Background(), "", reqs[i])
+				if err != nil || res.Accepted != 100 {
+					b.Fatalf("%+v, %v", res, err)
+				}
+				i++
 			}
 		})
 	}

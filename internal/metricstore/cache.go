@@ -81,6 +81,14 @@ func (c *seriesCache) get(key []byte) *cacheEntry {
 	return e
 }
 
+// getKey is get for a key held as a string.
+func (c *seriesCache) getKey(key string) *cacheEntry {
+	c.mu.RLock()
+	e := c.entries[key]
+	c.mu.RUnlock()
+	return e
+}
+
 // put stores e under its key as of epoch, emptying the cache first when it
 // is full. Interned ids are unique across resets, so keys built from ids
 // interned before the reset stay correct: they just miss.

@@ -97,10 +97,18 @@ type Config struct {
 	// (prometheus_tsdb_*: head series, samples appended, WAL,
 	// compactions), again after each reopen (see ErrUnavailable), and the
 	// Store's: wirehouse_metricstore_accepting (1, or 0 while writes are
-	// refused after a write-ahead log write failed) and
-	// wirehouse_metricstore_reopens_total. The default is none.
+	// refused after a write-ahead log write failed),
+	// wirehouse_metricstore_reopens_total,
+	// wirehouse_metricstore_rejected_points_total{reason} (the points
+	// AppendOTLP rejected, by Reason constant) and
+	// wirehouse_metricstore_duplicate_points_total (the points it
+	// accepted without storing them again, see Result.Duplicates). The
+	// default is none.
 	Registerer prometheus.Registerer
-	// Logger is the logger of the TSDB. The default, nil, discards.
+	// Logger is the logger of the TSDB and of the Store, which warns of
+	// rejected points at most once per reason every 10 s, with an example
+	// series and the points rejected since its last line. The default,
+	// nil, discards.
 	Logger *slog.Logger
 }
 

@@ -45,13 +45,48 @@
 // Unlike Prometheus' OTLP receiver, which refuses the whole request at the
 // first error (rolling back what it appended), a problem rejects only the
 // data point it is in; Result counts accepted and rejected points and the
-// reasons (out of order, duplicate, too old, label limit, invalid UTF-8,
-// histogram buckets not matching bounds, ...). Two of those checks are
+// reasons (out of order, duplicate timestamp, too old, label limit,
+// invalid UTF-8, histogram buckets not matching bounds, ...), with an
+// example series for each, which Result.Message puts in the OTLP partial
+// success; the Store counts them by reason in
+// wirehouse_metricstore_rejected_points_total and logs a warning per
+// reason at most every 10 s (see Config.Registerer and Config.Logger).
+// Two of those checks are
 // stricter than Prometheus, which stores such points: invalid UTF-8 in
 // names or values, and bucket counts that do not match the bounds (the
 // OTLP data model forbids both). A
 // malformed request (what otlpwire's Validate refuses, checked within the
 // same walk) is an error and stores nothing.
+//
+// # Order and duplicates
+//
+// A TSDB series holds one sample per millisecond, in time order. Every
+// acknowledged point is stored or counted, with these rules:
+//
+//   - The points of a request are stored in time order, whatever their
+//     order in the request: points of one series out of time order are all
+//     stored (the request is appended again, sorted, when its walk meets
+//     one; see order.go). Prometheus' appender would drop the later ones
+//     at its commit, after acknowledging them.
+//   - Of the points of one series that fall in one millisecond (OTLP times
+//     are nanoseconds), the first is stored: the earliest in the request
+//     once it is in time order, its points of one millisecond kept in
+//     request order. A later one with the same values is a duplicate: not
+//     an error, accepted, not stored again, counted in Result.Duplicates
+//     and wirehouse_metricstore_duplicate_points_total. One with another
+//     value is rejected as ReasonDuplicate ("duplicate_timestamp"). All the
+//     samples of a point go together: a histogram point whose _count
+//     repeats the first point's but whose _sum differs is rejected whole.
+//   - Across requests the TSDB decides, as for any Prometheus: a point at
+//     a millisecond that holds another value is rejected as
+//     ReasonDuplicate; one older than its series' last sample as
+//     ReasonOutOfOrder (or, with Config.OutOfOrderWindow, stored if within
+//     it, else ReasonTooOld); one older than the head allows as
+//     ReasonOutOfBounds. So the first value written to a millisecond stays,
+//     within a request and across requests. A point equal to the sample a
+//     later request finds stored is acknowledged and not stored again, as
+//     Prometheus does, but is counted as accepted, not as a duplicate: the
+//     TSDB's appender does not tell it apart.
 //
 // # Series cache
 //

@@ -102,15 +102,27 @@ func openGuarded(dir string, opts *tsdb.Options, cfg *config) (*guardedDB, error
 				Help: "Reopens of the metric store's TSDB after a write-ahead log write failed.",
 			}, func() float64 { return float64(d.reopens.Load()) }),
 		}
-		for _, c := range metrics {
-			if err := d.reg.Register(c); err != nil {
-				d.Close()
-				return nil, fmt.Errorf("metricstore: register metrics: %w", err)
-			}
-			d.metrics = append(d.metrics, c)
+		if err := d.register(metrics...); err != nil {
+			d.Close()
+			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// register registers cs with d's Registerer, if any, for Close to
+// unregister.
+func (d *guardedDB) register(cs ...prometheus.Collector) error {
+	if d.reg == nil {
+		return nil
+	}
+	for _, c := range cs {
+		if err := d.reg.Register(c); err != nil {
+			return fmt.Errorf("metricstore: register metrics: %w", err)
+		}
+		d.metrics = append(d.metrics, c)
+	}
+	return nil
 }
 
 // open checks the free space, mends the write logs and opens the TSDB.

@@ -56,7 +56,10 @@ func (c *capture) Commit() error {
 	return c.next.Commit()
 }
 
+// Rollback forgets the lines appended so far: the Store rolls back a
+// request out of time order and appends it again, sorted.
 func (c *capture) Rollback() error {
+	c.lines = c.lines[:0]
 	if c.next == nil {
 		return nil
 	}

@@ -114,6 +114,24 @@ type appendState struct {
 	// recorded once it commits.
 	newMeta   []familyMeta
 	curFailed string
+	// curStored: a sample of the current point was appended to be
+	// stored; curExact: one was left out as equal to a sample this
+	// request appended before (see follows).
+	curStored, curExact bool
+
+	// Time order (order.go): the last sample appended to each series in
+	// this request; resort, a sample came before it (the request is
+	// appended again, sorted); recording and replaying, the two halves of
+	// that sorted pass; the points recorded, their samples, exemplars and
+	// the metadata of the families they may create.
+	last                 map[storage.SeriesRef]lastSample
+	resort               bool
+	recording, replaying bool
+	pend                 []pendingPoint
+	pendS                []pendingSample
+	pendEx               []exemplar.Exemplar
+	pendMeta             []familyMeta
+	curMeta              int
 
 	lb    *labels.Builder
 	pairs []labelPair
@@ -126,6 +144,7 @@ type labelPair struct{ name, value string }
 func newAppendState() *appendState {
 	return &appendState{
 		seenTarget: make(map[targetKey]struct{}),
+		last:       make(map[storage.SeriesRef]lastSample),
 		lb:         labels.NewBuilder(labels.EmptyLabels()),
 		names:      make(map[string]string),
 		// Prometheus' defaults for the UnderscoreEscapingWithSuffixes
@@ -140,16 +159,22 @@ func newAppendState() *appendState {
 // reset drops every reference to the request and the store, keeping
 // capacity.
 func (a *appendState) reset() {
-	ns, lb, names, namer, newMeta := a.seenTarget, a.lb, a.names, a.namer, a.newMeta
+	ns, lb, names, namer, newMeta, last := a.seenTarget, a.lb, a.names, a.namer, a.newMeta, a.last
 	clear(newMeta)
 	clear(ns)
 	if len(names) > 4096 {
 		clear(names)
 	}
+	if len(last) > maxKeptLast {
+		last = make(map[storage.SeriesRef]lastSample) // let a huge one go
+	}
+	clear(last)
+	pend, pendS, pendEx, pendMeta := a.pendingBuffers()
 	*a = appendState{
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
 		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
 		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
+		last: last, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
 	}
 	a.lb.Reset(labels.EmptyLabels())
 }
@@ -243,7 +268,7 @@ func (a *appendState) entry(kind seriesKind, attrs otlpwire.Attributes, shape []
 		}
 	}
 	if e.reject != "" {
-		a.reject(e.reject)
+		a.rejectOf(e.reject, e)
 		return nil, nil
 	}
 	return e, nil

@@ -35,6 +35,8 @@ type Store struct {
 	builds atomic.Int64
 	meta   metaSet
 	states sync.Pool // *appendState
+	// report counts and logs the rejected and duplicate points.
+	report *report
 	// wrap, if set by a test, wraps every appender.
 	wrap func(storage.AppenderV2) storage.AppenderV2
 }
@@ -76,6 +78,11 @@ func openStore(c Config, set func(*config)) (*Store, error) {
 		db:         db,
 		cfg:        cfg,
 		metricName: otlptranslator.MetricNamer{WithMetricSuffixes: true},
+		report:     newReport(cfg.Logger, cfg.now),
+	}
+	if err := db.register(s.report.collectors()...); err != nil {
+		db.Close()
+		return nil, err
 	}
 	db.opened = s.reopened
 	if len(cfg.promoted) > 0 || cfg.PromoteAllResourceAttributes {
@@ -150,8 +157,10 @@ func (s *Store) Accepting() bool { return s.db.accepting() }
 // for (Prometheus' default): one every half of it.
 const lookbackDelta = 5 * time.Minute
 
-// Message describes the rejected points for an OTLP partial success, e.g.
-// "12 points rejected: out_of_order 10, duplicate 2"; empty when none was.
+// Message describes the rejected points for an OTLP partial success, by
+// reason, each with an example series, e.g. `2 points rejected:
+// duplicate_timestamp 1 (e.g. {__name__="temp", job="svc"}), out_of_order 1
+// (e.g. {__name__="hits_total", job="svc"})`; empty when none was.
 func (r Result) Message() string {
 	if r.Rejected == 0 {
 		return ""
@@ -164,6 +173,9 @@ func (r Result) Message() string {
 			b.WriteByte(',')
 		}
 		fmt.Fprintf(&b, " %s %d", k, r.Reasons[k])
+		if ex := r.Examples[k]; ex != "" {
+			fmt.Fprintf(&b, " (e.g. %s)", ex)
+		}
 	}
 	return b.String()
 }

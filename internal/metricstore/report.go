@@ -1,0 +1,105 @@
+package metricstore
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// reasons are the Reason constants, for the counters' labels.
+var reasons = []string{
+	ReasonTemporality, ReasonOutOfOrder, ReasonDuplicate, ReasonTooOld, ReasonOutOfBounds,
+	ReasonLabelLimit, ReasonInvalidUTF8, ReasonInvalidName, ReasonHistogramBuckets,
+	ReasonInvalidHistogram, ReasonAppend, ReasonTooFarAhead,
+}
+
+// report counts the points AppendOTLP rejected, by reason, and the
+// duplicate points it accepted without storing them again, in
+// wirehouse_metricstore_rejected_points_total and
+// wirehouse_metricstore_duplicate_points_total, and logs the rejections:
+// a warning per reason at most every logEvery, with an example series
+// and the points rejected for that reason since the last line.
+type report struct {
+	rejected   *prometheus.CounterVec
+	byReason   map[string]prometheus.Counter
+	duplicates prometheus.Counter
+	log        *slog.Logger
+	every      time.Duration
+	now        func() time.Time
+
+	mu         sync.Mutex
+	logged     map[string]time.Time // reason → time of its last line
+	suppressed map[string]int64     // reason → points rejected since its last line, not logged
+}
+
+// logEvery is how often a reason's rejections are logged at most.
+const logEvery = 10 * time.Second
+
+func newReport(log *slog.Logger, now func() time.Time) *report {
+	r := &report{
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wirehouse_metricstore_rejected_points_total",
+			Help: "OTLP data points the metric store rejected (answered in the partial success), by reason.",
+		}, []string{"reason"}),
+		byReason: make(map[string]prometheus.Counter, len(reasons)),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wirehouse_metricstore_duplicate_points_total",
+			Help: "OTLP data points the metric store accepted without storing them again: each of their samples had the same time (ms) and value as one an earlier point of the same request stored.",
+		}),
+		log:        log,
+		every:      logEvery,
+		now:        now,
+		logged:     make(map[string]time.Time),
+		suppressed: make(map[string]int64),
+	}
+	for _, k := range reasons {
+		r.byReason[k] = r.rejected.WithLabelValues(k)
+	}
+	return r
+}
+
+// collectors returns the metrics to register.
+func (r *report) collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.rejected, r.duplicates}
+}
+
+// observe counts and logs what res, a committed request of tenant,
+// rejected and left out as duplicates.
+func (r *report) observe(tenant string, res *Result) {
+	if res.Duplicates > 0 {
+		r.duplicates.Add(float64(res.Duplicates))
+	}
+	if res.Rejected == 0 {
+		return
+	}
+	for k, n := range res.Reasons {
+		c, ok := r.byReason[k]
+		if !ok {
+			c = r.rejected.WithLabelValues(k)
+		}
+		c.Add(float64(n))
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(res.Reasons)) {
+		n := res.Reasons[k]
+		if last, ok := r.logged[k]; ok && now.Sub(last) < r.every {
+			r.suppressed[k] += n
+			continue
+		}
+		attrs := []any{"reason", k, "points", n, "example", res.Examples[k],
+			"not_logged_since_last", r.suppressed[k], "request_points", res.Accepted + res.Rejected}
+		if tenant != "" {
+			attrs = append(attrs, "tenant", tenant)
+		}
+		r.log.Warn(fmt.Sprintf("metricstore: rejected data points (partial success); at most one line per reason every %v", r.every), attrs...)
+		r.logged[k] = now
+		r.suppressed[k] = 0
+	}
+}
