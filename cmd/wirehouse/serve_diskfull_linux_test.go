@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
+	"github.com/wirehouse/wirehouse/internal/dirlock"
 	"github.com/wirehouse/wirehouse/internal/diskfull"
 )
 
@@ -42,6 +43,12 @@ func dirState(t *testing.T, dir string) map[string]string {
 		}
 		if d.IsDir() {
 			state[p] = "dir"
+			return nil
+		}
+		if p == filepath.Join(dir, dirlock.FileName) {
+			// The data directory's lock holds the PID of the last
+			// process to take it: every start rewrites it.
+			state[p] = "lock"
 			return nil
 		}
 		b, err := os.ReadFile(p)
