@@ -108,11 +108,12 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !tenant.Valid(f.tenant) {
 		return usageError{err: fmt.Errorf("--tenant %q: want 1 to 128 of [A-Za-z0-9._-]", f.tenant)}
 	}
-	opts := []lake.Option{lake.WithFileSize(f.fileSize), lake.WithMaxBuffer(f.maxBuffer)}
+	wc := lake.DefaultWriterConfig()
+	wc.Dir, wc.FileSize, wc.MaxBuffer = f.out, f.fileSize, f.maxBuffer
 	if f.rowGroupRows > 0 {
-		opts = append(opts, lake.WithRowGroupRows(f.rowGroupRows))
+		wc.RowGroupRows = f.rowGroupRows
 	}
-	w, err := lake.NewWriter(f.out, opts...)
+	w, err := lake.NewWriter(wc)
 	if err != nil {
 		return err
 	}
@@ -283,8 +284,9 @@ func parseIngestFlags(args []string, stderr io.Writer) (*ingestFlags, error) {
 	fs.StringVar(&f.signal, "signal", "auto", "signal of every file: logs or traces; auto tells each file's from its content")
 	fs.StringVar(&f.tenant, "tenant", "default", "tenant partition to write to")
 	fs.StringVar(&f.out, "out", "", "root directory of the lake, created if missing (required)")
-	fs.Int64Var(&f.fileSize, "file-size", 64<<20, "Parquet file size to aim at, in bytes (at least 1024)")
-	fs.Int64Var(&f.maxBuffer, "max-buffer", 256<<20, "write a file once this many protobuf bytes are buffered, whatever --file-size says; memory is about 2x this (at least 1024)")
+	lakeDefaults := lake.DefaultWriterConfig()
+	fs.Int64Var(&f.fileSize, "file-size", lakeDefaults.FileSize, "Parquet file size to aim at, in bytes (at least 1024)")
+	fs.Int64Var(&f.maxBuffer, "max-buffer", lakeDefaults.MaxBuffer, "write a file once this many protobuf bytes are buffered, whatever --file-size says; memory is about 2x this (at least 1024)")
 	fs.IntVar(&f.rowGroupRows, "row-group-rows", 0, "most rows in a Parquet row group (default: the lake's, 131072)")
 	fs.Int64Var(&f.maxFile, "max-file-size", otlpfile.DefaultMaxFileSize, "largest decompressed input file, in bytes")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")

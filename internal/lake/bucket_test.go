@@ -22,7 +22,7 @@ import (
 type plainBucket struct{ bucket.Bucket }
 
 // writeRanges writes n loader files of tenant t into hour, one per
-// record, with w (a WithManualFlush writer).
+// record, with w (a ManualFlush writer).
 func writeRanges(t *testing.T, w *Writer, hour time.Time, n int) {
 	t.Helper()
 	for i := range n {
@@ -43,14 +43,16 @@ func emptyDir(t *testing.T, dir string) {
 	}
 }
 
-// TestLakeOnBucket: with WithBucket, CompactBucket and PruneBucket the
+// TestLakeOnBucket: with WriterConfig.Bucket, CompactBucket and PruneBucket the
 // lake writes, merges and removes its files through a bucket that has none
 // of the optional interfaces, encoding in its scratch directories and
 // leaving nothing there.
 func TestLakeOnBucket(t *testing.T) {
 	lakeDir, scratch := t.TempDir(), t.TempDir()
 	b := plainBucket{bucket.NewLocal(lakeDir).WithoutSync()}
-	w, err := NewWriter(scratch, WithBucket(b), WithManualFlush(), WithClock(func() time.Time { return testNow }))
+	cfg := testConfig("")
+	cfg.Bucket, cfg.ScratchDir, cfg.ManualFlush = b, scratch, true
+	w, err := NewWriter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +89,6 @@ func TestLakeOnBucket(t *testing.T) {
 		t.Fatalf("PruneBucket = %+v, %v", p, err)
 	}
 	emptyDir(t, lakeDir)
-	if _, err := NewWriter(scratch, WithBucket(nil)); err == nil {
-		t.Error("WithBucket(nil) accepted")
-	}
 }
 
 // faultBucket fails the uploads of merged files: before storing them, or
@@ -125,7 +124,9 @@ func TestCompactUploadFails(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			w := newTestWriter(t, root, WithManualFlush())
+			cfg := testConfig(root)
+			cfg.ManualFlush = true
+			w := newTestWriter(t, cfg)
 			hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 			writeRanges(t, w, hour, 4)
 			dir := filepath.Join(root, "logs", "tenant=t", "date=2030-05-01", "hour=10")

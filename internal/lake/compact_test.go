@@ -67,7 +67,9 @@ func logsWithAttr(t *testing.T, ts time.Time, key string, v any) []byte {
 // column are left alone.
 func TestCompact(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush())
+	cfg := testConfig(root)
+	cfg.ManualFlush = true
+	w := newTestWriter(t, cfg)
 	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	flush := func(first, last uint64) {
 		t.Helper()
@@ -245,7 +247,9 @@ print(n, ids, pq.read_table(p).num_rows)`
 // are not merged, and stay as they are.
 func TestCompactDisagreeing(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush())
+	cfg := testConfig(root)
+	cfg.ManualFlush = true
+	w := newTestWriter(t, cfg)
 	ts := time.Date(2030, 5, 1, 10, 30, 0, 0, time.UTC)
 	for i, v := range []any{int64(1), "one", int64(2), "two"} {
 		if _, err := w.Append(otlpwire.SignalLogs, "t", logsWithAttr(t, ts.Add(time.Duration(i)*time.Second), "x", v)); err != nil {
@@ -286,7 +290,9 @@ func dirNames(t testing.TB, dir string) []string {
 // every 2 ms.
 func BenchmarkCompact(b *testing.B) {
 	template := b.TempDir()
-	w, err := NewWriter(template, WithManualFlush(), WithClock(func() time.Time { return testNow }))
+	cfg := testConfig(template)
+	cfg.ManualFlush = true
+	w, err := NewWriter(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -364,7 +370,9 @@ func BenchmarkCompact(b *testing.B) {
 // none is taken for another's leftover.
 func TestCompactSeqReuse(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush())
+	cfg := testConfig(root)
+	cfg.ManualFlush = true
+	w := newTestWriter(t, cfg)
 	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	for i, name := range []string{RangeName(1, 5), RangeName(4, 5), RangeName(6, 6), RangeName(7, 7)} {
 		if _, err := w.Append(otlpwire.SignalLogs, "t", synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+i) * time.Minute), Resources: 1, ScopesPerResource: 1, TotalRecords: 20})); err != nil {
@@ -401,7 +409,9 @@ func (l *countingLocker) Lock() { l.Mutex.Lock(); l.n++ }
 // not tried again until its files change. The lock is taken per partition.
 func TestCompactCorruptInput(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush())
+	cfg := testConfig(root)
+	cfg.ManualFlush = true
+	w := newTestWriter(t, cfg)
 	day := time.Date(2030, 5, 1, 0, 0, 0, 0, time.UTC)
 	seq := uint64(0)
 	for _, h := range []int{10, 11} {

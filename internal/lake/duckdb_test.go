@@ -31,7 +31,9 @@ func TestDuckDBReadsLake(t *testing.T) {
 		t.Skip("WIREHOUSE_PYTHON not set; `make test` installs duckdb and pyarrow in a venv and sets it")
 	}
 	root := t.TempDir()
-	w, err := NewWriter(root, WithFileSize(256<<10)) // several files per partition
+	cfg := DefaultWriterConfig()
+	cfg.Dir, cfg.FileSize = root, 256<<10 // several files per partition
+	w, err := NewWriter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,9 @@ func FuzzParquet(f *testing.F) {
 			sig, count = otlpwire.SignalTraces, func(b []byte) (int, error) { return otlpwire.TracesRequest(b).SpanCount() }
 		}
 		root := t.TempDir()
-		w := newTestWriter(t, root, WithMaxAttributeColumns(4))
+		cfg := testConfig(root)
+		cfg.MaxAttributeColumns = 4
+		w := newTestWriter(t, cfg)
 		n, err := w.Append(sig, "t", b)
 		if err != nil {
 			return

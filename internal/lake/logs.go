@@ -15,7 +15,7 @@
 // bytes (16 and 8), empty when absent.
 //
 // Storage: the lake reaches its files only through a bucket.Bucket (by
-// default bucket.NewLocal of the root directory; WithBucket,
+// default bucket.NewLocal of the root directory; WriterConfig.Bucket,
 // CompactBucket and PruneBucket take another). partition.go builds and
 // parses every name in it; scratch.go holds the local scratch files each
 // Parquet file is encoded into before it is uploaded.

@@ -11,9 +11,9 @@ import (
 )
 
 // DefaultMaxAttributeColumns is the most attribute columns a file gets
-// when WithMaxAttributeColumns is not given. Parquet readers handle a few
-// thousand columns, but every column costs a column chunk, a page index
-// and footer metadata, and parquet-go cannot write more than 32,767
+// by default (WriterConfig.MaxAttributeColumns). Parquet readers handle a
+// few thousand columns, but every column costs a column chunk, a page
+// index and footer metadata, and parquet-go cannot write more than 32,767
 // leaves at all: a request with 70,000 distinct keys must still make a
 // file.
 const DefaultMaxAttributeColumns = 1000

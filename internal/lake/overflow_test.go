@@ -107,11 +107,11 @@ func TestWideAttributes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			var opts []Option
+			cfg := testConfig(root)
 			if tc.limit > 0 {
-				opts = append(opts, WithMaxAttributeColumns(tc.limit))
+				cfg.MaxAttributeColumns = tc.limit
 			}
-			w := newTestWriter(t, root, opts...)
+			w := newTestWriter(t, cfg)
 			req := wideLogs(t, tc.keys...)
 			if _, err := w.Append(otlpwire.SignalLogs, "default", req); err != nil {
 				t.Fatal(err)
@@ -202,7 +202,9 @@ func TestWideAttributes(t *testing.T) {
 // the same rows again under other names without duplicating any.
 func TestFlushEncodeError(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush(), WithEncodeFault("poison"))
+	cfg := testConfig(root)
+	cfg.ManualFlush, cfg.EncodeFault = true, "poison"
+	w := newTestWriter(t, cfg)
 	good, bad := wideLogs(t, 1, 2), wideLogs(t, 3)
 	var req plogotlp.ExportRequest = plogotlp.NewExportRequest()
 	if err := req.UnmarshalProto(bad); err != nil {

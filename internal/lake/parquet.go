@@ -92,7 +92,7 @@ type fileCol struct {
 // from file to file.
 type encoder struct {
 	rowGroupRows int
-	maxAttrCols  int // WithMaxAttributeColumns; 0 for the default
+	maxAttrCols  int // WriterConfig.MaxAttributeColumns; 0 for the default
 	keys         []sortKey
 	ranks        []uint32
 	sel          []int32

@@ -164,7 +164,7 @@ func TestPruneRules(t *testing.T) {
 // TestPruneWriterLayout: Prune reads the partitions the Writer writes.
 func TestPruneWriterLayout(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root)
+	w := newTestWriter(t, testConfig(root))
 	day1 := time.Date(2030, 5, 1, 10, 10, 0, 0, time.UTC)
 	day2 := time.Date(2030, 5, 2, 12, 10, 0, 0, time.UTC)
 	rows := map[time.Time]int{}

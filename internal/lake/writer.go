@@ -48,158 +48,18 @@ type Stats struct {
 	BytesOut int64 // bytes of those files
 }
 
-// config is what Options set.
-type config struct {
-	fileSize     int64
-	maxBuffer    int64
-	maxAge       time.Duration
-	rowGroupRows int
-	maxAttrCols  int
-	now          func() time.Time
-	manual       bool          // WithManualFlush
-	bucket       bucket.Bucket // WithBucket; nil: the local bucket of root
-	noSync       bool          // tests only: skip fsync, which costs ~10 ms a file here
-	encodeFault  string
-}
-
-// Option configures a Writer; NewWriter reports invalid values.
-type Option func(*config) error
-
-// WithFileSize sets the size a Parquet file is aimed at: a batch is
-// written once its rows would make a file of about n bytes, estimated from
-// the compression of the files written before. Default 64 MiB. WithMaxBuffer
-// caps the memory this takes, so with the defaults a file of
-// well-compressed logs is smaller.
-func WithFileSize(n int64) Option {
-	return func(c *config) error {
-		if n < 1<<10 {
-			return fmt.Errorf("file size %d: below 1 KiB", n)
-		}
-		c.fileSize = n
-		return nil
-	}
-}
-
-// WithMaxBuffer bounds the memory of one batch: it is written once the
-// requests appended to it reach n protobuf bytes, whatever the file size
-// estimate says. A process holds about 2.5 to 3 times n per full batch
-// (arenas, columns, Parquet buffers and the garbage collector's headroom;
-// measured with wirehouse ingest). Default 256 MiB.
-func WithMaxBuffer(n int64) Option {
-	return func(c *config) error {
-		if n < 1<<10 {
-			return fmt.Errorf("max buffer %d: below 1 KiB", n)
-		}
-		c.maxBuffer = n
-		return nil
-	}
-}
-
-// WithMaxAge sets how long rows wait in memory: a batch whose first row is
-// older than d is written at the next Append or FlushOld. Default 5 minutes.
-func WithMaxAge(d time.Duration) Option {
-	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("max age %v: not positive", d)
-		}
-		c.maxAge = d
-		return nil
-	}
-}
-
-// WithRowGroupRows sets the most rows in one row group. Default 131,072.
-func WithRowGroupRows(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("row group rows %d: not positive", n)
-		}
-		c.rowGroupRows = n
-		return nil
-	}
-}
-
-// WithMaxAttributeColumns sets the most attribute columns one file has
-// (default DefaultMaxAttributeColumns). Past it, the attributes with the
-// fewest values in the file are kept in the overflow columns instead
-// (resource_attributes_overflow, scope_attributes_overflow,
-// attributes_overflow): a JSON object per row, so none is lost. n is 1
-// to 30,000 (parquet-go's limit on a file's columns is 32,767).
-func WithMaxAttributeColumns(n int) Option {
-	return func(c *config) error {
-		if n < 1 || n > 30000 {
-			return fmt.Errorf("max attribute columns %d: want 1 to 30000", n)
-		}
-		c.maxAttrCols = n
-		return nil
-	}
-}
-
-// WithEncodeFault makes the encoding of every file that holds a log whose
-// body, or a span whose name, is marker fail with ErrEncode, as if the
-// encoder could not write it. It exists to test how callers handle
-// ErrEncode (a server never sets it); marker must not be empty.
-func WithEncodeFault(marker string) Option {
-	return func(c *config) error {
-		if marker == "" {
-			return errors.New("encode fault: empty marker")
-		}
-		c.encodeFault = marker
-		return nil
-	}
-}
-
-// WithManualFlush leaves every write to the caller: Append never writes a
-// file, Due says when a batch reached its size, buffer or age limit,
-// FlushAs writes everything under names the caller chooses, and Close
-// drops what is buffered instead of writing it. It is for a caller that
-// replays its input after a crash (the spool consumer) and needs each
-// replayed range written under the same names.
-func WithManualFlush() Option {
-	return func(c *config) error {
-		c.manual = true
-		return nil
-	}
-}
-
-// WithBucket makes the Writer put its files in b instead of the directory
-// root given to NewWriter; root then names the scratch directory where
-// each file is encoded before it is uploaded ("" for os.TempDir()). By
-// default the lake is bucket.NewLocal(root) and root is the scratch
-// directory too, so a finished file is moved into place with one rename.
-func WithBucket(b bucket.Bucket) Option {
-	return func(c *config) error {
-		if b == nil {
-			return errors.New("bucket: nil")
-		}
-		c.bucket = b
-		return nil
-	}
-}
-
-// WithClock sets the clock used for ages and for the partition of records
-// without a timestamp. Default time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) error {
-		if now == nil {
-			return errors.New("clock: nil")
-		}
-		c.now = now
-		return nil
-	}
-}
-
 // Writer buffers the rows of each signal and tenant in memory and writes
-// them as Parquet files under root (or into the bucket of WithBucket):
+// them as Parquet files under its Dir (or into its Bucket):
 //
-//	<root>/<signal>/tenant=<tenant>/date=YYYY-MM-DD/hour=HH/<id>.parquet
+//	<Dir>/<signal>/tenant=<tenant>/date=YYYY-MM-DD/hour=HH/<id>.parquet
 //
 // partitioned by the record's time (a log's timestamp, else its observed
 // timestamp; a span's start time; else the time it was appended), in UTC
 // (partition.go has the layout). A batch is written when its rows would
-// make a file of about the file size, when the requests in it reach the
-// max buffer, when its first row is older than the max age, and on Flush
-// and Close. Each file is encoded into a hidden scratch file,
-// .<id>.parquet.<random>.tmp in root, and then uploaded, which on a
+// make a file of about FileSize, when the requests in it reach
+// MaxBuffer, when its first row is older than MaxAge, and on Flush and
+// Close. Each file is encoded into a hidden scratch file,
+// .<id>.parquet.<random>.tmp in Dir (or ScratchDir), and then uploaded, which on a
 // directory means synced and renamed into its partition (scratch.go), so
 // no reader ever sees a partial file; a crash can leave only such hidden
 // temporary files, which Prune removes.
@@ -208,7 +68,7 @@ func WithClock(now func() time.Time) Option {
 type Writer struct {
 	scratch string        // where files are encoded
 	bucket  bucket.Bucket // where they go
-	local   *bucket.Local // bucket, when it is the local bucket of root
+	local   *bucket.Local // bucket, when it is the local bucket of Dir
 	cfg     config
 
 	mu      sync.Mutex
@@ -241,28 +101,28 @@ func (b *batch) len(sig otlpwire.Signal) int {
 	return b.spans.Len()
 }
 
-// NewWriter returns a Writer that writes under root, creating it if
-// needed; with WithBucket, one that writes into the bucket and encodes in
-// root.
-func NewWriter(root string, opts ...Option) (*Writer, error) {
-	cfg := config{fileSize: 64 << 20, maxBuffer: 256 << 20, maxAge: 5 * time.Minute, rowGroupRows: 128 << 10, now: time.Now}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("new lake writer: %w", err)
-		}
+// NewWriter validates cfg and returns a Writer that writes under
+// cfg.Dir, creating it if needed, or into cfg.Bucket, encoding in
+// cfg.ScratchDir.
+func NewWriter(cfg WriterConfig) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	w := &Writer{scratch: root, bucket: cfg.bucket, cfg: cfg, batches: map[batchKey]*batch{}, ratio: 0.1}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	w := &Writer{scratch: cfg.Dir, bucket: cfg.Bucket, cfg: config{WriterConfig: cfg}, batches: map[batchKey]*batch{}, ratio: 0.1}
 	if w.bucket == nil {
-		w.local = bucket.NewLocal(root)
+		w.local = bucket.NewLocal(cfg.Dir)
 		w.bucket = w.local
 	} else {
-		w.scratch = scratchDir(root)
+		w.scratch = scratchDir(cfg.ScratchDir)
 	}
 	if err := makeScratchDir(w.scratch); err != nil {
 		return nil, fmt.Errorf("new lake writer: %w", err)
 	}
-	w.enc.rowGroupRows = cfg.rowGroupRows
-	w.enc.maxAttrCols = cfg.maxAttrCols
+	w.enc.rowGroupRows = cfg.RowGroupRows
+	w.enc.maxAttrCols = cfg.MaxAttributeColumns
 	return w, nil
 }
 
@@ -325,7 +185,7 @@ func (w *Writer) AppendReceived(sig otlpwire.Signal, tenantName string, received
 	if added == 0 {
 		return 0, nil
 	}
-	now := w.cfg.now()
+	now := w.cfg.Clock()
 	if n0 == 0 {
 		if received.IsZero() {
 			received = now
@@ -334,7 +194,7 @@ func (w *Writer) AppendReceived(sig otlpwire.Signal, tenantName string, received
 		b.fallback = received.UnixNano() / 3600e9
 	}
 	b.bytesIn += in
-	if !w.cfg.manual && w.due(b, now) {
+	if !w.cfg.ManualFlush && w.due(b, now) {
 		return added, w.writeBatch(key, b, "")
 	}
 	return added, nil
@@ -357,15 +217,15 @@ func appendRows(b *batch, sig otlpwire.Signal, req []byte) (err error) {
 
 // due reports whether batch b reached its size, buffer or age limit.
 func (w *Writer) due(b *batch, now time.Time) bool {
-	return b.bytesIn > 0 && (float64(b.bytesIn)*w.ratio >= float64(w.cfg.fileSize) || b.bytesIn >= w.cfg.maxBuffer || now.Sub(b.first) >= w.cfg.maxAge)
+	return b.bytesIn > 0 && (float64(b.bytesIn)*w.ratio >= float64(w.cfg.FileSize) || b.bytesIn >= w.cfg.MaxBuffer || now.Sub(b.first) >= w.cfg.MaxAge)
 }
 
 // Due reports whether any batch reached its size, buffer or age limit:
-// with WithManualFlush, the caller's cue to FlushAs.
+// with ManualFlush, the caller's cue to FlushAs.
 func (w *Writer) Due() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := w.cfg.now()
+	now := w.cfg.Clock()
 	for _, b := range w.batches {
 		if w.due(b, now) {
 			return true
@@ -406,13 +266,13 @@ func (w *Writer) FlushAs(name string) error {
 func (w *Writer) FlushOld() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cfg.manual {
+	if w.cfg.ManualFlush {
 		return nil
 	}
-	now := w.cfg.now()
+	now := w.cfg.Clock()
 	var errs []error
 	for key, b := range w.sortedBatches() {
-		if b.len(key.sig) > 0 && now.Sub(b.first) >= w.cfg.maxAge {
+		if b.len(key.sig) > 0 && now.Sub(b.first) >= w.cfg.MaxAge {
 			errs = append(errs, w.writeBatch(key, b, ""))
 		}
 	}
@@ -452,7 +312,7 @@ func (w *Writer) flushAll(name string) error {
 }
 
 // Flushed returns the paths of the files the last flush wrote (none if it
-// failed): root joined with their names. With WithBucket it returns nil:
+// failed): Dir joined with their names. With a Bucket it returns nil:
 // they are not files; FlushedNames names them. The slice is the caller's.
 func (w *Writer) Flushed() []string {
 	w.mu.Lock()
@@ -521,7 +381,7 @@ func (w *Writer) sortedBatches() iter.Seq2[batchKey, *batch] {
 	}
 }
 
-// Close writes every buffered row (with WithManualFlush it drops them);
+// Close writes every buffered row (with ManualFlush it drops them);
 // the Writer is then unusable.
 func (w *Writer) Close() error {
 	w.mu.Lock()
@@ -530,7 +390,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	if w.cfg.manual {
+	if w.cfg.ManualFlush {
 		return nil
 	}
 	return w.flushAll("")
@@ -619,7 +479,7 @@ func partitionHour(ns int64) (int64, bool) {
 func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int, name string) (int64, error) {
 	id := name
 	if id == "" {
-		id = autoID(w.cfg.now(), rand.Uint64())
+		id = autoID(w.cfg.Clock(), rand.Uint64())
 	}
 	obj := partitionOf(key.sig, key.tenant, hour).object(parquetFile(id))
 	f, err := createScratch(w.scratch, parquetFile(id))
@@ -656,7 +516,7 @@ func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int3
 			err = fmt.Errorf("encode parquet: panic: %v", r)
 		}
 	}()
-	if m := w.cfg.encodeFault; m != "" {
+	if m := w.cfg.EncodeFault; m != "" {
 		for _, r := range sel {
 			if sig == otlpwire.SignalLogs && string(b.logs.Body.At(int(r))) == m || sig == otlpwire.SignalTraces && string(b.spans.Name.At(int(r))) == m {
 				return fmt.Errorf("encode parquet: injected fault: row %q", m)

@@ -259,7 +259,7 @@ func TestLogsParquetRoundTrip(t *testing.T) {
 	for seed := range uint64(30) {
 		for _, order := range []synth.Order{synth.Ascending, synth.Descending} {
 			root := t.TempDir()
-			w := newTestWriter(t, root)
+			w := newTestWriter(t, testConfig(root))
 			var reqs [][]byte
 			for i := range uint64(3) {
 				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), otlpwire.SignalLogs, order))
@@ -393,10 +393,17 @@ func diffLines(got, want []string) string {
 	return b.String()
 }
 
-// newTestWriter is a Writer on testNow's clock that skips fsync.
-func newTestWriter(t *testing.T, root string, opts ...Option) *Writer {
+// testConfig is the default config of a lake in root, on testNow's clock.
+func testConfig(root string) WriterConfig {
+	cfg := DefaultWriterConfig()
+	cfg.Dir, cfg.Clock = root, func() time.Time { return testNow }
+	return cfg
+}
+
+// newTestWriter is a Writer of cfg that skips fsync.
+func newTestWriter(t *testing.T, cfg WriterConfig) *Writer {
 	t.Helper()
-	w, err := NewWriter(root, append([]Option{WithClock(func() time.Time { return testNow })}, opts...)...)
+	w, err := NewWriter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +445,7 @@ func TestCollisionsAndConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	w := newTestWriter(t, root)
+	w := newTestWriter(t, testConfig(root))
 	if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
 		t.Fatal(err)
 	}
@@ -489,8 +496,9 @@ func TestCollisionsAndConflicts(t *testing.T) {
 func TestWriterPartitionsAndRotation(t *testing.T) {
 	root := t.TempDir()
 	now := testNow
-	w := newTestWriter(t, root, WithFileSize(64<<10), WithMaxAge(time.Minute))
-	w.cfg.now = func() time.Time { return now }
+	cfg := testConfig(root)
+	cfg.FileSize, cfg.MaxAge, cfg.Clock = 64<<10, time.Minute, func() time.Time { return now }
+	w := newTestWriter(t, cfg)
 	total := 0
 	for i := range 40 {
 		body := synth.SeedLogs(synth.Config{Seed: int64(i), Resources: 2, ScopesPerResource: 1, TotalRecords: 200})
@@ -558,7 +566,7 @@ func TestWriterPartitionsAndRotation(t *testing.T) {
 // call, and the rows of earlier calls are still written.
 func TestWriterAppendAllOrNothing(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root)
+	w := newTestWriter(t, testConfig(root))
 	good := synth.Logs(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, TotalRecords: 50})
 	if _, err := w.Append(otlpwire.SignalLogs, "t", good); err != nil {
 		t.Fatal(err)
@@ -594,7 +602,7 @@ func TestWriterAppendAllOrNothing(t *testing.T) {
 // partial file is visible and the rows stay buffered for the next flush.
 func TestWriterFailedWriteKeepsRows(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root)
+	w := newTestWriter(t, testConfig(root))
 	body := synth.Logs(synth.Config{Seed: 2, Resources: 1, ScopesPerResource: 1, TotalRecords: 30})
 	if _, err := w.Append(otlpwire.SignalLogs, "t", body); err != nil {
 		t.Fatal(err)
@@ -665,7 +673,7 @@ func TestSpansParquetRoundTrip(t *testing.T) {
 	for seed := range uint64(30) {
 		for _, order := range []synth.Order{synth.Ascending, synth.Descending} {
 			root := t.TempDir()
-			w := newTestWriter(t, root)
+			w := newTestWriter(t, testConfig(root))
 			var reqs [][]byte
 			for i := range uint64(3) {
 				reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), otlpwire.SignalTraces, order))
@@ -751,13 +759,15 @@ func checkEncoding(t *testing.T, f *lakeFile, timeCol string, minT, maxT int64) 
 	}
 }
 
-// TestWriterManualFlush: with WithManualFlush nothing is written until
+// TestWriterManualFlush: with ManualFlush nothing is written until
 // FlushAs; writing the same rows again under the same name replaces the
 // files instead of adding rows; rows without a time go to the hour they
 // were received; Close drops what is buffered.
 func TestWriterManualFlush(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWriter(t, root, WithManualFlush(), WithFileSize(1<<10))
+	cfg := testConfig(root)
+	cfg.ManualFlush, cfg.FileSize = true, 1<<10
+	w := newTestWriter(t, cfg)
 	body := synth.SeedLogs(synth.Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 300})
 	// One record without any time, received at a known hour.
 	ld := plog.NewLogs()
@@ -821,7 +831,7 @@ func logRecordCount(t *testing.T, b []byte) int {
 // deprecated field 1000 (old exporters' files, for ingest) yields every
 // row, as after otlpwire.MigrateDeprecated.
 func TestAppendDeprecatedScopes(t *testing.T) {
-	w := newTestWriter(t, t.TempDir())
+	w := newTestWriter(t, testConfig(t.TempDir()))
 	defer w.Close()
 	req := synth.SeedLogs(synth.Config{Seed: 1, Start: testNow, Resources: 2, ScopesPerResource: 2, TotalRecords: 30})
 	var old []byte

@@ -57,8 +57,8 @@ type Config struct {
 	Dir      string        // the lake's root
 	Consumer string        // the spool consumer's name
 	MaxDelay time.Duration // the longest a record waits before it is written
-	FileSize int64         // lake.WithFileSize
-	Buffer   int64         // lake.WithMaxBuffer
+	FileSize int64         // lake.WriterConfig.FileSize; 0: the lake's default
+	Buffer   int64         // lake.WriterConfig.MaxBuffer; 0: the lake's default
 	Logger   *slog.Logger
 	// Retention bounds the lake under Dir; the zero value keeps
 	// everything.
@@ -72,9 +72,9 @@ type Config struct {
 	// Quarantine keeps the spooled requests the lake cannot store (see
 	// Loader). Without one they are only logged and counted.
 	Quarantine *quarantine.Dir
-	// WriterOptions are added to the lake writers' options (tests:
-	// lake.WithEncodeFault, lake.WithMaxAttributeColumns).
-	WriterOptions []lake.Option
+	// EncodeFault is the lake writers' lake.WriterConfig.EncodeFault:
+	// tests set it to make rows fail to encode; a server leaves it empty.
+	EncodeFault string
 	// Registerer, if set, gets the loader's metrics (wirehouse_lake_*).
 	Registerer prometheus.Registerer
 }
@@ -144,18 +144,19 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts := append([]lake.Option{lake.WithManualFlush(), lake.WithMaxAge(cfg.MaxDelay)}, cfg.WriterOptions...)
+	wc := lake.DefaultWriterConfig()
+	wc.Dir, wc.ManualFlush, wc.MaxAge, wc.EncodeFault = cfg.Dir, true, cfg.MaxDelay, cfg.EncodeFault
 	if cfg.FileSize > 0 {
-		opts = append(opts, lake.WithFileSize(cfg.FileSize))
+		wc.FileSize = cfg.FileSize
 	}
 	if cfg.Buffer > 0 {
-		opts = append(opts, lake.WithMaxBuffer(cfg.Buffer))
+		wc.MaxBuffer = cfg.Buffer
 	}
-	w, err := lake.NewWriter(cfg.Dir, opts...)
+	w, err := lake.NewWriter(wc)
 	if err != nil {
 		return nil, err
 	}
-	spare, err := lake.NewWriter(cfg.Dir, opts...)
+	spare, err := lake.NewWriter(wc)
 	if err != nil {
 		return nil, err
 	}

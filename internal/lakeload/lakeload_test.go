@@ -347,7 +347,7 @@ func TestQuarantine(t *testing.T) {
 		}
 	}
 	cfg := Config{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond, Quarantine: q,
-		WriterOptions: []lake.Option{lake.WithEncodeFault("poison")}}
+		EncodeFault: "poison"}
 	l := runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == uint64(len(reqs)) })
 	if got := l.Committed(); got != uint64(len(reqs)) {
 		t.Fatalf("committed %d, want %d", got, len(reqs))

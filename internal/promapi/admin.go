@@ -14,10 +14,10 @@ import (
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
-// adminOnly answers 503 unless WithAdmin was given.
+// adminOnly answers 503 unless Config.Admin is set.
 func (a *API) adminOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if a.cfg.admin == nil {
+		if a.cfg.Admin == nil {
 			a.fail(w, &apiError{typ: errUnavail, err: errors.New("admin APIs disabled")})
 			return
 		}
@@ -66,7 +66,7 @@ func (a *API) deleteSeries(w http.ResponseWriter, r *http.Request) {
 		if maxt < mint {
 			continue
 		}
-		if err := a.cfg.admin.Delete(r.Context(), mint, maxt, ms...); err != nil {
+		if err := a.cfg.Admin.Delete(r.Context(), mint, maxt, ms...); err != nil {
 			a.fail(w, &apiError{typ: errInternal, err: err})
 			return
 		}
@@ -77,7 +77,7 @@ func (a *API) deleteSeries(w http.ResponseWriter, r *http.Request) {
 // cleanTombstones answers /api/v1/admin/tsdb/clean_tombstones: deleted
 // samples are removed from disk; 204 when done.
 func (a *API) cleanTombstones(w http.ResponseWriter, _ *http.Request) {
-	if err := a.cfg.admin.CleanTombstones(); err != nil {
+	if err := a.cfg.Admin.CleanTombstones(); err != nil {
 		a.fail(w, &apiError{typ: errInternal, err: err})
 		return
 	}
@@ -98,12 +98,12 @@ func (a *API) snapshot(w http.ResponseWriter, r *http.Request) {
 		skipHead = b
 	}
 	name := fmt.Sprintf("%s-%016x", a.cfg.now().UTC().Format("20060102T150405Z0700"), rand.Uint64())
-	dir := filepath.Join(a.cfg.snapDir, name)
+	dir := filepath.Join(a.cfg.SnapshotDir, name)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("create snapshot directory: %w", err)})
 		return
 	}
-	if err := a.cfg.admin.Snapshot(dir, !skipHead); err != nil {
+	if err := a.cfg.Admin.Snapshot(dir, !skipHead); err != nil {
 		a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("create snapshot: %w", err)})
 		return
 	}

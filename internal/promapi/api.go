@@ -1,7 +1,6 @@
 package promapi
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -25,21 +24,20 @@ type API struct {
 // Prometheus' default global evaluation_interval.
 const noStepSubqueryInterval = time.Minute
 
-// New returns an API over q.
-func New(q storage.Queryable, opts ...Option) (*API, error) {
-	cfg := config{timeout: 2 * time.Minute, maxSamples: 50_000_000, lookback: 5 * time.Minute,
-		logger: slog.New(slog.DiscardHandler), now: time.Now}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("new query API: %w", err)
-		}
+// New validates cfg and returns an API over q.
+func New(cfg Config, q storage.Queryable) (*API, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := parser.NewParser(parser.Options{})
 	engine := promql.NewEngine(promql.EngineOpts{
-		Logger:               cfg.logger,
-		MaxSamples:           cfg.maxSamples,
-		Timeout:              cfg.timeout,
-		LookbackDelta:        cfg.lookback,
+		Logger:               cfg.Logger,
+		MaxSamples:           cfg.MaxSamples,
+		Timeout:              cfg.Timeout,
+		LookbackDelta:        cfg.LookbackDelta,
 		EnableAtModifier:     true,
 		EnableNegativeOffset: true,
 		Parser:               p,
@@ -48,7 +46,7 @@ func New(q storage.Queryable, opts ...Option) (*API, error) {
 		// calls this for every such subquery, so it must be set.
 		NoStepSubqueryIntervalFn: func(int64) int64 { return noStepSubqueryInterval.Milliseconds() },
 	})
-	return &API{q: q, engine: engine, parser: p, cfg: cfg}, nil
+	return &API{q: q, engine: engine, parser: p, cfg: config{Config: cfg, now: time.Now}}, nil
 }
 
 // Register adds the endpoints to mux. Responses are gzipped for clients
@@ -66,7 +64,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	}
 	handle("GET /api/v1/label/{name}/values", a.labelValues)
 	handle("GET /api/v1/status/buildinfo", a.buildInfo)
-	if a.cfg.head != nil {
+	if a.cfg.Head != nil {
 		handle("GET /api/v1/status/tsdb", a.tsdbStatus)
 	}
 	for _, m := range []string{"POST", "PUT"} {
@@ -102,7 +100,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	handle("GET /api/v1/targets/metadata", a.targetMetadata)
 	handle("GET /api/v1/alertmanagers", a.empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
 	for _, m := range []string{"GET", "POST"} {
-		if a.cfg.exemplars != nil {
+		if a.cfg.Exemplars != nil {
 			handle(m+" /api/v1/query_exemplars", a.queryExemplars)
 			continue
 		}

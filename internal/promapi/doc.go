@@ -1,8 +1,8 @@
 // Package promapi serves Prometheus' HTTP API over any storage.Queryable,
 // with Prometheus' own PromQL engine, so that promtool, Grafana's
 // Prometheus data source and the client_golang API client work against
-// wirehouse unchanged: the read side, and with options the metadata, TSDB
-// status and admin endpoints:
+// wirehouse unchanged: the read side, and as Config sets, the exemplar,
+// metadata, TSDB status and admin endpoints:
 //
 //	GET|POST /api/v1/query               query, time, timeout, limit
 //	GET|POST /api/v1/query_range         query, start, end, step, timeout, limit
@@ -11,15 +11,15 @@
 //	GET      /api/v1/label/<name>/values match[], start, end, limit
 //	GET|POST /api/v1/format_query        query
 //	GET      /api/v1/status/buildinfo
-//	GET|POST /api/v1/query_exemplars     query, start, end (with WithExemplars; else empty)
-//	GET      /api/v1/metadata            metric, limit, limit_per_metric (with WithMetadata; else empty)
-//	GET      /api/v1/status/tsdb         limit (with WithTSDBStatus)
+//	GET|POST /api/v1/query_exemplars     query, start, end (with Config.Exemplars; else empty)
+//	GET      /api/v1/metadata            metric, limit, limit_per_metric (with Config.Metadata; else empty)
+//	GET      /api/v1/status/tsdb         limit (with Config.Head)
 //	GET      /api/v1/rules               match[], type, exclude_alerts, group_limit, … (always no groups)
 //	GET      /api/v1/alerts              (always no alerts)
 //	GET      /api/v1/targets, /api/v1/targets/metadata, /api/v1/alertmanagers (always empty)
-//	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with WithAdmin; else 503)
-//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with WithAdmin; else 503; default tenant only)
-//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with WithAdmin; else 503; default tenant only)
+//	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with Config.Admin; else 503)
+//	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with Config.Admin; else 503; default tenant only)
+//	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with Config.Admin; else 503; default tenant only)
 //
 // Parameters (read in Prometheus' order, so that of several bad ones the
 // same is named), response envelopes ({"status":"success","data":...} or

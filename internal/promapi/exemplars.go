@@ -32,7 +32,7 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	eq, err := a.cfg.exemplars.ExemplarQuerier(r.Context())
+	eq, err := a.cfg.Exemplars.ExemplarQuerier(r.Context())
 	if err != nil {
 		a.fail(w, queryError(err))
 		return

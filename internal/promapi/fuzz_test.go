@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"github.com/prometheus/prometheus/tsdb"
 )
 
 // FuzzParams sends arbitrary parameters to every endpoint: the API must
@@ -24,7 +26,7 @@ func FuzzParams(f *testing.F) {
 		f.Add(uint8(2), seed)
 		f.Add(uint8(6), seed)
 	}
-	srv, _ := newServer(f, WithMetadata(&metaSource{}))
+	srv, _, _ := newServerWith(f, func(cfg *Config, _ *tsdb.DB) { cfg.Metadata = &metaSource{} })
 	handler := srv.Config.Handler
 	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values",
 		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata", "/api/v1/status/tsdb", "/api/v1/format_query", "/api/v1/rules"}

@@ -28,11 +28,11 @@ func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
 			*p.dst = n
 		}
 	}
-	if a.cfg.metadata == nil {
+	if a.cfg.Metadata == nil {
 		a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteEmptyObject() })
 		return
 	}
-	res := a.cfg.metadata.Metadata(r.Context(), r.FormValue("metric"), limit, limitPerMetric)
+	res := a.cfg.Metadata.Metadata(r.Context(), r.FormValue("metric"), limit, limitPerMetric)
 	names := slices.Sorted(maps.Keys(res))
 	a.respond(w, nil, func(s *jsoniter.Stream) {
 		s.WriteObjectStart()

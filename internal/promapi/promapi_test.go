@@ -42,15 +42,15 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 //	http_requests_total{job="api",code="200"} rising by 30 every 15 s (2/s)
 //	latency{job="api"} a native histogram
 //	one exemplar on http_requests_total, 500 ms before its 21st sample
-func newServer(t testing.TB, apiOpts ...Option) (*httptest.Server, v1.API) {
+func newServer(t testing.TB) (*httptest.Server, v1.API) {
 	t.Helper()
-	srv, c, _ := newServerWith(t, func(*tsdb.DB) []Option { return apiOpts })
+	srv, c, _ := newServerWith(t, func(*Config, *tsdb.DB) {})
 	return srv, c
 }
 
-// newServerWith is newServer with options that need the TSDB; it returns
-// the TSDB too.
-func newServerWith(t testing.TB, more func(*tsdb.DB) []Option) (*httptest.Server, v1.API, *tsdb.DB) {
+// newServerWith is newServer with an API whose Config set changes, given
+// the TSDB; it returns the TSDB too.
+func newServerWith(t testing.TB, set func(*Config, *tsdb.DB)) (*httptest.Server, v1.API, *tsdb.DB) {
 	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.EnableExemplarStorage, opts.MaxExemplars = true, 100
@@ -92,7 +92,10 @@ func newServerWith(t testing.TB, more func(*tsdb.DB) []Option) (*httptest.Server
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(db, append([]Option{WithRevision("test"), WithExemplars(db), WithTSDBStatus(headStats{db.Head()}, reg)}, more(db)...)...)
+	cfg := DefaultConfig()
+	cfg.Revision, cfg.Exemplars, cfg.Head, cfg.Gatherer = "test", db, headStats{db.Head()}, reg
+	set(&cfg, db)
+	a, err := New(cfg, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +357,7 @@ func (m *metaSource) Metadata(ctx context.Context, metric string, limit, limitPe
 // checks how the parameters reach the source.
 func TestMetadata(t *testing.T) {
 	src := &metaSource{}
-	srv, c := newServer(t, WithMetadata(src))
+	srv, c, _ := newServerWith(t, func(cfg *Config, _ *tsdb.DB) { cfg.Metadata = src })
 	defer srv.Client().CloseIdleConnections()
 	md, err := c.Metadata(context.Background(), "latency_seconds", "5")
 	if err != nil || len(md) != 2 || len(md["latency_seconds"]) != 2 || md["latency_seconds"][1].Help != "b" ||
@@ -415,7 +418,7 @@ func TestTSDBStatus(t *testing.T) {
 	}
 }
 
-// TestAdmin: without WithAdmin the admin endpoints answer 503; with it,
+// TestAdmin: without Config.Admin the admin endpoints answer 503; with it,
 // delete_series tombstones what match[] selects in the window (204; an end
 // before start deletes nothing, as in Prometheus), clean_tombstones
 // answers 204 (it rewrites blocks; this data is all in the head), and
@@ -440,7 +443,7 @@ func TestAdmin(t *testing.T) {
 	}
 
 	snaps := t.TempDir()
-	srv, c, _ := newServerWith(t, func(db *tsdb.DB) []Option { return []Option{WithAdmin(db, snaps)} })
+	srv, c, _ := newServerWith(t, func(cfg *Config, db *tsdb.DB) { cfg.Admin, cfg.SnapshotDir = db, snaps })
 	defer srv.Client().CloseIdleConnections()
 	ctx := context.Background()
 	count := func(q string) int {
@@ -809,7 +812,7 @@ func TestGzip(t *testing.T) {
 func TestTenantContext(t *testing.T) {
 	src := &metaSource{}
 	snaps := t.TempDir()
-	srv, _, _ := newServerWith(t, func(db *tsdb.DB) []Option { return []Option{WithAdmin(db, snaps), WithMetadata(src)} })
+	srv, _, _ := newServerWith(t, func(cfg *Config, db *tsdb.DB) { cfg.Admin, cfg.SnapshotDir, cfg.Metadata = db, snaps, src })
 	defer srv.Client().CloseIdleConnections()
 	// As the admin server does: the tenant of the request's token goes
 	// into its context.

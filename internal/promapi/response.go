@@ -113,7 +113,7 @@ func (a *API) respondQuery(w http.ResponseWriter, query string, warnings annotat
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(s.Buffer()); err != nil {
-		a.cfg.logger.Debug("write query response", "err", err)
+		a.cfg.Logger.Debug("write query response", "err", err)
 	}
 }
 

@@ -20,14 +20,14 @@ const PrometheusVersion = "3.16.0"
 func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
 	fields := [][2]string{
 		{"version", PrometheusVersion},
-		{"revision", a.cfg.revision},
+		{"revision", a.cfg.Revision},
 		{"branch", ""},
 		{"buildUser", "wirehouse"},
 		{"buildDate", ""},
 		{"goVersion", runtime.Version()},
 	}
-	if a.cfg.version != "" {
-		fields[0][1] = a.cfg.version
+	if a.cfg.Version != "" {
+		fields[0][1] = a.cfg.Version
 		fields = append(fields, [2]string{"application", "wirehouse"}, [2]string{"prometheusVersion", PrometheusVersion})
 	}
 	a.respond(w, nil, func(s *jsoniter.Stream) {
@@ -62,7 +62,7 @@ func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	st, chunks, err := a.cfg.head.HeadStats(r.Context(), labels.MetricName, limit)
+	st, chunks, err := a.cfg.Head.HeadStats(r.Context(), labels.MetricName, limit)
 	if err != nil {
 		a.fail(w, queryError(err))
 		return
@@ -121,7 +121,7 @@ func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
 // headChunks reads the prometheus_tsdb_head_chunks gauge from the
 // gatherer.
 func (a *API) headChunks() (int64, error) {
-	mfs, err := a.cfg.gatherer.Gather()
+	mfs, err := a.cfg.Gatherer.Gather()
 	if err != nil {
 		return 0, err
 	}

@@ -23,15 +23,16 @@ import (
 // readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
-	popts := []promapi.Option{promapi.WithLogger(s.log), promapi.WithVersion(buildinfo.Get().Version), promapi.WithRevision(buildinfo.Get().Revision), promapi.WithMetadata(s.metrics),
-		promapi.WithTSDBStatus(s.metrics, s.reg)}
+	pc := promapi.DefaultConfig()
+	pc.Logger, pc.Version, pc.Revision = s.log, buildinfo.Get().Version, buildinfo.Get().Revision
+	pc.Metadata, pc.Head, pc.Gatherer = s.metrics, s.metrics, s.reg
 	if s.cfg.Metrics.AdminAPI {
-		popts = append(popts, promapi.WithAdmin(s.metrics, filepath.Join(s.cfg.DataDir, "metrics", "snapshots")))
+		pc.Admin, pc.SnapshotDir = s.metrics, filepath.Join(s.cfg.DataDir, "metrics", "snapshots")
 	}
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
-		popts = append(popts, promapi.WithExemplars(eq))
+		pc.Exemplars = eq
 	}
-	api, err := promapi.New(s.metrics.Queryable(), popts...)
+	api, err := promapi.New(pc, s.metrics.Queryable())
 	if err != nil {
 		return err
 	}

@@ -122,11 +122,12 @@ var buildInfo = v1.PrometheusVersion{Version: promapi.PrometheusVersion, Revisio
 // snapDir not empty, the admin endpoints.
 func ours(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, snapDir string) *httptest.Server {
 	t.Helper()
-	opts := []promapi.Option{promapi.WithRevision(buildInfo.Revision), promapi.WithExemplars(db), promapi.WithTSDBStatus(headStats{db.Head()}, reg)}
+	cfg := promapi.DefaultConfig()
+	cfg.Revision, cfg.Exemplars, cfg.Head, cfg.Gatherer = buildInfo.Revision, db, headStats{db.Head()}, reg
 	if snapDir != "" {
-		opts = append(opts, promapi.WithAdmin(db, snapDir))
+		cfg.Admin, cfg.SnapshotDir = db, snapDir
 	}
-	a, err := promapi.New(db, opts...)
+	a, err := promapi.New(cfg, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +653,7 @@ func corpus(at string) []call {
 		add(c.name, c.path, c.params, c.status)
 	}
 
-	// Without WithAdmin the admin endpoints refuse.
+	// Without Config.Admin the admin endpoints refuse.
 	for _, path := range []string{"/admin/tsdb/delete_series", "/admin/tsdb/clean_tombstones", "/admin/tsdb/snapshot"} {
 		cs = append(cs, call{name: "admin-disabled" + strings.TrimPrefix(path, "/admin/tsdb"), method: http.MethodPost, path: path,
 			params: q("match[]", "up"), status: http.StatusServiceUnavailable, differs: unavailable})
