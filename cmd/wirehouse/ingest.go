@@ -100,7 +100,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// other's requests are appended, on the other core.
 	var readers [2]*otlpfile.Reader
 	for i := range readers {
-		if readers[i], err = otlpfile.NewReader(f.sig, otlpfile.WithMaxFileSize(f.maxFile)); err != nil {
+		if readers[i], err = otlpfile.NewReader(otlpfile.Config{Signal: f.sig, MaxFileSize: f.maxFile}); err != nil {
 			return err
 		}
 		defer readers[i].Close()

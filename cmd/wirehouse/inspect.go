@@ -52,7 +52,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fixed = s
 	}
-	reader, err := otlpfile.NewReader(fixed, otlpfile.WithMaxFileSize(*maxSize))
+	reader, err := otlpfile.NewReader(otlpfile.Config{Signal: fixed, MaxFileSize: *maxSize})
 	if err != nil {
 		return err
 	}

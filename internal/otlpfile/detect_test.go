@@ -57,7 +57,7 @@ func TestReaderDetects(t *testing.T) {
 		{"c", enc.EncodeAll(synth.Generate(otlpwire.SignalMetrics, c), nil), otlpwire.SignalMetrics, "protobuf content: "},
 		{"d.binpb", nil, 0, ""},
 	}
-	r, err := NewReader(0)
+	r, err := NewReader(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

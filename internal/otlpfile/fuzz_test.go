@@ -27,13 +27,13 @@ func FuzzReadFile(f *testing.F) {
 	const max = 1 << 20
 	// One Reader for the whole run, as ingest uses one for many files:
 	// what a file leaves in its buffers must not leak into the next.
-	r, err := NewReader(otlpwire.SignalLogs, WithMaxFileSize(max))
+	r, err := NewReader(Config{Signal: otlpwire.SignalLogs, MaxFileSize: max})
 	if err != nil {
 		f.Fatal(err)
 	}
 	defer r.Close()
 	// And one that tells each file's signal, reading any name (Sniff).
-	auto, err := NewReader(0, WithMaxFileSize(max))
+	auto, err := NewReader(Config{MaxFileSize: max})
 	if err != nil {
 		f.Fatal(err)
 	}

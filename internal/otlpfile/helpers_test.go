@@ -116,9 +116,14 @@ func input(t testing.TB, path string) Input {
 	return in[0]
 }
 
-func newReader(t testing.TB, sig otlpwire.Signal, opts ...Option) *Reader {
+func newReader(t testing.TB, sig otlpwire.Signal, maxFileSize ...int64) *Reader {
 	t.Helper()
-	r, err := NewReader(sig, opts...)
+	cfg := DefaultConfig()
+	cfg.Signal = sig
+	if len(maxFileSize) > 0 {
+		cfg.MaxFileSize = maxFileSize[0]
+	}
+	r, err := NewReader(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // DefaultMaxFileSize is the largest decompressed file a Reader reads
-// unless WithMaxFileSize says otherwise: 1 GiB.
+// unless Config.MaxFileSize says otherwise: 1 GiB.
 const DefaultMaxFileSize = 1 << 30
 
 // maxHint caps the buffer allocated up front from a size hint. A gzip or
@@ -25,26 +25,32 @@ const DefaultMaxFileSize = 1 << 30
 // past this the buffer grows only as content actually arrives.
 const maxHint = 64 << 20
 
-// config is what Options set.
-type config struct {
-	maxFileSize int64
+// Config configures a Reader. Start from DefaultConfig; NewReader calls
+// Validate.
+type Config struct {
+	// Signal is the signal of every file; 0 tells each file's from its
+	// content (see File.Signal).
+	Signal otlpwire.Signal
+	// MaxFileSize is the largest decompressed content of one file, in
+	// bytes; larger files fail with ErrTooLarge after at most
+	// MaxFileSize+1 bytes were decompressed. It also bounds the zstd
+	// window. Default DefaultMaxFileSize.
+	MaxFileSize int64
 }
 
-// Option configures a Reader; NewReader reports invalid values.
-type Option func(*config) error
+// DefaultConfig returns a Config that tells each file's signal and reads
+// files of up to DefaultMaxFileSize.
+func DefaultConfig() Config { return Config{MaxFileSize: DefaultMaxFileSize} }
 
-// WithMaxFileSize sets the largest decompressed content of one file, in
-// bytes; larger files fail with ErrTooLarge after at most n+1 bytes were
-// decompressed. It also bounds the zstd window. Default
-// DefaultMaxFileSize.
-func WithMaxFileSize(n int64) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("ingest: max file size %d: not positive", n)
-		}
-		c.maxFileSize = n
-		return nil
+// Validate reports the first field NewReader would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Signal != 0 && !c.Signal.Valid():
+		return fmt.Errorf("otlpfile: Signal %d: not a signal", uint8(c.Signal))
+	case c.MaxFileSize < 1:
+		return fmt.Errorf("otlpfile: MaxFileSize %d: not positive", c.MaxFileSize)
 	}
+	return nil
 }
 
 // Reader reads OTLP request files one at a time into buffers it reuses. It
@@ -67,19 +73,13 @@ type Reader struct {
 	src   source
 }
 
-// NewReader returns a Reader of requests of signal sig, or, with sig 0, of
-// the signal each file's content shows (see File.Signal).
-func NewReader(sig otlpwire.Signal, opts ...Option) (*Reader, error) {
-	if sig != 0 && !sig.Valid() {
-		return nil, fmt.Errorf("otlpfile: invalid signal %d", uint8(sig))
+// NewReader validates cfg and returns a Reader of requests of cfg.Signal,
+// or of the signal each file's content shows.
+func NewReader(cfg Config) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	c := config{maxFileSize: DefaultMaxFileSize}
-	for _, o := range opts {
-		if err := o(&c); err != nil {
-			return nil, err
-		}
-	}
-	return &Reader{sig: sig, max: c.maxFileSize}, nil
+	return &Reader{sig: cfg.Signal, max: cfg.MaxFileSize}, nil
 }
 
 // Close releases the zstd decoder. The Reader must not be used after.

@@ -168,11 +168,11 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var opts []Option
+			var max []int64
 			if tc.maxSize > 0 {
-				opts = append(opts, WithMaxFileSize(tc.maxSize))
+				max = append(max, tc.maxSize)
 			}
-			r := newReader(t, tc.sig, opts...)
+			r := newReader(t, tc.sig, max...)
 			path := writeFile(t, dir, tc.name, tc.file)
 			f, err := r.ReadFile(input(t, path))
 			var e *Error
@@ -228,7 +228,7 @@ func TestReadBomb(t *testing.T) {
 			default:
 				b = gzipped(t, spaces)
 			}
-			r := newReader(t, otlpwire.SignalLogs, WithMaxFileSize(limit))
+			r := newReader(t, otlpwire.SignalLogs, limit)
 			f, err := r.ReadFile(input(t, writeFile(t, dir, name, b)))
 			if !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("%d bytes: err = %v, want ErrTooLarge", len(b), err)
@@ -282,11 +282,11 @@ func TestReadCounts(t *testing.T) {
 }
 
 func TestNewReaderOptions(t *testing.T) {
-	if _, err := NewReader(otlpwire.SignalLogs, WithMaxFileSize(0)); err == nil {
-		t.Error("WithMaxFileSize(0) accepted")
+	if _, err := NewReader(Config{Signal: otlpwire.SignalLogs}); err == nil || !strings.Contains(err.Error(), "MaxFileSize") {
+		t.Errorf("MaxFileSize 0: %v", err)
 	}
-	if _, err := NewReader(9); err == nil {
-		t.Error("signal 9 accepted")
+	if _, err := NewReader(Config{Signal: 9, MaxFileSize: 1}); err == nil || !strings.Contains(err.Error(), "Signal") {
+		t.Errorf("signal 9: %v", err)
 	}
 }
 
