@@ -75,35 +75,48 @@ func FromProto(sig otlpwire.Signal, b []byte) ([]byte, error) {
 }
 
 // topKeys are the top-level fields of the export requests, camelCase and
-// proto name in pairs; profiles are listed so that their documents are
-// recognised too.
-var topKeys = [...]string{"resourceLogs", "resource_logs", "resourceSpans", "resource_spans",
-	"resourceMetrics", "resource_metrics", "resourceProfiles", "resource_profiles"}
+// proto name, with their signal; profiles (signal 0) are listed so that
+// their documents are recognised too.
+var topKeys = [...]struct {
+	name string
+	sig  otlpwire.Signal
+}{
+	{"resourceLogs", otlpwire.SignalLogs}, {"resource_logs", otlpwire.SignalLogs},
+	{"resourceSpans", otlpwire.SignalTraces}, {"resource_spans", otlpwire.SignalTraces},
+	{"resourceMetrics", otlpwire.SignalMetrics}, {"resource_metrics", otlpwire.SignalMetrics},
+	{"resourceProfiles", 0}, {"resource_profiles", 0},
+}
+
+// requestFields calls f with each top-level field of doc that names a
+// signal's resources, in topKeys' order, until f returns false; it
+// reports false if doc is not a JSON object.
+func requestFields(doc []byte, f func(key string, sig otlpwire.Signal) bool) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(doc, &top) != nil {
+		return false
+	}
+	for _, k := range topKeys {
+		if _, ok := top[k.name]; ok && !f(k.name, k.sig) {
+			break
+		}
+	}
+	return true
+}
 
 // OtherSignalKey returns the top-level field of doc that belongs to
 // another signal's export request than sig's, or "" if there is none or
 // doc is not a JSON object. It decodes doc's top level, so call it only
 // when ToProto returned an empty request.
 func OtherSignalKey(sig otlpwire.Signal, doc []byte) string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(doc, &top) != nil {
-		return ""
-	}
-	var own string
-	switch sig {
-	case otlpwire.SignalLogs:
-		own = "resourceLogs"
-	case otlpwire.SignalTraces:
-		own = "resourceSpans"
-	case otlpwire.SignalMetrics:
-		own = "resourceMetrics"
-	}
-	for i, k := range topKeys {
-		if _, ok := top[k]; ok && topKeys[i&^1] != own {
-			return k
+	other := ""
+	requestFields(doc, func(key string, s otlpwire.Signal) bool {
+		if s != sig || s == 0 {
+			other = key
+			return false
 		}
-	}
-	return ""
+		return true
+	})
+	return other
 }
 
 // SignalOf returns the signal of doc, an OTLP/JSON export request, by its
@@ -111,23 +124,21 @@ func OtherSignalKey(sig otlpwire.Signal, doc []byte) string {
 // their proto names), with the field found; false if doc is not a JSON
 // object or has none of them, or has fields of two signals.
 func SignalOf(doc []byte) (otlpwire.Signal, string, bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(doc, &top) != nil {
-		return 0, "", false
-	}
 	var (
 		found otlpwire.Signal
 		key   string
+		mixed bool
 	)
-	for i, k := range topKeys[:6] {
-		if _, ok := top[k]; !ok {
-			continue
+	requestFields(doc, func(k string, s otlpwire.Signal) bool {
+		if s == 0 || found != 0 && found != s {
+			mixed = true
+			return false
 		}
-		sig := [...]otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics}[i/2]
-		if found != 0 && found != sig {
-			return 0, "", false
-		}
-		found, key = sig, k
+		found, key = s, k
+		return true
+	})
+	if mixed || found == 0 {
+		return 0, "", false
 	}
-	return found, key, found != 0
+	return found, key, true
 }

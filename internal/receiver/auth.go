@@ -37,7 +37,7 @@ func (r *Receiver) authenticate(ctx context.Context, sig otlpwire.Signal, t tran
 	}
 	tenant, err := r.auth.Authenticate(authorization)
 	if err != nil {
-		rerr := refuse(pipeline.KindUnauthenticated, "%w", err)
+		rerr := pipeline.Refuse(pipeline.KindUnauthenticated, "%w", err)
 		r.finish(sig, t, time.Now(), -1, 0, pipeline.Outcome{}, rerr)
 		return ctx, rerr
 	}

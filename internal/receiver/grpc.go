@@ -81,7 +81,7 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 	}
 	res := &reservation{b: &r.budget}
 	if !res.prepay(n) {
-		return ctx, r.grpcStatus(refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget))
+		return ctx, r.grpcStatus(pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget))
 	}
 	return context.WithValue(ctx, callReservation{}, res), nil
 }
@@ -136,15 +136,15 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig otlpwire.Signal, dec func
 		messagePool.Put(in)
 	}()
 	if err := dec(in); err != nil {
-		rerr := refuse(pipeline.KindBadData, "read request: %v", err)
+		rerr := pipeline.Refuse(pipeline.KindBadData, "read request: %v", err)
 		if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted {
-			rerr = refuse(pipeline.KindTooLarge, "read request: %s", s.Message())
+			rerr = pipeline.Refuse(pipeline.KindTooLarge, "read request: %s", s.Message())
 		}
 		r.finish(sig, transportGRPC, start, -1, 0, pipeline.Outcome{}, rerr)
 		return nil, err
 	}
 	if in.OverBudget {
-		rerr := refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
+		rerr := pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
 		r.finish(sig, transportGRPC, start, -1, 0, pipeline.Outcome{}, rerr)
 		return nil, r.grpcStatus(rerr)
 	}

@@ -49,7 +49,7 @@ func (r *Receiver) serveHTTP(sig otlpwire.Signal, w http.ResponseWriter, req *ht
 	}
 	if !ok {
 		if rerr == nil {
-			rerr = refuse(pipeline.KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
+			rerr = pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported content type %q: use %s or %s",
 				req.Header.Get("Content-Type"), mediaProtobuf, mediaJSON)
 			r.finish(sig, transportHTTP, start, -1, 0, pipeline.Outcome{}, rerr)
 		}
@@ -103,11 +103,11 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	size = -1
 	cod, ok := parseCoding(req.Header.Get("Content-Encoding"))
 	if !ok {
-		return out, size, 0, refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
+		return out, size, 0, pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
 	limit := r.cfg.MaxRequestBytes
 	if req.ContentLength > limit {
-		return out, size, 0, refuse(pipeline.KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
+		return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
 	}
 	res := reservation{b: &r.budget}
 	defer res.release()
@@ -122,11 +122,11 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	raw.b, err = readAll(raw.b, req.Body, min(max(req.ContentLength, 0), maxHint), limit, &res)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return out, size, 0, refuse(pipeline.KindTooLarge, "request body exceeds the limit of %d bytes", limit)
+		return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "request body exceeds the limit of %d bytes", limit)
 	case errors.Is(err, errOverBudget):
 		return out, size, 0, overBudget(&res, err)
 	case err != nil:
-		return out, size, 0, refuse(pipeline.KindBadData, "read request body: %v", err)
+		return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "read request body: %v", err)
 	}
 	body := raw.b
 	dlimit := r.cfg.MaxDecompressedBytes
@@ -136,11 +136,11 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 		dec.b, err = decompress(dec.b, raw.b, cod, dlimit, &res)
 		switch {
 		case errors.Is(err, errTooLarge):
-			return out, size, 0, refuse(pipeline.KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
+			return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
 		case errors.Is(err, errOverBudget):
 			return out, size, 0, overBudget(&res, err)
 		case err != nil:
-			return out, size, 0, refuse(pipeline.KindBadData, "decompress request body: %v", err)
+			return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "decompress request body: %v", err)
 		}
 		body = dec.b
 	}
@@ -151,16 +151,16 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 		// runtime.MemStats), all of it live until the request ends.
 		if !res.grow(jsonFactor * int64(len(body))) {
 			if res.never {
-				return out, size, 0, refuse(pipeline.KindTooLarge, "OTLP/JSON request of %d bytes needs more memory than the in-flight limit of %d bytes; send it in smaller requests or as protobuf", len(body), r.budget.max)
+				return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "OTLP/JSON request of %d bytes needs more memory than the in-flight limit of %d bytes; send it in smaller requests or as protobuf", len(body), r.budget.max)
 			}
-			return out, size, 0, refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
+			return out, size, 0, pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget)
 		}
 		body, err = otlpjson.ToProto(sig, body)
 		if err != nil {
-			return out, size, 0, refuse(pipeline.KindBadData, "invalid OTLP/JSON %s: %v", sig.RequestName(), err)
+			return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "invalid OTLP/JSON %s: %v", sig.RequestName(), err)
 		}
 		if int64(len(body)) > dlimit {
-			return out, size, 0, refuse(pipeline.KindTooLarge, "request of %d bytes exceeds the limit of %d bytes", len(body), dlimit)
+			return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "request of %d bytes exceeds the limit of %d bytes", len(body), dlimit)
 		}
 	}
 	size = len(body)
@@ -176,9 +176,9 @@ const jsonFactor = 6
 // request could not fit even on an idle server, else overloaded.
 func overBudget(res *reservation, err error) *pipeline.Error {
 	if res.never {
-		return refuse(pipeline.KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
+		return pipeline.Refuse(pipeline.KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
 	}
-	return refuse(pipeline.KindOverloaded, "server busy: %v, retry later", err)
+	return pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", err)
 }
 
 // parseMediaType reports whether ct is OTLP's JSON (true) or protobuf

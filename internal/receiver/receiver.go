@@ -314,7 +314,7 @@ func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport
 	}
 	if !selfChecked {
 		if err := sig.Validate(body); err != nil {
-			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
+			return out, 0, pipeline.Refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
 		}
 	}
 	n, err := sig.Count(body)
@@ -325,10 +325,10 @@ func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport
 			if verr := sig.Validate(body); verr != nil {
 				err = verr
 			}
-			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
+			return out, 0, pipeline.Refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), err)
 		}
 		// Validate walked the same structure, so this is a bug.
-		return out, 0, refuse(pipeline.KindInternal, "count %s: %w", sig, err)
+		return out, 0, pipeline.Refuse(pipeline.KindInternal, "count %s: %w", sig, err)
 	}
 	req := pipeline.Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
 	var msgs []string
@@ -337,7 +337,7 @@ func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport
 		var we *otlpwire.Error
 		if err != nil && i == 0 && selfChecked && errors.As(err, &we) {
 			// As a failed Validate: no records counted as refused.
-			return out, 0, refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), we)
+			return out, 0, pipeline.Refuse(pipeline.KindBadData, "invalid %s: %w", sig.RequestName(), we)
 		}
 		if err != nil {
 			return out, n, pipeline.Classify(err)

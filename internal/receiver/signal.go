@@ -1,7 +1,6 @@
 package receiver
 
 import (
-	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -15,9 +14,4 @@ func rejectedField(sig otlpwire.Signal) string {
 		return "rejectedSpans"
 	}
 	return "rejectedLogRecords"
-}
-
-// refuse is pipeline.Refuse.
-func refuse(k pipeline.Kind, format string, args ...any) *pipeline.Error {
-	return pipeline.Refuse(k, format, args...)
 }
