@@ -21,13 +21,13 @@ import (
 // rejected, and its other samples stay stored). Accepted+Rejected is the
 // number of data points in the request. Every accepted point is stored,
 // but the Duplicates among them, which were already: points of a series
-// at a millisecond an earlier point of the same request stored with the
-// same values (see the package documentation, "Order and duplicates").
+// at a millisecond that holds the same values, stored by an earlier point
+// of the request or by an earlier request (see the package documentation,
+// "Order and duplicates").
 type Result struct {
 	Accepted, Rejected int64
-	// Duplicates counts the accepted points not stored again because an
-	// earlier point of the request stored the same values at the same
-	// millisecond of the same series.
+	// Duplicates counts the accepted points not stored again because
+	// their series holds the same values at their millisecond.
 	Duplicates int64
 	// Samples is the number of TSDB samples appended, target_info included.
 	Samples int64
@@ -98,8 +98,6 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	app := s.db.appender(ctx, g)
-	defer app.release()
 	if tenant != "" {
 		s.tenants.seen() // before the tenant's first series exists
 	}
@@ -120,27 +118,61 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	if s.cfg.MaxTimeAhead > 0 {
 		a.notAfter = s.cfg.now().Add(s.cfg.MaxTimeAhead).UnixMilli()
 	}
-	a.setAppender(app)
 	// The series the request created stay in the head whatever happens
 	// next (cached by reference, so no later sample creates them again):
 	// their metadata is recorded in any case. A malformed request created
 	// none (see above).
 	defer a.recordMeta()
-	err = a.request(ctx, a.req)
+	err = a.attempt(ctx, g, false)
+	if errors.Is(err, errStale) {
+		// Another commit stored samples of the request's series since
+		// it looked them up: append it again, against the ledger as it
+		// is now, with no commit in between (ledger.go).
+		s.ledger.commit.Lock()
+		defer s.ledger.commit.Unlock()
+		if g, err = s.db.acquireWriter(); err != nil {
+			return Result{}, err
+		}
+		a.again()
+		a.epoch = s.syncCache()
+		err = a.attempt(ctx, g, true)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	s.report.observe(tenant, &a.res)
+	return a.res, nil
+}
+
+// attempt appends the request with an appender of g, which it takes over,
+// and commits it, holding the ledger's mutex across its check of the
+// ledger and the commit (locked: the caller holds it). It fails with
+// errStale, having rolled back, when another commit stored samples of the
+// request's series since it looked them up.
+func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) error {
+	s := a.s
+	app := s.db.appender(ctx, g)
+	defer app.release()
+	a.setAppender(app)
+	a.db, a.ctx, a.head.db = g.db, ctx, g.db
+	defer a.head.close()
+	err := a.request(ctx, a.req)
 	if errors.Is(err, errResort) {
 		// Points of a series out of time order: the commit would drop
 		// the later ones. Roll back and append the request again, every
 		// point in time order (order.go).
 		if err := a.app.Rollback(); err != nil {
-			return Result{}, storeError("roll back", err)
+			return storeError("roll back", err)
 		}
 		g, gerr := s.db.acquireWriter()
 		if gerr != nil {
-			return Result{}, gerr
+			return gerr
 		}
 		app := s.db.appender(ctx, g)
 		defer app.release()
 		a.setAppender(app)
+		a.head.close()
+		a.db, a.head.db = g.db, g.db
 		a.startSorted()
 		if err = a.request(ctx, a.req); err == nil {
 			a.replay()
@@ -148,13 +180,33 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	}
 	if err != nil {
 		_ = a.app.Rollback()
-		return Result{}, refine(a.req, err)
+		return refine(a.req, err)
 	}
+	if !locked {
+		s.ledger.commit.Lock()
+		defer s.ledger.commit.Unlock()
+	}
+	l := &s.ledger
+	if !l.current(a.last) {
+		if err := a.app.Rollback(); err != nil {
+			return storeError("roll back", err)
+		}
+		return errStale
+	}
+	gen := l.begin()
+	defer l.publish(gen)
 	if err := a.app.Commit(); err != nil {
-		return Result{}, storeError("commit", err)
+		for ref := range a.last {
+			l.committed(ref, gen, lastSample{}, false, false) // what it stored is not known
+		}
+		return storeError("commit", err)
 	}
-	s.report.observe(tenant, &a.res)
-	return a.res, nil
+	for ref, m := range a.last {
+		if m.inOrder || m.outOrder {
+			l.committed(ref, gen, m.last, true, m.inOrder)
+		}
+	}
+	return nil
 }
 
 // setAppender makes app, wrapped by the Store's wrap if set, the
@@ -641,7 +693,8 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		}
 		return
 	}
-	if cs.ref != 0 && a.follows(cs.ref, t, v, h) {
+	gen := a.s.ledger.gen.Load() // before the sample is appended
+	if cs.ref != 0 && a.follows(cs.ref, cs.lset, gen, t, v, h) {
 		a.ex = nil
 		return
 	}
@@ -653,12 +706,15 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 	// labels): the sample is written, and, as in Prometheus' OTLP
 	// endpoint, the exemplars are let go.
 	if err != nil && !isPartial(err) {
+		if a.storedBefore(cs.lset, t, v, h, err) {
+			return
+		}
 		if a.curFailed == "" {
 			a.curFailed = appendReason(err, h != nil)
 		}
 		return
 	}
-	if ref == cs.ref || !a.follows(ref, t, v, h) {
+	if ref == cs.ref || !a.follows(ref, cs.lset, gen, t, v, h) {
 		// Not after a sample of its series this request appended
 		// (checked above, or now for the reference Append found): the
 		// commit stores it.

@@ -77,16 +77,21 @@
 //     value is rejected as ReasonDuplicate ("duplicate_timestamp"). All the
 //     samples of a point go together: a histogram point whose _count
 //     repeats the first point's but whose _sum differs is rejected whole.
-//   - Across requests the TSDB decides, as for any Prometheus: a point at
-//     a millisecond that holds another value is rejected as
-//     ReasonDuplicate; one older than its series' last sample as
-//     ReasonOutOfOrder (or, with Config.OutOfOrderWindow, stored if within
-//     it, else ReasonTooOld); one older than the head allows as
-//     ReasonOutOfBounds. So the first value written to a millisecond stays,
-//     within a request and across requests. A point equal to the sample a
-//     later request finds stored is acknowledged and not stored again, as
-//     Prometheus does, but is counted as accepted, not as a duplicate: the
-//     TSDB's appender does not tell it apart.
+//   - Across requests the same rule holds: the first value written to a
+//     millisecond stays. A point equal to a sample its series holds (a
+//     client's retry) is a duplicate, counted as such; one at a stored
+//     millisecond with another value is rejected as ReasonDuplicate. A
+//     point older than its series' last sample, at a free millisecond, is
+//     rejected as ReasonOutOfOrder (or, with Config.OutOfOrderWindow,
+//     stored if within it, else ReasonTooOld); one older than the head
+//     allows as ReasonOutOfBounds. The Store keeps, per series, the last
+//     sample its head holds (the ledger, ledger.go): the TSDB's appender
+//     drops a sample equal to the last one without an error, and a sample
+//     another commit overtook between its append and its commit; the
+//     ledger tells the first apart, and has a request so overtaken
+//     appended again, its points then decided by the rules above. A point
+//     older than its series' last is looked up in the TSDB (a query, at
+//     most 4096 per request).
 //
 // # Series cache
 //

@@ -3,7 +3,6 @@ package metricstore
 import (
 	"cmp"
 	"errors"
-	"math"
 	"slices"
 	"strings"
 
@@ -48,33 +47,54 @@ import (
 // errResort ends the walk of a request found out of time order.
 var errResort = errors.New("metricstore: request out of time order")
 
-// lastSample is the last sample of a series appended in a request.
+// errStale ends an attempt to commit a request after another commit stored
+// samples of its series since it looked them up (see ledger.go).
+var errStale = errors.New("metricstore: series changed under the request")
+
+// lastSample is a sample of a series: its time and value.
 type lastSample struct {
-	t int64
-	v uint64               // float bits
-	h *histogram.Histogram // or the native histogram
+	t     int64
+	v     uint64               // float bits
+	h     *histogram.Histogram // or the native histogram
+	other bool                 // or a float histogram, equal to nothing appended here
 }
 
 // maxKeptLast is the largest appendState.last kept for the next request.
 const maxKeptLast = 1 << 14
 
-// follows reports whether a sample at t of series ref would come at or
-// before the last sample the request appended to ref, and so must not be
-// stored: as a duplicate of it (a.curExact), as another value at its
-// millisecond (a.curFailed, ReasonDuplicate), or before it (a.resort
-// while the request is walked in its own order; ReasonOutOfOrder, which
-// a sorted request cannot meet, when it is replayed).
-func (a *appendState) follows(ref storage.SeriesRef, t int64, v float64, h *histogram.Histogram) bool {
-	prev, ok := a.last[ref]
-	if !ok || t > prev.t {
+// oooKey is a sample appended out of order: its series and time.
+type oooKey struct {
+	ref storage.SeriesRef
+	t   int64
+}
+
+// follows reports whether a sample at t of series ref (labels ls; gen,
+// the ledger's before it was appended, see ledger.go) comes
+// at or before the last sample of ref, the request's or, the first time,
+// the head's (see ledger.go), and so must not be appended: as a duplicate
+// of it (a.curExact), as another value at its millisecond (a.curFailed,
+// ReasonDuplicate), or before the request's own last (a.resort while the
+// request is walked in its own order; ReasonOutOfOrder, which a sorted
+// request cannot meet, when it is replayed). A sample before the head's
+// last is left to the appender to refuse, unless an out-of-order window
+// would take it; see beforeLast.
+func (a *appendState) follows(ref storage.SeriesRef, ls labels.Labels, gen uint64, t int64, v float64, h *histogram.Histogram) bool {
+	m, ok := a.last[ref]
+	if !ok {
+		m = a.s.ledger.lookup(ref, a.epoch, gen, &a.head)
+		a.last[ref] = m
+	}
+	if !m.has || t > m.last.t {
 		return false
 	}
 	switch {
-	case t < prev.t && !a.replaying:
+	case t < m.last.t && !m.own:
+		return a.beforeLast(ref, ls, sampleOf(t, v, h))
+	case t < m.last.t && !a.replaying:
 		a.resort = true
-	case t < prev.t:
+	case t < m.last.t:
 		a.fail(ReasonOutOfOrder)
-	case sameValue(prev, v, h):
+	case sameSample(m.last, sampleOf(t, v, h)):
 		a.curExact = true
 	default:
 		a.fail(ReasonDuplicate)
@@ -82,23 +102,86 @@ func (a *appendState) follows(ref storage.SeriesRef, t int64, v float64, h *hist
 	return true
 }
 
-// note records a sample appended to ref as its last in the request.
+// beforeLast decides a sample s of series ref before the last one the
+// head holds. The series may hold one at its millisecond: a retried
+// request is made of such. A sample with its value is a duplicate. Within
+// an out-of-order window, the appender would insert another, and the
+// insert drop it silently: it is rejected as ReasonDuplicate. Else it is
+// left to the appender, which inserts it (within the window) or refuses it
+// (out of order, out of bounds, too old). The sample is looked up in what
+// the request appended out of order, then in the TSDB (a query: at most
+// maxLookups per request; past them the appender decides alone).
+func (a *appendState) beforeLast(ref storage.SeriesRef, ls labels.Labels, s lastSample) bool {
+	w := a.s.cfg.OutOfOrderWindow.Milliseconds()
+	inWindow := w > 0 && s.t >= a.last[ref].last.t-w
+	prev, ok := a.ooo[oooKey{ref, s.t}]
+	if !ok {
+		if prev, ok = a.storedAt(ls, s.t); !ok {
+			return false
+		}
+	}
+	switch {
+	case sameSample(prev, s):
+		a.curExact = true
+	case inWindow:
+		a.fail(ReasonDuplicate)
+	default:
+		return false
+	}
+	return true
+}
+
+// storedAt looks the sample of series ls at t up in the TSDB, within
+// maxLookups.
+func (a *appendState) storedAt(ls labels.Labels, t int64) (lastSample, bool) {
+	if a.db == nil || a.lookups >= maxLookups {
+		return lastSample{}, false
+	}
+	a.lookups++
+	return storedAt(a.ctx, a.db, ls, t)
+}
+
+// storedBefore reports whether a sample the appender refused with err,
+// before its series' last or the head's range, is one the TSDB holds
+// (a duplicate: a.curExact), for a series the request had no reference
+// to, which follows could not check before it was appended.
+func (a *appendState) storedBefore(ls labels.Labels, t int64, v float64, h *histogram.Histogram, err error) bool {
+	if !errors.Is(err, storage.ErrOutOfOrderSample) && !errors.Is(err, storage.ErrTooOldSample) && !errors.Is(err, storage.ErrOutOfBounds) {
+		return false
+	}
+	prev, ok := a.storedAt(ls, t)
+	if ok && sameSample(prev, sampleOf(t, v, h)) {
+		a.curExact = true
+		return true
+	}
+	return false
+}
+
+// maxLookups bounds the samples before their series' last a request looks
+// up in the TSDB (see beforeLast).
+const maxLookups = 4096
+
+// note records a sample appended to ref: the request's last of it if
+// after the last one known, else one appended out of order.
 func (a *appendState) note(ref storage.SeriesRef, t int64, v float64, h *histogram.Histogram) {
-	a.last[ref] = lastSample{t, math.Float64bits(v), h}
+	m := a.last[ref]
+	s := sampleOf(t, v, h)
+	if !m.has || t > m.last.t {
+		m.last, m.has, m.own, m.inOrder = s, true, true, true
+	} else {
+		if a.ooo == nil {
+			a.ooo = make(map[oooKey]lastSample)
+		}
+		a.ooo[oooKey{ref, t}] = s
+		m.outOrder = true
+	}
+	a.last[ref] = m
 }
 
 func (a *appendState) fail(reason string) {
 	if a.curFailed == "" {
 		a.curFailed = reason
 	}
-}
-
-// sameValue reports whether v or h is the value of prev, bit for bit.
-func sameValue(prev lastSample, v float64, h *histogram.Histogram) bool {
-	if h != nil || prev.h != nil {
-		return h != nil && prev.h != nil && h.Equals(prev.h)
-	}
-	return prev.v == math.Float64bits(v)
 }
 
 // A pendingPoint is a point recorded by the sorted pass: its entry, time
@@ -127,10 +210,19 @@ type pendingSample struct {
 // appending them, and replay appends them. What the first walk counted
 // goes; what it checked, created and queued (metadata) stays.
 func (a *appendState) startSorted() {
+	a.again()
+	a.recording = true
+}
+
+// again starts the walk of the request over, for the sorted pass or for a
+// new attempt (see ledger.go): what the walk counted goes; what it
+// checked, created and queued (metadata) stays.
+func (a *appendState) again() {
 	a.res = Result{}
 	clear(a.last)
+	clear(a.ooo)
 	clear(a.seenTarget)
-	a.resort, a.recording, a.replaying = false, true, false
+	a.resort, a.recording, a.replaying = false, false, false
 	a.cur, a.fresh, a.refsChanged, a.curTarget = nil, false, false, false
 	a.pend, a.pendS, a.pendEx, a.pendMeta = a.pend[:0], a.pendS[:0], a.pendEx[:0], a.pendMeta[:0]
 }

@@ -1,6 +1,7 @@
 package metricstore
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -124,7 +126,9 @@ type appendState struct {
 	// appended again, sorted); recording and replaying, the two halves of
 	// that sorted pass; the points recorded, their samples, exemplars and
 	// the metadata of the families they may create.
-	last                 map[storage.SeriesRef]lastSample
+	last                 map[storage.SeriesRef]seriesMark
+	ooo                  map[oooKey]lastSample // samples appended before their series' last
+	lookups              int                   // samples looked up in the TSDB (beforeLast)
 	resort               bool
 	recording, replaying bool
 	pend                 []pendingPoint
@@ -132,6 +136,11 @@ type appendState struct {
 	pendEx               []exemplar.Exemplar
 	pendMeta             []familyMeta
 	curMeta              int
+
+	// The attempt's TSDB, context and head reader (ledger.go).
+	db   *tsdb.DB
+	ctx  context.Context
+	head headReader
 
 	lb    *labels.Builder
 	pairs []labelPair
@@ -144,7 +153,7 @@ type labelPair struct{ name, value string }
 func newAppendState() *appendState {
 	return &appendState{
 		seenTarget: make(map[targetKey]struct{}),
-		last:       make(map[storage.SeriesRef]lastSample),
+		last:       make(map[storage.SeriesRef]seriesMark),
 		lb:         labels.NewBuilder(labels.EmptyLabels()),
 		names:      make(map[string]string),
 		// Prometheus' defaults for the UnderscoreEscapingWithSuffixes
@@ -159,22 +168,27 @@ func newAppendState() *appendState {
 // reset drops every reference to the request and the store, keeping
 // capacity.
 func (a *appendState) reset() {
-	ns, lb, names, namer, newMeta, last := a.seenTarget, a.lb, a.names, a.namer, a.newMeta, a.last
+	ns, lb, names, namer, newMeta, last, ooo := a.seenTarget, a.lb, a.names, a.namer, a.newMeta, a.last, a.ooo
 	clear(newMeta)
 	clear(ns)
 	if len(names) > 4096 {
 		clear(names)
 	}
 	if len(last) > maxKeptLast {
-		last = make(map[storage.SeriesRef]lastSample) // let a huge one go
+		last = make(map[storage.SeriesRef]seriesMark) // let a huge one go
 	}
 	clear(last)
+	if len(ooo) > maxKeptLast {
+		ooo = nil
+	}
+	clear(ooo)
+	a.head.close()
 	pend, pendS, pendEx, pendMeta := a.pendingBuffers()
 	*a = appendState{
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
 		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
 		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
-		last: last, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
+		last: last, ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
 	}
 	a.lb.Reset(labels.EmptyLabels())
 }

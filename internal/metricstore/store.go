@@ -31,6 +31,9 @@ type Store struct {
 	// has seen (the first sample, then head truncations; several between
 	// two requests count once).
 	cacheEpoch atomic.Uint64
+	// ledger holds the last sample of the series requests append to,
+	// and serializes commits (ledger.go).
+	ledger ledger
 	// builds counts series label sets built (cache misses), for tests.
 	builds atomic.Int64
 	meta   metaSet
@@ -116,6 +119,7 @@ func (s *Store) syncCache() uint64 {
 	if old := s.cacheMinT.Load(); old != mt && s.cacheMinT.CompareAndSwap(old, mt) {
 		epoch := s.cacheEpoch.Add(1)
 		s.cache.sweep(epoch - 1)
+		s.ledger.sweep(epoch)
 		return epoch
 	}
 	return s.cacheEpoch.Load()
@@ -130,6 +134,7 @@ func (s *Store) syncCache() uint64 {
 func (s *Store) reopened(db *tsdb.DB) {
 	s.cacheMinT.Store(db.Head().MinTime())
 	s.cacheEpoch.Add(1)
+	s.ledger.clear()
 }
 
 // Close stops compaction and closes the TSDB, flushing the WAL. Appends must

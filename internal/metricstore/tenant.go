@@ -384,14 +384,38 @@ func (a tenantAppendable) AppenderV2(ctx context.Context) storage.AppenderV2 {
 	if t != "" {
 		a.s.tenants.seen() // before the tenant's first series exists
 	}
-	return &tenantAppender{AppenderV2: a.s.db.AppenderV2(ctx), tenant: t, b: labels.NewBuilder(labels.EmptyLabels())}
+	return &tenantAppender{AppenderV2: a.s.db.AppenderV2(ctx), s: a.s, tenant: t, b: labels.NewBuilder(labels.EmptyLabels())}
 }
 
-// tenantAppender labels every series it appends to with its tenant.
+// tenantAppender labels every series it appends to with its tenant. It
+// commits under the ledger's mutex, and marks the series it stored
+// samples of in the ledger, to be read from the head again, so that a
+// concurrent OTLP request to one of them is appended again (ledger.go).
 type tenantAppender struct {
 	storage.AppenderV2
-	tenant string
-	b      *labels.Builder
+	s       *Store
+	tenant  string
+	b       *labels.Builder
+	touched []storage.SeriesRef
+}
+
+func (a *tenantAppender) Commit() error {
+	l := &a.s.ledger
+	l.commit.Lock()
+	defer l.commit.Unlock()
+	gen := l.begin()
+	defer l.publish(gen)
+	err := a.AppenderV2.Commit()
+	for _, ref := range a.touched {
+		l.committed(ref, gen, lastSample{}, false, false)
+	}
+	a.touched = nil
+	return err
+}
+
+func (a *tenantAppender) Rollback() error {
+	a.touched = nil
+	return a.AppenderV2.Rollback()
 }
 
 // relabel returns ls with TenantLabel as the tenant has it.
@@ -408,7 +432,11 @@ func (a *tenantAppender) relabel(ls labels.Labels) labels.Labels {
 }
 
 func (a *tenantAppender) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
-	return a.AppenderV2.Append(ref, a.relabel(ls), st, t, v, h, fh, opts)
+	ref, err := a.AppenderV2.Append(ref, a.relabel(ls), st, t, v, h, fh, opts)
+	if ref != 0 {
+		a.touched = append(a.touched, ref)
+	}
+	return ref, err
 }
 
 func (a *tenantAppender) AppendExemplars(ref storage.SeriesRef, ls labels.Labels, es []exemplar.Exemplar) (storage.SeriesRef, error) {

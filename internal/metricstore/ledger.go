@@ -1,0 +1,339 @@
+package metricstore
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/chunks"
+)
+
+// The ledger: what the head holds, across requests.
+//
+// The head appender checks a sample against its series' committed samples
+// when it is appended, and again at the commit, where it drops, counting
+// only in its own prometheus_tsdb_* metrics, a sample that is no longer
+// after the series' last one: two requests appending to one series at
+// once, the later-timed committing first, would both be acknowledged and
+// the earlier-timed one lost. And it drops, without any error, a sample
+// equal to the last one its series holds (the same millisecond and value),
+// which a client's retry of a stored request is made of; counted as
+// stored, that would break accepted = stored + rejected.
+//
+// So the Store keeps a ledger: for each series a request appends to, the
+// last sample its head holds (read from the head the first time, then kept
+// by each commit), and a count of the commits that stored samples of it.
+// A request looks a series up the first time it appends to it
+// (appendState.follows): a sample at or before the series' last one is
+// not appended but decided here (a duplicate, ReasonDuplicate, or, without
+// an out-of-order window, left to the appender to refuse). Commits are
+// serialized by the ledger's mutex (the WAL write they make is serialized
+// anyway): a request commits only if no commit stored samples of its
+// series since it looked them up; else it rolls back and is appended
+// again holding the mutex, against the ledger as it is then, so that no
+// commit comes between its checks and its own. Remote write's appenders
+// (tenantAppender) commit under the same mutex, and have the ledger
+// forget the series they stored samples of.
+//
+// With an out-of-order window, a sample before its series' last one is
+// inserted out of order, and the insert drops, again silently, one at a
+// millisecond the out-of-order chunk has (whatever its value): such a
+// sample is looked up in the TSDB first (storedAt), a query, paid only by
+// samples older than their series' last.
+//
+// An entry is dropped when no request used it for a whole cache epoch
+// (two head truncations; see Store.syncCache), and all when the TSDB is
+// reopened, whose references are the WAL's.
+
+// ledgerShards is the number of independently locked parts of the ledger.
+const ledgerShards = 64
+
+type ledger struct {
+	// commit is held across a request's ledger check and its commit.
+	commit sync.Mutex
+	// gen counts the commits, published once a commit is in the TSDB and
+	// the ledger (see begin).
+	gen    atomic.Uint64
+	shards [ledgerShards]ledgerShard
+}
+
+type ledgerShard struct {
+	mu sync.Mutex
+	m  map[storage.SeriesRef]ledgerEntry
+	_  [40]byte // a cache line each
+}
+
+// A ledgerEntry is the last sample of a series its head holds (has: any;
+// unread: not known, to be read from the head), the commit that last
+// stored samples of it (gen), and the cache epoch it was last used in.
+type ledgerEntry struct {
+	last        lastSample
+	has, unread bool
+	gen         uint64
+	epoch       uint64
+}
+
+func (l *ledger) shard(ref storage.SeriesRef) *ledgerShard {
+	return &l.shards[uint64(ref)%ledgerShards]
+}
+
+// lookup returns the last sample of ref, read by read from the head if
+// the ledger does not know it, and marks its entry used in epoch. The
+// mark's gen is snap, which the caller loaded from l.gen before it
+// appended a sample of ref: a commit of ref after that has a later gen.
+func (l *ledger) lookup(ref storage.SeriesRef, epoch, snap uint64, read *headReader) seriesMark {
+	sh := l.shard(ref)
+	sh.mu.Lock()
+	e, ok := sh.m[ref]
+	if ok && !e.unread {
+		if e.epoch != epoch {
+			e.epoch = epoch
+			sh.m[ref] = e
+		}
+		sh.mu.Unlock()
+		return seriesMark{last: e.last, has: e.has, gen: snap}
+	}
+	sh.mu.Unlock()
+	var gen uint64 // the last commit of ref the entry knows of
+	if ok {
+		gen = e.gen
+	}
+	last, has := read.last(ref)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e2, ok := sh.m[ref]; ok {
+		switch {
+		case !e2.unread:
+			// Another request got there first, or a commit
+			// since: what it knows is as new.
+			return seriesMark{last: e2.last, has: e2.has, gen: snap}
+		case e2.gen != gen:
+			// A commit stored samples of ref while the head
+			// was read: what was read may not be its last.
+			return seriesMark{gen: snap}
+		}
+	}
+	if sh.m == nil {
+		sh.m = make(map[storage.SeriesRef]ledgerEntry)
+	}
+	sh.m[ref] = ledgerEntry{last: last, has: has, gen: gen, epoch: epoch}
+	return seriesMark{last: last, has: has, gen: snap}
+}
+
+// current reports whether no commit stored samples of the series of
+// marks since the request loaded the gens of its marks. The caller holds
+// l.commit.
+func (l *ledger) current(marks map[storage.SeriesRef]seriesMark) bool {
+	for ref, m := range marks {
+		sh := l.shard(ref)
+		sh.mu.Lock()
+		e, ok := sh.m[ref]
+		sh.mu.Unlock()
+		if !ok || e.gen > m.gen {
+			return false
+		}
+	}
+	return true
+}
+
+// begin starts a commit, holding l.commit, and returns its gen. Once the
+// commit is in the TSDB, it marks the series it stored samples of with gen
+// (committed), then publishes gen (publish), both before it lets l.commit
+// go: a request that loaded an earlier gen, and may have appended before
+// the commit, finds the mark when it checks (current, holding l.commit);
+// one that loads gen appends after the commit.
+func (l *ledger) begin() uint64 { return l.gen.Load() + 1 }
+
+// publish ends the commit gen.
+func (l *ledger) publish(gen uint64) { l.gen.Store(gen) }
+
+// committed records that commit gen stored samples of ref, the last of
+// them last if keeps and inOrder (after the entry's last); if not keeps
+// (the commit does not know its series' last samples) or the entry is
+// new, its last sample is to be read from the head again.
+func (l *ledger) committed(ref storage.SeriesRef, gen uint64, last lastSample, keeps, inOrder bool) {
+	sh := l.shard(ref)
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[storage.SeriesRef]ledgerEntry)
+	}
+	e, ok := sh.m[ref]
+	e.gen = gen
+	switch {
+	case !ok || !keeps:
+		e.unread = true
+	case !e.unread && inOrder && (!e.has || last.t > e.last.t):
+		e.last, e.has = last, true
+	}
+	sh.m[ref] = e
+	sh.mu.Unlock()
+}
+
+// sweep drops the entries not used since the epoch before epoch.
+func (l *ledger) sweep(epoch uint64) {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for ref, e := range sh.m {
+			if e.epoch+1 < epoch {
+				delete(sh.m, ref)
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// clear drops every entry.
+func (l *ledger) clear() {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		sh.m = nil
+		sh.mu.Unlock()
+	}
+}
+
+// A seriesMark is what a request knows of one series: the last sample it
+// has (own: appended by the request, else the ledger's, has: any), the
+// ledger's gen before the request first appended to it, and whether the
+// request appended a sample to it in order (after the ledger's last) or
+// out of order.
+type seriesMark struct {
+	last              lastSample
+	gen               uint64
+	has, own          bool
+	inOrder, outOrder bool
+}
+
+// headReader reads the last sample of series from the head of a TSDB,
+// its readers opened on first use and kept until close.
+type headReader struct {
+	db   *tsdb.DB
+	ir   tsdb.IndexReader
+	cr   tsdb.ChunkReader
+	chks []chunks.Meta
+	sb   labels.ScratchBuilder
+	it   chunkenc.Iterator
+	err  error
+}
+
+// last returns the last in-order sample the head holds for ref; false if
+// none, or it cannot be read (then the TSDB's appender checks alone).
+func (r *headReader) last(ref storage.SeriesRef) (lastSample, bool) {
+	if r.ir == nil && r.err == nil {
+		h := r.db.Head()
+		if r.ir, r.err = h.Index(); r.err == nil {
+			if r.cr, r.err = h.Chunks(); r.err != nil {
+				r.ir.Close()
+				r.ir = nil
+			}
+		}
+	}
+	if r.err != nil {
+		return lastSample{}, false
+	}
+	r.chks = r.chks[:0]
+	if err := r.ir.Series(ref, &r.sb, &r.chks); err != nil || len(r.chks) == 0 {
+		return lastSample{}, false
+	}
+	c, iterable, err := r.cr.ChunkOrIterable(r.chks[len(r.chks)-1])
+	if err != nil {
+		return lastSample{}, false
+	}
+	switch {
+	case c != nil:
+		r.it = c.Iterator(r.it)
+	case iterable != nil:
+		r.it = iterable.Iterator(r.it)
+	default:
+		return lastSample{}, false
+	}
+	var last lastSample
+	found := false
+	for vt := r.it.Next(); vt != chunkenc.ValNone; vt = r.it.Next() {
+		found = true
+		switch vt {
+		case chunkenc.ValFloat:
+			t, v := r.it.At()
+			last = lastSample{t: t, v: math.Float64bits(v)}
+		case chunkenc.ValHistogram:
+			t, h := r.it.AtHistogram(nil)
+			last = lastSample{t: t, h: h}
+		default: // a float histogram: equal to nothing this store appends
+			last = lastSample{t: r.it.AtT(), other: true}
+		}
+	}
+	return last, found && r.it.Err() == nil
+}
+
+// close closes the readers, if opened.
+func (r *headReader) close() {
+	if r.ir != nil {
+		r.ir.Close()
+		r.cr.Close()
+	}
+	r.db, r.ir, r.cr, r.err = nil, nil, nil, nil
+}
+
+// storedAt looks the sample of series ls at t up in db: its value, and
+// whether there is one (a failed query counts as none).
+func storedAt(ctx context.Context, db *tsdb.DB, ls labels.Labels, t int64) (lastSample, bool) {
+	q, err := db.Querier(t, t)
+	if err != nil {
+		return lastSample{}, false
+	}
+	defer q.Close()
+	ms := make([]*labels.Matcher, 0, ls.Len())
+	ls.Range(func(l labels.Label) {
+		ms = append(ms, labels.MustNewMatcher(labels.MatchEqual, l.Name, l.Value))
+	})
+	set := q.Select(ctx, false, &storage.SelectHints{Start: t, End: t}, ms...)
+	var it chunkenc.Iterator
+	for set.Next() {
+		s := set.At()
+		if !labels.Equal(s.Labels(), ls) {
+			continue
+		}
+		it = s.Iterator(it)
+		switch it.Seek(t) {
+		case chunkenc.ValFloat:
+			if st, v := it.At(); st == t {
+				return lastSample{t: t, v: math.Float64bits(v)}, true
+			}
+		case chunkenc.ValHistogram:
+			if st, h := it.AtHistogram(nil); st == t {
+				return lastSample{t: t, h: h}, true
+			}
+		case chunkenc.ValFloatHistogram:
+			if it.AtT() == t {
+				return lastSample{t: t, other: true}, true
+			}
+		}
+	}
+	return lastSample{}, false
+}
+
+// sameSample reports whether x and y are the same value, bit for bit.
+func sameSample(x, y lastSample) bool {
+	if x.other || y.other {
+		return false
+	}
+	if x.h != nil || y.h != nil {
+		return x.h != nil && y.h != nil && x.h.Equals(y.h)
+	}
+	return x.v == y.v
+}
+
+// sampleOf is the lastSample of a value appended at t.
+func sampleOf(t int64, v float64, h *histogram.Histogram) lastSample {
+	if h != nil {
+		return lastSample{t: t, h: h}
+	}
+	return lastSample{t: t, v: math.Float64bits(v)}
+}
