@@ -104,29 +104,25 @@ func (a *appendState) follows(ref storage.SeriesRef, ls labels.Labels, gen uint6
 
 // beforeLast decides a sample s of series ref before the last one the
 // head holds. The series may hold one at its millisecond: a retried
-// request is made of such. A sample with its value is a duplicate. Within
-// an out-of-order window, the appender would insert another, and the
-// insert drop it silently: it is rejected as ReasonDuplicate. Else it is
-// left to the appender, which inserts it (within the window) or refuses it
-// (out of order, out of bounds, too old). The sample is looked up in what
-// the request appended out of order, then in the TSDB (a query: at most
-// maxLookups per request; past them the appender decides alone).
+// request is made of such. A sample with its value is a duplicate;
+// another value is rejected as ReasonDuplicate, as at the last sample (an
+// out-of-order insert would drop it silently). A sample at a free
+// millisecond is left to the appender, which inserts it (within an
+// out-of-order window) or refuses it (out of order, out of bounds, too
+// old). The sample is looked up in what the request appended out of
+// order, then in the TSDB (a query: at most maxLookups per request; past
+// them the appender decides alone).
 func (a *appendState) beforeLast(ref storage.SeriesRef, ls labels.Labels, s lastSample) bool {
-	w := a.s.cfg.OutOfOrderWindow.Milliseconds()
-	inWindow := w > 0 && s.t >= a.last[ref].last.t-w
 	prev, ok := a.ooo[oooKey{ref, s.t}]
 	if !ok {
 		if prev, ok = a.storedAt(ls, s.t); !ok {
 			return false
 		}
 	}
-	switch {
-	case sameSample(prev, s):
+	if sameSample(prev, s) {
 		a.curExact = true
-	case inWindow:
+	} else {
 		a.fail(ReasonDuplicate)
-	default:
-		return false
 	}
 	return true
 }
@@ -142,19 +138,24 @@ func (a *appendState) storedAt(ls labels.Labels, t int64) (lastSample, bool) {
 }
 
 // storedBefore reports whether a sample the appender refused with err,
-// before its series' last or the head's range, is one the TSDB holds
-// (a duplicate: a.curExact), for a series the request had no reference
-// to, which follows could not check before it was appended.
+// before its series' last or the head's range, is at a millisecond the
+// TSDB holds (a duplicate, a.curExact, or another value,
+// ReasonDuplicate), for a series the request had no reference to, which
+// follows could not check before it was appended.
 func (a *appendState) storedBefore(ls labels.Labels, t int64, v float64, h *histogram.Histogram, err error) bool {
 	if !errors.Is(err, storage.ErrOutOfOrderSample) && !errors.Is(err, storage.ErrTooOldSample) && !errors.Is(err, storage.ErrOutOfBounds) {
 		return false
 	}
 	prev, ok := a.storedAt(ls, t)
-	if ok && sameSample(prev, sampleOf(t, v, h)) {
+	switch {
+	case !ok:
+		return false
+	case sameSample(prev, sampleOf(t, v, h)):
 		a.curExact = true
-		return true
+	default:
+		a.fail(ReasonDuplicate)
 	}
-	return false
+	return true
 }
 
 // maxLookups bounds the samples before their series' last a request looks

@@ -535,34 +535,48 @@ func TestCollectorFixture(t *testing.T) {
 		t.Run("window="+window.String(), func(t *testing.T) {
 			s := open(t, t.TempDir(), func(c *Config) { c.OutOfOrderWindow, c.MaxTimeAhead = window, 0 })
 			defer s.Close()
-			var points, accepted, rejected, dups int64
-			reasons := map[string]int64{}
-			for _, f := range files {
-				b, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
+			send := func() (points, accepted, rejected, dups int64, reasons map[string]int64) {
+				reasons = map[string]int64{}
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					points += int64(md.DataPointCount())
+					res, err := s.AppendOTLP(context.Background(), "", b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					accepted, rejected, dups = accepted+res.Accepted, rejected+res.Rejected, dups+res.Duplicates
+					for k, n := range res.Reasons {
+						reasons[k] += n
+					}
 				}
-				md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				points += int64(md.DataPointCount())
-				res, err := s.AppendOTLP(context.Background(), "", b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				accepted, rejected, dups = accepted+res.Accepted, rejected+res.Rejected, dups+res.Duplicates
-				for k, n := range res.Reasons {
-					reasons[k] += n
-				}
+				return
 			}
-			var stored int64
-			for _, v := range samplesOf(t, s, labels.MustNewMatcher(labels.MatchNotRegexp, "__name__", ".*_bucket|.*_sum|target_info")) {
-				stored += int64(len(v))
+			storedNow := func() (stored int64) {
+				for _, v := range samplesOf(t, s, labels.MustNewMatcher(labels.MatchNotRegexp, "__name__", ".*_bucket|.*_sum|target_info")) {
+					stored += int64(len(v))
+				}
+				return
 			}
+			points, accepted, rejected, dups, reasons := send()
+			stored := storedNow()
 			t.Logf("%d points: %d accepted (%d duplicates), %d stored, %d rejected %v", points, accepted, dups, stored, rejected, reasons)
 			if accepted+rejected != points || accepted-dups != stored {
 				t.Errorf("%d points: %d accepted (%d duplicates), %d rejected; %d stored, want %d", points, accepted, dups, rejected, stored, accepted-dups)
+			}
+			// Sent again, as a client retrying: nothing new is stored,
+			// every accepted point is a duplicate.
+			points, accepted, rejected, dups, reasons = send()
+			again := storedNow()
+			t.Logf("sent again: %d points: %d accepted (%d duplicates), %d stored, %d rejected %v", points, accepted, dups, again-stored, rejected, reasons)
+			if accepted+rejected != points || accepted != dups || again != stored {
+				t.Errorf("sent again: %d points: %d accepted (%d duplicates), %d rejected; %d stored, want %d", points, accepted, dups, rejected, again, stored)
 			}
 		})
 	}
