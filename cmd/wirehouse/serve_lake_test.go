@@ -167,44 +167,49 @@ func sendUntil(ctx context.Context, t *testing.T, p *serveProc, transport, signa
 	}
 }
 
-// lakeIDs reads attr_test_id of every row of the signal's Parquet files
-// and counts each id.
+// lakeIDs reads the test.id attribute of every row of the signal's
+// Parquet files and counts each id.
 func lakeIDs(t *testing.T, root, signal string) map[int64]int {
 	t.Helper()
 	ids := map[int64]int{}
 	for _, p := range parquetFiles(t, filepath.Join(root, signal)) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		col, ok := pf.Schema().Lookup("attr_test_id")
-		if !ok {
-			t.Fatalf("%s: no attr_test_id column", p)
-		}
-		r := parquet.NewReader(bytes.NewReader(b))
-		rows := make([]parquet.Row, 256)
-		for {
-			n, err := r.ReadRows(rows)
-			for _, row := range rows[:n] {
-				for _, v := range row {
-					if v.Column() == col.ColumnIndex {
-						ids[v.Int64()]++
-					}
+		for _, attrs := range lakeAttributes(t, p) {
+			if v := attrs["test.id"]; v != nil {
+				id, err := strconv.ParseInt(*v, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: test.id %q: %v", p, *v, err)
 				}
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
+				ids[id]++
 			}
 		}
 	}
 	return ids
+}
+
+// lakeAttributes reads the attributes map (schema version 2) of every row
+// of the lake file p.
+func lakeAttributes(t *testing.T, p string) []map[string]*string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	type row struct {
+		Attributes map[string]*string `parquet:"attributes"`
+	}
+	rows := make([]row, pf.NumRows())
+	if n, err := parquet.NewGenericReader[row](pf).Read(rows); int64(n) != pf.NumRows() {
+		t.Fatalf("%s: read %d of %d rows: %v", p, n, pf.NumRows(), err)
+	}
+	out := make([]map[string]*string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Attributes
+	}
+	return out
 }
 
 // TestServeKill9Lake sends logs and spans over gRPC and HTTP with the
@@ -280,7 +285,7 @@ func TestServeKill9Lake(t *testing.T) {
 		script := `import duckdb, json, sys
 r = {}
 for s in ("logs", "traces"):
-    q = f"SELECT count(*), count(DISTINCT attr_test_id) FROM read_parquet('{sys.argv[1]}/{s}/**/*.parquet', hive_partitioning = true, union_by_name = true)"
+    q = f"SELECT count(*), count(DISTINCT attributes['test.id']) FROM read_parquet('{sys.argv[1]}/{s}/**/*.parquet', hive_partitioning = true)"
     r[s] = con = duckdb.connect().execute(q).fetchone()
 print(json.dumps(r))`
 		out, err := exec.Command(python, "-c", script, root).CombinedOutput()

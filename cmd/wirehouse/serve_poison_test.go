@@ -2,16 +2,14 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -43,65 +41,23 @@ func wideLogsRequest(t *testing.T, ids []int64, keys []int) []byte {
 }
 
 // recordAttrCounts reads every logs file under root and returns, per
-// test.id, how many record attributes its row holds: in typed columns and
-// in the attributes_overflow JSON object together.
+// test.id, how many record attributes its row holds (its attributes map).
 func recordAttrCounts(t *testing.T, root string) map[int64]int {
 	t.Helper()
 	out := map[int64]int{}
 	for _, p := range parquetFiles(t, root) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		metaText, _ := pf.Lookup("wirehouse.columns")
-		var meta map[string]struct{ Origin, Key, Type string }
-		if err := json.Unmarshal([]byte(metaText), &meta); err != nil {
-			t.Fatalf("%s: wirehouse.columns: %v", p, err)
-		}
-		names := map[int]string{}
-		for i, path := range pf.Schema().Columns() {
-			names[i] = path[0]
-		}
-		r := parquet.NewReader(bytes.NewReader(b))
-		rows := make([]parquet.Row, 16)
-		for {
-			n, err := r.ReadRows(rows)
-			for _, row := range rows[:n] {
-				id, count := int64(-1), 0
-				for _, v := range row {
-					m, ok := meta[names[v.Column()]]
-					if !ok || v.IsNull() || m.Origin != "record" {
-						continue
-					}
-					switch {
-					case m.Key == "test.id":
-						id = v.Int64()
-						count++
-					case m.Type == "json_object":
-						var obj map[string]any
-						if err := json.Unmarshal(v.ByteArray(), &obj); err != nil {
-							t.Fatalf("%s: overflow: %v", p, err)
-						}
-						count += len(obj)
-					default:
-						count++
-					}
+		for _, attrs := range lakeAttributes(t, p) {
+			id := int64(-1)
+			if v := attrs["test.id"]; v != nil {
+				var err error
+				if id, err = strconv.ParseInt(*v, 10, 64); err != nil {
+					t.Fatalf("%s: test.id %q: %v", p, *v, err)
 				}
-				if _, dup := out[id]; dup {
-					t.Errorf("test.id %d stored twice", id)
-				}
-				out[id] = count
 			}
-			if err == io.EOF {
-				break
+			if _, dup := out[id]; dup {
+				t.Errorf("test.id %d stored twice", id)
 			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
+			out[id] = len(attrs)
 		}
 	}
 	return out
@@ -110,9 +66,8 @@ func recordAttrCounts(t *testing.T, root string) map[int64]int {
 // TestServeWideAttributes sends the requests that used to crash the lake
 // writer for good: one record with 70,000 distinct attribute keys, then
 // ten requests of 7,000 keys each. Each is acknowledged, the server stays
-// up, every record reaches the lake once with every attribute (the keys
-// past the column limit in attributes_overflow), and a restart finds
-// nothing to replay and nothing wrong.
+// up, every record reaches the lake once with every attribute in its
+// attributes map, and a restart finds nothing to replay and nothing wrong.
 func TestServeWideAttributes(t *testing.T) {
 	dir := t.TempDir()
 	p := startServeProc(t, dir, "--lake-max-delay", "1s")

@@ -25,6 +25,8 @@ const (
 type Column struct {
 	Origin Origin
 	Key    string // the attribute key as sent
+	keyb   []byte // Key's bytes, for the map columns
+	hot    bool   // a hot key of schema version 2 (hotKeys)
 	Rows   []int32
 	Kinds  []Kind
 	Nums   []uint64
@@ -122,7 +124,8 @@ func (cs *columns) get(o Origin, key []byte) *Column {
 		if cs.index[o] == nil {
 			cs.index[o] = make(map[string]*Column)
 		}
-		c = &Column{Origin: o, Key: string(key), gen: cs.gen}
+		c = &Column{Origin: o, Key: string(key), keyb: []byte(string(key)), gen: cs.gen}
+		_, c.hot = hotSet[hotKey{origin: o, key: c.Key}]
 		cs.index[o][c.Key] = c
 		cs.list = append(cs.list, c)
 		cs.known++

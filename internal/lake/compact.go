@@ -392,10 +392,14 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	if err != nil {
 		return 0, err.Error()
 	}
-	opts := append(writerOptions(schema, sorting, map[string]string{
+	kv := map[string]string{
 		"wirehouse.signal":  signal,
 		"wirehouse.columns": string(metaJSON),
-	}), parquet.MaxRowsPerRowGroup(128<<10))
+	}
+	if v, ok := inputs[0].pf.Lookup(SchemaVersionKey); ok {
+		kv[SchemaVersionKey] = v // the same in every input (unionSchema)
+	}
+	opts := append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))
 	name, err := outputName(run, files)
 	if err != nil {
 		return 0, err.Error()
@@ -496,8 +500,9 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 		dict  bool
 	}
 	cols := map[string]*col{}
+	nested := map[string]parquet.Node{}
 	meta := map[string]columnMeta{}
-	var signal string
+	var signal, schemaVersion string
 	var sorting []parquet.SortingColumn
 	for i, in := range inputs {
 		sig, _ := in.pf.Lookup("wirehouse.signal")
@@ -506,10 +511,21 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 		} else if sig != signal {
 			return nil, nil, nil, fmt.Sprintf("signals %q and %q", signal, sig)
 		}
+		version, _ := in.pf.Lookup(SchemaVersionKey)
+		if i == 0 {
+			schemaVersion = version
+		} else if version != schemaVersion {
+			return nil, nil, nil, fmt.Sprintf("schema versions %q and %q", schemaVersion, version)
+		}
 		dict := dictionaryColumns(in.pf.Metadata())
 		for _, f := range in.pf.Schema().Fields() {
 			if !f.Leaf() {
-				return nil, nil, nil, fmt.Sprintf("column %s is not a leaf", f.Name())
+				node, ok := nestedNodes[f.Name()]
+				if !ok || version == "" || !slices.Equal(signature(node(), f.Name(), nil), signature(f, f.Name(), nil)) {
+					return nil, nil, nil, fmt.Sprintf("column %s is not a leaf", f.Name())
+				}
+				nested[f.Name()] = node()
+				continue
 			}
 			c, ok := cols[f.Name()]
 			if !ok {
@@ -561,7 +577,31 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 		}
 		group[name] = parquet.Compressed(n, zstdCodec)
 	}
+	for name, n := range nested {
+		group[name] = n
+	}
 	return parquet.NewSchema("wirehouse", group), meta, sorting, ""
+}
+
+// signature describes the structure of node: each leaf's path, type and
+// repetition, and each group's repetition, without encodings or
+// compression, to compare a file's nested column with the writer's.
+func signature(node parquet.Node, path string, out []string) []string {
+	rep := "required"
+	switch {
+	case node.Optional():
+		rep = "optional"
+	case node.Repeated():
+		rep = "repeated"
+	}
+	if node.Leaf() {
+		return append(out, path+" "+rep+" "+node.Type().String())
+	}
+	out = append(out, path+" "+rep+" group")
+	for _, f := range node.Fields() {
+		out = signature(f, path+"."+f.Name(), out)
+	}
+	return out
 }
 
 func sameSorting(a, b parquet.SortingColumn) bool {

@@ -46,13 +46,19 @@ type WriterConfig struct {
 	// RowGroupRows is the most rows in one row group. Default 131,072. It
 	// must be positive.
 	RowGroupRows int
-	// MaxAttributeColumns is the most attribute columns one file has
-	// (default DefaultMaxAttributeColumns). Past it, the attributes with
+	// MaxAttributeColumns is, in schema version 1, the most attribute
+	// columns one file has (default DefaultMaxAttributeColumns); version 2
+	// keeps every attribute in a map and has a fixed set of columns. Past it, the attributes with
 	// the fewest values in the file are kept in the overflow columns
 	// instead (resource_attributes_overflow, scope_attributes_overflow,
 	// attributes_overflow): a JSON object per row, so none is lost. It is
 	// 1 to 30,000 (parquet-go's limit on a file's columns is 32,767).
 	MaxAttributeColumns int
+
+	// SchemaVersion is the version of the files written: 2 (the
+	// default; 0 means it too) or 1, the layout of earlier releases, kept
+	// for comparison (see docs/ARCHITECTURE.md, "Lake schema").
+	SchemaVersion int
 
 	// ManualFlush leaves every write to the caller: Append never writes
 	// a file, Due says when a batch reached its size, buffer or age
@@ -83,6 +89,7 @@ func DefaultWriterConfig() WriterConfig {
 		MaxAge:              5 * time.Minute,
 		RowGroupRows:        128 << 10,
 		MaxAttributeColumns: DefaultMaxAttributeColumns,
+		SchemaVersion:       SchemaVersion,
 	}
 }
 
@@ -103,6 +110,8 @@ func (c WriterConfig) Validate() error {
 		return fmt.Errorf("lake writer: MaxAge %v, must be positive", c.MaxAge)
 	case c.RowGroupRows < 1:
 		return fmt.Errorf("lake writer: RowGroupRows %d, must be positive", c.RowGroupRows)
+	case c.SchemaVersion < 0 || c.SchemaVersion > SchemaVersion:
+		return fmt.Errorf("lake writer: SchemaVersion %d, want 1 or 2", c.SchemaVersion)
 	case c.MaxAttributeColumns < 1 || c.MaxAttributeColumns > 30000:
 		return fmt.Errorf("lake writer: MaxAttributeColumns %d, want 1 to 30000", c.MaxAttributeColumns)
 	}

@@ -68,9 +68,10 @@ func (r *LogRows) strings() [7]*Strings {
 // the batch is left as it was before the call; the error is an
 // *otlpwire.Error (or wraps one) naming where the request is malformed.
 func (r *LogRows) AppendLogs(req []byte) error {
-	row0, ncols := r.Len(), len(r.cols.list)
+	row0, ncols, m := r.Len(), len(r.cols.list), r.mark()
 	if err := r.appendLogs(otlpwire.LogsRequest(req)); err != nil {
 		r.truncate(row0, ncols)
+		r.rollbackPairs(m)
 		return err
 	}
 	return nil
@@ -89,8 +90,8 @@ func (r *LogRows) truncate(n, ncols int) {
 func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
 	var lf otlpwire.LogRecordFields
 	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceLogs(),
-		otlpwire.ResourceLogs.Resource, otlpwire.ResourceLogs.ScopeLogs,
-		otlpwire.ScopeLogs.Scope, otlpwire.ScopeLogs.LogRecords,
+		otlpwire.ResourceLogs.Resource, otlpwire.ResourceLogs.SchemaURL, otlpwire.ResourceLogs.ScopeLogs,
+		otlpwire.ScopeLogs.Scope, otlpwire.ScopeLogs.SchemaURL, otlpwire.ScopeLogs.LogRecords,
 		func(lr otlpwire.LogRecord, svc, name, version Ref) error {
 			if err := lr.Read(&lf); err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -78,14 +79,28 @@ func resolveKind(m kindMask) Kind {
 }
 
 // fileCol is one column of a file being written: its schema node and how
-// to produce its values for a run of rows.
+// to produce its values for a run of rows. A nested column (a group: a
+// list, a map) has a fill per leaf instead (leaves), each producing the
+// leaf's values with their repetition and definition levels.
 type fileCol struct {
-	name string
-	node parquet.Node
-	fill func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value
-	dyn  *Column  // a dynamic column, marked in e.at while filled
-	n    int      // rows in dyn's batch
-	mask kindMask // the kinds of dyn's values in the file
+	name   string
+	node   parquet.Node
+	fill   fillFunc
+	leaves []leafCol
+	dyn    *Column  // a dynamic column, marked in e.at while filled
+	n      int      // rows in dyn's batch
+	mask   kindMask // the kinds of dyn's values in the file
+}
+
+// fillFunc appends the values of a leaf column for the rows sel, each set
+// to column index idx.
+type fillFunc func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value
+
+// leafCol is a leaf of a nested fileCol: its path below the column's name
+// and its fill.
+type leafCol struct {
+	path []string
+	fill fillFunc
 }
 
 // encoder writes batches as Parquet files. Its scratch buffers are reused
@@ -442,24 +457,48 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 		if _, dup := group[c.name]; dup {
 			return fmt.Errorf("write parquet: column %q twice", c.name)
 		}
-		group[c.name] = parquet.Compressed(c.node, zstdCodec)
+		if c.leaves != nil {
+			group[c.name] = c.node // leaves compressed by the writer's default
+		} else {
+			group[c.name] = parquet.Compressed(c.node, zstdCodec)
+		}
 	}
 	schema := parquet.NewSchema("wirehouse", group)
 	w := parquet.NewGenericWriter[any](out, writerOptions(schema, sorting, meta)...)
 	// The writer orders columns as the schema does (by name); map ours.
-	leaf := make([]int, len(cols))
-	for i, c := range cols {
-		lc, ok := schema.Lookup(c.name)
-		if !ok {
-			return fmt.Errorf("write parquet: column %q missing from schema", c.name)
+	type leafWrite struct {
+		name string
+		fill fillFunc
+		col  *fileCol
+		idx  int
+	}
+	var leaves []leafWrite
+	for i := range cols {
+		c := &cols[i]
+		paths, fills := [][]string{nil}, []fillFunc{c.fill}
+		if c.leaves != nil {
+			paths, fills = paths[:0], fills[:0]
+			for _, l := range c.leaves {
+				paths, fills = append(paths, l.path), append(fills, l.fill)
+			}
 		}
-		leaf[i] = lc.ColumnIndex
+		for j, p := range paths {
+			path := append([]string{c.name}, p...)
+			lc, ok := schema.Lookup(path...)
+			if !ok {
+				return fmt.Errorf("write parquet: column %q missing from schema", strings.Join(path, "."))
+			}
+			leaves = append(leaves, leafWrite{strings.Join(path, "."), fills[j], c, lc.ColumnIndex})
+		}
+	}
+	if len(leaves) != len(schema.Columns()) {
+		return fmt.Errorf("write parquet: %d leaves filled, the schema has %d", len(leaves), len(schema.Columns()))
 	}
 	writers := w.ColumnWriters()
 	for g := 0; g < len(sel); g += e.rowGroupRows {
 		rg := sel[g:min(g+e.rowGroupRows, len(sel))]
-		for i, c := range cols {
-			if err := e.writeColumn(writers[leaf[i]], c, rg, leaf[i]); err != nil {
+		for _, l := range leaves {
+			if err := e.writeColumn(writers[l.idx], l.col, l.name, l.fill, rg, l.idx); err != nil {
 				return err
 			}
 		}
@@ -495,14 +534,23 @@ func writerOptions(schema *parquet.Schema, sorting []parquet.SortingColumn, meta
 	if _, ok := schema.Lookup("trace_id"); ok {
 		opts = append(opts, parquet.BloomFilters(parquet.SplitBlockFilter(10, "trace_id")))
 	}
+	// The leaves of maps and lists (schema version 2) have no page
+	// bounds: nothing is pruned by the bounds of attribute keys, values or
+	// event names, and computing them was ~10 % of writing a file.
+	for _, path := range schema.Columns() {
+		if len(path) > 1 {
+			opts = append(opts, parquet.SkipPageBounds(path...))
+		}
+	}
 	for k, v := range meta {
 		opts = append(opts, parquet.KeyValueMetadata(k, v))
 	}
 	return opts
 }
 
-// writeColumn writes column c of the rows rg to cw in chunks.
-func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c fileCol, rg []int32, idx int) error {
+// writeColumn writes the leaf name (filled by fill) of column c of the
+// rows rg to cw in chunks.
+func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c *fileCol, name string, fill fillFunc, rg []int32, idx int) error {
 	if c.dyn != nil {
 		e.mark(c.dyn, c.n)
 		defer e.unmark(c.dyn)
@@ -510,9 +558,9 @@ func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c fileCol, rg []int32, i
 	for k := 0; k < len(rg); k += chunkRows {
 		chunk := rg[k:min(k+chunkRows, len(rg))]
 		e.text = e.text[:0]
-		e.vals = c.fill(e, e.vals[:0], chunk, idx)
+		e.vals = fill(e, e.vals[:0], chunk, idx)
 		if _, err := cw.WriteRowValues(e.vals); err != nil {
-			return fmt.Errorf("write parquet column %s: %w", c.name, err)
+			return fmt.Errorf("write parquet column %s: %w", name, err)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"iter"
+	"slices"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -11,13 +12,41 @@ import (
 // being appended, and the service name of every row.
 type attrRows struct {
 	ServiceName Strings // the resource's service.name string, for sorting; empty if none
+	// The schema URLs of each row's resource and scope.
+	ResourceSchemaURL, ScopeSchemaURL Strings
 
 	cols    columns
 	recent  [256]*Column // record attribute columns by keySlot, to skip most map lookups
 	res     []staged
 	scope   []staged
 	scratch []byte
+
+	// With keepPairs (schema version 2), every record's attribute pairs,
+	// for the attributes map column, a key's first occurrence only:
+	// rowPairs[i] are row i's, in pairs, which also holds the pairs of
+	// nested messages (events, links). The resource's and the scope's are
+	// JSON objects (ResourceAttrs, ScopeAttrs: one stored per resource or
+	// scope, referenced by each row).
+	keepPairs                 bool
+	pairs                     []staged
+	rowPairs                  []pairRange
+	ResourceAttrs, ScopeAttrs Strings
+	curResAttrs, curScAttrs   Ref
+	curResURL, curScURL       Ref
+	// nested holds the attribute keys of nested messages (events, links),
+	// which get no column of their own: its columns hold their values.
+	nested columns
 }
+
+// pairRange is the pairs [lo, hi) of attrRows.pairs.
+type pairRange struct{ lo, hi uint32 }
+
+func (p pairRange) len() int { return int(p.hi - p.lo) }
+
+// attrMark is where a batch's pair lists stood, to roll an append back to.
+type attrMark struct{ pairs int }
+
+func (r *attrRows) mark() attrMark { return attrMark{len(r.pairs)} }
 
 // Columns returns the dynamic columns in order of first appearance. The
 // slice and columns are owned by the batch and valid until its next Append
@@ -26,12 +55,80 @@ func (r *attrRows) Columns() []*Column { return r.cols.list }
 
 func (r *attrRows) reset() {
 	r.ServiceName.Reset()
+	r.ResourceSchemaURL.Reset()
+	r.ScopeSchemaURL.Reset()
+	r.ResourceAttrs.Reset()
+	r.ScopeAttrs.Reset()
 	r.cols.reset()
+	r.nested.reset()
+	clear(r.pairs)
+	r.pairs, r.rowPairs = r.pairs[:0], r.rowPairs[:0]
 }
 
 func (r *attrRows) truncate(n, ncols int) {
 	r.ServiceName.spans = r.ServiceName.spans[:n]
+	r.ResourceSchemaURL.spans = r.ResourceSchemaURL.spans[:n]
+	r.ScopeSchemaURL.spans = r.ScopeSchemaURL.spans[:n]
+	if r.keepPairs {
+		r.ResourceAttrs.spans, r.ScopeAttrs.spans = r.ResourceAttrs.spans[:n], r.ScopeAttrs.spans[:n]
+	}
 	r.cols.rollback(int32(n), ncols)
+	if len(r.rowPairs) > n {
+		r.rollbackPairs(attrMark{int(r.rowPairs[n].lo)})
+		r.rowPairs = r.rowPairs[:n]
+	}
+}
+
+// rollbackPairs drops the pairs appended since m.
+func (r *attrRows) rollbackPairs(m attrMark) {
+	clear(r.pairs[m.pairs:])
+	r.pairs = r.pairs[:m.pairs]
+}
+
+// storeJSON stores vals, staged resource or scope values, in arena as a
+// JSON object, a key once (its first occurrence), as appendJSON writes
+// the values (an empty value as null).
+func (r *attrRows) storeJSON(arena *Strings, vals []staged) Ref {
+	b := append(r.scratch[:0], '{')
+	for i, s := range vals {
+		if slices.ContainsFunc(vals[:i], func(p staged) bool { return p.col == s.col }) {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s.col.keyb)
+		b = append(b, ':')
+		if s.kind == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONValue(b, s.kind, s.num, s.col.Strs.at(s.ref))
+		}
+	}
+	b = append(b, '}')
+	r.scratch = b
+	return arena.store(b)
+}
+
+// nestedPairs stages the attributes of a nested message (an event, a
+// link) as pairs, a key once, and returns their range.
+func (r *attrRows) nestedPairs(attrs otlpwire.Attributes) (pairRange, error) {
+	lo := uint32(len(r.pairs))
+	for kv, err := range attrs.All() {
+		if err != nil {
+			return pairRange{}, err
+		}
+		c := r.nested.get(OriginRecord, kv.Key)
+		if slices.ContainsFunc(r.pairs[lo:], func(p staged) bool { return p.col == c }) {
+			continue
+		}
+		s, err := c.stage(kv.Value, &r.scratch)
+		if err != nil {
+			return pairRange{}, err
+		}
+		r.pairs = append(r.pairs, s)
+	}
+	return pairRange{lo, uint32(len(r.pairs))}, nil
 }
 
 // stageResource decodes a resource's attributes once, to be added to each
@@ -56,6 +153,12 @@ func (r *attrRows) stageResource(attrs otlpwire.Attributes) (svc Ref, err error)
 			}
 		}
 	}
+	if r.keepPairs {
+		r.curResAttrs = r.storeJSON(&r.ResourceAttrs, r.res)
+		if svc.n == 0 {
+			svc = r.ServiceName.store([]byte(unknownService))
+		}
+	}
 	return svc, nil
 }
 
@@ -72,18 +175,28 @@ func (r *attrRows) stageScope(attrs otlpwire.Attributes) error {
 		}
 		r.scope = append(r.scope, s)
 	}
+	if r.keepPairs {
+		r.curScAttrs = r.storeJSON(&r.ScopeAttrs, r.scope)
+	}
 	return nil
 }
 
 // addAttrs gives row the staged resource and scope values, its service
 // name and the record's own attributes.
 func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error {
+	// With keepPairs, only the hot keys' columns are written: the others
+	// are left empty, their values in pairs.
 	for _, s := range r.res {
-		s.col.add(row, s.kind, s.num, s.ref)
+		if !r.keepPairs || s.col.hot {
+			s.col.add(row, s.kind, s.num, s.ref)
+		}
 	}
 	for _, s := range r.scope {
-		s.col.add(row, s.kind, s.num, s.ref)
+		if !r.keepPairs || s.col.hot {
+			s.col.add(row, s.kind, s.num, s.ref)
+		}
 	}
+	recLo := uint32(len(r.pairs))
 	for kv, err := range attrs.All() {
 		if err != nil {
 			return err
@@ -101,9 +214,26 @@ func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error
 		if err != nil {
 			return err
 		}
+		if r.keepPairs {
+			if c.taken == row+1 {
+				continue // a key repeated in the list: the first wins
+			}
+			r.pairs = append(r.pairs, s)
+			if !c.hot {
+				c.taken = row + 1
+				continue
+			}
+		}
 		c.add(row, s.kind, s.num, s.ref)
 	}
 	r.ServiceName.AppendRef(svc)
+	r.ResourceSchemaURL.AppendRef(r.curResURL)
+	r.ScopeSchemaURL.AppendRef(r.curScURL)
+	if r.keepPairs {
+		r.rowPairs = append(r.rowPairs, pairRange{recLo, uint32(len(r.pairs))})
+		r.ResourceAttrs.AppendRef(r.curResAttrs)
+		r.ScopeAttrs.AppendRef(r.curScAttrs)
+	}
 	return nil
 }
 
@@ -123,8 +253,8 @@ func keySlot(k []byte) uint8 {
 // each record of the scope with the refs of its service name, scope name
 // and scope version. The accessors are the signal's container methods.
 func appendRequest[RC, SC, Rec any](r *attrRows, names, versions *Strings,
-	resources iter.Seq2[RC, error], resource func(RC) (otlpwire.Resource, error),
-	scopes func(RC) iter.Seq2[SC, error], scope func(SC) (otlpwire.Scope, error),
+	resources iter.Seq2[RC, error], resource func(RC) (otlpwire.Resource, error), resURL func(RC) ([]byte, error),
+	scopes func(RC) iter.Seq2[SC, error], scope func(SC) (otlpwire.Scope, error), scopeURL func(SC) ([]byte, error),
 	records func(SC) iter.Seq2[Rec, error], record func(rec Rec, svc, name, version Ref) error,
 ) error {
 	var (
@@ -146,6 +276,11 @@ func appendRequest[RC, SC, Rec any](r *attrRows, names, versions *Strings,
 		if err != nil {
 			return err
 		}
+		url, err := resURL(rc)
+		if err != nil {
+			return err
+		}
+		r.curResURL = r.ResourceSchemaURL.store(url)
 		for sc, err := range scopes(rc) {
 			if err != nil {
 				return err
@@ -160,6 +295,11 @@ func appendRequest[RC, SC, Rec any](r *attrRows, names, versions *Strings,
 			if err := r.stageScope(sf.Attributes); err != nil {
 				return err
 			}
+			url, err := scopeURL(sc)
+			if err != nil {
+				return err
+			}
+			r.curScURL = r.ScopeSchemaURL.store(url)
 			name, version := names.store(sf.Name), versions.store(sf.Version)
 			for rec, err := range records(sc) {
 				if err != nil {

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -73,12 +74,28 @@ const serviceColumn = "resource_service_name"
 
 // writeLogs writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
+	if r.keepPairs {
+		return e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, "timestamp")
+	}
 	return e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }
 
 // writeSpans writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
+	if r.keepPairs {
+		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, "start_time")
+	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
+}
+
+// writeRowsV2 writes a file of schema version 2: rows sorted by
+// service_name, then time.
+func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, timeCol string) error {
+	sorting := []parquet.SortingColumn{parquet.Ascending("service_name"), parquet.Ascending(timeCol)}
+	return e.writeFile(out, cols, sel, sorting, map[string]string{
+		"wirehouse.signal": signal,
+		SchemaVersionKey:   strconv.Itoa(SchemaVersion),
+	})
 }
 
 func (e *encoder) writeRows(out io.Writer, signal string, fixed []fileCol, cols []*Column, n int, sel []int32, timeCol string) error {

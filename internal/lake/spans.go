@@ -20,10 +20,32 @@ type SpanRows struct {
 	Flags                         []uint32
 	DroppedAttributes             []uint32
 	DroppedEvents, DroppedLinks   []uint32
-	Events, Links                 Strings // JSON arrays, "[]" when none; see appendEvents and appendLinks
+	Events, Links                 Strings // version 1: JSON arrays, "[]" when none; see appendEvents and appendLinks
 	ScopeName, ScopeVersion       Strings
 
+	// Version 2: the events and links of each row (rowEvents[i],
+	// rowLinks[i] index events and links), their strings in nestedStrs.
+	events              []eventRow
+	links               []linkRow
+	rowEvents, rowLinks []pairRange
+	nestedStrs          Strings
+
 	attrRows // dynamic columns and ServiceName
+}
+
+// eventRow is a span event of version 2.
+type eventRow struct {
+	time    int64
+	name    Ref
+	attrs   pairRange
+	dropped uint32
+}
+
+// linkRow is a span link of version 2.
+type linkRow struct {
+	traceID, spanID, traceState Ref
+	flags, dropped              uint32
+	attrs                       pairRange
 }
 
 // Len is the number of rows.
@@ -51,6 +73,15 @@ func (r *SpanRows) truncate(n, ncols int) {
 	r.StartTime, r.EndTime = r.StartTime[:n], r.EndTime[:n]
 	r.Flags, r.DroppedAttributes = r.Flags[:n], r.DroppedAttributes[:n]
 	r.DroppedEvents, r.DroppedLinks = r.DroppedEvents[:n], r.DroppedLinks[:n]
+	if len(r.rowEvents) > n {
+		r.events = r.events[:r.rowEvents[n].lo]
+		r.links = r.links[:r.rowLinks[n].lo]
+		r.rowEvents, r.rowLinks = r.rowEvents[:n], r.rowLinks[:n]
+	}
+	if n == 0 {
+		r.events, r.links = r.events[:0], r.links[:0]
+		r.nestedStrs.Reset()
+	}
 	r.attrRows.truncate(n, ncols)
 }
 
@@ -58,9 +89,12 @@ func (r *SpanRows) truncate(n, ncols int) {
 // the batch is left as it was before the call; the error is an
 // *otlpwire.Error (or wraps one) naming where the request is malformed.
 func (r *SpanRows) AppendTraces(req []byte) error {
-	row0, ncols := r.Len(), len(r.cols.list)
+	row0, ncols, m := r.Len(), len(r.cols.list), r.mark()
+	nev, nlk := len(r.events), len(r.links)
 	if err := r.appendTraces(otlpwire.TracesRequest(req)); err != nil {
 		r.truncate(row0, ncols)
+		r.events, r.links = r.events[:nev], r.links[:nlk]
+		r.rollbackPairs(m)
 		return err
 	}
 	return nil
@@ -69,8 +103,8 @@ func (r *SpanRows) AppendTraces(req []byte) error {
 func (r *SpanRows) appendTraces(req otlpwire.TracesRequest) error {
 	var f otlpwire.SpanFields
 	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceSpans(),
-		otlpwire.ResourceSpans.Resource, otlpwire.ResourceSpans.ScopeSpans,
-		otlpwire.ScopeSpans.Scope, otlpwire.ScopeSpans.Spans,
+		otlpwire.ResourceSpans.Resource, otlpwire.ResourceSpans.SchemaURL, otlpwire.ResourceSpans.ScopeSpans,
+		otlpwire.ScopeSpans.Scope, otlpwire.ScopeSpans.SchemaURL, otlpwire.ScopeSpans.Spans,
 		func(sp otlpwire.Span, svc, name, version Ref) error {
 			if err := sp.Read(&f); err != nil {
 				return err
@@ -83,15 +117,21 @@ func (r *SpanRows) appendSpan(f *otlpwire.SpanFields, svc, scopeName, scopeVersi
 	if err := r.addAttrs(int32(len(r.StartTime)), svc, f.Attributes); err != nil {
 		return err
 	}
-	var err error
-	if r.scratch, err = appendEvents(r.scratch[:0], f.Events); err != nil {
-		return fmt.Errorf("events: %w", err)
+	if r.keepPairs {
+		if err := r.appendNested(f); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if r.scratch, err = appendEvents(r.scratch[:0], f.Events); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		r.Events.Append(r.scratch)
+		if r.scratch, err = appendLinks(r.scratch[:0], f.Links); err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+		r.Links.Append(r.scratch)
 	}
-	r.Events.Append(r.scratch)
-	if r.scratch, err = appendLinks(r.scratch[:0], f.Links); err != nil {
-		return fmt.Errorf("links: %w", err)
-	}
-	r.Links.Append(r.scratch)
 	r.TraceID.Append(validID(f.TraceID))
 	r.SpanID.Append(validID(f.SpanID))
 	r.ParentSpanID.Append(validID(f.ParentSpanID))
@@ -108,6 +148,48 @@ func (r *SpanRows) appendSpan(f *otlpwire.SpanFields, svc, scopeName, scopeVersi
 	r.DroppedAttributes = append(r.DroppedAttributes, f.DroppedAttributesCount)
 	r.DroppedEvents = append(r.DroppedEvents, f.DroppedEventsCount)
 	r.DroppedLinks = append(r.DroppedLinks, f.DroppedLinksCount)
+	return nil
+}
+
+// appendNested appends the events and links of a span, version 2.
+func (r *SpanRows) appendNested(f *otlpwire.SpanFields) error {
+	var (
+		ef otlpwire.SpanEventFields
+		lf otlpwire.SpanLinkFields
+	)
+	lo := uint32(len(r.events))
+	for e, err := range f.Events.All() {
+		if err == nil {
+			err = e.Read(&ef)
+		}
+		if err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		attrs, err := r.nestedPairs(ef.Attributes)
+		if err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		r.events = append(r.events, eventRow{time: int64(ef.Time), name: r.nestedStrs.store(ef.Name), attrs: attrs, dropped: ef.DroppedAttributesCount})
+	}
+	r.rowEvents = append(r.rowEvents, pairRange{lo, uint32(len(r.events))})
+	lo = uint32(len(r.links))
+	for l, err := range f.Links.All() {
+		if err == nil {
+			err = l.Read(&lf)
+		}
+		if err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+		attrs, err := r.nestedPairs(lf.Attributes)
+		if err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+		r.links = append(r.links, linkRow{
+			traceID: r.nestedStrs.store(validID(lf.TraceID)), spanID: r.nestedStrs.store(validID(lf.SpanID)),
+			traceState: r.nestedStrs.store(lf.TraceState), flags: lf.Flags, dropped: lf.DroppedAttributesCount, attrs: attrs,
+		})
+	}
+	r.rowLinks = append(r.rowLinks, pairRange{lo, uint32(len(r.links))})
 	return nil
 }
 

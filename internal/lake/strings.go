@@ -45,3 +45,7 @@ func (s *Strings) Reset() {
 	s.arena = s.arena[:0]
 	s.spans = s.spans[:0]
 }
+
+// at returns the value stored as r; it aliases the arena and is valid
+// until Reset.
+func (s *Strings) at(r Ref) []byte { return s.arena[r.off : r.off+r.n : r.off+r.n] }

@@ -155,6 +155,8 @@ func (w *Writer) AppendReceived(sig otlpwire.Signal, tenantName string, received
 	b := w.batches[key]
 	if b == nil {
 		b = &batch{}
+		v2 := w.cfg.SchemaVersion != 1
+		b.logs.keepPairs, b.spans.keepPairs = v2, v2
 		w.batches[key] = b
 	}
 	n0 := b.len(sig)

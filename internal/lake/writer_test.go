@@ -393,10 +393,13 @@ func diffLines(got, want []string) string {
 	return b.String()
 }
 
-// testConfig is the default config of a lake in root, on testNow's clock.
+// testConfig is the default config of a lake in root, on testNow's clock,
+// writing schema version 1, whose layout (one column per attribute key,
+// JSON events and links) the tests of this file read back; schema_v2_test.go
+// tests version 2.
 func testConfig(root string) WriterConfig {
 	cfg := DefaultWriterConfig()
-	cfg.Dir, cfg.Clock = root, func() time.Time { return testNow }
+	cfg.Dir, cfg.Clock, cfg.SchemaVersion = root, func() time.Time { return testNow }, 1
 	return cfg
 }
 

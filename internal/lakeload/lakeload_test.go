@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,25 +63,23 @@ func lakeIDs(t *testing.T, root string) map[int64]int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		col, _ := pf.Schema().Lookup("attr_test_id")
-		r := parquet.NewReader(bytes.NewReader(b))
-		rows := make([]parquet.Row, 64)
-		for {
-			n, err := r.ReadRows(rows)
-			for _, row := range rows[:n] {
-				for _, v := range row {
-					if v.Column() == col.ColumnIndex {
-						ids[v.Int64()]++
-					}
+		type row struct {
+			Attributes map[string]*string `parquet:"attributes"`
+		}
+		rows := make([]row, pf.NumRows())
+		if n, err := parquet.NewGenericReader[row](pf).Read(rows); int64(n) != pf.NumRows() {
+			t.Fatalf("%s: read %d of %d rows: %v", p, n, pf.NumRows(), err)
+		}
+		for _, r := range rows {
+			if v := r.Attributes["test.id"]; v != nil {
+				id, err := strconv.ParseInt(*v, 10, 64)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				t.Fatal(err)
+				ids[id]++
 			}
 		}
+		return nil
 	})
 	return ids
 }
