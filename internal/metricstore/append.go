@@ -155,6 +155,7 @@ func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) e
 	defer app.release()
 	a.setAppender(app)
 	a.db, a.ctx, a.head.db = g.db, ctx, g.db
+	a.gen0 = s.ledger.gen.Load()
 	defer a.head.close()
 	err := a.request(ctx, a.req)
 	if errors.Is(err, errResort) {
@@ -187,7 +188,7 @@ func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) e
 		defer s.ledger.commit.Unlock()
 	}
 	l := &s.ledger
-	if !l.current(a.last) {
+	if !l.current(a.gen0, a.marks) {
 		if err := a.app.Rollback(); err != nil {
 			return storeError("roll back", err)
 		}
@@ -196,14 +197,14 @@ func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) e
 	gen := l.begin()
 	defer l.publish(gen)
 	if err := a.app.Commit(); err != nil {
-		for ref := range a.last {
-			l.committed(ref, gen, lastSample{}, false, false) // what it stored is not known
+		for _, m := range a.marks {
+			l.committed(m.ref, m.e, gen, lastSample{}, false, false) // what it stored is not known
 		}
 		return storeError("commit", err)
 	}
-	for ref, m := range a.last {
+	for _, m := range a.marks {
 		if m.inOrder || m.outOrder {
-			l.committed(ref, gen, m.last, true, m.inOrder)
+			l.committed(m.ref, m.e, gen, m.last, true, m.inOrder)
 		}
 	}
 	return nil

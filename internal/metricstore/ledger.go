@@ -65,22 +65,40 @@ type ledger struct {
 
 type ledgerShard struct {
 	mu sync.Mutex
-	m  map[storage.SeriesRef]ledgerEntry
+	m  map[storage.SeriesRef]*ledgerEntry
 	_  [40]byte // a cache line each
 }
 
 // A ledgerEntry is the last sample of a series its head holds (has: any;
 // unread: not known, to be read from the head), the commit that last
-// stored samples of it (gen), and the cache epoch it was last used in.
+// stored samples of it (gen), and the cache epoch it was last used in;
+// present while in its shard's map. Its shard's mutex guards it; a
+// request keeps a pointer to it (seriesMark.e) so that its commit finds
+// it without the map, and looks again for one no longer present.
 type ledgerEntry struct {
-	last        lastSample
-	has, unread bool
-	gen         uint64
-	epoch       uint64
+	last                 lastSample
+	has, unread, present bool
+	gen                  uint64
+	epoch                uint64
 }
 
 func (l *ledger) shard(ref storage.SeriesRef) *ledgerShard {
 	return &l.shards[uint64(ref)%ledgerShards]
+}
+
+// entry returns the entry of ref, nil if none. The caller holds ref's
+// shard lock.
+func (l *ledger) entry(ref storage.SeriesRef) *ledgerEntry { return l.shard(ref).m[ref] }
+
+// create returns a new entry for ref. The caller holds ref's shard lock.
+func (l *ledger) create(ref storage.SeriesRef) *ledgerEntry {
+	sh := l.shard(ref)
+	if sh.m == nil {
+		sh.m = make(map[storage.SeriesRef]*ledgerEntry)
+	}
+	e := &ledgerEntry{present: true}
+	sh.m[ref] = e
+	return e
 }
 
 // lookup returns the last sample of ref, read by read from the head if
@@ -90,52 +108,60 @@ func (l *ledger) shard(ref storage.SeriesRef) *ledgerShard {
 func (l *ledger) lookup(ref storage.SeriesRef, epoch, snap uint64, read *headReader) seriesMark {
 	sh := l.shard(ref)
 	sh.mu.Lock()
-	e, ok := sh.m[ref]
-	if ok && !e.unread {
-		if e.epoch != epoch {
-			e.epoch = epoch
-			sh.m[ref] = e
-		}
+	e := l.entry(ref)
+	if e != nil && !e.unread {
+		e.epoch = epoch
+		m := seriesMark{last: e.last, has: e.has, gen: snap, e: e}
 		sh.mu.Unlock()
-		return seriesMark{last: e.last, has: e.has, gen: snap}
+		return m
 	}
-	sh.mu.Unlock()
 	var gen uint64 // the last commit of ref the entry knows of
-	if ok {
+	if e != nil {
 		gen = e.gen
 	}
+	sh.mu.Unlock()
 	last, has := read.last(ref)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e2, ok := sh.m[ref]; ok {
+	if e := l.entry(ref); e != nil {
 		switch {
-		case !e2.unread:
+		case !e.unread:
 			// Another request got there first, or a commit
 			// since: what it knows is as new.
-			return seriesMark{last: e2.last, has: e2.has, gen: snap}
-		case e2.gen != gen:
+			e.epoch = epoch
+			return seriesMark{last: e.last, has: e.has, gen: snap, e: e}
+		case e.gen != gen:
 			// A commit stored samples of ref while the head
 			// was read: what was read may not be its last.
 			return seriesMark{gen: snap}
 		}
+		e.last, e.has, e.unread, e.epoch = last, has, false, epoch
+		return seriesMark{last: last, has: has, gen: snap, e: e}
 	}
-	if sh.m == nil {
-		sh.m = make(map[storage.SeriesRef]ledgerEntry)
-	}
-	sh.m[ref] = ledgerEntry{last: last, has: has, gen: gen, epoch: epoch}
-	return seriesMark{last: last, has: has, gen: snap}
+	e = l.create(ref)
+	e.last, e.has, e.gen, e.epoch = last, has, gen, epoch
+	return seriesMark{last: last, has: has, gen: snap, e: e}
 }
 
 // current reports whether no commit stored samples of the series of
-// marks since the request loaded the gens of its marks. The caller holds
-// l.commit.
-func (l *ledger) current(marks map[storage.SeriesRef]seriesMark) bool {
-	for ref, m := range marks {
+// marks since the request loaded the gens of its marks: since start (the
+// gen it loaded when it began) if no commit was made since, else entry by
+// entry. The caller holds l.commit.
+func (l *ledger) current(start uint64, marks []seriesMark) bool {
+	if l.gen.Load() == start {
+		return true // no commit since the request began (all are published: l.commit is held)
+	}
+	for _, m := range marks {
+		ref := m.ref
 		sh := l.shard(ref)
 		sh.mu.Lock()
-		e, ok := sh.m[ref]
+		e := m.e
+		if e == nil || !e.present {
+			e = l.entry(ref)
+		}
+		stale := e == nil || e.gen > m.gen
 		sh.mu.Unlock()
-		if !ok || e.gen > m.gen {
+		if stale {
 			return false
 		}
 	}
@@ -153,25 +179,28 @@ func (l *ledger) begin() uint64 { return l.gen.Load() + 1 }
 // publish ends the commit gen.
 func (l *ledger) publish(gen uint64) { l.gen.Store(gen) }
 
-// committed records that commit gen stored samples of ref, the last of
-// them last if keeps and inOrder (after the entry's last); if not keeps
-// (the commit does not know its series' last samples) or the entry is
-// new, its last sample is to be read from the head again.
-func (l *ledger) committed(ref storage.SeriesRef, gen uint64, last lastSample, keeps, inOrder bool) {
+// committed records that commit gen stored samples of ref (entry e, if
+// the caller has it), the last of them last if keeps and inOrder (after
+// the entry's last); if not keeps (the commit does not know its series'
+// last samples) or the entry is new, its last sample is to be read from
+// the head again.
+func (l *ledger) committed(ref storage.SeriesRef, e *ledgerEntry, gen uint64, last lastSample, keeps, inOrder bool) {
 	sh := l.shard(ref)
 	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = make(map[storage.SeriesRef]ledgerEntry)
+	if e == nil || !e.present {
+		e = l.entry(ref)
 	}
-	e, ok := sh.m[ref]
+	if e == nil {
+		e = l.create(ref)
+		e.unread = true
+	}
 	e.gen = gen
 	switch {
-	case !ok || !keeps:
+	case !keeps:
 		e.unread = true
 	case !e.unread && inOrder && (!e.has || last.t > e.last.t):
 		e.last, e.has = last, true
 	}
-	sh.m[ref] = e
 	sh.mu.Unlock()
 }
 
@@ -182,6 +211,7 @@ func (l *ledger) sweep(epoch uint64) {
 		sh.mu.Lock()
 		for ref, e := range sh.m {
 			if e.epoch+1 < epoch {
+				e.present = false
 				delete(sh.m, ref)
 			}
 		}
@@ -194,6 +224,9 @@ func (l *ledger) clear() {
 	for i := range l.shards {
 		sh := &l.shards[i]
 		sh.mu.Lock()
+		for _, e := range sh.m {
+			e.present = false
+		}
 		sh.m = nil
 		sh.mu.Unlock()
 	}
@@ -205,7 +238,9 @@ func (l *ledger) clear() {
 // request appended a sample to it in order (after the ledger's last) or
 // out of order.
 type seriesMark struct {
+	ref               storage.SeriesRef
 	last              lastSample
+	e                 *ledgerEntry // its entry, if the ledger has one
 	gen               uint64
 	has, own          bool
 	inOrder, outOrder bool

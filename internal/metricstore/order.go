@@ -79,11 +79,7 @@ type oooKey struct {
 // last is left to the appender to refuse, unless an out-of-order window
 // would take it; see beforeLast.
 func (a *appendState) follows(ref storage.SeriesRef, ls labels.Labels, gen uint64, t int64, v float64, h *histogram.Histogram) bool {
-	m, ok := a.last[ref]
-	if !ok {
-		m = a.s.ledger.lookup(ref, a.epoch, gen, &a.head)
-		a.last[ref] = m
-	}
+	m := a.mark(ref, gen)
 	if !m.has || t > m.last.t {
 		return false
 	}
@@ -165,7 +161,7 @@ const maxLookups = 4096
 // note records a sample appended to ref: the request's last of it if
 // after the last one known, else one appended out of order.
 func (a *appendState) note(ref storage.SeriesRef, t int64, v float64, h *histogram.Histogram) {
-	m := a.last[ref]
+	m := a.mark(ref, 0) // follows made it
 	s := sampleOf(t, v, h)
 	if !m.has || t > m.last.t {
 		m.last, m.has, m.own, m.inOrder = s, true, true, true
@@ -176,7 +172,25 @@ func (a *appendState) note(ref storage.SeriesRef, t int64, v float64, h *histogr
 		a.ooo[oooKey{ref, t}] = s
 		m.outOrder = true
 	}
-	a.last[ref] = m
+}
+
+// mark returns the request's mark of series ref, made from the ledger
+// (gen: the ledger's before the sample was appended) the first time. It
+// points into a.marks, valid until the next new mark.
+func (a *appendState) mark(ref storage.SeriesRef, gen uint64) *seriesMark {
+	if a.markRef == ref && a.markRef != 0 {
+		return &a.marks[a.markIdx]
+	}
+	i, ok := a.last[ref]
+	if !ok {
+		m := a.s.ledger.lookup(ref, a.epoch, gen, &a.head)
+		m.ref = ref
+		i = int32(len(a.marks))
+		a.marks = append(a.marks, m)
+		a.last[ref] = i
+	}
+	a.markRef, a.markIdx = ref, i
+	return &a.marks[i]
 }
 
 func (a *appendState) fail(reason string) {
@@ -221,6 +235,8 @@ func (a *appendState) startSorted() {
 func (a *appendState) again() {
 	a.res = Result{}
 	clear(a.last)
+	clear(a.marks)
+	a.marks, a.markRef = a.marks[:0], 0
 	clear(a.ooo)
 	clear(a.seenTarget)
 	a.resort, a.recording, a.replaying = false, false, false

@@ -126,7 +126,10 @@ type appendState struct {
 	// appended again, sorted); recording and replaying, the two halves of
 	// that sorted pass; the points recorded, their samples, exemplars and
 	// the metadata of the families they may create.
-	last                 map[storage.SeriesRef]seriesMark
+	last                 map[storage.SeriesRef]int32 // index in marks
+	marks                []seriesMark
+	markRef              storage.SeriesRef // the last mark returned, at marks[markIdx]
+	markIdx              int32
 	ooo                  map[oooKey]lastSample // samples appended before their series' last
 	lookups              int                   // samples looked up in the TSDB (beforeLast)
 	resort               bool
@@ -137,7 +140,9 @@ type appendState struct {
 	pendMeta             []familyMeta
 	curMeta              int
 
-	// The attempt's TSDB, context and head reader (ledger.go).
+	// The attempt's TSDB, context and head reader, and the ledger's gen
+	// when it began (ledger.go).
+	gen0 uint64
 	db   *tsdb.DB
 	ctx  context.Context
 	head headReader
@@ -153,7 +158,7 @@ type labelPair struct{ name, value string }
 func newAppendState() *appendState {
 	return &appendState{
 		seenTarget: make(map[targetKey]struct{}),
-		last:       make(map[storage.SeriesRef]seriesMark),
+		last:       make(map[storage.SeriesRef]int32),
 		lb:         labels.NewBuilder(labels.EmptyLabels()),
 		names:      make(map[string]string),
 		// Prometheus' defaults for the UnderscoreEscapingWithSuffixes
@@ -168,16 +173,17 @@ func newAppendState() *appendState {
 // reset drops every reference to the request and the store, keeping
 // capacity.
 func (a *appendState) reset() {
-	ns, lb, names, namer, newMeta, last, ooo := a.seenTarget, a.lb, a.names, a.namer, a.newMeta, a.last, a.ooo
+	ns, lb, names, namer, newMeta, last, ooo, marks := a.seenTarget, a.lb, a.names, a.namer, a.newMeta, a.last, a.ooo, a.marks
 	clear(newMeta)
 	clear(ns)
 	if len(names) > 4096 {
 		clear(names)
 	}
 	if len(last) > maxKeptLast {
-		last = make(map[storage.SeriesRef]seriesMark) // let a huge one go
+		last, marks = make(map[storage.SeriesRef]int32), nil // let huge ones go
 	}
 	clear(last)
+	clear(marks)
 	if len(ooo) > maxKeptLast {
 		ooo = nil
 	}
@@ -188,7 +194,7 @@ func (a *appendState) reset() {
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
 		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
 		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
-		last: last, ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
+		last: last, marks: marks[:0], ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
 	}
 	a.lb.Reset(labels.EmptyLabels())
 }

@@ -407,7 +407,7 @@ func (a *tenantAppender) Commit() error {
 	defer l.publish(gen)
 	err := a.AppenderV2.Commit()
 	for _, ref := range a.touched {
-		l.committed(ref, gen, lastSample{}, false, false)
+		l.committed(ref, nil, gen, lastSample{}, false, false)
 	}
 	a.touched = nil
 	return err
