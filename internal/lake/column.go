@@ -40,6 +40,7 @@ type Column struct {
 type staged struct {
 	col  *Column
 	kind Kind
+	vt   otlpwire.ValueType // the AnyValue's kind, which KindJSON does not tell (schema version 2)
 	num  uint64
 	ref  Ref
 }
@@ -66,8 +67,8 @@ func (c *Column) add(row int32, k Kind, num uint64, ref Ref) {
 // arena once. scratch is reused for JSON text. An empty AnyValue stages as
 // kind 0, a null.
 func (c *Column) stage(v otlpwire.Value, scratch *[]byte) (s staged, err error) {
-	s.col = c
-	switch v.Type() {
+	s.col, s.vt = c, v.Type()
+	switch s.vt {
 	case otlpwire.ValueEmpty:
 		return s, nil
 	case otlpwire.ValueString:

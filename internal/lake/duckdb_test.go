@@ -307,8 +307,8 @@ func TestDuckDBReadsLakeV2(t *testing.T) {
 	mapType := "MAP(VARCHAR, VARCHAR)"
 	wantTypes := map[string]string{
 		"start_time": "TIMESTAMPTZ_NS", "duration": "BIGINT", "kind": "VARCHAR", "status_code": "VARCHAR",
-		"events":     "STRUCT(attributes " + mapType + ", dropped_attributes_count UINTEGER, \"name\" VARCHAR, \"time\" TIMESTAMPTZ_NS)[]",
-		"links":      "STRUCT(attributes " + mapType + ", dropped_attributes_count UINTEGER, flags UINTEGER, span_id VARCHAR, trace_id VARCHAR, trace_state VARCHAR)[]",
+		"events":     "STRUCT(attribute_types VARCHAR, attributes " + mapType + ", dropped_attributes_count UINTEGER, \"name\" VARCHAR, \"time\" TIMESTAMPTZ_NS)[]",
+		"links":      "STRUCT(attribute_types VARCHAR, attributes " + mapType + ", dropped_attributes_count UINTEGER, flags UINTEGER, span_id VARCHAR, trace_id VARCHAR, trace_state VARCHAR)[]",
 		"attributes": mapType, "resource_attributes": "JSON", "attr_http_response_status_code": "BIGINT",
 	}
 	if fmt.Sprint(got.Types) != fmt.Sprint(wantTypes) {
@@ -326,7 +326,7 @@ func TestDuckDBReadsLakeV2(t *testing.T) {
 	}
 	wantArrow := map[string]string{
 		"start_time": "timestamp[ns, tz=UTC]", "kind": "string",
-		"events":              "list<element: struct<attributes: map<string, string ('attributes')> not null, dropped_attributes_count: uint32 not null, name: string not null, time: timestamp[ns, tz=UTC] not null> not null>",
+		"events":              "list<element: struct<attribute_types: string not null, attributes: map<string, string ('attributes')> not null, dropped_attributes_count: uint32 not null, name: string not null, time: timestamp[ns, tz=UTC] not null> not null>",
 		"attributes":          "map<string, string ('attributes')>",
 		"resource_attributes": "string",
 	}

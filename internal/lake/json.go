@@ -12,8 +12,10 @@ import (
 // appendJSON appends v as JSON text. depth is v's nesting depth as
 // otlpwire.Validate counts it: 1 for an attribute's or a body's value.
 // Values are written as follows: strings as JSON strings, ints and
-// doubles as numbers (NaN and ±Inf as the strings "NaN", "Infinity",
-// "-Infinity", as proto3 JSON writes them), bools, bytes as base64
+// doubles as numbers, a double always with a fraction or an exponent
+// ("1.0", "1e+21") so that a reader tells it from an int (NaN and ±Inf
+// as the strings "NaN", "Infinity", "-Infinity", as proto3 JSON writes
+// them), bools, bytes as base64
 // strings, arrays as arrays, key-value lists as objects (keys in the order
 // sent) and an empty value as null.
 func appendJSON(dst []byte, v otlpwire.Value, depth int) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -34,7 +35,13 @@ func pdataJSON(v pcommon.Value) string {
 		case math.IsInf(f, -1):
 			return `"-Infinity"`
 		}
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		// The documented rule: a double keeps a fraction or an
+		// exponent, so that it reads back as a double.
+		t := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(t, ".eE") {
+			t += ".0"
+		}
+		return t
 	case pcommon.ValueTypeBool:
 		return strconv.FormatBool(v.Bool())
 	case pcommon.ValueTypeBytes:

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/base64"
 	"math"
@@ -172,7 +173,12 @@ func appendJSONValue(dst []byte, k Kind, num uint64, s []byte) []byte {
 		case math.IsInf(f, -1):
 			return append(dst, `"-Infinity"`...)
 		}
-		return strconv.AppendFloat(dst, f, 'g', -1, 64)
+		n := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
+		if !bytes.ContainsAny(dst[n:], ".eE") {
+			dst = append(dst, ".0"...) // a double, not an int, to a reader
+		}
+		return dst
 	case KindBool:
 		return strconv.AppendBool(dst, num == 1)
 	case KindBytes:

@@ -20,6 +20,7 @@ type attrRows struct {
 	res     []staged
 	scope   []staged
 	scratch []byte
+	sig     []byte // a type signature being built
 
 	// With keepPairs (schema version 2), every record's attribute pairs,
 	// for the attributes map column, a key's first occurrence only:
@@ -32,7 +33,9 @@ type attrRows struct {
 	rowPairs                  []pairRange
 	ResourceAttrs, ScopeAttrs Strings
 	curResAttrs, curScAttrs   Ref
-	curResURL, curScURL       Ref
+	// The type signature (appendTypes) of each row's attributes.
+	AttrTypes           Strings
+	curResURL, curScURL Ref
 	// nested holds the attribute keys of nested messages (events, links),
 	// which get no column of their own: its columns hold their values.
 	nested columns
@@ -59,6 +62,7 @@ func (r *attrRows) reset() {
 	r.ScopeSchemaURL.Reset()
 	r.ResourceAttrs.Reset()
 	r.ScopeAttrs.Reset()
+	r.AttrTypes.Reset()
 	r.cols.reset()
 	r.nested.reset()
 	clear(r.pairs)
@@ -71,6 +75,7 @@ func (r *attrRows) truncate(n, ncols int) {
 	r.ScopeSchemaURL.spans = r.ScopeSchemaURL.spans[:n]
 	if r.keepPairs {
 		r.ResourceAttrs.spans, r.ScopeAttrs.spans = r.ResourceAttrs.spans[:n], r.ScopeAttrs.spans[:n]
+		r.AttrTypes.spans = r.AttrTypes.spans[:n]
 	}
 	r.cols.rollback(int32(n), ncols)
 	if len(r.rowPairs) > n {
@@ -83,6 +88,23 @@ func (r *attrRows) truncate(n, ncols int) {
 func (r *attrRows) rollbackPairs(m attrMark) {
 	clear(r.pairs[m.pairs:])
 	r.pairs = r.pairs[:m.pairs]
+}
+
+// typeChars are the characters of a type signature, by
+// otlpwire.ValueType: n(one), s(tring), b(ool), i(nt), d(ouble),
+// a(rray), m(ap: a key-value list), y (bytes).
+const typeChars = "nsbidamy"
+
+// appendTypes appends the type signature of pairs to dst: one character
+// of typeChars per pair, in order. A map or JSON object of attributes
+// holds their values as text; with its signature a reader has them back
+// with their types. Rows of one shape share a signature, so the columns
+// of them, dictionary encoded, cost next to nothing.
+func appendTypes(dst []byte, pairs []staged) []byte {
+	for _, p := range pairs {
+		dst = append(dst, typeChars[p.vt])
+	}
+	return dst
 }
 
 // storeJSON stores vals, staged resource or scope values, in arena as a
@@ -233,6 +255,8 @@ func (r *attrRows) addAttrs(row int32, svc Ref, attrs otlpwire.Attributes) error
 		r.rowPairs = append(r.rowPairs, pairRange{recLo, uint32(len(r.pairs))})
 		r.ResourceAttrs.AppendRef(r.curResAttrs)
 		r.ScopeAttrs.AppendRef(r.curScAttrs)
+		r.sig = appendTypes(r.sig[:0], r.pairs[recLo:])
+		r.AttrTypes.Append(r.sig)
 	}
 	return nil
 }

@@ -24,6 +24,13 @@ import (
 //     written again on every row (~25 % of the CPU of a traces file in
 //     BenchmarkSpansToParquet). The first occurrence of a key repeated in
 //     one list is kept;
+//   - attribute_types (and one in each event and link) is the type
+//     signature of the map (appendTypes): a reader has every value back
+//     with its OTLP type. The JSON of resource and scope attributes (and
+//     of arrays and key-value lists anywhere) types its values itself: a
+//     double always has a fraction or an exponent; bytes there read back
+//     as their base64 string, and NaN and ±Inf as the strings proto3 JSON
+//     writes for them;
 //   - the hot keys (hotKeys) also have a typed column each, null where the
 //     row has no value of that type;
 //   - a span's events and links are lists of structs, with their own
@@ -147,6 +154,7 @@ func commonColumnsV2(a *attrRows, scopeName, scopeVersion *Strings, n int) []fil
 		jsonCol("resource_attributes", &a.ResourceAttrs),
 		jsonCol("scope_attributes", &a.ScopeAttrs),
 		mapCol("attributes", a),
+		stringCol("attribute_types", &a.AttrTypes, true),
 	}
 	for _, h := range hotKeys {
 		cols = append(cols, hotCol(a, h, n))
@@ -352,6 +360,7 @@ func eventsNode() parquet.Node {
 		"time":                     parquet.Timestamp(parquet.Nanosecond),
 		"name":                     parquet.Encoded(parquet.String(), &parquet.RLEDictionary),
 		"attributes":               mapNode(),
+		"attribute_types":          parquet.Encoded(parquet.String(), &parquet.RLEDictionary),
 		"dropped_attributes_count": parquet.Uint(32),
 	})
 }
@@ -363,6 +372,7 @@ func linksNode() parquet.Node {
 		"trace_state":              parquet.String(),
 		"flags":                    parquet.Uint(32),
 		"attributes":               mapNode(),
+		"attribute_types":          parquet.Encoded(parquet.String(), &parquet.RLEDictionary),
 		"dropped_attributes_count": parquet.Uint(32),
 	})
 }
@@ -393,6 +403,9 @@ func eventsCol(r *SpanRows) fileCol {
 		{path: append(el[:2:2], "dropped_attributes_count"), fill: l.scalarLeaf(func(_ *encoder, i uint32) parquet.Value {
 			return parquet.Int32Value(int32(r.events[i].dropped))
 		})},
+		{path: append(el[:2:2], "attribute_types"), fill: l.scalarLeaf(func(_ *encoder, i uint32) parquet.Value {
+			return parquet.ByteArrayValue(r.nestedStrs.at(r.events[i].types))
+		})},
 	}
 	return fileCol{name: "events", node: node, leaves: append(leaves, l.mapLeaves(&r.attrRows, "list", "element", "attributes")...)}
 }
@@ -420,6 +433,9 @@ func linksCol(r *SpanRows) fileCol {
 		{path: append(el[:2:2], "flags"), fill: l.scalarLeaf(func(_ *encoder, i uint32) parquet.Value { return parquet.Int32Value(int32(r.links[i].flags)) })},
 		{path: append(el[:2:2], "dropped_attributes_count"), fill: l.scalarLeaf(func(_ *encoder, i uint32) parquet.Value {
 			return parquet.Int32Value(int32(r.links[i].dropped))
+		})},
+		{path: append(el[:2:2], "attribute_types"), fill: l.scalarLeaf(func(_ *encoder, i uint32) parquet.Value {
+			return parquet.ByteArrayValue(r.nestedStrs.at(r.links[i].types))
 		})},
 	}
 	return fileCol{name: "links", node: node, leaves: append(leaves, l.mapLeaves(&r.attrRows, "list", "element", "attributes")...)}

@@ -30,6 +30,7 @@ type v2Event struct {
 	Time       int64              `parquet:"time"`
 	Name       string             `parquet:"name"`
 	Attributes map[string]*string `parquet:"attributes"`
+	Types      string             `parquet:"attribute_types"`
 	Dropped    uint32             `parquet:"dropped_attributes_count"`
 }
 
@@ -39,6 +40,7 @@ type v2Link struct {
 	TraceState string             `parquet:"trace_state"`
 	Flags      uint32             `parquet:"flags"`
 	Attributes map[string]*string `parquet:"attributes"`
+	Types      string             `parquet:"attribute_types"`
 	Dropped    uint32             `parquet:"dropped_attributes_count"`
 }
 
@@ -52,6 +54,7 @@ type v2Common struct {
 	ResourceAttributes string             `parquet:"resource_attributes"`
 	ScopeAttributes    string             `parquet:"scope_attributes"`
 	Attributes         map[string]*string `parquet:"attributes"`
+	AttrTypes          string             `parquet:"attribute_types"`
 	Dropped            uint32             `parquet:"dropped_attributes_count"`
 	hot                string             // the hot columns read, as text
 }
@@ -184,6 +187,24 @@ func expectMap(m pcommon.Map) map[string]*string {
 	return out
 }
 
+// expectTypes is the type signature of m: a character per distinct key
+// (the first occurrence), by the documented alphabet.
+func expectTypes(m pcommon.Map) string {
+	chars := map[pcommon.ValueType]byte{
+		pcommon.ValueTypeEmpty: 'n', pcommon.ValueTypeStr: 's', pcommon.ValueTypeBool: 'b', pcommon.ValueTypeInt: 'i',
+		pcommon.ValueTypeDouble: 'd', pcommon.ValueTypeSlice: 'a', pcommon.ValueTypeMap: 'm', pcommon.ValueTypeBytes: 'y',
+	}
+	var b []byte
+	seen := map[string]bool{}
+	for k, v := range m.All() {
+		if !seen[k] {
+			seen[k] = true
+			b = append(b, chars[v.Type()])
+		}
+	}
+	return string(b)
+}
+
 // expectJSON is what resource_attributes or scope_attributes holds for
 // m: a JSON object, a key once (the first), values as pdataJSON writes
 // them.
@@ -225,9 +246,9 @@ func v2ID(b []byte) *string {
 }
 
 func (c v2Common) text() string {
-	return fmt.Sprintf("svc=%q scope=%q/%q urls=%q/%q res=%s scopeattrs=%s attrs={%s} dropped=%d hot=%s",
+	return fmt.Sprintf("svc=%q scope=%q/%q urls=%q/%q res=%s scopeattrs=%s attrs={%s} types=%s dropped=%d hot=%s",
 		c.ServiceName, c.ScopeName, c.ScopeVersion, c.ResourceSchemaURL, c.ScopeSchemaURL,
-		c.ResourceAttributes, c.ScopeAttributes, mapText(c.Attributes), c.Dropped, c.hot)
+		c.ResourceAttributes, c.ScopeAttributes, mapText(c.Attributes), c.AttrTypes, c.Dropped, c.hot)
 }
 
 // expectCommon is v2Common for a record of resource res and scope sc
@@ -238,6 +259,7 @@ func expectCommon(res pcommon.Resource, resURL string, sc pcommon.Instrumentatio
 		ResourceSchemaURL: resURL, ScopeSchemaURL: scURL,
 		ResourceAttributes: expectJSON(res.Attributes()), ScopeAttributes: expectJSON(sc.Attributes()),
 		Attributes: expectMap(attrs), Dropped: dropped,
+		AttrTypes: expectTypes(attrs),
 	}
 	if v, ok := res.Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
 		c.ServiceName = v.Str()
@@ -280,10 +302,10 @@ func (s v2Span) text() string {
 		optText(s.TraceID), optText(s.SpanID), optText(s.ParentSpanID), s.TraceState, s.Name, s.Kind,
 		s.StartTime, s.EndTime, s.Duration, s.StatusCode, s.StatusMessage, s.Flags, s.DroppedEvents, s.DroppedLinks, s.v2Common.text())
 	for _, e := range s.Events {
-		fmt.Fprintf(&b, " event{%d %q {%s} %d}", e.Time, e.Name, mapText(e.Attributes), e.Dropped)
+		fmt.Fprintf(&b, " event{%d %q {%s} %s %d}", e.Time, e.Name, mapText(e.Attributes), e.Types, e.Dropped)
 	}
 	for _, l := range s.Links {
-		fmt.Fprintf(&b, " link{%s %s %q %d {%s} %d}", l.TraceID, l.SpanID, l.TraceState, l.Flags, mapText(l.Attributes), l.Dropped)
+		fmt.Fprintf(&b, " link{%s %s %q %d {%s} %s %d}", l.TraceID, l.SpanID, l.TraceState, l.Flags, mapText(l.Attributes), l.Types, l.Dropped)
 	}
 	return b.String()
 }
@@ -300,12 +322,12 @@ func expectSpanV2(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span)
 		v2Common: expectCommon(rs.Resource(), rs.SchemaUrl(), ss.Scope(), ss.SchemaUrl(), sp.Attributes(), sp.DroppedAttributesCount()),
 	}
 	for _, e := range sp.Events().All() {
-		s.Events = append(s.Events, v2Event{Time: int64(e.Timestamp()), Name: e.Name(), Attributes: expectMap(e.Attributes()), Dropped: e.DroppedAttributesCount()})
+		s.Events = append(s.Events, v2Event{Time: int64(e.Timestamp()), Name: e.Name(), Attributes: expectMap(e.Attributes()), Types: expectTypes(e.Attributes()), Dropped: e.DroppedAttributesCount()})
 	}
 	for _, l := range sp.Links().All() {
 		lt, ls := l.TraceID(), l.SpanID()
 		// A link's ids are required strings: empty when absent.
-		s.Links = append(s.Links, v2Link{TraceID: strings.TrimPrefix(optText(v2ID(lt[:])), "null"), SpanID: strings.TrimPrefix(optText(v2ID(ls[:])), "null"), TraceState: l.TraceState().AsRaw(), Flags: l.Flags(), Attributes: expectMap(l.Attributes()), Dropped: l.DroppedAttributesCount()})
+		s.Links = append(s.Links, v2Link{TraceID: strings.TrimPrefix(optText(v2ID(lt[:])), "null"), SpanID: strings.TrimPrefix(optText(v2ID(ls[:])), "null"), TraceState: l.TraceState().AsRaw(), Flags: l.Flags(), Attributes: expectMap(l.Attributes()), Types: expectTypes(l.Attributes()), Dropped: l.DroppedAttributesCount()})
 	}
 	return s.text()
 }

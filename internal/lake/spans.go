@@ -35,17 +35,17 @@ type SpanRows struct {
 
 // eventRow is a span event of version 2.
 type eventRow struct {
-	time    int64
-	name    Ref
-	attrs   pairRange
-	dropped uint32
+	time        int64
+	name, types Ref // types: the attributes' type signature
+	attrs       pairRange
+	dropped     uint32
 }
 
 // linkRow is a span link of version 2.
 type linkRow struct {
-	traceID, spanID, traceState Ref
-	flags, dropped              uint32
-	attrs                       pairRange
+	traceID, spanID, traceState, types Ref
+	flags, dropped                     uint32
+	attrs                              pairRange
 }
 
 // Len is the number of rows.
@@ -169,7 +169,8 @@ func (r *SpanRows) appendNested(f *otlpwire.SpanFields) error {
 		if err != nil {
 			return fmt.Errorf("events: %w", err)
 		}
-		r.events = append(r.events, eventRow{time: int64(ef.Time), name: r.nestedStrs.store(ef.Name), attrs: attrs, dropped: ef.DroppedAttributesCount})
+		r.sig = appendTypes(r.sig[:0], r.pairs[attrs.lo:attrs.hi])
+		r.events = append(r.events, eventRow{time: int64(ef.Time), name: r.nestedStrs.store(ef.Name), types: r.nestedStrs.store(r.sig), attrs: attrs, dropped: ef.DroppedAttributesCount})
 	}
 	r.rowEvents = append(r.rowEvents, pairRange{lo, uint32(len(r.events))})
 	lo = uint32(len(r.links))
@@ -184,8 +185,9 @@ func (r *SpanRows) appendNested(f *otlpwire.SpanFields) error {
 		if err != nil {
 			return fmt.Errorf("links: %w", err)
 		}
+		r.sig = appendTypes(r.sig[:0], r.pairs[attrs.lo:attrs.hi])
 		r.links = append(r.links, linkRow{
-			traceID: r.nestedStrs.store(validID(lf.TraceID)), spanID: r.nestedStrs.store(validID(lf.SpanID)),
+			traceID: r.nestedStrs.store(validID(lf.TraceID)), spanID: r.nestedStrs.store(validID(lf.SpanID)), types: r.nestedStrs.store(r.sig),
 			traceState: r.nestedStrs.store(lf.TraceState), flags: lf.Flags, dropped: lf.DroppedAttributesCount, attrs: attrs,
 		})
 	}
