@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -142,4 +143,31 @@ func parseRange(name string) (first, last uint64, ok bool) {
 func isRange(name string) bool {
 	_, _, ok := parseRange(name)
 	return ok
+}
+
+// A DataFile is a Parquet file of data in the lake, as a reader finds it
+// by listing the bucket: its object name, the partition it is in and its
+// size.
+type DataFile struct {
+	Name   string
+	Signal string    // otlpwire.Signal.String()
+	Tenant string    // as in the partition's name
+	Hour   time.Time // the partition's hour, UTC
+	Size   int64
+}
+
+// ParseDataFile tells a Parquet file of data from any other object of the
+// bucket (hidden files, compaction intents, names outside the layout).
+func ParseDataFile(a bucket.Attrs) (DataFile, bool) {
+	p, file, ok := parseObject(a.Name)
+	if !ok || !isParquetFile(file) {
+		return DataFile{}, false
+	}
+	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size}, true
+}
+
+// TenantPrefix is the prefix of every object of the signal's records of
+// tenant, to list them with.
+func TenantPrefix(sig otlpwire.Signal, tenant string) string {
+	return sig.String() + "/tenant=" + tenant + "/"
 }

@@ -1,0 +1,269 @@
+// Package lakeread reads spans back from the lake's Parquet files (schema
+// version 2, see internal/lake): a trace by its id, found through each
+// file's trace_id bloom filters, its rows read whole, and given back as an
+// OTLP TracesData, with every attribute of the types it was sent with.
+//
+// What it does not do yet: version-1 files (skipped and counted in
+// Result.SkippedFiles), search, the spool's records not yet in Parquet.
+package lakeread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// Config configures a Reader. Start from DefaultConfig and set Bucket.
+type Config struct {
+	// Bucket holds the lake. It must be set.
+	Bucket bucket.Bucket
+	// MaxBytes bounds the bytes of Parquet one query reads (footers,
+	// bloom filters, pages); past it the query fails with a *LimitError.
+	// Default 1 GiB. It must be positive.
+	MaxBytes int64
+	// MaxSpans bounds the spans one query returns; past it the query
+	// fails with a *LimitError. Default 100,000. It must be positive.
+	MaxSpans int
+}
+
+// DefaultConfig returns the defaults, without a Bucket.
+func DefaultConfig() Config { return Config{MaxBytes: 1 << 30, MaxSpans: 100_000} }
+
+// Validate reports the first field of c that New would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Bucket == nil:
+		return errors.New("lakeread: Bucket not set")
+	case c.MaxBytes <= 0:
+		return fmt.Errorf("lakeread: MaxBytes %d, must be positive", c.MaxBytes)
+	case c.MaxSpans <= 0:
+		return fmt.Errorf("lakeread: MaxSpans %d, must be positive", c.MaxSpans)
+	}
+	return nil
+}
+
+// Reader reads spans from a lake. It is safe for concurrent use.
+type Reader struct{ cfg Config }
+
+// New returns a Reader of cfg.
+func New(cfg Config) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Reader{cfg: cfg}, nil
+}
+
+// LimitError is the error of a query past one of Config's limits.
+type LimitError struct {
+	What  string // "bytes read" or "spans"
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("lakeread: query past its limit of %d %s", e.Limit, e.What)
+}
+
+// Result is what a query found and what it cost.
+type Result struct {
+	Spans        *Spans
+	FilesOpened  int   // files whose footer was read
+	FilesSkipped int   // of schema version 1, not read yet
+	RowGroups    int   // row groups whose trace_id bloom filter passed
+	BytesRead    int64 // of Parquet
+}
+
+// Trace returns the spans of the trace id of tenant in the partitions of
+// the hours that overlap [start, end) (a zero start or end leaves that
+// side open). A file that cannot be read fails the query, naming it.
+func (r *Reader) Trace(ctx context.Context, tenant string, id [16]byte, start, end time.Time) (Result, error) {
+	res := Result{Spans: &Spans{}}
+	budget := &byteBudget{}
+	budget.left.Store(r.cfg.MaxBytes)
+	hexID := appendHex(nil, id[:])
+	for a, err := range r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, tenant)) {
+		if err != nil {
+			return res, fmt.Errorf("lakeread: list the lake: %w", err)
+		}
+		f, ok := lake.ParseDataFile(a)
+		if !ok || f.Tenant != tenant || !overlaps(f.Hour, start, end) {
+			continue
+		}
+		if err := r.traceInFile(ctx, f, hexID, budget, &res); err != nil {
+			res.BytesRead = r.cfg.MaxBytes - budget.left.Load()
+			return res, err
+		}
+	}
+	res.BytesRead = r.cfg.MaxBytes - budget.left.Load()
+	return res, nil
+}
+
+// overlaps reports whether the partition of hour overlaps [start, end).
+func overlaps(hour, start, end time.Time) bool {
+	if !start.IsZero() && !hour.Add(time.Hour).After(start) {
+		return false
+	}
+	return end.IsZero() || hour.Before(end)
+}
+
+// byteBudget counts down the bytes a query may still read.
+type byteBudget struct{ left atomic.Int64 }
+
+// budgetReader is an object whose reads count against a budget.
+type budgetReader struct {
+	r      io.ReaderAt
+	budget *byteBudget
+	limit  int64
+}
+
+func (b budgetReader) ReadAt(p []byte, off int64) (int, error) {
+	if b.budget.left.Add(-int64(len(p))) < 0 {
+		return 0, &LimitError{What: "bytes read", Limit: b.limit}
+	}
+	return b.r.ReadAt(p, off)
+}
+
+// traceInFile adds the spans of the trace hexID in file f to res. A
+// panic of parquet-go on a damaged file is returned as an error naming
+// the file.
+func (r *Reader) traceInFile(ctx context.Context, f lake.DataFile, hexID []byte, budget *byteBudget, res *Result) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
+		}
+	}()
+	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return nil // removed by compaction or retention since the listing
+	}
+	if err != nil {
+		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
+	}
+	defer obj.Close()
+	pf, err := parquet.OpenFile(budgetReader{obj, budget, r.cfg.MaxBytes}, obj.Size(), parquet.SkipPageIndex(true))
+	if err != nil {
+		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+	}
+	res.FilesOpened++
+	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
+		res.FilesSkipped++
+		return nil
+	}
+	cols, err := columnsOf(pf.Schema())
+	if err != nil {
+		return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+	}
+	want := parquet.ByteArrayValue(hexID)
+	for _, rg := range pf.RowGroups() {
+		cc := rg.ColumnChunks()[cols.traceID]
+		if bf := cc.BloomFilter(); bf != nil {
+			ok, err := bf.Check(want)
+			if err != nil {
+				return wrapLimit(fmt.Errorf("lakeread: %s: bloom filter: %w", f.Name, err))
+			}
+			if !ok {
+				continue
+			}
+		}
+		res.RowGroups++
+		rows, err := matchingRows(cc, hexID)
+		if err != nil {
+			return wrapLimit(fmt.Errorf("lakeread: %s: trace_id: %w", f.Name, err))
+		}
+		if err := readSpans(rg, rows, cols, res.Spans); err != nil {
+			return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+		}
+		if res.Spans.Len() > r.cfg.MaxSpans {
+			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+		}
+	}
+	return nil
+}
+
+// wrapLimit returns the *LimitError in err's chain, if any, else err: a
+// query past its budget says so, whatever parquet-go wrapped it in.
+func wrapLimit(err error) error {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le
+	}
+	return err
+}
+
+// matchingRows returns the rows of a column chunk of hex trace ids that
+// hold hexID, ascending.
+func matchingRows(cc parquet.ColumnChunk, hexID []byte) ([]int64, error) {
+	pages := cc.Pages()
+	defer pages.Close()
+	var (
+		out  []int64
+		row  int64
+		vals = make([]parquet.Value, 1024)
+	)
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(vals)
+			for _, v := range vals[:n] {
+				if !v.IsNull() && string(v.ByteArray()) == string(hexID) {
+					out = append(out, row)
+				}
+				row++
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				parquet.Release(p)
+				return nil, err
+			}
+		}
+		parquet.Release(p)
+	}
+}
+
+// readSpans decodes the rows of rg (ascending) into out.
+func readSpans(rg parquet.RowGroup, rows []int64, cols *columns, out *Spans) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	rr := rg.Rows()
+	defer rr.Close()
+	buf := make([]parquet.Row, 1)
+	for _, r := range rows {
+		if err := rr.SeekToRow(r); err != nil {
+			return fmt.Errorf("seek to row %d: %w", r, err)
+		}
+		n, err := rr.ReadRows(buf)
+		if n != 1 {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("read row %d: %w", r, err)
+		}
+		sp, err := cols.decode(buf[0].Clone())
+		if err != nil {
+			return fmt.Errorf("row %d: %w", r, err)
+		}
+		out.add(sp)
+	}
+	return nil
+}

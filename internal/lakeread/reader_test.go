@@ -1,0 +1,295 @@
+package lakeread_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// valueText renders v for comparison. inJSON: v is held as JSON by the
+// lake (resource and scope attributes, and everything inside arrays and
+// key-value lists), whose documented losses apply: bytes come back as
+// their base64 string, NaN and ±Inf as strings, invalid UTF-8 as U+FFFD.
+func valueText(v pcommon.Value, inJSON bool) string {
+	str := func(s string) string {
+		if inJSON {
+			s = string([]rune(s))
+		}
+		return "s:" + strconv.Quote(s)
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return str(v.Str())
+	case pcommon.ValueTypeInt:
+		return "i:" + strconv.FormatInt(v.Int(), 10)
+	case pcommon.ValueTypeDouble:
+		f := v.Double()
+		if inJSON && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return str(map[bool]string{true: "NaN"}[math.IsNaN(f)] + map[int]string{1: "Infinity", -1: "-Infinity", 0: ""}[sign(f)])
+		}
+		return "d:" + strconv.FormatFloat(f, 'g', -1, 64)
+	case pcommon.ValueTypeBool:
+		return "b:" + strconv.FormatBool(v.Bool())
+	case pcommon.ValueTypeBytes:
+		if inJSON {
+			return str(base64.StdEncoding.EncodeToString(v.Bytes().AsRaw()))
+		}
+		return "y:" + strconv.Quote(string(v.Bytes().AsRaw()))
+	case pcommon.ValueTypeSlice:
+		var parts []string
+		for _, e := range v.Slice().All() {
+			parts = append(parts, valueText(e, true))
+		}
+		return "a:[" + strings.Join(parts, ",") + "]"
+	case pcommon.ValueTypeMap:
+		return "m:{" + mapText(v.Map(), true) + "}"
+	}
+	return "n"
+}
+
+func sign(f float64) int {
+	switch {
+	case math.IsInf(f, 1):
+		return 1
+	case math.IsInf(f, -1):
+		return -1
+	}
+	return 0
+}
+
+// mapText renders m in order; the lake keeps a key's first occurrence
+// (with every key as sent at the top level of a map, and inside JSON as
+// the rules above).
+func mapText(m pcommon.Map, inJSON bool) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for k, v := range m.All() {
+		if !inJSON && seen[k] {
+			continue
+		}
+		seen[k] = true
+		if inJSON {
+			k = string([]rune(k))
+		}
+		fmt.Fprintf(&b, "%q=%s;", k, valueText(v, inJSON))
+	}
+	return b.String()
+}
+
+// topMapText is mapText for a map the lake stores as JSON as a whole
+// (resource and scope attributes): a key once, and the JSON rules.
+func topMapText(m pcommon.Map) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for k, v := range m.All() {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		fmt.Fprintf(&b, "%q=%s;", string([]rune(k)), valueText(v, true))
+	}
+	return b.String()
+}
+
+// spanText renders a span with its resource and scope, as the reader
+// should give it back.
+func spanText(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "res{%s url=%q} scope{%q %q %s url=%q} ",
+		topMapText(rs.Resource().Attributes()), rs.SchemaUrl(),
+		ss.Scope().Name(), ss.Scope().Version(), topMapText(ss.Scope().Attributes()), ss.SchemaUrl())
+	fmt.Fprintf(&b, "%s %s %s %q %q kind=%d t=%d-%d attrs{%s} dropped=%d/%d/%d status=%d %q flags=%d",
+		sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.TraceState().AsRaw(), sp.Name(), sp.Kind(),
+		sp.StartTimestamp(), sp.EndTimestamp(), mapText(sp.Attributes(), false),
+		sp.DroppedAttributesCount(), sp.DroppedEventsCount(), sp.DroppedLinksCount(),
+		sp.Status().Code(), sp.Status().Message(), sp.Flags())
+	for _, e := range sp.Events().All() {
+		fmt.Fprintf(&b, " event{%d %q {%s} %d}", e.Timestamp(), e.Name(), mapText(e.Attributes(), false), e.DroppedAttributesCount())
+	}
+	for _, l := range sp.Links().All() {
+		fmt.Fprintf(&b, " link{%s %s %q %d {%s} %d}", l.TraceID(), l.SpanID(), l.TraceState().AsRaw(), l.Flags(), mapText(l.Attributes(), false), l.DroppedAttributesCount())
+	}
+	return b.String()
+}
+
+// spansOf renders every span of td whose trace id is id.
+func spansOf(td ptrace.Traces, id pcommon.TraceID) []string {
+	var out []string
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if sp.TraceID() == id {
+					out = append(out, spanText(rs, ss, sp))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeLake writes reqs to a version-2 lake in dir.
+func writeLake(t testing.TB, dir string, reqs ...[]byte) {
+	t.Helper()
+	cfg := lake.DefaultWriterConfig()
+	cfg.Dir = dir
+	w, err := lake.NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reqs {
+		if _, err := w.Append(otlpwire.SignalTraces, "acme", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newReader(t testing.TB, dir string, set ...func(*lakeread.Config)) *lakeread.Reader {
+	t.Helper()
+	cfg := lakeread.DefaultConfig()
+	cfg.Bucket = bucket.NewLocal(dir)
+	for _, f := range set {
+		f(&cfg)
+	}
+	r, err := lakeread.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestTraceRoundTrip: every trace of random requests (every value type,
+// repeated keys, empty values, events and links with attributes) and of
+// realistic traces comes back by its id from the lake, each span once with
+// every field, attribute, event and link as sent (pdata is the oracle),
+// but for the documented losses of values held as JSON.
+func TestTraceRoundTrip(t *testing.T) {
+	for seed := range uint64(12) {
+		dir := t.TempDir()
+		var reqs [][]byte
+		sent := ptrace.NewTraces()
+		for i := range uint64(3) {
+			reqs = append(reqs, synth.Random(rand.New(rand.NewPCG(seed, i)), otlpwire.SignalTraces, synth.Ascending))
+		}
+		reqs = append(reqs, synth.Traces(synth.Config{Seed: int64(seed), Resources: 3, ScopesPerResource: 2, TotalRecords: 300}))
+		for _, b := range reqs {
+			req := ptraceotlp.NewExportRequest()
+			if err := req.UnmarshalProto(b); err != nil {
+				t.Fatal(err)
+			}
+			req.Traces().ResourceSpans().MoveAndAppendTo(sent.ResourceSpans())
+		}
+		writeLake(t, dir, reqs...)
+		r := newReader(t, dir)
+		ids := map[pcommon.TraceID]bool{}
+		for _, rs := range sent.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if !sp.TraceID().IsEmpty() {
+						ids[sp.TraceID()] = true
+					}
+				}
+			}
+		}
+		checked, spans := 0, 0
+		defer func() { t.Logf("seed %d: %d traces, %d spans compared", seed, checked, spans) }()
+		for id := range ids {
+			if checked == 40 {
+				break
+			}
+			checked++
+			res, err := r.Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
+			if err != nil {
+				t.Fatalf("seed %d, trace %s: %v", seed, id, err)
+			}
+			b, err := res.Spans.AppendProto(nil)
+			if err != nil {
+				t.Fatalf("seed %d, trace %s: %v", seed, id, err)
+			}
+			got, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
+			if err != nil {
+				t.Fatalf("seed %d, trace %s: the reader's TracesData does not unmarshal: %v", seed, id, err)
+			}
+			want := spansOf(sent, id)
+			spans += len(want)
+			if g := spansOf(got, id); !slices.Equal(g, want) {
+				t.Fatalf("seed %d, trace %s: %d spans, want %d\n got  %q\n want %q", seed, id, len(g), len(want), g, want)
+			}
+			if got.SpanCount() != len(want) {
+				t.Fatalf("seed %d, trace %s: %d spans in all, %d of the trace", seed, id, got.SpanCount(), len(want))
+			}
+		}
+	}
+}
+
+// TestTraceNotFoundAndPruned: an id the lake does not have gives no
+// spans; a time range outside every partition opens no file; bloom
+// filters keep most row groups unread.
+func TestTraceNotFoundAndPruned(t *testing.T) {
+	dir := t.TempDir()
+	writeLake(t, dir, synth.Traces(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 2000}))
+	r := newReader(t, dir)
+	res, err := r.Trace(context.Background(), "acme", [16]byte{0xde, 0xad}, time.Time{}, time.Time{})
+	if err != nil || res.Spans.Len() != 0 || res.FilesOpened == 0 {
+		t.Fatalf("unknown id: %+v, %v", res, err)
+	}
+	if res.RowGroups != 0 {
+		t.Logf("bloom filter false positive: %d row groups read", res.RowGroups)
+	}
+	res, err = r.Trace(context.Background(), "acme", [16]byte{0xde, 0xad}, time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1990, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err != nil || res.FilesOpened != 0 {
+		t.Fatalf("outside every partition: %+v, %v", res, err)
+	}
+	res, err = r.Trace(context.Background(), "globex", [16]byte{0xde, 0xad}, time.Time{}, time.Time{})
+	if err != nil || res.FilesOpened != 0 {
+		t.Fatalf("another tenant: %+v, %v", res, err)
+	}
+}
+
+// TestTraceLimits: past MaxBytes or MaxSpans a query fails with a
+// *LimitError, and a cancelled context stops it.
+func TestTraceLimits(t *testing.T) {
+	dir := t.TempDir()
+	body := synth.Traces(synth.Config{Seed: 2, Resources: 2, ScopesPerResource: 1, TotalRecords: 500})
+	writeLake(t, dir, body)
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		t.Fatal(err)
+	}
+	id := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
+	var le *lakeread.LimitError
+	_, err := newReader(t, dir, func(c *lakeread.Config) { c.MaxBytes = 1000 }).Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
+	if !errors.As(err, &le) || le.What != "bytes read" {
+		t.Errorf("MaxBytes 1000: %v, want a *LimitError on bytes", err)
+	}
+	_, err = newReader(t, dir, func(c *lakeread.Config) { c.MaxSpans = 1 }).Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
+	if !errors.As(err, &le) || le.What != "spans" {
+		t.Errorf("MaxSpans 1: %v, want a *LimitError on spans", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newReader(t, dir).Trace(ctx, "acme", id, time.Time{}, time.Time{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
