@@ -1,10 +1,12 @@
 package lakeread_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -291,5 +293,79 @@ func TestTraceLimits(t *testing.T) {
 	cancel()
 	if _, err := newReader(t, dir).Trace(ctx, "acme", id, time.Time{}, time.Time{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestServicesAndOperations: the services and operations of the lake are
+// those of the spans sent (pdata is the oracle), all or of one service or
+// kind, and none outside the partitions' hours.
+func TestServicesAndOperations(t *testing.T) {
+	dir := t.TempDir()
+	var reqs [][]byte
+	for i := range int64(3) {
+		reqs = append(reqs, synth.Traces(synth.Config{Seed: i, Resources: 3, ScopesPerResource: 2, TotalRecords: 400}))
+	}
+	writeLake(t, dir, reqs...)
+	kinds := []string{"SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER"}
+	services := map[string]bool{}
+	ops := map[string]map[lakeread.Operation]bool{}
+	for _, b := range reqs {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range req.Traces().ResourceSpans().All() {
+			svc := "unknown_service"
+			if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Str() != "" {
+				svc = v.Str()
+			}
+			services[svc] = true
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if ops[svc] == nil {
+						ops[svc] = map[lakeread.Operation]bool{}
+					}
+					ops[svc][lakeread.Operation{Name: sp.Name(), Kind: kinds[sp.Kind()]}] = true
+				}
+			}
+		}
+	}
+	r := newReader(t, dir)
+	ctx := context.Background()
+	got, err := r.Services(ctx, "acme", time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(maps.Keys(services))
+	if !slices.Equal(got, want) {
+		t.Errorf("services %q, want %q", got, want)
+	}
+	for svc, set := range ops {
+		gotOps, err := r.Operations(ctx, "acme", svc, "", time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOps := slices.SortedFunc(maps.Keys(set), func(a, b lakeread.Operation) int {
+			return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
+		})
+		if !slices.Equal(gotOps, wantOps) {
+			t.Errorf("operations of %s: %v, want %v", svc, gotOps, wantOps)
+		}
+		servers, err := r.Operations(ctx, "acme", svc, "SPAN_KIND_SERVER", time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for op := range set {
+			if op.Kind == "SPAN_KIND_SERVER" {
+				n++
+			}
+		}
+		if len(servers) != n {
+			t.Errorf("server operations of %s: %d, want %d", svc, len(servers), n)
+		}
+	}
+	if got, err := r.Services(ctx, "acme", time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1990, 1, 2, 0, 0, 0, 0, time.UTC)); err != nil || len(got) != 0 {
+		t.Errorf("services in 1990: %q, %v", got, err)
 	}
 }

@@ -1,0 +1,359 @@
+// Package jaegerstorage serves Jaeger's remote storage API — the
+// jaeger.storage.v2 TraceReader and DependencyReader gRPC services, whose
+// messages jaeger-idl's storage/v2 protos define — from the lake, so that
+// the Jaeger query service (the jaeger binary with a grpc storage backend)
+// runs on wirehouse unchanged. Messages are read and written with
+// protowire; traces go out as OTLP TracesData (docs/notes/
+// jaeger-tempo-contracts.md has the contract and its traps).
+//
+// Served: GetTraces (a stream of one chunk per trace found, none for an id
+// not found), GetServices, GetOperations, and GetDependencies (always
+// empty: wirehouse does not derive dependencies yet). FindTraces and
+// FindTraceIDs answer Unimplemented for now.
+package jaegerstorage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/tenant"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Reader reads the lake. It must be set.
+	Reader *lakeread.Reader
+	// Tenant is the tenant of a call without a tenant header: the
+	// lake's default tenant.
+	Tenant string
+	// TenantHeader is the gRPC metadata key a call's tenant comes in,
+	// as Jaeger's multi_tenancy forwards it. Default "x-tenant".
+	TenantHeader string
+	// Logger gets a line per failed call. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults, without a Reader.
+func DefaultConfig() Config { return Config{TenantHeader: "x-tenant"} }
+
+// Validate reports the first field of c that Register would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Reader == nil:
+		return errors.New("jaegerstorage: Reader not set")
+	case c.TenantHeader == "":
+		return errors.New("jaegerstorage: TenantHeader empty")
+	case !tenant.Valid(c.Tenant):
+		return fmt.Errorf("jaegerstorage: Tenant %q is not a valid tenant name", c.Tenant)
+	}
+	return nil
+}
+
+// Register registers the TraceReader and DependencyReader services on s,
+// which must use otlpgrpc's codec (otlpgrpc.ServerOption).
+func Register(s *grpc.Server, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &handler{cfg: cfg}
+	s.RegisterService(&grpc.ServiceDesc{
+		ServiceName: "jaeger.storage.v2.TraceReader",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{
+			{MethodName: "GetServices", Handler: h.unary(h.getServices)},
+			{MethodName: "GetOperations", Handler: h.unary(h.getOperations)},
+			{MethodName: "FindTraceIDs", Handler: h.unary(unimplemented("FindTraceIDs"))},
+		},
+		Streams: []grpc.StreamDesc{
+			{StreamName: "GetTraces", Handler: h.getTraces, ServerStreams: true},
+			{StreamName: "FindTraces", Handler: func(any, grpc.ServerStream) error {
+				return status.Error(codes.Unimplemented, "FindTraces: trace search is not implemented yet")
+			}, ServerStreams: true},
+		},
+		Metadata: "storage/v2/trace_storage.proto",
+	}, struct{}{})
+	s.RegisterService(&grpc.ServiceDesc{
+		ServiceName: "jaeger.storage.v2.DependencyReader",
+		HandlerType: (*any)(nil),
+		Methods:     []grpc.MethodDesc{{MethodName: "GetDependencies", Handler: h.unary(h.getDependencies)}},
+		Metadata:    "storage/v2/dependency_storage.proto",
+	}, struct{}{})
+	return nil
+}
+
+type handler struct{ cfg Config }
+
+func unimplemented(name string) func(context.Context, []byte) ([]byte, error) {
+	return func(context.Context, []byte) ([]byte, error) {
+		return nil, status.Errorf(codes.Unimplemented, "%s is not implemented yet", name)
+	}
+}
+
+// unary adapts fn, from a request's bytes to a response's, to a gRPC
+// method handler.
+func (h *handler) unary(fn func(context.Context, []byte) ([]byte, error)) grpc.MethodHandler {
+	return func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		var in otlpgrpc.Message
+		if err := dec(&in); err != nil {
+			return nil, err
+		}
+		defer in.Release()
+		out, err := fn(ctx, in.B)
+		if err != nil {
+			return nil, h.status(ctx, err)
+		}
+		return &otlpgrpc.Message{B: out}, nil
+	}
+}
+
+// status is the gRPC status of err: InvalidArgument for a malformed
+// request, ResourceExhausted past a read limit, the context's code when
+// it ended, else Internal (logged).
+func (h *handler) status(ctx context.Context, err error) error {
+	var le *lakeread.LimitError
+	var bad badRequest
+	switch {
+	case status.Code(err) != codes.Unknown:
+		return err
+	case errors.As(err, &bad):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.As(err, &le):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case ctx.Err() != nil:
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	h.cfg.Logger.Error("jaeger storage call failed", "err", err)
+	return status.Error(codes.Internal, err.Error())
+}
+
+// badRequest is a malformed request message.
+type badRequest struct{ err error }
+
+func (b badRequest) Error() string { return "malformed request: " + b.err.Error() }
+func (b badRequest) Unwrap() error { return b.err }
+
+// tenantOf is the call's tenant: its tenant header, else the default.
+func (h *handler) tenantOf(ctx context.Context) (string, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(h.cfg.TenantHeader)
+	if len(vals) == 0 || vals[0] == "" {
+		return h.cfg.Tenant, nil
+	}
+	if !tenant.Valid(vals[0]) {
+		return "", status.Errorf(codes.PermissionDenied, "tenant %q is not a valid tenant name", vals[0])
+	}
+	return vals[0], nil
+}
+
+// getServices answers GetServicesRequest{} with GetServicesResponse
+// {repeated string services = 1}.
+func (h *handler) getServices(ctx context.Context, _ []byte) ([]byte, error) {
+	t, err := h.tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svcs, err := h.cfg.Reader.Services(ctx, t, time.Time{}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, s := range svcs {
+		out = protowire.AppendTag(out, 1, protowire.BytesType)
+		out = protowire.AppendString(out, s)
+	}
+	return out, nil
+}
+
+// Jaeger's span kind names (lowercase; "" for unspecified) by ours.
+var jaegerKinds = map[string]string{
+	"SPAN_KIND_UNSPECIFIED": "", "SPAN_KIND_INTERNAL": "internal", "SPAN_KIND_SERVER": "server",
+	"SPAN_KIND_CLIENT": "client", "SPAN_KIND_PRODUCER": "producer", "SPAN_KIND_CONSUMER": "consumer",
+}
+
+// getOperations answers GetOperationsRequest{string service = 1; string
+// span_kind = 2} with GetOperationsResponse{repeated Operation operations
+// = 1}, Operation{string name = 1; string span_kind = 2}.
+func (h *handler) getOperations(ctx context.Context, req []byte) ([]byte, error) {
+	var service, kind string
+	err := eachField(req, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			service = string(v)
+		case num == 2 && typ == protowire.BytesType:
+			kind = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, badRequest{err}
+	}
+	t, err := h.tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := h.cfg.Reader.Operations(ctx, t, service, "", time.Time{}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var out, op []byte
+	for _, o := range ops {
+		jk := jaegerKinds[o.Kind]
+		if kind != "" && jk != kind {
+			continue
+		}
+		op = protowire.AppendTag(op[:0], 1, protowire.BytesType)
+		op = protowire.AppendString(op, o.Name)
+		if jk != "" {
+			op = protowire.AppendTag(op, 2, protowire.BytesType)
+			op = protowire.AppendString(op, jk)
+		}
+		out = protowire.AppendTag(out, 1, protowire.BytesType)
+		out = protowire.AppendBytes(out, op)
+	}
+	return out, nil
+}
+
+// getDependencies answers with an empty GetDependenciesResponse.
+func (h *handler) getDependencies(context.Context, []byte) ([]byte, error) { return nil, nil }
+
+// getTraces answers GetTracesRequest{repeated GetTraceParams query = 1},
+// GetTraceParams{bytes trace_id = 1; Timestamp start_time = 2; Timestamp
+// end_time = 3}, with a stream of TracesData: one per trace found, none
+// for one not found.
+func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
+	ctx := stream.Context()
+	var in otlpgrpc.Message
+	if err := stream.RecvMsg(&in); err != nil {
+		return err
+	}
+	defer in.Release()
+	type query struct {
+		id         [16]byte
+		start, end time.Time
+	}
+	var qs []query
+	err := eachField(in.B, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if num != 1 || typ != protowire.BytesType {
+			return nil
+		}
+		var q query
+		err := eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+			var err error
+			switch {
+			case num == 1 && typ == protowire.BytesType:
+				if len(v) != 16 {
+					return fmt.Errorf("trace_id of %d bytes", len(v))
+				}
+				copy(q.id[:], v)
+			case num == 2 && typ == protowire.BytesType:
+				q.start, err = timestamp(v)
+			case num == 3 && typ == protowire.BytesType:
+				q.end, err = timestamp(v)
+			}
+			return err
+		})
+		qs = append(qs, q)
+		return err
+	})
+	if err != nil {
+		return h.status(ctx, badRequest{err})
+	}
+	t, err := h.tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		res, err := h.cfg.Reader.Trace(ctx, t, q.id, q.start, q.end)
+		if err != nil {
+			return h.status(ctx, err)
+		}
+		if res.Spans.Len() == 0 {
+			continue // an empty chunk would crash Jaeger's aggregator
+		}
+		b, err := res.Spans.AppendProto(nil)
+		if err != nil {
+			return h.status(ctx, err)
+		}
+		if err := stream.SendMsg(&otlpgrpc.Message{B: b}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timestamp reads a google.protobuf.Timestamp{int64 seconds = 1; int32
+// nanos = 2}; Jaeger sends year 1 (Go's zero time) for "unset", which is
+// the zero time.Time here too.
+func timestamp(b []byte) (time.Time, error) {
+	var sec, nsec int64
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, n uint64) error {
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			sec = int64(n)
+		case num == 2 && typ == protowire.VarintType:
+			nsec = int64(int32(n))
+		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	t := time.Unix(sec, nsec).UTC()
+	if t.Year() <= 1 {
+		return time.Time{}, nil
+	}
+	return t, nil
+}
+
+// eachField calls fn with each field of the protobuf message b: its
+// number, wire type and bytes (for BytesType) or number (varint, fixed).
+func eachField(b []byte, fn func(protowire.Number, protowire.Type, []byte, uint64) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		var (
+			v   []byte
+			x   uint64
+			err error
+		)
+		switch typ {
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		case protowire.VarintType:
+			x, n = protowire.ConsumeVarint(b)
+		case protowire.Fixed64Type:
+			x, n = protowire.ConsumeFixed64(b)
+		case protowire.Fixed32Type:
+			var y uint32
+			y, n = protowire.ConsumeFixed32(b)
+			x = uint64(y)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if err = fn(num, typ, v, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
