@@ -7,6 +7,8 @@ GO ?= go
 # telemetrygen, the OpenTelemetry Collector project's load generator, pinned.
 TELEMETRYGEN_VERSION := v0.161.0
 TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
+# The Jaeger query service, pinned by tools/jaeger/go.mod.
+JAEGER := $(CURDIR)/bin/jaeger-v1.76.0
 
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
@@ -31,13 +33,13 @@ test: licenses peers
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool and prometheus in bin/"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus and jaeger in bin/"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -51,6 +53,12 @@ $(TELEMETRYGEN):
 	mkdir -p $(CURDIR)/bin/tmp
 	GOBIN=$(CURDIR)/bin/tmp $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
 	mv $(CURDIR)/bin/tmp/telemetrygen $@
+
+$(JAEGER): tools/jaeger/go.mod
+	@echo "== peers: building the Jaeger query service v1.76.0 from tools/jaeger (go build; ~120 MB, ~3 min)"
+	mkdir -p $(CURDIR)/bin/tmp
+	cd tools/jaeger && $(GO) build -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
+	mv $(CURDIR)/bin/tmp/jaeger $@
 
 $(PYVENV)/.installed: requirements-test.txt
 	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~150 MB)"

@@ -32,6 +32,10 @@
 # goes into REVIEWED with the license read and the file's SHA-256, and is
 # ignored (its dependencies still checked) while the file is unchanged.
 #
+# A module with no Go files of its own (tools/jaeger) only builds a peer
+# program the tests run, as telemetrygen and prometheus are installed
+# from elsewhere: it is named and skipped.
+#
 # Usage: scripts/check-licenses.sh (from anywhere; GO overrides `go`).
 set -eu
 
@@ -68,6 +72,14 @@ for gomod in $mods; do
 	case $gomod in */testdata/*) continue ;; esac
 	dir=$(dirname "$gomod")
 	path=$(cd "$dir" && "$GO" list -m)
+	# A module without Go files only builds a peer program the tests run
+	# (tools/jaeger: the Jaeger query service, Apache-2.0), as
+	# telemetrygen and prometheus are installed: nothing of it is linked
+	# into wirehouse, so its tree is not scanned.
+	if [ -z "$(find "$dir" -name '*.go' -print -quit)" ]; then
+		echo "licenses: $path: builds a peer program only (no Go files): not scanned"
+		continue
+	fi
 	ignore=
 	[ "$dir" = . ] || ignore=--ignore=$path
 	# The reviewed modules this module requires, if their file is the one read.

@@ -60,6 +60,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.OTLP.GRPC.Listen, "grpc-listen", cfg.OTLP.GRPC.Listen, "OTLP/gRPC listen address; empty disables gRPC")
 	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
 	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz, /-/healthy, /-/ready)")
+	fs.StringVar(&cfg.Jaeger.StorageListen, "jaeger-storage-listen", cfg.Jaeger.StorageListen, "Jaeger remote storage gRPC (jaeger.storage.v2) listen address, for the Jaeger query service's grpc backend; empty disables it")
+	fs.StringVar(&cfg.Jaeger.TenantHeader, "jaeger-tenant-header", cfg.Jaeger.TenantHeader, "gRPC metadata key of a Jaeger storage call's tenant (Jaeger's multi_tenancy header); without one a call reads --lake-tenant's")
 	fs.StringVar(&cfg.OTLP.Auth.BearerTokensFile, "otlp-bearer-tokens-file", cfg.OTLP.Auth.BearerTokensFile, "require OTLP requests to carry one of this file's bearer tokens (Authorization: Bearer <token>); a line is a token, optionally followed by the tenant of its data (lake partition, metrics tenant); re-read when it changes")
 	fs.Func("otlp-http-cors-allowed-origins", "comma-separated origins whose web pages may export over OTLP/HTTP (CORS), e.g. https://app.example.com,https://*.example.org; * for any", func(v string) error {
 		cfg.OTLP.HTTP.CORS.AllowedOrigins = nil

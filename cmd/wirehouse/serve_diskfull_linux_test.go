@@ -420,7 +420,7 @@ func TestServeDiskFull(t *testing.T) {
 	diskfull.Fill(t, filler) // what the kill freed, if anything
 	before := dirState(t, data)
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--data-dir", data, "--grpc-listen", "127.0.0.1:0",
-		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)...)
+		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
 	out, err := cmd.CombinedOutput()
 	msg := string(out)

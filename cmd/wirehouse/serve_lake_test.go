@@ -50,20 +50,20 @@ type serveProc struct {
 func startServeProc(t *testing.T, dataDir string, extra ...string) *serveProc {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", dataDir, "--grpc-listen", "127.0.0.1:0",
-		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)
+		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, extra...)
 	p := &serveProc{cmd: exec.Command(os.Args[0], args...), stderr: &syncBuffer{}}
 	p.cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`msg="serving (OTLP/gRPC|OTLP/HTTP|admin HTTP)" addr=(\S+)`)
+	re := regexp.MustCompile(`msg="serving (OTLP/gRPC|OTLP/HTTP|admin HTTP|Jaeger remote storage gRPC)" addr=(\S+)`)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		addrs := map[string]string{}
 		for _, m := range re.FindAllStringSubmatch(p.stderr.String(), -1) {
 			addrs[m[1]] = m[2]
 		}
-		if len(addrs) == 3 {
+		if len(addrs) == 4 {
 			p.addrs = addrs
 			return p
 		}

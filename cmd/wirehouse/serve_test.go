@@ -54,7 +54,7 @@ func startServe(t *testing.T, extra ...string) map[string]string {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	args := append([]string{"serve", "--data-dir", filepath.Join(t.TempDir(), "data"),
-		"--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)
+		"--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, extra...)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, io.Discard, stderr) }()
 	t.Cleanup(func() {
@@ -71,14 +71,14 @@ func startServe(t *testing.T, extra ...string) map[string]string {
 			t.Errorf("no clean shutdown in the log:\n%s", stderr)
 		}
 	})
-	re := regexp.MustCompile(`msg="serving (OTLP/gRPC|OTLP/HTTP|admin HTTP)" addr=(\S+)`)
+	re := regexp.MustCompile(`msg="serving (OTLP/gRPC|OTLP/HTTP|admin HTTP|Jaeger remote storage gRPC)" addr=(\S+)`)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		addrs := map[string]string{}
 		for _, m := range re.FindAllStringSubmatch(stderr.String(), -1) {
 			addrs[m[1]] = m[2]
 		}
-		if len(addrs) == 3 {
+		if len(addrs) == 4 {
 			return addrs
 		}
 		select {

@@ -61,6 +61,17 @@ type Config struct {
 		// like every admin path); off by default.
 		Pprof bool `yaml:"pprof"`
 	} `yaml:"admin"`
+	// Jaeger serves Jaeger's remote storage gRPC API (jaeger.storage.v2
+	// TraceReader) over the lake, so that the Jaeger query service, with
+	// a grpc storage backend pointed here, reads wirehouse's traces.
+	Jaeger struct {
+		// StorageListen is its address; "" turns it off.
+		StorageListen string `yaml:"storage_listen"`
+		// TenantHeader is the gRPC metadata key of a call's tenant, as
+		// Jaeger's multi_tenancy forwards it; a call without one reads
+		// lake.tenant.
+		TenantHeader string `yaml:"tenant_header"`
+	} `yaml:"jaeger"`
 	Limits struct {
 		MaxRequestSize      ByteSize `yaml:"max_request_size"`
 		MaxDecompressedSize ByteSize `yaml:"max_decompressed_size"`
@@ -163,6 +174,8 @@ func DefaultConfig() Config {
 	c.OTLP.HTTP.WriteTimeout = rc.WriteTimeout
 	c.OTLP.HTTP.IdleTimeout = rc.IdleTimeout
 	c.Admin.Listen = "localhost:9090"
+	c.Jaeger.StorageListen = "localhost:17271" // the endpoint Jaeger's grpc backend defaults to
+	c.Jaeger.TenantHeader = "x-tenant"
 	c.Limits.MaxRequestSize = ByteSize(rc.MaxRequestBytes)
 	c.Limits.MaxDecompressedSize = ByteSize(rc.MaxDecompressedBytes)
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
@@ -207,6 +220,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("shutdown timeout must be positive")
+	}
+	if c.Jaeger.TenantHeader == "" {
+		return errors.New("jaeger: tenant_header must be set")
 	}
 	if c.Limits.MaxServices <= 0 {
 		return errors.New("max services must be positive")

@@ -59,6 +59,15 @@ func TestStartFailureReleasesStorage(t *testing.T) {
 		t.Fatalf("Start on a busy admin port: %v", err)
 	}
 	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Jaeger.StorageListen = a.Addrs().Jaeger.String()
+	c, err := New(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err == nil || !strings.Contains(err.Error(), "listen jaeger storage gRPC") {
+		t.Fatalf("Start on a busy Jaeger storage port: %v", err)
+	}
+	cfg.Jaeger.StorageListen = "127.0.0.1:0"
 	startServer(t, cfg)
 }
 

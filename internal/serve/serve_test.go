@@ -32,6 +32,8 @@ func testConfig(t *testing.T) Config {
 	c.OTLP.GRPC.Listen = "127.0.0.1:0"
 	c.OTLP.HTTP.Listen = "127.0.0.1:0"
 	c.Admin.Listen = "127.0.0.1:0"
+	c.Jaeger.StorageListen = "127.0.0.1:0"
+	c.Jaeger.StorageListen = "127.0.0.1:0"
 	c.Log.Level = "error"
 	return c
 }

@@ -18,16 +18,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
+	"github.com/wirehouse/wirehouse/internal/jaegerstorage"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
+	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
@@ -46,6 +52,8 @@ type Server struct {
 	adminLn     net.Listener
 	adminTLS    *tls.Config
 	adminTokens *bearer.Tokens
+	jaeger      *grpc.Server // Jaeger's remote storage API; nil when off
+	jaegerLn    net.Listener
 	stack       closers // the storage, closed after the receiver drained
 	metrics     *metricstore.Store
 	quarantine  *quarantine.Dir
@@ -189,8 +197,16 @@ func (s *Server) Start() error {
 		return fmt.Errorf("listen admin HTTP: %w", err)
 	}
 	s.adminLn = ln
+	if err := s.listenJaeger(); err != nil {
+		ln.Close()
+		s.stack.close()
+		return err
+	}
 	if err := s.receiver.Start(); err != nil {
 		ln.Close()
+		if s.jaegerLn != nil {
+			s.jaegerLn.Close()
+		}
 		s.stack.close()
 		return err
 	}
@@ -225,16 +241,59 @@ func (s *Server) Start() error {
 		}
 	})
 	s.log.Info("serving admin HTTP", "addr", ln.Addr().String(), "tls", s.adminTLS != nil, "data_dir", s.cfg.DataDir)
+	if s.jaeger != nil {
+		g, jln := s.jaeger, s.jaegerLn
+		s.serving.Go(func() {
+			if err := g.Serve(jln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+				select {
+				case s.errs <- fmt.Errorf("serve jaeger storage gRPC: %w", err):
+				default:
+				}
+			}
+		})
+		s.log.Info("serving Jaeger remote storage gRPC", "addr", jln.Addr().String())
+	}
 	s.ready.Store(true)
 	return nil
 }
 
+// listenJaeger opens the listener of Jaeger's remote storage API, if
+// configured, and its gRPC server (otlpgrpc's codec: protobuf as bytes);
+// Start serves it.
+func (s *Server) listenJaeger() error {
+	if s.cfg.Jaeger.StorageListen == "" {
+		return nil
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		return err
+	}
+	jcfg := jaegerstorage.DefaultConfig()
+	jcfg.Reader, jcfg.Tenant, jcfg.TenantHeader, jcfg.Logger = r, s.cfg.Lake.Tenant, s.cfg.Jaeger.TenantHeader, s.log
+	g := grpc.NewServer(otlpgrpc.ServerOption())
+	if err := jaegerstorage.Register(g, jcfg); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Jaeger.StorageListen)
+	if err != nil {
+		return fmt.Errorf("listen jaeger storage gRPC: %w", err)
+	}
+	s.jaeger, s.jaegerLn = g, ln
+	return nil
+}
+
 // Addrs are the bound addresses (nil for a disabled transport).
-type Addrs struct{ GRPC, HTTP, Admin net.Addr }
+type Addrs struct{ GRPC, HTTP, Admin, Jaeger net.Addr }
 
 // Addrs returns the bound addresses after Start.
 func (s *Server) Addrs() Addrs {
-	return Addrs{GRPC: s.receiver.GRPCAddr(), HTTP: s.receiver.HTTPAddr(), Admin: s.adminLn.Addr()}
+	a := Addrs{GRPC: s.receiver.GRPCAddr(), HTTP: s.receiver.HTTPAddr(), Admin: s.adminLn.Addr()}
+	if s.jaegerLn != nil {
+		a.Jaeger = s.jaegerLn.Addr()
+	}
+	return a
 }
 
 // Wait blocks until ctx ends or a listener fails.
@@ -264,6 +323,9 @@ func (s *Server) Shutdown() error {
 	if e := s.admin.Shutdown(ctx); e != nil {
 		err = errors.Join(err, fmt.Errorf("shut down admin HTTP: %w", e))
 	}
+	if s.jaeger != nil {
+		stopGRPC(ctx, s.jaeger)
+	}
 	// The loader writes what it buffered, then the spool is closed
 	// (synced); what the loader did not write stays in the spool.
 	if s.stopLoad != nil {
@@ -289,4 +351,19 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer) error {
 	}
 	werr := s.Wait(ctx)
 	return errors.Join(werr, s.Shutdown())
+}
+
+// stopGRPC stops g gracefully, or at once when ctx ends first.
+func stopGRPC(ctx context.Context, g *grpc.Server) {
+	done := make(chan struct{})
+	go func() {
+		g.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		g.Stop()
+		<-done
+	}
 }
