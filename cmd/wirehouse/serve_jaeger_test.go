@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
@@ -197,5 +201,63 @@ func TestServeJaegerQuery(t *testing.T) {
 	}
 	if code := jaegerGet(t, jaeger, "/api/traces/"+strings.Repeat("0f", 16), &[]any{}); code != http.StatusNotFound {
 		t.Errorf("an unknown trace: %d, want 404", code)
+	}
+
+	// Search, as Jaeger's UI sends it (start and end in µs; tags as
+	// JSON; minDuration): every trace with a span that matches.
+	var minStart, maxEnd int64
+	for _, rs := range req.Traces().ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if st := int64(sp.StartTimestamp()); minStart == 0 || st < minStart {
+					minStart = st
+				}
+				maxEnd = max(maxEnd, int64(sp.EndTimestamp()))
+			}
+		}
+	}
+	window := fmt.Sprintf("&start=%d&end=%d&limit=1000", minStart/1000, maxEnd/1000+1)
+	svc := wantServices[0]
+	match := func(pred func(svc string, sp ptrace.Span) bool) map[string]bool {
+		out := map[string]bool{}
+		for _, rs := range req.Traces().ResourceSpans().All() {
+			s, _ := rs.Resource().Attributes().Get("service.name")
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if pred(s.Str(), sp) {
+						out[sp.TraceID().String()] = true
+					}
+				}
+			}
+		}
+		return out
+	}
+	searches := []struct {
+		name, params string
+		want         map[string]bool
+	}{
+		{"service", "service=" + url.QueryEscape(svc), match(func(s string, _ ptrace.Span) bool { return s == svc })},
+		{"service, min duration 20ms", "service=" + url.QueryEscape(svc) + "&minDuration=20ms", match(func(s string, sp ptrace.Span) bool {
+			return s == svc && sp.EndTimestamp()-sp.StartTimestamp() >= pcommon.Timestamp(20*time.Millisecond)
+		})},
+		{"service, error", "service=" + url.QueryEscape(svc) + "&tags=" + url.QueryEscape(`{"error":"true"}`), match(func(s string, sp ptrace.Span) bool {
+			return s == svc && sp.Status().Code() == ptrace.StatusCodeError
+		})},
+	}
+	for _, sr := range searches {
+		var got []struct {
+			TraceID string `json:"traceID"`
+		}
+		if code := jaegerGet(t, jaeger, "/api/traces?"+sr.params+window, &got); code != http.StatusOK {
+			t.Errorf("search %s: %d", sr.name, code)
+			continue
+		}
+		gotIDs := map[string]bool{}
+		for _, g := range got {
+			gotIDs[strings.Repeat("0", 32-len(g.TraceID))+g.TraceID] = true // Jaeger drops a zero high half
+		}
+		if len(sr.want) == 0 || !maps.Equal(gotIDs, sr.want) {
+			t.Errorf("search %s: %d traces, want %d (of %d)", sr.name, len(gotIDs), len(sr.want), len(traces))
+		}
 	}
 }

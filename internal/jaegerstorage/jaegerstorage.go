@@ -7,9 +7,10 @@
 // jaeger-tempo-contracts.md has the contract and its traps).
 //
 // Served: GetTraces (a stream of one chunk per trace found, none for an id
-// not found), GetServices, GetOperations, and GetDependencies (always
-// empty: wirehouse does not derive dependencies yet). FindTraces and
-// FindTraceIDs answer Unimplemented for now.
+// not found), FindTraces (likewise, for the traces a search finds, most
+// recent first), FindTraceIDs, GetServices, GetOperations, and
+// GetDependencies (always empty: wirehouse does not derive dependencies
+// yet).
 package jaegerstorage
 
 import (
@@ -17,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -76,13 +79,11 @@ func Register(s *grpc.Server, cfg Config) error {
 		Methods: []grpc.MethodDesc{
 			{MethodName: "GetServices", Handler: h.unary(h.getServices)},
 			{MethodName: "GetOperations", Handler: h.unary(h.getOperations)},
-			{MethodName: "FindTraceIDs", Handler: h.unary(unimplemented("FindTraceIDs"))},
+			{MethodName: "FindTraceIDs", Handler: h.unary(h.findTraceIDs)},
 		},
 		Streams: []grpc.StreamDesc{
 			{StreamName: "GetTraces", Handler: h.getTraces, ServerStreams: true},
-			{StreamName: "FindTraces", Handler: func(any, grpc.ServerStream) error {
-				return status.Error(codes.Unimplemented, "FindTraces: trace search is not implemented yet")
-			}, ServerStreams: true},
+			{StreamName: "FindTraces", Handler: h.findTraces, ServerStreams: true},
 		},
 		Metadata: "storage/v2/trace_storage.proto",
 	}, struct{}{})
@@ -96,12 +97,6 @@ func Register(s *grpc.Server, cfg Config) error {
 }
 
 type handler struct{ cfg Config }
-
-func unimplemented(name string) func(context.Context, []byte) ([]byte, error) {
-	return func(context.Context, []byte) ([]byte, error) {
-		return nil, status.Errorf(codes.Unimplemented, "%s is not implemented yet", name)
-	}
-}
 
 // unary adapts fn, from a request's bytes to a response's, to a gRPC
 // method handler.
@@ -352,6 +347,188 @@ func eachField(b []byte, fn func(protowire.Number, protowire.Type, []byte, uint6
 		}
 		b = b[n:]
 		if err = fn(num, typ, v, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// query reads a FindTracesRequest{TraceQueryParameters query = 1}:
+// TraceQueryParameters{string service_name = 1; string operation_name =
+// 2; repeated KeyValue attributes = 3; Timestamp start_time_min = 4;
+// Timestamp start_time_max = 5; Duration duration_min = 6; Duration
+// duration_max = 7; int32 search_depth = 8}.
+func query(req []byte) (lakeread.Query, error) {
+	var q lakeread.Query
+	err := eachField(req, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if num != 1 || typ != protowire.BytesType {
+			return nil
+		}
+		return eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+			var err error
+			switch {
+			case num == 1 && typ == protowire.BytesType:
+				q.Service = string(v)
+			case num == 2 && typ == protowire.BytesType:
+				q.Operation = string(v)
+			case num == 3 && typ == protowire.BytesType:
+				var k, val string
+				if k, val, err = attribute(v); err == nil {
+					if q.Attributes == nil {
+						q.Attributes = map[string]string{}
+					}
+					q.Attributes[k] = val
+				}
+			case num == 4 && typ == protowire.BytesType:
+				q.StartMin, err = timestamp(v)
+			case num == 5 && typ == protowire.BytesType:
+				q.StartMax, err = timestamp(v)
+			case num == 6 && typ == protowire.BytesType:
+				q.DurationMin, err = duration(v)
+			case num == 7 && typ == protowire.BytesType:
+				q.DurationMax, err = duration(v)
+			case num == 8 && typ == protowire.VarintType:
+				q.Limit = int(int32(n))
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return q, badRequest{err}
+	}
+	return q, nil
+}
+
+// attribute reads a KeyValue{string key = 1; AnyValue value = 2} of a
+// search as its key and value text (Jaeger sends strings; the other
+// scalar kinds are turned into the text the lake compares).
+func attribute(b []byte) (string, string, error) {
+	var key, val string
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			key = string(v)
+		case num == 2 && typ == protowire.BytesType:
+			return eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+				switch {
+				case num == 1 && typ == protowire.BytesType:
+					val = string(v)
+				case num == 2 && typ == protowire.VarintType:
+					val = strconv.FormatBool(n != 0)
+				case num == 3 && typ == protowire.VarintType:
+					val = strconv.FormatInt(int64(n), 10)
+				case num == 4 && typ == protowire.Fixed64Type:
+					val = strconv.FormatFloat(math.Float64frombits(n), 'g', -1, 64)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return key, val, err
+}
+
+// duration reads a google.protobuf.Duration{int64 seconds = 1; int32
+// nanos = 2}.
+func duration(b []byte) (time.Duration, error) {
+	var sec, nsec int64
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, n uint64) error {
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			sec = int64(n)
+		case num == 2 && typ == protowire.VarintType:
+			nsec = int64(int32(n))
+		}
+		return nil
+	})
+	return time.Duration(sec)*time.Second + time.Duration(nsec), err
+}
+
+// maxSearch bounds the traces one search returns, whatever its
+// search_depth.
+const maxSearch = 1000
+
+// find runs the search of a FindTracesRequest.
+func (h *handler) find(ctx context.Context, req []byte) (string, []lakeread.FoundTrace, error) {
+	q, err := query(req)
+	if err != nil {
+		return "", nil, err
+	}
+	if q.Limit <= 0 || q.Limit > maxSearch {
+		q.Limit = min(max(q.Limit, 0), maxSearch)
+		if q.Limit == 0 {
+			q.Limit = 20
+		}
+	}
+	t, err := h.tenantOf(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	found, err := h.cfg.Reader.FindTraces(ctx, t, q)
+	return t, found, err
+}
+
+// findTraceIDs answers FindTraceIDsResponse{repeated FoundTraceID
+// trace_ids = 1}, FoundTraceID{bytes trace_id = 1; Timestamp start = 2;
+// Timestamp end = 3}.
+func (h *handler) findTraceIDs(ctx context.Context, req []byte) ([]byte, error) {
+	_, found, err := h.find(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var out, f []byte
+	for _, t := range found {
+		f = protowire.AppendTag(f[:0], 1, protowire.BytesType)
+		f = protowire.AppendBytes(f, t.ID[:])
+		f = protowire.AppendTag(f, 2, protowire.BytesType)
+		f = protowire.AppendBytes(f, appendTimestamp(nil, t.Start))
+		f = protowire.AppendTag(f, 3, protowire.BytesType)
+		f = protowire.AppendBytes(f, appendTimestamp(nil, t.End))
+		out = protowire.AppendTag(out, 1, protowire.BytesType)
+		out = protowire.AppendBytes(out, f)
+	}
+	return out, nil
+}
+
+func appendTimestamp(b []byte, t time.Time) []byte {
+	b = protowire.AppendTag(b, 1, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(t.Unix()))
+	if n := t.Nanosecond(); n != 0 {
+		b = protowire.AppendTag(b, 2, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(n))
+	}
+	return b
+}
+
+// findTraces answers a FindTracesRequest with a stream of TracesData, one
+// per trace found, most recent first: each whole, read by its id in the
+// hours its matching spans cover.
+func (h *handler) findTraces(_ any, stream grpc.ServerStream) error {
+	ctx := stream.Context()
+	var in otlpgrpc.Message
+	if err := stream.RecvMsg(&in); err != nil {
+		return err
+	}
+	defer in.Release()
+	t, found, err := h.find(ctx, in.B)
+	if err != nil {
+		return h.status(ctx, err)
+	}
+	for _, f := range found {
+		// A trace's other spans may start before or end after the
+		// matching ones: an hour's margin each side.
+		res, err := h.cfg.Reader.Trace(ctx, t, f.ID, f.Start.Add(-time.Hour), f.End.Add(time.Hour))
+		if err != nil {
+			return h.status(ctx, err)
+		}
+		if res.Spans.Len() == 0 {
+			continue
+		}
+		b, err := res.Spans.AppendProto(nil)
+		if err != nil {
+			return h.status(ctx, err)
+		}
+		if err := stream.SendMsg(&otlpgrpc.Message{B: b}); err != nil {
 			return err
 		}
 	}

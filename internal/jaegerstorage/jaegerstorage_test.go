@@ -235,8 +235,39 @@ func TestTraceReader(t *testing.T) {
 	if err := conn.Invoke(other, "/jaeger.storage.v2.TraceReader/GetServices", &otlpgrpc.Message{}, &out); err != nil || len(out.B) != 0 {
 		t.Errorf("tenant globex services: %q, %v", out.B, err)
 	}
-	err = conn.Invoke(ctx, "/jaeger.storage.v2.TraceReader/FindTraceIDs", &otlpgrpc.Message{}, &out)
-	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("FindTraceIDs: %v, want Unimplemented", err)
+	// FindTraceIDs of the first service: every trace with a span of it.
+	want := map[pcommon.TraceID]bool{}
+	for _, rs := range req.Traces().ResourceSpans().All() {
+		svc, _ := rs.Resource().Attributes().Get("service.name")
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				if svc.Str() == first {
+					want[sp.TraceID()] = true
+				}
+			}
+		}
+	}
+	var params, fq []byte
+	params = protowire.AppendTag(params, 1, protowire.BytesType)
+	params = protowire.AppendString(params, first)
+	params = protowire.AppendTag(params, 8, protowire.VarintType)
+	params = protowire.AppendVarint(params, 1000)
+	fq = protowire.AppendTag(fq, 1, protowire.BytesType)
+	fq = protowire.AppendBytes(fq, params)
+	if err := conn.Invoke(ctx, "/jaeger.storage.v2.TraceReader/FindTraceIDs", &otlpgrpc.Message{B: fq}, &out); err != nil {
+		t.Fatal(err)
+	}
+	found := strings1(t, out.B, 1)
+	if len(found) != len(want) {
+		t.Errorf("FindTraceIDs of %s: %d traces, want %d", first, len(found), len(want))
+	}
+	for _, f := range found {
+		ids := strings1(t, []byte(f), 1)
+		if len(ids) != 1 || !want[pcommon.TraceID([]byte(ids[0]))] {
+			t.Errorf("FindTraceIDs found %x, not a trace of %s", ids, first)
+		}
+	}
+	if err := conn.Invoke(ctx, "/jaeger.storage.v2.TraceReader/FindTraceIDs", &otlpgrpc.Message{B: []byte{0x0a, 0x05}}, &out); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a malformed FindTraceIDs request: %v, want InvalidArgument", err)
 	}
 }

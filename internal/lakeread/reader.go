@@ -242,13 +242,19 @@ func matchingRows(cc parquet.ColumnChunk, hexID []byte) ([]int64, error) {
 
 // readSpans decodes the rows of rg (ascending) into out.
 func readSpans(rg parquet.RowGroup, rows []int64, cols *columns, out *Spans) error {
+	return readRows(rg, rows, cols, func(_ int, sp span) { out.add(sp) })
+}
+
+// readRows decodes the rows of rg (ascending) and calls fn with each,
+// with its index in rows.
+func readRows(rg parquet.RowGroup, rows []int64, cols *columns, fn func(int, span)) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	rr := rg.Rows()
 	defer rr.Close()
 	buf := make([]parquet.Row, 1)
-	for _, r := range rows {
+	for i, r := range rows {
 		if err := rr.SeekToRow(r); err != nil {
 			return fmt.Errorf("seek to row %d: %w", r, err)
 		}
@@ -263,7 +269,7 @@ func readSpans(rg parquet.RowGroup, rows []int64, cols *columns, out *Spans) err
 		if err != nil {
 			return fmt.Errorf("row %d: %w", r, err)
 		}
-		out.add(sp)
+		fn(i, sp)
 	}
 	return nil
 }

@@ -369,3 +369,146 @@ func TestServicesAndOperations(t *testing.T) {
 		t.Errorf("services in 1990: %q, %v", got, err)
 	}
 }
+
+// TestFindTraces: a search finds the traces with a span that matches
+// every condition — service, operation, span or resource attributes as
+// text, error, start window, duration bounds — as the pdata oracle finds
+// them, the most recent first, at most Limit.
+func TestFindTraces(t *testing.T) {
+	dir := t.TempDir()
+	var reqs [][]byte
+	for i := range int64(3) {
+		reqs = append(reqs, synth.Traces(synth.Config{Seed: i + 10, Resources: 3, ScopesPerResource: 2, TotalRecords: 400}))
+	}
+	writeLake(t, dir, reqs...)
+	sent := ptrace.NewTraces()
+	for _, b := range reqs {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		req.Traces().ResourceSpans().MoveAndAppendTo(sent.ResourceSpans())
+	}
+	// Pick values from the data.
+	rs0 := sent.ResourceSpans().At(0)
+	svc, _ := rs0.Resource().Attributes().Get("service.name")
+	host, _ := rs0.Resource().Attributes().Get("host.name")
+	sp0 := rs0.ScopeSpans().At(0).Spans().At(0)
+	var attrKey, attrVal string
+	for k, v := range sp0.Attributes().All() {
+		if v.Type() == pcommon.ValueTypeStr {
+			attrKey, attrVal = k, v.Str()
+			break
+		}
+	}
+	var intKey, intVal string
+	for _, rs := range sent.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				for k, v := range sp.Attributes().All() {
+					if v.Type() == pcommon.ValueTypeInt && intKey == "" {
+						intKey, intVal = k, v.AsString()
+					}
+				}
+			}
+		}
+	}
+	start := time.Unix(0, int64(sp0.StartTimestamp())).UTC()
+	queries := map[string]lakeread.Query{
+		"service":           {Service: svc.Str(), Limit: 1000},
+		"service+operation": {Service: svc.Str(), Operation: sp0.Name(), Limit: 1000},
+		"span attribute":    {Attributes: map[string]string{attrKey: attrVal}, Limit: 1000},
+		"int attribute":     {Attributes: map[string]string{intKey: intVal}, Limit: 1000},
+		"resource attr":     {Attributes: map[string]string{"host.name": host.Str()}, Limit: 1000},
+		"error":             {Attributes: map[string]string{"error": "true"}, Limit: 1000},
+		"min duration":      {DurationMin: 50 * time.Millisecond, Limit: 1000},
+		"max duration":      {Service: svc.Str(), DurationMax: time.Millisecond, Limit: 1000},
+		"start window":      {StartMin: start.Add(-time.Second), StartMax: start.Add(time.Second), Limit: 1000},
+		"limit 5":           {Service: svc.Str(), Limit: 5},
+	}
+	r := newReader(t, dir)
+	for name, q := range queries {
+		t.Run(name, func(t *testing.T) {
+			want := expectFind(sent, q)
+			got, err := r.FindTraces(context.Background(), "acme", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotIDs []string
+			for _, f := range got {
+				gotIDs = append(gotIDs, pcommon.TraceID(f.ID).String())
+			}
+			if !slices.Equal(gotIDs, want) {
+				t.Errorf("found %d traces, want %d\n got  %v\n want %v", len(gotIDs), len(want), gotIDs, want)
+			}
+			if len(want) == 0 {
+				t.Errorf("the query matches nothing: pick another value")
+			}
+		})
+	}
+}
+
+// expectFind is the oracle of FindTraces: the ids of the traces with a
+// span matching q, by the latest end of their matching spans, then id.
+func expectFind(td ptrace.Traces, q lakeread.Query) []string {
+	ends := map[pcommon.TraceID]int64{}
+	text := func(m pcommon.Map, k string) (string, bool) {
+		v, ok := m.Get(k)
+		if !ok || v.Type() == pcommon.ValueTypeEmpty {
+			return "", false
+		}
+		if v.Type() == pcommon.ValueTypeStr {
+			return v.Str(), true
+		}
+		return v.AsString(), true
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		svc := "unknown_service"
+		if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Str() != "" {
+			svc = v.Str()
+		}
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				st, d := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())-int64(sp.StartTimestamp())
+				switch {
+				case q.Service != "" && svc != q.Service, q.Operation != "" && sp.Name() != q.Operation,
+					!q.StartMin.IsZero() && st < q.StartMin.UnixNano(), !q.StartMax.IsZero() && st >= q.StartMax.UnixNano(),
+					q.DurationMin > 0 && d < int64(q.DurationMin), q.DurationMax > 0 && d > int64(q.DurationMax),
+					sp.TraceID().IsEmpty():
+					continue
+				}
+				ok := true
+				for k, want := range q.Attributes {
+					if k == "error" && want == "true" && sp.Status().Code() == ptrace.StatusCodeError {
+						continue
+					}
+					found := false
+					for _, m := range []pcommon.Map{sp.Attributes(), rs.Resource().Attributes(), ss.Scope().Attributes()} {
+						if v, has := text(m, k); has && v == want {
+							found = true
+						}
+					}
+					ok = ok && found
+				}
+				if !ok {
+					continue
+				}
+				if e := st + d; e > ends[sp.TraceID()] || ends[sp.TraceID()] == 0 {
+					ends[sp.TraceID()] = e
+				}
+			}
+		}
+	}
+	ids := slices.Collect(maps.Keys(ends))
+	slices.SortFunc(ids, func(a, b pcommon.TraceID) int {
+		if c := cmp.Compare(ends[b], ends[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	var out []string
+	for _, id := range ids[:min(len(ids), q.Limit)] {
+		out = append(out, id.String())
+	}
+	return out
+}
