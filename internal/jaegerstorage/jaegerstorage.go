@@ -236,34 +236,7 @@ func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
 		return err
 	}
 	defer in.Release()
-	type query struct {
-		id         [16]byte
-		start, end time.Time
-	}
-	var qs []query
-	err := eachField(in.B, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if num != 1 || typ != protowire.BytesType {
-			return nil
-		}
-		var q query
-		err := eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-			var err error
-			switch {
-			case num == 1 && typ == protowire.BytesType:
-				if len(v) != 16 {
-					return fmt.Errorf("trace_id of %d bytes", len(v))
-				}
-				copy(q.id[:], v)
-			case num == 2 && typ == protowire.BytesType:
-				q.start, err = timestamp(v)
-			case num == 3 && typ == protowire.BytesType:
-				q.end, err = timestamp(v)
-			}
-			return err
-		})
-		qs = append(qs, q)
-		return err
-	})
+	qs, err := traceQueries(in.B)
 	if err != nil {
 		return h.status(ctx, badRequest{err})
 	}
@@ -288,6 +261,43 @@ func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
 		}
 	}
 	return nil
+}
+
+// traceQuery is a GetTraceParams{bytes trace_id = 1; Timestamp start_time
+// = 2; Timestamp end_time = 3}.
+type traceQuery struct {
+	id         [16]byte
+	start, end time.Time
+}
+
+// traceQueries reads a GetTracesRequest{repeated GetTraceParams query =
+// 1}.
+func traceQueries(b []byte) ([]traceQuery, error) {
+	var qs []traceQuery
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if num != 1 || typ != protowire.BytesType {
+			return nil
+		}
+		var q traceQuery
+		err := eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+			var err error
+			switch {
+			case num == 1 && typ == protowire.BytesType:
+				if len(v) != 16 {
+					return fmt.Errorf("trace_id of %d bytes", len(v))
+				}
+				copy(q.id[:], v)
+			case num == 2 && typ == protowire.BytesType:
+				q.start, err = timestamp(v)
+			case num == 3 && typ == protowire.BytesType:
+				q.end, err = timestamp(v)
+			}
+			return err
+		})
+		qs = append(qs, q)
+		return err
+	})
+	return qs, err
 }
 
 // timestamp reads a google.protobuf.Timestamp{int64 seconds = 1; int32
