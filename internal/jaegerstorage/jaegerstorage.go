@@ -304,8 +304,18 @@ func traceQueries(b []byte) ([]traceQuery, error) {
 // nanos = 2}; Jaeger sends year 1 (Go's zero time) for "unset", which is
 // the zero time.Time here too.
 func timestamp(b []byte) (time.Time, error) {
-	var sec, nsec int64
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, n uint64) error {
+	sec, nsec, err := secondsNanos(b)
+	t := time.Unix(sec, nsec).UTC()
+	if t.Year() <= 1 {
+		return time.Time{}, err
+	}
+	return t, err
+}
+
+// secondsNanos reads the {int64 seconds = 1; int32 nanos = 2} of a
+// Timestamp or a Duration.
+func secondsNanos(b []byte) (sec, nsec int64, err error) {
+	err = eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, n uint64) error {
 		switch {
 		case num == 1 && typ == protowire.VarintType:
 			sec = int64(n)
@@ -314,14 +324,7 @@ func timestamp(b []byte) (time.Time, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return time.Time{}, err
-	}
-	t := time.Unix(sec, nsec).UTC()
-	if t.Year() <= 1 {
-		return time.Time{}, nil
-	}
-	return t, nil
+	return sec, nsec, err
 }
 
 // eachField calls fn with each field of the protobuf message b: its
@@ -441,16 +444,7 @@ func attribute(b []byte) (string, string, error) {
 // duration reads a google.protobuf.Duration{int64 seconds = 1; int32
 // nanos = 2}.
 func duration(b []byte) (time.Duration, error) {
-	var sec, nsec int64
-	err := eachField(b, func(num protowire.Number, typ protowire.Type, _ []byte, n uint64) error {
-		switch {
-		case num == 1 && typ == protowire.VarintType:
-			sec = int64(n)
-		case num == 2 && typ == protowire.VarintType:
-			nsec = int64(int32(n))
-		}
-		return nil
-	})
+	sec, nsec, err := secondsNanos(b)
 	return time.Duration(sec)*time.Second + time.Duration(nsec), err
 }
 
@@ -464,12 +458,7 @@ func (h *handler) find(ctx context.Context, req []byte) (string, []lakeread.Foun
 	if err != nil {
 		return "", nil, err
 	}
-	if q.Limit <= 0 || q.Limit > maxSearch {
-		q.Limit = min(max(q.Limit, 0), maxSearch)
-		if q.Limit == 0 {
-			q.Limit = 20
-		}
-	}
+	q.Limit = min(q.Limit, maxSearch) // <= 0: lakeread's default
 	t, err := h.tenantOf(ctx)
 	if err != nil {
 		return "", nil, err

@@ -3,7 +3,6 @@ package lakeread
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Operation is a span name of a service and the kind of the spans that
@@ -66,69 +63,26 @@ func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, s
 	return out, err
 }
 
-// eachFile calls fn with the values of the top-level required columns
-// named cols, row group by row group, of every version-2 traces file of
-// tenant in the partitions that overlap [start, end).
+// eachFile calls fn with the values of the top-level columns named
+// cols, row group by row group, of every version-2 traces file of tenant
+// in the partitions that overlap [start, end).
 func (r *Reader) eachFile(ctx context.Context, tenant string, start, end time.Time, cols []string, fn func([][]parquet.Value)) error {
-	budget := &byteBudget{}
-	budget.left.Store(r.cfg.MaxBytes)
-	for a, err := range r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, tenant)) {
+	vals := make([][]parquet.Value, len(cols))
+	return r.newQuery(tenant, start, end).eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+		idx, err := columnIndexes(pf, cols)
 		if err != nil {
-			return fmt.Errorf("lakeread: list the lake: %w", err)
-		}
-		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != tenant || !overlaps(f.Hour, start, end) {
-			continue
-		}
-		if err := r.columnsOfFile(ctx, f, cols, budget, fn); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func (r *Reader) columnsOfFile(ctx context.Context, f lake.DataFile, cols []string, budget *byteBudget, fn func([][]parquet.Value)) (err error) {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
-		}
-	}()
-	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
-	if errors.Is(err, bucket.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
-	}
-	defer obj.Close()
-	pf, err := parquet.OpenFile(budgetReader{obj, budget, r.cfg.MaxBytes}, obj.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
-	}
-	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
-		return nil
-	}
-	idx := make([]int, len(cols))
-	for i, c := range cols {
-		lc, ok := pf.Schema().Lookup(c)
-		if !ok {
-			return fmt.Errorf("lakeread: %s: no column %s", f.Name, c)
-		}
-		idx[i] = lc.ColumnIndex
-	}
-	vals := make([][]parquet.Value, len(cols))
-	for _, rg := range pf.RowGroups() {
-		for i, ci := range idx {
-			if vals[i], err = columnValues(rg.ColumnChunks()[ci], vals[i][:0]); err != nil {
-				return wrapLimit(fmt.Errorf("lakeread: %s: column %s: %w", f.Name, cols[i], err))
+		for _, rg := range pf.RowGroups() {
+			for i, ci := range idx {
+				if vals[i], err = columnValues(rg.ColumnChunks()[ci], vals[i][:0]); err != nil {
+					return fmt.Errorf("column %s: %w", cols[i], err)
+				}
 			}
+			fn(vals)
 		}
-		fn(vals)
-	}
-	return nil
+		return nil
+	})
 }
 
 // columnValues appends every value of a column chunk to dst; byte arrays

@@ -262,8 +262,6 @@ func appendID(b []byte, num protowire.Number, hexID []byte) ([]byte, error) {
 	return b, nil
 }
 
-func appendHex(dst, b []byte) []byte { return hex.AppendEncode(dst, b) }
-
 // appendAttrs appends attrs as KeyValue fields num.
 func appendAttrs(b []byte, num protowire.Number, attrs []attr) ([]byte, error) {
 	var err error

@@ -9,6 +9,7 @@ package lakeread
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -86,24 +87,103 @@ type Result struct {
 // side open). A file that cannot be read fails the query, naming it.
 func (r *Reader) Trace(ctx context.Context, tenant string, id [16]byte, start, end time.Time) (Result, error) {
 	res := Result{Spans: &Spans{}}
-	budget := &byteBudget{}
-	budget.left.Store(r.cfg.MaxBytes)
-	hexID := appendHex(nil, id[:])
-	for a, err := range r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, tenant)) {
+	q := r.newQuery(tenant, start, end)
+	q.stats = &res
+	hexID := hex.AppendEncode(nil, id[:])
+	err := q.eachFile(ctx, true, func(f lake.DataFile, pf *parquet.File) error {
+		return r.traceInFile(f, pf, hexID, &res)
+	})
+	res.BytesRead = r.cfg.MaxBytes - q.budget.left.Load()
+	return res, err
+}
+
+// fileQuery is one query's walk over the lake's files: its tenant and
+// time range, its byte budget, and what it counts.
+type fileQuery struct {
+	r          *Reader
+	tenant     string
+	start, end time.Time
+	budget     *byteBudget
+	stats      *Result // counts FilesOpened and FilesSkipped, if not nil
+}
+
+func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
+	q := &fileQuery{r: r, tenant: tenant, start: start, end: end, budget: &byteBudget{}}
+	q.budget.left.Store(r.cfg.MaxBytes)
+	return q
+}
+
+// eachFile calls fn with every version-2 traces file of the tenant in the
+// partitions that overlap the time range, opened (its footer read, and its
+// bloom filters if bloom) within the budget. A file removed since the
+// listing is skipped, as are version-1 files (counted); an error fn
+// returns, or a panic of parquet-go on a damaged file, ends the walk with
+// an error naming the file.
+func (q *fileQuery) eachFile(ctx context.Context, bloom bool, fn func(lake.DataFile, *parquet.File) error) error {
+	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
 		if err != nil {
-			return res, fmt.Errorf("lakeread: list the lake: %w", err)
+			return fmt.Errorf("lakeread: list the lake: %w", err)
 		}
 		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != tenant || !overlaps(f.Hour, start, end) {
+		if !ok || f.Tenant != q.tenant || !overlaps(f.Hour, q.start, q.end) {
 			continue
 		}
-		if err := r.traceInFile(ctx, f, hexID, budget, &res); err != nil {
-			res.BytesRead = r.cfg.MaxBytes - budget.left.Load()
-			return res, err
+		if err := q.file(ctx, f, bloom, fn); err != nil {
+			return err
 		}
 	}
-	res.BytesRead = r.cfg.MaxBytes - budget.left.Load()
-	return res, nil
+	return nil
+}
+
+func (q *fileQuery) file(ctx context.Context, f lake.DataFile, bloom bool, fn func(lake.DataFile, *parquet.File) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
+		}
+	}()
+	obj, err := q.r.cfg.Bucket.Open(ctx, f.Name)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return nil // removed by compaction or retention since the listing
+	}
+	if err != nil {
+		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
+	}
+	defer obj.Close()
+	pf, err := parquet.OpenFile(budgetReader{obj, q.budget, q.r.cfg.MaxBytes}, obj.Size(),
+		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(!bloom))
+	if err != nil {
+		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+	}
+	if q.stats != nil {
+		q.stats.FilesOpened++
+	}
+	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
+		if q.stats != nil {
+			q.stats.FilesSkipped++
+		}
+		return nil
+	}
+	if err := fn(f, pf); err != nil {
+		return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+	}
+	return nil
+}
+
+// columnIndexes returns the column indexes of the top-level columns
+// named names.
+func columnIndexes(pf *parquet.File, names []string) ([]int, error) {
+	idx := make([]int, len(names))
+	for i, c := range names {
+		lc, ok := pf.Schema().Lookup(c)
+		if !ok {
+			return nil, fmt.Errorf("no column %s", c)
+		}
+		idx[i] = lc.ColumnIndex
+	}
+	return idx, nil
 }
 
 // overlaps reports whether the partition of hour overlaps [start, end).
@@ -131,38 +211,11 @@ func (b budgetReader) ReadAt(p []byte, off int64) (int, error) {
 	return b.r.ReadAt(p, off)
 }
 
-// traceInFile adds the spans of the trace hexID in file f to res. A
-// panic of parquet-go on a damaged file is returned as an error naming
-// the file.
-func (r *Reader) traceInFile(ctx context.Context, f lake.DataFile, hexID []byte, budget *byteBudget, res *Result) (err error) {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
-		}
-	}()
-	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
-	if errors.Is(err, bucket.ErrNotFound) {
-		return nil // removed by compaction or retention since the listing
-	}
-	if err != nil {
-		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
-	}
-	defer obj.Close()
-	pf, err := parquet.OpenFile(budgetReader{obj, budget, r.cfg.MaxBytes}, obj.Size(), parquet.SkipPageIndex(true))
-	if err != nil {
-		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
-	}
-	res.FilesOpened++
-	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
-		res.FilesSkipped++
-		return nil
-	}
+// traceInFile adds the spans of the trace hexID in file pf to res.
+func (r *Reader) traceInFile(f lake.DataFile, pf *parquet.File, hexID []byte, res *Result) error {
 	cols, err := columnsOf(pf.Schema())
 	if err != nil {
-		return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+		return err
 	}
 	want := parquet.ByteArrayValue(hexID)
 	for _, rg := range pf.RowGroups() {
@@ -170,7 +223,7 @@ func (r *Reader) traceInFile(ctx context.Context, f lake.DataFile, hexID []byte,
 		if bf := cc.BloomFilter(); bf != nil {
 			ok, err := bf.Check(want)
 			if err != nil {
-				return wrapLimit(fmt.Errorf("lakeread: %s: bloom filter: %w", f.Name, err))
+				return fmt.Errorf("bloom filter: %w", err)
 			}
 			if !ok {
 				continue
@@ -179,10 +232,10 @@ func (r *Reader) traceInFile(ctx context.Context, f lake.DataFile, hexID []byte,
 		res.RowGroups++
 		rows, err := matchingRows(cc, hexID)
 		if err != nil {
-			return wrapLimit(fmt.Errorf("lakeread: %s: trace_id: %w", f.Name, err))
+			return fmt.Errorf("trace_id: %w", err)
 		}
 		if err := readSpans(rg, rows, cols, res.Spans); err != nil {
-			return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+			return err
 		}
 		if res.Spans.Len() > r.cfg.MaxSpans {
 			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
@@ -204,40 +257,14 @@ func wrapLimit(err error) error {
 // matchingRows returns the rows of a column chunk of hex trace ids that
 // hold hexID, ascending.
 func matchingRows(cc parquet.ColumnChunk, hexID []byte) ([]int64, error) {
-	pages := cc.Pages()
-	defer pages.Close()
-	var (
-		out  []int64
-		row  int64
-		vals = make([]parquet.Value, 1024)
-	)
-	for {
-		p, err := pages.ReadPage()
-		if err == io.EOF {
-			return out, nil
+	vals, err := columnValues(cc, nil)
+	var out []int64
+	for row, v := range vals {
+		if !v.IsNull() && string(v.ByteArray()) == string(hexID) {
+			out = append(out, int64(row))
 		}
-		if err != nil {
-			return nil, err
-		}
-		vr := p.Values()
-		for {
-			n, err := vr.ReadValues(vals)
-			for _, v := range vals[:n] {
-				if !v.IsNull() && string(v.ByteArray()) == string(hexID) {
-					out = append(out, row)
-				}
-				row++
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				parquet.Release(p)
-				return nil, err
-			}
-		}
-		parquet.Release(p)
 	}
+	return out, err
 }
 
 // readSpans decodes the rows of rg (ascending) into out.

@@ -6,16 +6,13 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Query is a trace search, as Jaeger's finds traces: the traces with at
@@ -57,20 +54,12 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 	if q.Limit <= 0 {
 		q.Limit = 20
 	}
-	budget := &byteBudget{}
-	budget.left.Store(r.cfg.MaxBytes)
 	found := map[[16]byte]*FoundTrace{}
-	for a, err := range r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, tenant)) {
-		if err != nil {
-			return nil, fmt.Errorf("lakeread: list the lake: %w", err)
-		}
-		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != tenant || !overlaps(f.Hour, q.StartMin, q.StartMax) {
-			continue
-		}
-		if err := r.searchFile(ctx, f, &q, budget, found); err != nil {
-			return nil, err
-		}
+	err := r.newQuery(tenant, q.StartMin, q.StartMax).eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+		return q.searchFile(pf, found)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]FoundTrace, 0, len(found))
 	for _, t := range found {
@@ -85,42 +74,16 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 	return out, nil
 }
 
-func (r *Reader) searchFile(ctx context.Context, f lake.DataFile, q *Query, budget *byteBudget, found map[[16]byte]*FoundTrace) (err error) {
-	if err := ctx.Err(); err != nil {
+// searchFile adds the traces of file pf that q matches to found.
+func (q *Query) searchFile(pf *parquet.File, found map[[16]byte]*FoundTrace) error {
+	idx, err := columnIndexes(pf, searchCols)
+	if err != nil {
 		return err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
-		}
-	}()
-	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
-	if errors.Is(err, bucket.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
-	}
-	defer obj.Close()
-	pf, err := parquet.OpenFile(budgetReader{obj, budget, r.cfg.MaxBytes}, obj.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
-	}
-	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
-		return nil
-	}
-	idx := make([]int, len(searchCols))
-	for i, c := range searchCols {
-		lc, ok := pf.Schema().Lookup(c)
-		if !ok {
-			return fmt.Errorf("lakeread: %s: no column %s", f.Name, c)
-		}
-		idx[i] = lc.ColumnIndex
 	}
 	var cols *columns
 	if len(q.Attributes) > 0 {
 		if cols, err = columnsOf(pf.Schema()); err != nil {
-			return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+			return err
 		}
 	}
 	vals := make([][]parquet.Value, len(searchCols))
@@ -130,7 +93,7 @@ func (r *Reader) searchFile(ctx context.Context, f lake.DataFile, q *Query, budg
 		}
 		for i, ci := range idx {
 			if vals[i], err = columnValues(rg.ColumnChunks()[ci], vals[i][:0]); err != nil {
-				return wrapLimit(fmt.Errorf("lakeread: %s: column %s: %w", f.Name, searchCols[i], err))
+				return fmt.Errorf("column %s: %w", searchCols[i], err)
 			}
 		}
 		var rows []int64
@@ -150,7 +113,7 @@ func (r *Reader) searchFile(ctx context.Context, f lake.DataFile, q *Query, budg
 				}
 			})
 			if err != nil {
-				return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+				return err
 			}
 			rows = kept
 		}
