@@ -261,3 +261,265 @@ func TestServeJaegerQuery(t *testing.T) {
 		}
 	}
 }
+
+// edgeTraces are spans that exercise the corners of Jaeger's model: every
+// attribute type, links (one of them the parent, one of another trace,
+// one marked child_of), events with and without names, status messages,
+// trace state, a span whose parent is not in the trace, a child that does
+// not fit in its parent (Jaeger's clock skew warning), SDK attributes on a
+// span, a numeric ip tag, a resource without service.name and one
+// without attributes.
+func edgeTraces(base time.Time) ptrace.Traces {
+	td := ptrace.NewTraces()
+	id := pcommon.TraceID{0xed, 0x9e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
+	short := pcommon.TraceID{8: 0x5e, 15: 1} // high half zero: 16 hex digits in Jaeger
+	ts := func(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime(base.Add(d)) }
+
+	rs := td.ResourceSpans().AppendEmpty()
+	ra := rs.Resource().Attributes()
+	ra.PutStr("service.name", "edge-svc")
+	ra.PutStr("host.name", "h1")
+	ra.PutInt("ip", 0x0a000001)
+	ra.PutStr("telemetry.sdk.language", "go")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("edge-lib")
+	ss.Scope().SetVersion("1.2.3")
+	root := ss.Spans().AppendEmpty()
+	root.SetTraceID(id)
+	root.SetSpanID(pcommon.SpanID{1, 1, 1, 1, 1, 1, 1, 1})
+	root.SetName("GET /edge")
+	root.SetKind(ptrace.SpanKindServer)
+	root.SetStartTimestamp(ts(0))
+	root.SetEndTimestamp(ts(100 * time.Millisecond))
+	root.TraceState().FromRaw("vendor=1")
+	root.Status().SetCode(ptrace.StatusCodeError)
+	root.Status().SetMessage("boom")
+	a := root.Attributes()
+	a.PutStr("str", "x<y")
+	a.PutBool("bool", true)
+	a.PutInt("int", 42)
+	a.PutInt("big", 1<<60)
+	a.PutDouble("dbl", 2.5)
+	a.PutEmptyBytes("bin").FromRaw([]byte{0, 1, 2, 250})
+	m := a.PutEmptyMap("map")
+	m.PutStr("k", "v")
+	m.PutInt("n", 3)
+	sl := a.PutEmptySlice("arr")
+	sl.AppendEmpty().SetStr("a")
+	sl.AppendEmpty().SetDouble(1.5)
+	a.PutInt("peer.ipv4", 0x7f000001)
+	a.PutStr("telemetry.sdk.name", "opentelemetry")
+	ev := root.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.SetTimestamp(ts(10 * time.Millisecond))
+	ev.Attributes().PutStr("exception.type", "E")
+	ev.Attributes().PutStr("a.first", "1")
+	ev2 := root.Events().AppendEmpty()
+	ev2.SetTimestamp(ts(20 * time.Millisecond))
+	ev2.Attributes().PutInt("z", 1)
+	ev3 := root.Events().AppendEmpty()
+	ev3.SetName("named")
+	ev3.SetTimestamp(ts(30 * time.Millisecond))
+	ev3.Attributes().PutStr("event", "own")
+
+	child := ss.Spans().AppendEmpty()
+	child.SetTraceID(id)
+	child.SetSpanID(pcommon.SpanID{2, 2, 2, 2, 2, 2, 2, 2})
+	child.SetParentSpanID(root.SpanID())
+	child.SetName("SELECT")
+	child.SetKind(ptrace.SpanKindClient)
+	child.SetStartTimestamp(ts(90 * time.Millisecond)) // ends after its parent
+	child.SetEndTimestamp(ts(130 * time.Millisecond))
+	child.Status().SetCode(ptrace.StatusCodeOk)
+	l := child.Links().AppendEmpty()
+	l.SetTraceID(id)
+	l.SetSpanID(root.SpanID())
+	l.Attributes().PutStr("opentracing.ref_type", "follows_from")
+	l2 := child.Links().AppendEmpty()
+	l2.SetTraceID(short)
+	l2.SetSpanID(pcommon.SpanID{9, 9, 9, 9, 9, 9, 9, 9})
+	l3 := child.Links().AppendEmpty()
+	l3.SetTraceID(id)
+	l3.SetSpanID(pcommon.SpanID{3, 3, 3, 3, 3, 3, 3, 3})
+	l3.Attributes().PutStr("opentracing.ref_type", "child_of")
+
+	rs2 := td.ResourceSpans().AppendEmpty()
+	rs2.Resource().Attributes().PutStr("deployment.environment", "test")
+	ss2 := rs2.ScopeSpans().AppendEmpty()
+	late := ss2.Spans().AppendEmpty()
+	late.SetTraceID(id)
+	late.SetSpanID(pcommon.SpanID{5, 5, 5, 5, 5, 5, 5, 5})
+	late.SetParentSpanID(root.SpanID())
+	late.SetName("late")
+	late.SetStartTimestamp(ts(95 * time.Millisecond)) // ends after its parent, on another host
+	late.SetEndTimestamp(ts(105 * time.Millisecond))
+	lateChild := ss2.Spans().AppendEmpty()
+	lateChild.SetTraceID(id)
+	lateChild.SetSpanID(pcommon.SpanID{6, 6, 6, 6, 6, 6, 6, 6})
+	lateChild.SetParentSpanID(late.SpanID())
+	lateChild.SetName("late-child")
+	lateChild.SetStartTimestamp(ts(96 * time.Millisecond))
+	lateChild.SetEndTimestamp(ts(97 * time.Millisecond))
+
+	orphan := ss2.Spans().AppendEmpty()
+	orphan.SetTraceID(id)
+	orphan.SetSpanID(pcommon.SpanID{4, 4, 4, 4, 4, 4, 4, 4})
+	orphan.SetParentSpanID(pcommon.SpanID{7, 7, 7, 7, 7, 7, 7, 7})
+	orphan.SetName("orphan")
+	orphan.SetStartTimestamp(ts(5 * time.Millisecond))
+	orphan.SetEndTimestamp(ts(6 * time.Millisecond))
+
+	rs3 := td.ResourceSpans().AppendEmpty()
+	bare := rs3.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	bare.SetTraceID(short)
+	bare.SetSpanID(pcommon.SpanID{9, 9, 9, 9, 9, 9, 9, 9})
+	bare.SetName("bare")
+	bare.SetStartTimestamp(ts(0))
+	bare.SetEndTimestamp(ts(time.Millisecond))
+	return td
+}
+
+// jaegerRaw GETs path from a Jaeger HTTP API at base and returns the
+// status and the body decoded, normalised for comparison: the order
+// Jaeger gives spans and services (a Go map's) and its process ids do
+// not count, so spans are sorted by id with their process inlined, and
+// lists of strings sorted.
+func jaegerRaw(t *testing.T, base, path string) (int, any) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatalf("GET %s%s: %d, body not JSON: %v", base, path, resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, nil // the messages differ; the status is the contract
+	}
+	switch data := env["data"].(type) {
+	case []any:
+		for _, d := range data {
+			tr, ok := d.(map[string]any)
+			if !ok {
+				continue
+			}
+			procs, _ := tr["processes"].(map[string]any)
+			spans, _ := tr["spans"].([]any)
+			for _, s := range spans {
+				sp := s.(map[string]any)
+				sp["process"] = procs[sp["processID"].(string)]
+				delete(sp, "processID")
+			}
+			slices.SortFunc(spans, func(a, b any) int {
+				return strings.Compare(a.(map[string]any)["spanID"].(string), b.(map[string]any)["spanID"].(string))
+			})
+			delete(tr, "processes")
+		}
+		slices.SortFunc(data, func(a, b any) int {
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			return bytes.Compare(ja, jb)
+		})
+	}
+	return resp.StatusCode, env
+}
+
+// TestServeJaegerHTTPMatchesJaeger: the same requests to the real Jaeger
+// query service running on wirehouse's remote storage API and to
+// wirehouse's own Jaeger HTTP API under /jaeger give the same answers,
+// field by field, for spans from internal/synth and for edgeTraces.
+func TestServeJaegerHTTPMatchesJaeger(t *testing.T) {
+	bin := os.Getenv("WIREHOUSE_JAEGER")
+	if bin == "" {
+		t.Skip("WIREHOUSE_JAEGER not set; `make test` builds jaeger and sets it")
+	}
+	addrs := startServe(t, "--lake-max-delay", "200ms")
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	edge, err := ptraceotlp.NewExportRequestFromTraces(edgeTraces(base)).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := [][]byte{synth.Traces(synth.Config{Seed: 11, Resources: 3, ScopesPerResource: 2, TotalRecords: 150}), edge}
+	var ids []string
+	for _, body := range bodies {
+		resp, err := http.Post("http://"+addrs["OTLP/HTTP"]+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("export: %s", resp.Status)
+		}
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, rs := range req.Traces().ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if id := sp.TraceID().String(); !seen[id] && len(seen) < 8 {
+						seen[id] = true
+						ids = append(ids, id)
+					}
+				}
+			}
+		}
+	}
+	jaeger := "http://" + startJaeger(t, bin, addrs["Jaeger remote storage gRPC"])
+	ours := "http://" + addrs["admin HTTP"] + "/jaeger"
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var svcs []string
+		if jaegerGet(t, strings.TrimPrefix(jaeger, "http://"), "/api/services", &svcs) == http.StatusOK && slices.Contains(svcs, "edge-svc") || time.Now().After(deadline) {
+			break
+		}
+	}
+	window := fmt.Sprintf("&start=%d&end=%d", base.Add(-2*time.Hour).UnixMicro(), time.Now().Add(time.Hour).UnixMicro())
+	paths := []string{
+		"/api/services",
+		"/api/services/edge-svc/operations",
+		"/api/operations?service=edge-svc",
+		"/api/operations?service=edge-svc&spanKind=server",
+		"/api/operations",
+		"/api/traces?service=edge-svc" + window,
+		"/api/traces?service=edge-svc&tags=" + url.QueryEscape(`{"error":"true"}`) + window,
+		"/api/traces?service=edge-svc&tag=str:x%3Cy" + window,
+		"/api/traces?service=edge-svc&operation=SELECT&minDuration=30ms" + window,
+		"/api/traces?service=edge-svc&maxDuration=1ms" + window,
+		"/api/traces?service=edge-svc&minDuration=2ms&maxDuration=1ms",
+		"/api/traces?service=edge-svc&minDuration=bogus",
+		"/api/traces?service=edge-svc&tag=nocolon",
+		"/api/traces" + "?" + window[1:],
+		"/api/traces?traceID=" + ids[0] + "&traceID=" + strings.Repeat("ab", 16),
+		"/api/traces/" + strings.Repeat("0f", 16),
+		"/api/traces/zz",
+		"/api/traces/5e00000000000001",
+		"/api/traces/ed9e0102030405060708090a0b0c0d0e?raw=false",
+	}
+	for _, id := range ids {
+		paths = append(paths, "/api/traces/"+id)
+	}
+	found := 0
+	for _, p := range paths {
+		jc, jv := jaegerRaw(t, jaeger, p)
+		oc, ov := jaegerRaw(t, ours, p)
+		if strings.HasPrefix(p, "/api/traces/") && jc == http.StatusOK {
+			found++
+		}
+		if jc != oc {
+			t.Errorf("GET %s: Jaeger %d, wirehouse %d", p, jc, oc)
+			continue
+		}
+		jb, _ := json.MarshalIndent(jv, "", " ")
+		ob, _ := json.MarshalIndent(ov, "", " ")
+		if !bytes.Equal(jb, ob) {
+			t.Errorf("GET %s differs:\nJaeger:\n%s\nwirehouse:\n%s", p, jb, ob)
+		}
+	}
+	// Not two empty answers: every trace sent, and the edge traces, found.
+	if want := len(ids) + 2; found != want {
+		t.Errorf("%d traces found by id through Jaeger, want %d", found, want)
+	}
+}

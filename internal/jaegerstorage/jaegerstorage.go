@@ -514,9 +514,7 @@ func (h *handler) findTraces(_ any, stream grpc.ServerStream) error {
 		return h.status(ctx, err)
 	}
 	for _, f := range found {
-		// A trace's other spans may start before or end after the
-		// matching ones: an hour's margin each side.
-		res, err := h.cfg.Reader.Trace(ctx, t, f.ID, f.Start.Add(-time.Hour), f.End.Add(time.Hour))
+		res, err := h.cfg.Reader.FoundTraceSpans(ctx, t, f)
 		if err != nil {
 			return h.status(ctx, err)
 		}

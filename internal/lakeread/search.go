@@ -256,3 +256,10 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// FoundTraceSpans returns the spans of a trace a search found, read by its
+// id in the hours its matching spans cover with an hour's margin each
+// side (its other spans may start before or end after them).
+func (r *Reader) FoundTraceSpans(ctx context.Context, tenant string, f FoundTrace) (Result, error) {
+	return r.Trace(ctx, tenant, f.ID, f.Start.Add(-time.Hour), f.End.Add(time.Hour))
+}

@@ -14,13 +14,14 @@ import (
 	"github.com/prometheus/prometheus/storage/remote"
 
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
+	"github.com/wirehouse/wirehouse/internal/jaegerhttp"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // adminRoutes builds the admin server's mux: Prometheus' HTTP API over the
-// metric store, remote write and read, /metrics, pprof and the health and
-// readiness probes.
+// metric store, remote write and read, Jaeger's HTTP query API over the
+// lake's spans, /metrics, pprof and the health and readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
 	pc := promapi.DefaultConfig()
@@ -48,6 +49,19 @@ func (s *Server) adminRoutes() error {
 	// read wirehouse's metrics with remote_read; no external labels.
 	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(),
 		func() config.Config { return config.Config{} }, 5e7, 10, 1<<20))
+	// Jaeger's HTTP query API over the lake's spans, under /jaeger (its
+	// /api/traces/{id} would clash with Tempo's).
+	traces, err := s.lakeReader()
+	if err != nil {
+		return err
+	}
+	jc := jaegerhttp.DefaultConfig()
+	jc.Reader, jc.Tenant, jc.Logger = traces, s.cfg.Lake.Tenant, s.log
+	jh, err := jaegerhttp.New(jc)
+	if err != nil {
+		return err
+	}
+	jh.Register(s.adminMux, "/jaeger")
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	if s.cfg.Admin.Pprof {
 		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -52,7 +52,8 @@ type Server struct {
 	adminLn     net.Listener
 	adminTLS    *tls.Config
 	adminTokens *bearer.Tokens
-	jaeger      *grpc.Server // Jaeger's remote storage API; nil when off
+	traces      *lakeread.Reader // the lake's spans, for Jaeger's APIs
+	jaeger      *grpc.Server     // Jaeger's remote storage API; nil when off
 	jaegerLn    net.Listener
 	stack       closers // the storage, closed after the receiver drained
 	metrics     *metricstore.Store
@@ -264,9 +265,7 @@ func (s *Server) listenJaeger() error {
 	if s.cfg.Jaeger.StorageListen == "" {
 		return nil
 	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
-	r, err := lakeread.New(rcfg)
+	r, err := s.lakeReader()
 	if err != nil {
 		return err
 	}
@@ -282,6 +281,22 @@ func (s *Server) listenJaeger() error {
 	}
 	s.jaeger, s.jaegerLn = g, ln
 	return nil
+}
+
+// lakeReader returns the reader of the lake's spans that Jaeger's APIs
+// share, made on first use.
+func (s *Server) lakeReader() (*lakeread.Reader, error) {
+	if s.traces != nil {
+		return s.traces, nil
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		return nil, err
+	}
+	s.traces = r
+	return r, nil
 }
 
 // Addrs are the bound addresses (nil for a disabled transport).
