@@ -16,12 +16,13 @@ import (
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
 	"github.com/wirehouse/wirehouse/internal/jaegerhttp"
 	"github.com/wirehouse/wirehouse/internal/promapi"
+	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // adminRoutes builds the admin server's mux: Prometheus' HTTP API over the
-// metric store, remote write and read, Jaeger's HTTP query API over the
-// lake's spans, /metrics, pprof and the health and readiness probes.
+// metric store, remote write and read, Jaeger's HTTP query API and Tempo's
+// trace by id over the lake's spans, /metrics, pprof and the health and readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
 	pc := promapi.DefaultConfig()
@@ -62,6 +63,12 @@ func (s *Server) adminRoutes() error {
 		return err
 	}
 	jh.Register(s.adminMux, "/jaeger")
+	// Tempo's trace by id, under /tempo, for Grafana's Tempo data source.
+	th, err := tempohttp.New(tempohttp.Config{Reader: traces, Tenant: s.cfg.Lake.Tenant, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	th.Register(s.adminMux, "/tempo")
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	if s.cfg.Admin.Pprof {
 		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
