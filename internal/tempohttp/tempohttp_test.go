@@ -3,8 +3,8 @@ package tempohttp_test
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
