@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -522,4 +523,79 @@ func TestServeJaegerHTTPMatchesJaeger(t *testing.T) {
 	if want := len(ids) + 2; found != want {
 		t.Errorf("%d traces found by id through Jaeger, want %d", found, want)
 	}
+}
+
+// TestServeFreshTraces: with the lake loader told to wait an hour, a
+// trace is readable the moment its export is acknowledged, through
+// Jaeger's HTTP API and Tempo's trace by id, every span once; and still
+// once after a restart, when the loader has written it.
+func TestServeFreshTraces(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	body := synth.Traces(synth.Config{Seed: 21, Resources: 2, ScopesPerResource: 2, TotalRecords: 80, Start: time.Now().Add(-time.Minute)})
+	req := ptraceotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, rs := range req.Traces().ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				want[sp.TraceID().String()]++
+			}
+		}
+	}
+	check := func(stage, admin string) {
+		t.Helper()
+		for id, n := range want {
+			var traces []struct {
+				Spans []json.RawMessage `json:"spans"`
+			}
+			if code := jaegerGet(t, admin, "/jaeger/api/traces/"+id, &traces); code != http.StatusOK || len(traces) != 1 || len(traces[0].Spans) != n {
+				t.Errorf("%s: Jaeger API, trace %s: %d, %v spans, want %d", stage, id, code, traces, n)
+			}
+			req, _ := http.NewRequest("GET", "http://"+admin+"/tempo/api/traces/"+id, nil)
+			req.Header.Set("Accept", "application/protobuf")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
+			if resp.StatusCode != http.StatusOK || err != nil || td.SpanCount() != n {
+				t.Errorf("%s: Tempo API, trace %s: %d, %v, %d spans, want %d", stage, id, resp.StatusCode, err, td.SpanCount(), n)
+			}
+		}
+	}
+	addrs, stop := startServeAt(t, dataDir, "--lake-max-delay", "1h")
+	resp, err := http.Post("http://"+addrs["OTLP/HTTP"]+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("export: %s", resp.Status)
+	}
+	if n := lakeFiles(t, dataDir); n != 0 {
+		t.Fatalf("%d files in the lake already", n)
+	}
+	check("acknowledged", addrs["admin HTTP"])
+	stop()
+	if lakeFiles(t, dataDir) == 0 {
+		t.Fatal("no file in the lake after a clean stop")
+	}
+	addrs, _ = startServeAt(t, dataDir, "--lake-max-delay", "1h")
+	check("written", addrs["admin HTTP"])
+}
+
+// lakeFiles counts the Parquet files of traces in the lake of dataDir.
+func lakeFiles(t *testing.T, dataDir string) int {
+	n := 0
+	filepath.WalkDir(filepath.Join(dataDir, "lake", "traces"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") {
+			n++
+		}
+		return nil
+	})
+	return n
 }

@@ -51,26 +51,39 @@ func (s *syncBuffer) String() string {
 // the addresses it logged.
 func startServe(t *testing.T, extra ...string) map[string]string {
 	t.Helper()
+	addrs, _ := startServeAt(t, filepath.Join(t.TempDir(), "data"), extra...)
+	return addrs
+}
+
+// startServeAt is startServe with data directory dataDir; stop stops the
+// server and checks it shut down cleanly (the test's cleanup does, if
+// stop was not called).
+func startServeAt(t *testing.T, dataDir string, extra ...string) (addrs map[string]string, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
-	args := append([]string{"serve", "--data-dir", filepath.Join(t.TempDir(), "data"),
+	args := append([]string{"serve", "--data-dir", dataDir,
 		"--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, extra...)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, io.Discard, stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("serve: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop")
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not stop")
-		}
-		if !strings.Contains(stderr.String(), "shut down cleanly") {
-			t.Errorf("no clean shutdown in the log:\n%s", stderr)
-		}
-	})
+			if !strings.Contains(stderr.String(), "shut down cleanly") {
+				t.Errorf("no clean shutdown in the log:\n%s", stderr)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	re := regexp.MustCompile(`msg="serving (OTLP/gRPC|OTLP/HTTP|admin HTTP|Jaeger remote storage gRPC)" addr=(\S+)`)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -79,7 +92,7 @@ func startServe(t *testing.T, extra ...string) map[string]string {
 			addrs[m[1]] = m[2]
 		}
 		if len(addrs) == 4 {
-			return addrs
+			return addrs, stop
 		}
 		select {
 		case err := <-done:
@@ -88,7 +101,7 @@ func startServe(t *testing.T, extra ...string) map[string]string {
 		}
 	}
 	t.Fatalf("serve did not log its addresses:\n%s", stderr)
-	return nil
+	return nil, nil
 }
 
 // TestServeAndLoad runs serve and load against each other: every request

@@ -154,6 +154,10 @@ type DataFile struct {
 	Tenant string    // as in the partition's name
 	Hour   time.Time // the partition's hour, UTC
 	Size   int64
+	// First and Last are the spool records a file of the lake loader
+	// holds (its name says), merged files included; 0 for another
+	// writer's file.
+	First, Last uint64
 }
 
 // ParseDataFile tells a Parquet file of data from any other object of the
@@ -163,7 +167,8 @@ func ParseDataFile(a bucket.Attrs) (DataFile, bool) {
 	if !ok || !isParquetFile(file) {
 		return DataFile{}, false
 	}
-	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size}, true
+	first, last, _ := parseRange(file)
+	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size, First: first, Last: last}, true
 }
 
 // TenantPrefix is the prefix of every object of the signal's records of

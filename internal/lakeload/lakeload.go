@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -122,6 +123,16 @@ type Loader struct {
 
 	writeMu sync.Mutex // held by a write and by a retention pass
 
+	// What the lake's files do not hold yet, for FreshTraces: copies of
+	// the traces records read from the spool since the last write in
+	// place, and how far that is.
+	freshMu    sync.Mutex
+	fresh      []freshRecord
+	freshBytes int
+	freshMax   int    // freshMemory; tests lower it
+	inLake     uint64 // every file of records up to this one is in place
+	consumed   uint64 // the last record read from the spool
+
 	pruneMu   sync.Mutex
 	pruned    lake.Pruned    // removals summed over passes; Kept* of the last pass
 	compacted lake.Compacted // summed over passes, Skipped left out
@@ -165,6 +176,7 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
 	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}}
+	l.inLake, l.consumed, l.freshMax = cons.Committed(), cons.Committed(), freshMemory
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
@@ -573,6 +585,97 @@ func (l *Loader) add(rec spool.Record) {
 		l.first, l.firstAt = rec.Seq, time.Now()
 	}
 	l.last = rec.Seq
+	l.noteRead(rec)
+}
+
+// freshRecord is a traces record read from the spool whose files are not
+// in place yet.
+type freshRecord struct {
+	seq     uint64
+	tenant  string
+	payload []byte // a copy; never changed
+}
+
+// freshMemory bounds the bytes of fresh records kept in memory; past it
+// the oldest are dropped, and FreshTraces reads them from the spool
+// (which keeps every record until its files are in place).
+const freshMemory = 64 << 20
+
+// noteRead records that rec was read: a traces record is kept for
+// FreshTraces until its files are in place.
+func (l *Loader) noteRead(rec spool.Record) {
+	l.freshMu.Lock()
+	defer l.freshMu.Unlock()
+	if rec.Seq <= l.consumed {
+		return // read again (a rewind): kept already
+	}
+	l.consumed = rec.Seq
+	if rec.Signal != otlpwire.SignalTraces || len(rec.Payload) > l.freshMax {
+		return
+	}
+	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, tenant: rec.Tenant, payload: append([]byte(nil), rec.Payload...)})
+	l.freshBytes += len(rec.Payload)
+	for l.freshBytes > l.freshMax {
+		l.freshBytes -= len(l.fresh[0].payload)
+		l.fresh = l.fresh[1:]
+	}
+}
+
+// noteInLake records that every file of the records up to last is in
+// place, dropping their fresh copies.
+func (l *Loader) noteInLake(last uint64) {
+	l.freshMu.Lock()
+	defer l.freshMu.Unlock()
+	if last <= l.inLake {
+		return
+	}
+	l.inLake = last
+	i := 0
+	for i < len(l.fresh) && l.fresh[i].seq <= last {
+		l.freshBytes -= len(l.fresh[i].payload)
+		i++
+	}
+	l.fresh = append(l.fresh[:0:0], l.fresh[i:]...)
+}
+
+// FreshTraces calls fn with the payload of each traces request of tenant
+// acknowledged but not yet in the lake's files, and returns the lake's
+// high-water mark: every file of spool records up to through is in place,
+// and files of later records (a write under way, or one a crash
+// interrupted, being replayed) hold records fn was given, so readers pass
+// them over (lake.DataFile.First > through). The records the loader read
+// last come from memory (up to freshMemory bytes), the others from the
+// spool (spool.Scan). The payload is valid only during fn.
+func (l *Loader) FreshTraces(ctx context.Context, tenant string, fn func(payload []byte) error) (through uint64, err error) {
+	l.freshMu.Lock()
+	through, consumed := l.inLake, l.consumed
+	memFrom := consumed + 1
+	if len(l.fresh) > 0 {
+		memFrom = l.fresh[0].seq
+	}
+	var mine []freshRecord
+	for _, r := range l.fresh {
+		if r.tenant == tenant {
+			mine = append(mine, r)
+		}
+	}
+	l.freshMu.Unlock()
+	fromSpool := func(rec spool.Record) error {
+		if rec.Signal != otlpwire.SignalTraces || rec.Tenant != tenant {
+			return nil
+		}
+		return fn(rec.Payload)
+	}
+	// Read but no longer in memory, then in memory, then not read yet.
+	if err := l.sp.Scan(ctx, through+1, memFrom-1, fromSpool); err != nil {
+		return through, err
+	}
+	for _, r := range mine {
+		if err := fn(r.payload); err != nil {
+			return through, err
+		}
+	}
+	return through, l.sp.Scan(ctx, consumed+1, math.MaxUint64, fromSpool)
 }
 
 // keep puts a record the lake cannot store into the quarantine, logs and
@@ -626,6 +729,7 @@ func (l *Loader) write(w *lake.Writer, first, last uint64, name string) error {
 	if err := w.FlushAs(name); err != nil {
 		return err
 	}
+	l.noteInLake(last)
 	if err := l.cons.Commit(last); err != nil {
 		return fmt.Errorf("commit spool cursor: %w", err)
 	}

@@ -23,7 +23,8 @@ type Operation struct {
 // that overlap [start, end), sorted. It reads one column of each file.
 func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Time) ([]string, error) {
 	seen := map[string]struct{}{}
-	err := r.eachFile(ctx, tenant, start, end, []string{"service_name"}, func(vals [][]parquet.Value) {
+	fresh := func(fs *freshSpan) { seen[fs.service] = struct{}{} }
+	err := r.eachFile(ctx, tenant, start, end, []string{"service_name"}, fresh, func(vals [][]parquet.Value) {
 		for _, v := range vals[0] {
 			if _, ok := seen[string(v.ByteArray())]; !ok {
 				seen[string(v.ByteArray())] = struct{}{}
@@ -44,7 +45,13 @@ func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Ti
 // that kind only.
 func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, start, end time.Time) ([]Operation, error) {
 	seen := map[Operation]struct{}{}
-	err := r.eachFile(ctx, tenant, start, end, []string{"service_name", "name", "kind"}, func(vals [][]parquet.Value) {
+	fresh := func(fs *freshSpan) {
+		op := Operation{Name: string(fs.f.Name), Kind: kindName(fs.f.Kind)}
+		if (service == "" || fs.service == service) && (kind == "" || op.Kind == kind) {
+			seen[op] = struct{}{}
+		}
+	}
+	err := r.eachFile(ctx, tenant, start, end, []string{"service_name", "name", "kind"}, fresh, func(vals [][]parquet.Value) {
 		for i, v := range vals[0] {
 			if service != "" && string(v.ByteArray()) != service {
 				continue
@@ -63,12 +70,21 @@ func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, s
 	return out, err
 }
 
-// eachFile calls fn with the values of the top-level columns named
-// cols, row group by row group, of every version-2 traces file of tenant
-// in the partitions that overlap [start, end).
-func (r *Reader) eachFile(ctx context.Context, tenant string, start, end time.Time, cols []string, fn func([][]parquet.Value)) error {
+// eachFile calls fresh with each span not in the lake's files yet (of
+// any time), then fn with the values of the top-level columns named cols,
+// row group by row group, of every version-2 traces file of tenant in the
+// partitions that overlap [start, end).
+func (r *Reader) eachFile(ctx context.Context, tenant string, start, end time.Time, cols []string,
+	fresh func(*freshSpan), fn func([][]parquet.Value)) error {
 	vals := make([][]parquet.Value, len(cols))
-	return r.newQuery(tenant, start, end).eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+	q := r.newQuery(tenant, start, end)
+	err := q.fresh(ctx, func(p []byte) error {
+		return eachFreshSpan(p, func(fs *freshSpan) error { fresh(fs); return nil })
+	})
+	if err != nil {
+		return err
+	}
+	return q.eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
 		idx, err := columnIndexes(pf, cols)
 		if err != nil {
 			return err

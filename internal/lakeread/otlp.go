@@ -16,6 +16,7 @@ import (
 // resource (its attributes and schema URL), then by scope.
 type Spans struct {
 	resources []*resourceGroup
+	extra     [][]byte // encoded ResourceSpans of spans not read from files
 	n         int
 }
 
@@ -67,6 +68,10 @@ func (s *Spans) AppendProto(dst []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
+	}
+	for _, rs := range s.extra {
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, rs)
 	}
 	return dst, nil
 }

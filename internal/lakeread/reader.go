@@ -3,8 +3,9 @@
 // file's trace_id bloom filters, its rows read whole, and given back as an
 // OTLP TracesData, with every attribute of the types it was sent with.
 //
-// What it does not do yet: version-1 files (skipped and counted in
-// Result.SkippedFiles), search, the spool's records not yet in Parquet.
+// With a Fresh source (the lake loader), queries also see the spans
+// acknowledged but not yet in Parquet. What it does not do yet: version-1
+// files (skipped and counted in Result.FilesSkipped).
 package lakeread
 
 import (
@@ -34,6 +35,10 @@ type Config struct {
 	// MaxSpans bounds the spans one query returns; past it the query
 	// fails with a *LimitError. Default 100,000. It must be positive.
 	MaxSpans int
+	// Fresh, if set, gives the spans acknowledged but not in the lake's
+	// files yet, so that queries see a span as soon as its request was
+	// acknowledged.
+	Fresh Fresh
 }
 
 // DefaultConfig returns the defaults, without a Bucket.
@@ -90,7 +95,19 @@ func (r *Reader) Trace(ctx context.Context, tenant string, id [16]byte, start, e
 	q := r.newQuery(tenant, start, end)
 	q.stats = &res
 	hexID := hex.AppendEncode(nil, id[:])
-	err := q.eachFile(ctx, true, func(f lake.DataFile, pf *parquet.File) error {
+	err := q.fresh(ctx, func(p []byte) error {
+		if err := traceInFresh(p, id, res.Spans); err != nil {
+			return err
+		}
+		if res.Spans.Len() > r.cfg.MaxSpans {
+			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, wrapLimit(err)
+	}
+	err = q.eachFile(ctx, true, func(f lake.DataFile, pf *parquet.File) error {
 		return r.traceInFile(f, pf, hexID, &res)
 	})
 	res.BytesRead = r.cfg.MaxBytes - q.budget.left.Load()
@@ -105,6 +122,10 @@ type fileQuery struct {
 	start, end time.Time
 	budget     *byteBudget
 	stats      *Result // counts FilesOpened and FilesSkipped, if not nil
+	// through bounds the files read, if bounded: a file of records past
+	// it holds records the query had from its Fresh source.
+	through uint64
+	bounded bool
 }
 
 func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
@@ -125,7 +146,7 @@ func (q *fileQuery) eachFile(ctx context.Context, bloom bool, fn func(lake.DataF
 			return fmt.Errorf("lakeread: list the lake: %w", err)
 		}
 		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != q.tenant || !overlaps(f.Hour, q.start, q.end) {
+		if !ok || f.Tenant != q.tenant || !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
 			continue
 		}
 		if err := q.file(ctx, f, bloom, fn); err != nil {

@@ -55,7 +55,11 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 		q.Limit = 20
 	}
 	found := map[[16]byte]*FoundTrace{}
-	err := r.newQuery(tenant, q.StartMin, q.StartMax).eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+	fq := r.newQuery(tenant, q.StartMin, q.StartMax)
+	if err := fq.fresh(ctx, func(p []byte) error { return q.searchFresh(p, found) }); err != nil {
+		return nil, err
+	}
+	err := fq.eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
 		return q.searchFile(pf, found)
 	})
 	if err != nil {

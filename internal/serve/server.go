@@ -291,6 +291,7 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 	}
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
+	rcfg.Fresh = s.loader // spans acknowledged and not in Parquet yet are read too
 	r, err := lakeread.New(rcfg)
 	if err != nil {
 		return nil, err

@@ -379,3 +379,40 @@ func (s *Spool) loadCursor(file string) (*Consumer, *CorruptError, error) {
 	}
 	return c, &CorruptError{Segment: file, Err: err}, nil
 }
+
+// Scan calls fn with each record from sequence number from to to, or to
+// the newest one when Scan began if that is sooner, in order, without a
+// cursor: it neither holds segments back nor moves any consumer. A record
+// deleted meanwhile (every consumer committed it) is passed over. The
+// record's payload is valid only during fn. An error of fn ends the scan
+// and is returned.
+func (s *Spool) Scan(ctx context.Context, from, to uint64, fn func(Record) error) error {
+	last := min(s.Stats().LastSeq, to)
+	from = max(from, 1)
+	if last < from {
+		return nil
+	}
+	c := &Consumer{s: s}
+	c.committed.Store(from - 1)
+	defer c.close()
+	for want := from; want <= last; {
+		s.mu.Lock()
+		g := s.findLocked(want)
+		s.mu.Unlock()
+		if g == nil {
+			return nil // the rest was deleted: nothing to wait for
+		}
+		rec, err := c.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if rec.Seq > last {
+			return nil
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+		want = rec.Seq + 1
+	}
+	return nil
+}

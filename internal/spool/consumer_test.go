@@ -1,9 +1,12 @@
 package spool
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +343,64 @@ func TestStickyError(t *testing.T) {
 	_, err2 := s.Append(otlpwire.SignalLogs, "", time.Time{}, nil)
 	if err1 == nil || err2 == nil || !strings.Contains(err2.Error(), "could not be undone") {
 		t.Fatalf("Append errors %v, %v", err1, err2)
+	}
+}
+
+// TestScan: Scan reads the records of a range in order, with their
+// payloads, moves no consumer, stops at the newest record when it began,
+// passes over records deleted as every consumer committed them, and ends
+// at fn's error.
+func TestScan(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen })
+	appendN(t, s, 1, 20)
+	c, err := s.Consumer("lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func(from, to uint64) []uint64 {
+		t.Helper()
+		var got []uint64
+		err := s.Scan(context.Background(), from, to, func(r Record) error {
+			if !bytes.Equal(r.Payload, payloadOf(int(r.Seq), 100)) || r.Tenant != fmt.Sprint("tenant-", r.Seq%3) {
+				t.Errorf("record %d: wrong payload or tenant %q", r.Seq, r.Tenant)
+			}
+			got = append(got, r.Seq)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	seqs := func(from, to uint64) []uint64 {
+		var out []uint64
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	for _, r := range [][2]uint64{{1, 19}, {5, 9}, {0, 3}, {18, 1 << 62}, {25, 30}, {9, 5}} {
+		want := seqs(max(r[0], 1), min(r[1], 19))
+		if got := scan(r[0], r[1]); !slices.Equal(got, want) {
+			t.Errorf("Scan(%d, %d) = %v, want %v", r[0], r[1], got, want)
+		}
+	}
+	if c.Committed() != 0 {
+		t.Errorf("Scan moved a consumer to %d", c.Committed())
+	}
+	for i := 1; i <= 10; i++ {
+		next(t, c, uint64(i))
+	}
+	if err := c.Commit(10); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan(1, 19); len(got) == 0 || got[len(got)-1] != 19 || got[0] == 1 {
+		t.Errorf("after deletion: %v, want the records left, up to 19", got)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := s.Scan(context.Background(), 11, 19, func(Record) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("fn's error: %v after %d records", err, n)
 	}
 }
