@@ -48,12 +48,13 @@ type command struct {
 
 // commands are the subcommands by name; each lives in its own file.
 var commands = map[string]command{
-	"gen":     {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
-	"ingest":  {summary: "read OTLP files (protobuf or JSON, optionally compressed) into partitioned Parquet", run: runIngest},
-	"inspect": {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
-	"load":    {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
-	"serve":   {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
-	"version": {summary: "print the version, revision and Go version wirehouse was built with", run: runVersion},
+	"gen":        {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
+	"ingest":     {summary: "read OTLP files (protobuf or JSON, optionally compressed) into partitioned Parquet", run: runIngest},
+	"inspect":    {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
+	"load":       {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
+	"serve":      {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
+	"tracebench": {summary: "measure trace by id and search over a lake of synth traces, beside DuckDB", run: runTracebench},
+	"version":    {summary: "print the version, revision and Go version wirehouse was built with", run: runVersion},
 }
 
 // runVersion prints the build information on stdout.
