@@ -342,16 +342,16 @@ func (q benchQuery) search(ctx context.Context, r *lakeread.Reader) (int, error)
 	if len(found) == 0 {
 		return 0, fmt.Errorf("search %+v found nothing", *s)
 	}
+	all, err := r.FoundTracesSpans(ctx, "default", found)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	for _, f := range found {
-		res, err := r.FoundTraceSpans(ctx, "default", f)
-		if err != nil {
+	for _, spans := range all {
+		if _, err := spans.AppendProto(nil); err != nil {
 			return 0, err
 		}
-		if _, err := res.Spans.AppendProto(nil); err != nil {
-			return 0, err
-		}
-		n += res.Spans.Len()
+		n += spans.Len()
 	}
 	return n, nil
 }

@@ -26,11 +26,11 @@ SEARCH = f"""
 WITH m AS (
     SELECT trace_id, max(start_time) AS t FROM {traces}
     WHERE service_name = $service AND name = $operation AND attributes[$key] = $value
-      AND duration >= $duration AND start_time >= $start_min AND start_time < $start_max
+      AND duration >= $duration AND start_time >= $start_min::TIMESTAMPTZ_NS AND start_time < $start_max::TIMESTAMPTZ_NS
     GROUP BY trace_id ORDER BY t DESC LIMIT 20)
 SELECT s.* FROM {traces} s
 WHERE s.trace_id IN (SELECT trace_id FROM m)
-  AND s.start_time >= $start_min - INTERVAL 1 HOUR AND s.start_time < $start_max + INTERVAL 1 HOUR
+  AND s.start_time >= ($start_min - INTERVAL 1 HOUR)::TIMESTAMPTZ_NS AND s.start_time < ($start_max + INTERVAL 1 HOUR)::TIMESTAMPTZ_NS
 """
 
 

@@ -247,14 +247,14 @@ func (h *Handler) readTrace(ctx context.Context, t string, id [16]byte, start, e
 	if err != nil {
 		return trace{}, err
 	}
-	return build(res)
+	return build(res.Spans)
 }
 
-func build(res lakeread.Result) (trace, error) {
-	if res.Spans.Len() == 0 {
+func build(spans *lakeread.Spans) (trace, error) {
+	if spans.Len() == 0 {
 		return trace{}, errNotFound
 	}
-	b, err := res.Spans.AppendProto(nil)
+	b, err := spans.AppendProto(nil)
 	if err != nil {
 		return trace{}, err
 	}
@@ -397,13 +397,13 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, http.StatusInternalServerError)
 		return
 	}
-	for _, f := range found {
-		res, err := h.cfg.Reader.FoundTraceSpans(ctx, t, f)
-		if err != nil {
-			h.fail(w, r, err, http.StatusInternalServerError)
-			return
-		}
-		tr, err := build(res)
+	all, err := h.cfg.Reader.FoundTracesSpans(ctx, t, found)
+	if err != nil {
+		h.fail(w, r, err, http.StatusInternalServerError)
+		return
+	}
+	for _, spans := range all {
+		tr, err := build(spans)
 		if errors.Is(err, errNotFound) {
 			continue
 		}

@@ -513,15 +513,15 @@ func (h *handler) findTraces(_ any, stream grpc.ServerStream) error {
 	if err != nil {
 		return h.status(ctx, err)
 	}
-	for _, f := range found {
-		res, err := h.cfg.Reader.FoundTraceSpans(ctx, t, f)
-		if err != nil {
-			return h.status(ctx, err)
-		}
-		if res.Spans.Len() == 0 {
+	all, err := h.cfg.Reader.FoundTracesSpans(ctx, t, found)
+	if err != nil {
+		return h.status(ctx, err)
+	}
+	for _, spans := range all {
+		if spans.Len() == 0 {
 			continue
 		}
-		b, err := res.Spans.AppendProto(nil)
+		b, err := spans.AppendProto(nil)
 		if err != nil {
 			return h.status(ctx, err)
 		}

@@ -172,7 +172,7 @@ func BenchmarkLogsToParquet(b *testing.B) {
 			rows := LogRows{}
 			rows.keepPairs = v2
 			benchParquet(b, files, n, "log", rows.Reset, rows.AppendLogs, func(enc *encoder, out io.Writer) error {
-				_, sel := enc.order(rows.Len(), &rows.ServiceName, rows.Time, func(int32) int64 { return 0 })
+				_, sel := enc.order(rows.Len(), &rows.ServiceName, nil, rows.Time, func(int32) int64 { return 0 })
 				return enc.writeLogs(out, &rows, sel)
 			})
 		})
@@ -295,7 +295,11 @@ func BenchmarkSpansToParquet(b *testing.B) {
 			rows := SpanRows{}
 			rows.keepPairs = v2
 			benchParquet(b, files, n, "span", rows.Reset, rows.AppendTraces, func(enc *encoder, out io.Writer) error {
-				_, sel := enc.order(rows.Len(), &rows.ServiceName, rows.StartTime, func(int32) int64 { return 0 })
+				var ids *Strings
+				if v2 {
+					ids = &rows.TraceID // as the writer orders them
+				}
+				_, sel := enc.order(rows.Len(), &rows.ServiceName, ids, rows.StartTime, func(int32) int64 { return 0 })
 				return enc.writeSpans(out, &rows, sel)
 			})
 		})

@@ -83,15 +83,19 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
 // writeSpans writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 	if r.keepPairs {
-		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, "start_time")
+		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, "trace_id", "start_time")
 	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
 }
 
 // writeRowsV2 writes a file of schema version 2: rows sorted by
-// service_name, then time.
-func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, timeCol string) error {
-	sorting := []parquet.SortingColumn{parquet.Ascending("service_name"), parquet.Ascending(timeCol)}
+// service_name, then the columns named by (for spans trace_id, then
+// start_time).
+func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, orderBy ...string) error {
+	sorting := []parquet.SortingColumn{parquet.Ascending("service_name")}
+	for _, c := range orderBy {
+		sorting = append(sorting, parquet.Ascending(c))
+	}
 	return e.writeFile(out, cols, sel, sorting, map[string]string{
 		"wirehouse.signal": signal,
 		SchemaVersionKey:   strconv.Itoa(SchemaVersion),

@@ -440,3 +440,17 @@ func linksCol(r *SpanRows) fileCol {
 	}
 	return fileCol{name: "links", node: node, leaves: append(leaves, l.mapLeaves(&r.attrRows, "list", "element", "attributes")...)}
 }
+
+// HotColumn returns the name of the typed column a version-2 file keeps
+// for the span or log record attribute key, and whether it holds
+// integers (else strings), if key is a hot key: a reader may filter on
+// that column rather than the attribute map. A value of the other type
+// than the column's is only in the map.
+func HotColumn(key string) (name string, isInt bool, ok bool) {
+	for _, h := range hotKeys {
+		if h.origin == OriginRecord && h.key == key {
+			return ColumnName(h.origin, []byte(key)), h.kind == KindInt, true
+		}
+	}
+	return "", false, false
+}

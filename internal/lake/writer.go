@@ -405,7 +405,8 @@ func (w *Writer) Stats() Stats {
 	return w.stats
 }
 
-// writeBatch sorts the batch by (hour, service, time), writes one file per
+// writeBatch sorts the batch by (hour, service, time; trace id before time
+// for spans of schema version 2), writes one file per
 // hour and empties the batch. On error the batch is kept: files already
 // put in the lake stay, and the rows are written again by the next
 // flush (a retry can duplicate them; it never loses them).
@@ -414,6 +415,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 		n        int
 		times    []int64
 		services *Strings
+		ids      *Strings // trace ids to order by (spans of schema version 2)
 		hourOf   func(r int32) int64
 	)
 	if key.sig == otlpwire.SignalLogs {
@@ -429,6 +431,9 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 		}
 	} else {
 		n, times, services = b.spans.Len(), b.spans.StartTime, &b.spans.ServiceName
+		if b.spans.keepPairs {
+			ids = &b.spans.TraceID
+		}
 		hourOf = func(r int32) int64 {
 			if h, ok := partitionHour(b.spans.StartTime[r]); ok {
 				return h
@@ -436,7 +441,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 			return b.fallback
 		}
 	}
-	keys, sel := w.enc.order(n, services, times, hourOf)
+	keys, sel := w.enc.order(n, services, ids, times, hourOf)
 	var out int64
 	for start := 0; start < n; {
 		end := start + 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,21 +40,37 @@ func (q *fileQuery) fresh(ctx context.Context, fn func(payload []byte) error) er
 	return nil
 }
 
-// traceInFresh adds the spans of trace id in an OTLP traces request to
-// spans, as ResourceSpans holding those spans alone.
-func traceInFresh(payload []byte, id [16]byte, spans *Spans) error {
+// tracesInFresh adds the spans of the traces of byID in an OTLP traces
+// request to their Spans, as ResourceSpans holding those spans alone.
+func tracesInFresh(payload []byte, byID map[[16]byte]*Spans) error {
+	var present [][16]byte
 	for rs, err := range otlpwire.TracesRequest(payload).ResourceSpans() {
 		if err != nil {
 			return err
 		}
-		kept, n, err := filterResourceSpans(rs, func(sp []byte) bool {
-			tid, _ := spanTraceID(sp)
-			return tid == id
-		})
-		if err != nil {
-			return err
+		present = present[:0]
+		for ss, err := range rs.ScopeSpans() {
+			if err != nil {
+				return err
+			}
+			for sp, err := range ss.Spans() {
+				if err != nil {
+					return err
+				}
+				if id, ok := spanTraceID(sp); ok && byID[id] != nil && !slices.Contains(present, id) {
+					present = append(present, id)
+				}
+			}
 		}
-		if n > 0 {
+		for _, id := range present {
+			kept, n, err := filterResourceSpans(rs, func(sp []byte) bool {
+				tid, _ := spanTraceID(sp)
+				return tid == id
+			})
+			if err != nil {
+				return err
+			}
+			spans := byID[id]
 			spans.extra = append(spans.extra, kept)
 			spans.n += n
 		}

@@ -9,11 +9,14 @@
 package lakeread
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -91,27 +94,58 @@ type Result struct {
 // the hours that overlap [start, end) (a zero start or end leaves that
 // side open). A file that cannot be read fails the query, naming it.
 func (r *Reader) Trace(ctx context.Context, tenant string, id [16]byte, start, end time.Time) (Result, error) {
-	res := Result{Spans: &Spans{}}
+	spans, res, err := r.Traces(ctx, tenant, [][16]byte{id}, start, end)
+	res.Spans = spans[0]
+	return res, err
+}
+
+// Traces is Trace of several trace ids in one walk over the files: it
+// returns their spans in the order of ids (empty for one not found), and
+// what the walk cost (Result.Spans nil). MaxSpans bounds the spans of all.
+func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, start, end time.Time) ([]*Spans, Result, error) {
+	var res Result
+	out := make([]*Spans, len(ids))
+	byID := make(map[[16]byte]*Spans, len(ids))
+	hexIDs := make([][]byte, len(ids))
+	for i, id := range ids {
+		if byID[id] == nil {
+			byID[id] = &Spans{}
+		}
+		out[i] = byID[id]
+		hexIDs[i] = hex.AppendEncode(nil, id[:])
+	}
+	total := func() int {
+		n := 0
+		for _, s := range byID {
+			n += s.Len()
+		}
+		return n
+	}
 	q := r.newQuery(tenant, start, end)
 	q.stats = &res
-	hexID := hex.AppendEncode(nil, id[:])
 	err := q.fresh(ctx, func(p []byte) error {
-		if err := traceInFresh(p, id, res.Spans); err != nil {
+		if err := tracesInFresh(p, byID); err != nil {
 			return err
 		}
-		if res.Spans.Len() > r.cfg.MaxSpans {
+		if total() > r.cfg.MaxSpans {
 			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
 		}
 		return nil
 	})
 	if err != nil {
-		return res, wrapLimit(err)
+		return out, res, wrapLimit(err)
 	}
 	err = q.eachFile(ctx, true, func(f lake.DataFile, pf *parquet.File) error {
-		return r.traceInFile(f, pf, hexID, &res)
+		if err := r.tracesInFile(pf, ids, hexIDs, byID, &res); err != nil {
+			return err
+		}
+		if total() > r.cfg.MaxSpans {
+			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+		}
+		return nil
 	})
 	res.BytesRead = r.cfg.MaxBytes - q.budget.left.Load()
-	return res, err
+	return out, res, err
 }
 
 // fileQuery is one query's walk over the lake's files: its tenant and
@@ -232,34 +266,56 @@ func (b budgetReader) ReadAt(p []byte, off int64) (int, error) {
 	return b.r.ReadAt(p, off)
 }
 
-// traceInFile adds the spans of the trace hexID in file pf to res.
-func (r *Reader) traceInFile(f lake.DataFile, pf *parquet.File, hexID []byte, res *Result) error {
+// tracesInFile adds the spans of the traces ids (hexIDs, in hex) in file
+// pf to byID: for each row group, the ids its bloom filter admits, their
+// rows found in the trace_id pages that may hold them, then those rows
+// read in one pass.
+func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte, byID map[[16]byte]*Spans, res *Result) error {
 	cols, err := columnsOf(pf.Schema())
 	if err != nil {
 		return err
 	}
-	want := parquet.ByteArrayValue(hexID)
+	type hit struct {
+		row int64
+		id  int
+	}
+	var hits []hit
 	for _, rg := range pf.RowGroups() {
 		cc := rg.ColumnChunks()[cols.traceID]
-		if bf := cc.BloomFilter(); bf != nil {
-			ok, err := bf.Check(want)
-			if err != nil {
-				return fmt.Errorf("bloom filter: %w", err)
+		bf := cc.BloomFilter()
+		hits = hits[:0]
+		var want [][]byte // the ids the bloom filter admits
+		var which []int
+		for i, h := range hexIDs {
+			if bf != nil {
+				ok, err := bf.Check(parquet.ByteArrayValue(h))
+				if err != nil {
+					return fmt.Errorf("bloom filter: %w", err)
+				}
+				if !ok {
+					continue
+				}
 			}
-			if !ok {
-				continue
-			}
+			want, which = append(want, h), append(which, i)
+		}
+		if len(want) == 0 {
+			continue
 		}
 		res.RowGroups++
-		rows, err := matchingRows(cc, hexID)
+		err := matchingRows(cc, want, func(row int64, w int) { hits = append(hits, hit{row, which[w]}) })
 		if err != nil {
 			return fmt.Errorf("trace_id: %w", err)
 		}
-		if err := readSpans(rg, rows, cols, res.Spans); err != nil {
-			return err
+		if len(hits) == 0 {
+			continue
 		}
-		if res.Spans.Len() > r.cfg.MaxSpans {
-			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+		slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.row, b.row) })
+		rows := make([]int64, len(hits))
+		for i, h := range hits {
+			rows[i] = h.row
+		}
+		if err := readRows(rg, rows, cols, func(i int, sp span) { byID[ids[hits[i].id]].add(sp) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -275,49 +331,97 @@ func wrapLimit(err error) error {
 	return err
 }
 
-// matchingRows returns the rows of a column chunk of hex trace ids that
-// hold hexID, ascending.
-func matchingRows(cc parquet.ColumnChunk, hexID []byte) ([]int64, error) {
-	vals, err := columnValues(cc, nil)
-	var out []int64
-	for row, v := range vals {
-		if !v.IsNull() && string(v.ByteArray()) == string(hexID) {
-			out = append(out, int64(row))
+// matchingRows calls fn with each row of a column chunk of hex trace ids
+// that holds one of ids, with the index of that id. With a page index,
+// only the pages whose bounds admit one of ids are read, each once: the
+// writer orders a service's spans by trace id, so that is about one page
+// per service in the row group and id.
+func matchingRows(cc parquet.ColumnChunk, ids [][]byte, fn func(row int64, id int)) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[string(id)] = i
+	}
+	match := func(row int64, v parquet.Value) {
+		if i, ok := index[string(v.ByteArray())]; ok && !v.IsNull() {
+			fn(row, i)
 		}
 	}
-	return out, err
+	ci, err1 := cc.ColumnIndex()
+	oi, err2 := cc.OffsetIndex()
+	if err1 != nil || err2 != nil || ci.NumPages() != oi.NumPages() {
+		return pageValues(pages, -1, 0, nil, match) // no page index: every page
+	}
+	for p := range ci.NumPages() {
+		if ci.NullPage(p) || !slices.ContainsFunc(ids, func(id []byte) bool {
+			return mayHold(ci.MinValue(p).ByteArray(), ci.MaxValue(p).ByteArray(), id)
+		}) {
+			continue
+		}
+		first := oi.FirstRowIndex(p)
+		if err := pages.SeekToRow(first); err != nil {
+			return err
+		}
+		if err := pageValues(pages, 1, first, nil, match); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// readSpans decodes the rows of rg (ascending) into out.
-func readSpans(rg parquet.RowGroup, rows []int64, cols *columns, out *Spans) error {
-	return readRows(rg, rows, cols, func(_ int, sp span) { out.add(sp) })
+// mayHold reports whether a page with bounds min and max (either may be
+// truncated: a prefix of the true bound) may hold id.
+func mayHold(min, max, id []byte) bool {
+	if bytes.Compare(min, id) > 0 {
+		return false
+	}
+	if len(max) <= len(id) {
+		return bytes.Compare(id[:len(max)], max) <= 0
+	}
+	return bytes.Compare(id, max) <= 0
 }
 
 // readRows decodes the rows of rg (ascending) and calls fn with each,
-// with its index in rows.
+// with its index in rows. It loads the offset index of every column
+// chunk first, so that a seek reads the page holding the row rather than
+// every page before it, and reads each run of consecutive rows in one go.
 func readRows(rg parquet.RowGroup, rows []int64, cols *columns, fn func(int, span)) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	for _, cc := range rg.ColumnChunks() {
+		cc.OffsetIndex() //nolint:errcheck // without one, seeks read from the chunk's start
+	}
 	rr := rg.Rows()
 	defer rr.Close()
-	buf := make([]parquet.Row, 1)
-	for i, r := range rows {
-		if err := rr.SeekToRow(r); err != nil {
-			return fmt.Errorf("seek to row %d: %w", r, err)
+	buf := make([]parquet.Row, min(len(rows), 64))
+	for i := 0; i < len(rows); {
+		run := 1
+		for i+run < len(rows) && run < len(buf) && rows[i+run] == rows[i]+int64(run) {
+			run++
 		}
-		n, err := rr.ReadRows(buf)
-		if n != 1 {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
+		if err := rr.SeekToRow(rows[i]); err != nil {
+			return fmt.Errorf("seek to row %d: %w", rows[i], err)
+		}
+		for got := 0; got < run; {
+			n, err := rr.ReadRows(buf[got:run])
+			got += n
+			if got < run && (err != nil || n == 0) {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("read row %d: %w", rows[i]+int64(got), err)
 			}
-			return fmt.Errorf("read row %d: %w", r, err)
 		}
-		sp, err := cols.decode(buf[0].Clone())
-		if err != nil {
-			return fmt.Errorf("row %d: %w", r, err)
+		for j := range run {
+			sp, err := cols.decode(buf[j].Clone())
+			if err != nil {
+				return fmt.Errorf("row %d: %w", rows[i+j], err)
+			}
+			fn(i+j, sp)
 		}
-		fn(i, sp)
+		i += run
 	}
 	return nil
 }
