@@ -266,11 +266,18 @@ func (s *tracebenchSamples) sample(body []byte, rng *rand.Rand, at, end time.Tim
 					return
 				}
 				var strs [][2]string
+				seen := map[string]int{}
 				for kv, err := range fl.Attributes.All() {
-					if err == nil && kv.Value.Type() == otlpwire.ValueString {
-						strs = append(strs, [2]string{string(kv.Key), string(kv.Value.Str())})
+					if err == nil {
+						seen[string(kv.Key)]++
+						if kv.Value.Type() == otlpwire.ValueString {
+							strs = append(strs, [2]string{string(kv.Key), string(kv.Value.Str())})
+						}
 					}
 				}
+				// A key sent twice keeps one value in the lake: not a
+				// fair question.
+				strs = slices.DeleteFunc(strs, func(kv [2]string) bool { return seen[kv[0]] > 1 })
 				if len(strs) == 0 {
 					return
 				}

@@ -44,10 +44,10 @@ for q in req["queries"]:
     kind = q["kind"]
     t = time.perf_counter()
     if kind == "id":
-        rows = con.execute(BY_ID, {"id": q["trace_id"]}).to_arrow_table().num_rows
+        rows = con.sql(BY_ID, params={"id": q["trace_id"]}).to_arrow_table().num_rows
     else:
         s = q["search"]
-        rows = con.execute(SEARCH, {
+        rows = con.sql(SEARCH, params={
             "service": s["Service"], "operation": s["Operation"], "key": s["Key"], "value": s["Value"],
             "duration": s["Duration"], "start_min": when(q["start_min"]), "start_max": when(q["start_max"]),
         }).to_arrow_table().num_rows

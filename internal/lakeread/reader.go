@@ -174,7 +174,11 @@ func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
 // listing is skipped, as are version-1 files (counted); an error fn
 // returns, or a panic of parquet-go on a damaged file, ends the walk with
 // an error naming the file.
+//
+// Files come newest hour first, so that a search that has its most recent
+// traces can pass over older hours.
 func (q *fileQuery) eachFile(ctx context.Context, bloom bool, fn func(lake.DataFile, *parquet.File) error) error {
+	var files []lake.DataFile
 	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
 		if err != nil {
 			return fmt.Errorf("lakeread: list the lake: %w", err)
@@ -183,6 +187,10 @@ func (q *fileQuery) eachFile(ctx context.Context, bloom bool, fn func(lake.DataF
 		if !ok || f.Tenant != q.tenant || !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
 			continue
 		}
+		files = append(files, f)
+	}
+	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
+	for _, f := range files {
 		if err := q.file(ctx, f, bloom, fn); err != nil {
 			return err
 		}

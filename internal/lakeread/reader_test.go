@@ -512,3 +512,61 @@ func expectFind(td ptrace.Traces, q lakeread.Query) []string {
 	}
 	return out
 }
+
+// TestFindTracesAcrossHours: a search over several hours with a small
+// limit gives the most recent traces (by end) — read newest hour first,
+// passing over hours that cannot change the answer — including a long
+// span of an older hour that ends after every newer one.
+func TestFindTracesAcrossHours(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for h := range 3 {
+		reqs = append(reqs, synth.Traces(synth.Config{Seed: int64(h), Resources: 2, ScopesPerResource: 1, TotalRecords: 200,
+			Start: base.Add(time.Duration(h)*time.Hour + 10*time.Minute)}))
+	}
+	long := ptrace.NewTraces()
+	rs := long.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "long-runner")
+	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{0x10, 15: 1})
+	sp.SetSpanID(pcommon.SpanID{1})
+	sp.SetName("batch")
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(base.Add(5 * time.Minute)))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(base.Add(5 * time.Hour)))
+	b, err := ptraceotlp.NewExportRequestFromTraces(long).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs = append(reqs, b)
+	writeLake(t, dir, reqs...)
+	sent := ptrace.NewTraces()
+	for _, b := range reqs {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		req.Traces().ResourceSpans().MoveAndAppendTo(sent.ResourceSpans())
+	}
+	svc, _ := sent.ResourceSpans().At(0).Resource().Attributes().Get("service.name")
+	r := newReader(t, dir)
+	for name, q := range map[string]lakeread.Query{
+		"limit 1":             {Limit: 1},
+		"limit 7":             {Limit: 7},
+		"service, limit 3":    {Service: svc.Str(), Limit: 3},
+		"min duration, limit": {DurationMin: 10 * time.Millisecond, Limit: 4},
+	} {
+		want := expectFind(sent, q)
+		got, err := r.FindTraces(context.Background(), "acme", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []string
+		for _, f := range got {
+			gotIDs = append(gotIDs, pcommon.TraceID(f.ID).String())
+		}
+		if !slices.Equal(gotIDs, want) || len(want) == 0 {
+			t.Errorf("%s: got %v, want %v", name, gotIDs, want)
+		}
+	}
+}

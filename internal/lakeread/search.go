@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +38,6 @@ type Query struct {
 	// Limit is the most traces returned, the most recent first (by the
 	// start of their latest matching span). Default 20.
 	Limit int
-
-	file *parquet.File // the file being searched
 }
 
 // FoundTrace is a trace a search found: its id and the first start and
@@ -93,87 +92,83 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 // duration, the attributes and last the trace ids of the rows left. No
 // whole row is read.
 func (q *Query) searchFile(pf *parquet.File, found map[[16]byte]*FoundTrace) error {
-	q.file = pf
+	leaves := make([]leaf, len(searchCols))
 	idx := make([]int, len(searchCols))
 	for i, c := range searchCols {
 		lc, ok := pf.Schema().Lookup(strings.Split(c, ".")...)
 		if !ok {
 			return fmt.Errorf("no column %s", c)
 		}
-		idx[i] = lc.ColumnIndex
+		leaves[i], idx[i] = leafOf(lc), lc.ColumnIndex
 	}
 	for _, rg := range pf.RowGroups() {
-		if !q.mayMatch(rg, idx) {
+		if !q.mayMatch(rg, idx) || q.enough(rg, idx, found) {
 			continue
 		}
-		if err := q.searchRowGroup(rg, idx, found); err != nil {
+		if err := q.searchRowGroup(pf, rg, leaves, found); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (q *Query) searchRowGroup(rg parquet.RowGroup, idx []int, found map[[16]byte]*FoundTrace) error {
-	ccs := rg.ColumnChunks()
+func (q *Query) searchRowGroup(pf *parquet.File, rg parquet.RowGroup, leaves []leaf, found map[[16]byte]*FoundTrace) error {
 	var sel []int64 // nil: every row
-	keep := func(col int, pred func(parquet.Value) bool) error {
-		var kept []int64
-		err := eachValue(ccs[idx[col]], sel, func(row int64, v parquet.Value) {
-			if pred(v) {
-				kept = append(kept, row)
-			}
-		})
-		sel = kept
+	var err error
+	done := func(what string) bool {
 		if err != nil {
-			return fmt.Errorf("column %s: %w", searchCols[col], err)
+			err = fmt.Errorf("column %s: %w", what, err)
 		}
-		return nil
+		return err != nil || sel != nil && len(sel) == 0
 	}
 	if q.Service != "" {
-		if err := keep(0, func(v parquet.Value) bool { return string(v.ByteArray()) == q.Service }); err != nil || len(sel) == 0 {
+		if sel, err = rowsWhereString(rg, leaves[0], sel, q.Service); done("service_name") || sel == nil {
 			return err
 		}
 	}
 	if q.Operation != "" {
-		if err := keep(1, func(v parquet.Value) bool { return string(v.ByteArray()) == q.Operation }); err != nil || len(sel) == 0 {
+		if sel, err = rowsWhereString(rg, leaves[1], sel, q.Operation); done("name") || sel == nil {
 			return err
 		}
 	}
 	if !q.StartMin.IsZero() || !q.StartMax.IsZero() {
-		err := keep(2, func(v parquet.Value) bool {
-			t := v.Int64()
-			return (q.StartMin.IsZero() || t >= q.StartMin.UnixNano()) && (q.StartMax.IsZero() || t < q.StartMax.UnixNano())
-		})
-		if err != nil || len(sel) == 0 {
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if !q.StartMin.IsZero() {
+			lo = q.StartMin.UnixNano()
+		}
+		if !q.StartMax.IsZero() {
+			hi = q.StartMax.UnixNano()
+		}
+		if sel, err = rowsWhereInt(rg, leaves[2], sel, func(t int64) bool { return t >= lo && t < hi }); done("start_time") || sel == nil {
 			return err
 		}
 	}
 	if q.DurationMin > 0 || q.DurationMax > 0 {
-		err := keep(3, func(v parquet.Value) bool {
-			d := time.Duration(v.Int64())
-			return (q.DurationMin <= 0 || d >= q.DurationMin) && (q.DurationMax <= 0 || d <= q.DurationMax)
-		})
-		if err != nil || len(sel) == 0 {
+		lo, hi := int64(q.DurationMin), int64(math.MaxInt64)
+		if q.DurationMax > 0 {
+			hi = int64(q.DurationMax)
+		}
+		if sel, err = rowsWhereInt(rg, leaves[3], sel, func(d int64) bool { return d >= lo && d <= hi }); done("duration") || sel == nil {
 			return err
 		}
 	}
-	if sel == nil && len(q.Attributes) > 0 {
+	if sel == nil {
 		sel = make([]int64, rg.NumRows())
 		for i := range sel {
 			sel[i] = int64(i)
 		}
 	}
 	for k, want := range q.Attributes {
-		var err error
-		if sel, err = q.withAttribute(ccs, idx, sel, k, want); err != nil || len(sel) == 0 {
+		if sel, err = q.withAttribute(pf, rg, leaves, sel, k, want); err != nil || len(sel) == 0 {
 			return err
 		}
 	}
 	// The rows left: their trace ids, start times and durations.
+	ccs := rg.ColumnChunks()
 	ids := make(map[int64][16]byte, len(sel))
 	starts := make(map[int64]int64, len(sel))
 	durs := make(map[int64]int64, len(sel))
-	err := eachValue(ccs[idx[4]], sel, func(row int64, v parquet.Value) {
+	err = eachValue(ccs[leaves[4].index], sel, func(row int64, v parquet.Value) {
 		var id [16]byte
 		if b := v.ByteArray(); !v.IsNull() && len(b) == 32 {
 			if _, err := hex.Decode(id[:], b); err == nil {
@@ -182,10 +177,10 @@ func (q *Query) searchRowGroup(rg parquet.RowGroup, idx []int, found map[[16]byt
 		}
 	})
 	if err == nil {
-		err = eachValue(ccs[idx[2]], sel, func(row int64, v parquet.Value) { starts[row] = v.Int64() })
+		err = eachValue(ccs[leaves[2].index], sel, func(row int64, v parquet.Value) { starts[row] = v.Int64() })
 	}
 	if err == nil {
-		err = eachValue(ccs[idx[3]], sel, func(row int64, v parquet.Value) { durs[row] = v.Int64() })
+		err = eachValue(ccs[leaves[3].index], sel, func(row int64, v parquet.Value) { durs[row] = v.Int64() })
 	}
 	if err != nil {
 		return err
@@ -202,128 +197,146 @@ func (q *Query) searchRowGroup(rg parquet.RowGroup, idx []int, found map[[16]byt
 	return nil
 }
 
-// withAttribute returns the rows of sel (not nil) whose span, resource or scope has
-// attribute k with text want (the key "error" with "true" also matches an
-// error status, as Jaeger's does).
-func (q *Query) withAttribute(ccs []parquet.ColumnChunk, idx []int, sel []int64, k, want string) ([]int64, error) {
-	ok := map[int64]bool{}
+// withAttribute returns the rows of sel (not nil) whose span, resource or
+// scope has attribute k with text want (the key "error" with "true" also
+// matches an error status, as Jaeger's does).
+func (q *Query) withAttribute(pf *parquet.File, rg parquet.RowGroup, leaves []leaf, sel []int64, k, want string) ([]int64, error) {
+	var matched [][]int64
 	if k == "error" && want == "true" {
-		err := eachValue(ccs[idx[5]], sel, func(row int64, v parquet.Value) {
-			if string(v.ByteArray()) == "STATUS_CODE_ERROR" {
-				ok[row] = true
-			}
-		})
+		rows, err := rowsWhereString(rg, leaves[5], sel, "STATUS_CODE_ERROR")
 		if err != nil {
 			return nil, err
 		}
+		matched = append(matched, rows)
 	}
 	if hot, isInt, found := lake.HotColumn(k); found {
 		// A hot key: its typed column, rather than the whole map. (A
 		// value sent with the other type than the semantic conventions'
 		// is in the map alone, and not found here.)
-		lc, has := q.file.Schema().Lookup(hot)
+		lc, has := pf.Schema().Lookup(hot)
 		if !has {
 			return nil, fmt.Errorf("no column %s", hot)
 		}
-		var buf []byte
-		err := eachValue(ccs[lc.ColumnIndex], sel, func(row int64, v parquet.Value) {
-			if v.IsNull() {
-				return
+		var rows []int64
+		var err error
+		if isInt {
+			n, perr := strconv.ParseInt(want, 10, 64)
+			if perr == nil {
+				rows, err = rowsWhereInt(rg, leafOf(lc), sel, func(v int64) bool { return v == n })
 			}
-			if isInt {
-				buf = strconv.AppendInt(buf[:0], v.Int64(), 10)
-			} else {
-				buf = append(buf[:0], v.ByteArray()...)
-			}
-			if string(buf) == want {
-				ok[row] = true
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-		return q.resourceOrScope(ccs, idx, sel, k, want, ok)
-	}
-	// The span's attributes: the key and value leaves of the map, read
-	// one after the other; an entry is (row, its place in the row).
-	type entry struct {
-		row int64
-		at  int
-	}
-	var hits []entry
-	at, last := 0, int64(-1)
-	place := func(row int64) int {
-		if row != last {
-			at, last = 0, row
 		} else {
-			at++
+			rows, err = rowsWhereString(rg, leafOf(lc), sel, want)
 		}
-		return at
-	}
-	err := eachValue(ccs[idx[6]], sel, func(row int64, v parquet.Value) {
-		if j := place(row); !v.IsNull() && string(v.ByteArray()) == k {
-			hits = append(hits, entry{row, j})
-		}
-	})
-	if err != nil || len(hits) == 0 {
 		if err != nil {
 			return nil, err
 		}
-		return q.resourceOrScope(ccs, idx, sel, k, want, ok)
-	}
-	rows := make([]int64, 0, len(hits))
-	for _, h := range hits {
-		if len(rows) == 0 || rows[len(rows)-1] != h.row {
-			rows = append(rows, h.row)
+		matched = append(matched, rows)
+	} else {
+		rows, err := mapRows(rg, leaves[6], leaves[7], sel, k, want)
+		if err != nil {
+			return nil, err
 		}
+		matched = append(matched, rows)
 	}
-	i := 0
-	last = -1
-	err = eachValue(ccs[idx[7]], rows, func(row int64, v parquet.Value) {
-		j := place(row)
-		for i < len(hits) && (hits[i].row < row || hits[i].row == row && hits[i].at < j) {
-			i++
-		}
-		if i < len(hits) && hits[i].row == row && hits[i].at == j && !v.IsNull() && string(v.ByteArray()) == want {
-			ok[row] = true
-		}
-	})
-	if err != nil {
-		return nil, err
+	// The resource's and the scope's, for the rows not matched yet.
+	test := func(obj []byte) bool {
+		t, found := jsonAttributeText(obj, k)
+		return found && t == want
 	}
-	return q.resourceOrScope(ccs, idx, sel, k, want, ok)
-}
-
-// resourceOrScope adds to ok the rows of sel not in it whose resource or
-// scope has attribute k with text want, and returns the rows of sel in
-// ok.
-func (q *Query) resourceOrScope(ccs []parquet.ColumnChunk, idx []int, sel []int64, k, want string, ok map[int64]bool) ([]int64, error) {
 	for _, col := range []int{8, 9} {
-		var rest []int64
-		for _, r := range sel {
-			if !ok[r] {
-				rest = append(rest, r)
-			}
-		}
+		rest := without(sel, matched...)
 		if len(rest) == 0 {
 			break
 		}
-		err := eachValue(ccs[idx[col]], rest, func(row int64, v parquet.Value) {
-			if t, found := jsonAttributeText(v.ByteArray(), k); found && t == want {
-				ok[row] = true
-			}
-		})
+		rows, err := rowsWhereJSON(rg, leaves[col], rest, test)
 		if err != nil {
 			return nil, err
 		}
+		matched = append(matched, rows)
 	}
-	out := sel[:0:0]
+	return union(sel, matched...), nil
+}
+
+// mapRows returns the rows of sel whose attribute map (key and value
+// leaves) has key k with value want: the keys' leaf is read for the
+// places of k, then the values' leaf at those places.
+func mapRows(rg parquet.RowGroup, keys, vals leaf, sel []int64, k, want string) ([]int64, error) {
+	type place struct {
+		row int64
+		at  int
+	}
+	var at []place
+	err := scanPages(rg.ColumnChunks()[keys.index], sel, func(p parquet.Page, first int64) error {
+		eq, any := stringEq(p, k)
+		if !any {
+			return nil
+		}
+		walkPage(p, first, keys, sel, func(row int64, i, k int) {
+			if k >= 0 && eq(k) {
+				at = append(at, place{row, i})
+			}
+		})
+		return nil
+	})
+	if err != nil || len(at) == 0 {
+		return nil, err
+	}
+	rows := make([]int64, 0, len(at))
+	for _, a := range at {
+		if len(rows) == 0 || rows[len(rows)-1] != a.row {
+			rows = append(rows, a.row)
+		}
+	}
+	var out []int64
+	j := 0
+	err = scanPages(rg.ColumnChunks()[vals.index], rows, func(p parquet.Page, first int64) error {
+		eq, any := stringEq(p, want)
+		walkPage(p, first, vals, rows, func(row int64, i, k int) {
+			for j < len(at) && (at[j].row < row || at[j].row == row && at[j].at < i) {
+				j++
+			}
+			if any && j < len(at) && at[j].row == row && at[j].at == i && k >= 0 && eq(k) &&
+				(len(out) == 0 || out[len(out)-1] != row) {
+				out = append(out, row)
+			}
+		})
+		return nil
+	})
+	return out, err
+}
+
+// without returns the rows of sel in none of sets (each ascending).
+func without(sel []int64, sets ...[]int64) []int64 {
+	in := map[int64]bool{}
+	for _, s := range sets {
+		for _, r := range s {
+			in[r] = true
+		}
+	}
+	var out []int64
 	for _, r := range sel {
-		if ok[r] {
+		if !in[r] {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// union returns the rows of sel in any of sets.
+func union(sel []int64, sets ...[]int64) []int64 {
+	in := map[int64]bool{}
+	for _, s := range sets {
+		for _, r := range s {
+			in[r] = true
+		}
+	}
+	var out []int64
+	for _, r := range sel {
+		if in[r] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // eachValue calls fn with each value of column chunk cc in the rows of sel
@@ -444,6 +457,40 @@ func (q *Query) mayMatch(rg parquet.RowGroup, idx []int) bool {
 		}
 	}
 	return true
+}
+
+// enough reports whether found holds Limit traces that end no earlier
+// than any span of row group rg can (its latest start plus its longest
+// duration, from the statistics): then rg cannot change which traces are
+// the most recent Limit, and need not be read. Files come newest hour
+// first, so a search of common spans reads the last hour's alone.
+func (q *Query) enough(rg parquet.RowGroup, idx []int, found map[[16]byte]*FoundTrace) bool {
+	if len(found) < q.Limit {
+		return false
+	}
+	type bounded interface {
+		Bounds() (min, max parquet.Value, ok bool)
+	}
+	st, ok1 := rg.ColumnChunks()[idx[2]].(bounded)
+	du, ok2 := rg.ColumnChunks()[idx[3]].(bounded)
+	if !ok1 || !ok2 {
+		return false
+	}
+	_, maxStart, ok1 := st.Bounds()
+	_, maxDur, ok2 := du.Bounds()
+	if !ok1 || !ok2 {
+		return false
+	}
+	latest := time.Unix(0, maxStart.Int64()).Add(time.Duration(maxDur.Int64()))
+	n := 0
+	for _, t := range found {
+		if !t.End.Before(latest) {
+			if n++; n >= q.Limit {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonAttributeText returns the text of key's value in a JSON object of

@@ -1,0 +1,232 @@
+package lakeread
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// The search's column scans work on a page's encoded data and levels
+// rather than on parquet.Values: a dictionary-encoded string is compared
+// by its index in the dictionary, an integer read from the page's array.
+// That is several times cheaper per value than decoding Values, and a
+// search visits millions.
+
+// leaf is a leaf column of a file: its index and maximum levels.
+type leaf struct {
+	index  int
+	maxDef byte
+	maxRep byte
+}
+
+func leafOf(lc parquet.LeafColumn) leaf {
+	return leaf{index: lc.ColumnIndex, maxDef: byte(lc.MaxDefinitionLevel), maxRep: byte(lc.MaxRepetitionLevel)}
+}
+
+// scanPages calls visit with each page of column chunk cc that holds a row
+// of sel (ascending; nil: every page), and the page's first row. Without
+// an offset index every page is read.
+func scanPages(cc parquet.ColumnChunk, sel []int64, visit func(p parquet.Page, first int64) error) error {
+	pages := cc.Pages()
+	defer pages.Close()
+	oi, err := cc.OffsetIndex()
+	if err != nil || sel == nil {
+		first := int64(0)
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			err = visit(p, first)
+			first += p.NumRows()
+			parquet.Release(p)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	j := 0
+	for p := range oi.NumPages() {
+		first := oi.FirstRowIndex(p)
+		end := int64(1) << 62
+		if p+1 < oi.NumPages() {
+			end = oi.FirstRowIndex(p + 1)
+		}
+		for j < len(sel) && sel[j] < first {
+			j++
+		}
+		if j == len(sel) {
+			return nil
+		}
+		if sel[j] >= end {
+			continue
+		}
+		if err := pages.SeekToRow(first); err != nil {
+			return err
+		}
+		page, err := pages.ReadPage()
+		if err != nil {
+			return err
+		}
+		err = visit(page, first)
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkPage calls fn with each value slot of page p, whose first row is
+// first, in the rows of sel (nil: all): its row, its place in the row, and
+// its index among the page's non-null values (-1 for a null or an empty
+// list).
+func walkPage(p parquet.Page, first int64, l leaf, sel []int64, fn func(row int64, at, k int)) {
+	rep, def := p.RepetitionLevels(), p.DefinitionLevels()
+	n := int(p.NumValues())
+	row, at, k := first-1, 0, 0
+	j := 0
+	for i := range n {
+		if rep == nil || rep[i] == 0 {
+			row++
+			at = 0
+		} else {
+			at++
+		}
+		present := def == nil || def[i] == l.maxDef
+		if sel != nil {
+			for j < len(sel) && sel[j] < row {
+				j++
+			}
+			if j == len(sel) {
+				return
+			}
+			if sel[j] != row {
+				if present {
+					k++
+				}
+				continue
+			}
+		}
+		if present {
+			fn(row, at, k)
+			k++
+		} else {
+			fn(row, at, -1)
+		}
+	}
+}
+
+// stringEq returns a test of whether the non-null value k of page p is
+// want, and false if no value of the page can be (want not in its
+// dictionary).
+func stringEq(p parquet.Page, want string) (func(k int) bool, bool) {
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		w := int32(-1)
+		for i := range int32(d.Len()) {
+			if string(d.Index(i).ByteArray()) == want {
+				w = i
+				break
+			}
+		}
+		if w < 0 {
+			return nil, false
+		}
+		idx := data.Int32()
+		return func(k int) bool { return idx[k] == w }, true
+	}
+	if data.Kind() != encoding.ByteArray {
+		return func(int) bool { return false }, true
+	}
+	b, offs := data.ByteArray()
+	wb := []byte(want)
+	return func(k int) bool { return k+1 < len(offs) && bytes.Equal(b[offs[k]:offs[k+1]], wb) }, true
+}
+
+// int64At returns the non-null values of page p, if it holds int64s.
+func int64At(p parquet.Page) ([]int64, bool) {
+	data := p.Data()
+	if data.Kind() != encoding.Int64 {
+		return nil, false
+	}
+	return data.Int64(), true
+}
+
+// rowsWhereString returns the rows of sel (nil: all) whose value in
+// column l of row group rg is want.
+func rowsWhereString(rg parquet.RowGroup, l leaf, sel []int64, want string) ([]int64, error) {
+	var out []int64
+	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		eq, any := stringEq(p, want)
+		if !any {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 && eq(k) && (len(out) == 0 || out[len(out)-1] != row) {
+				out = append(out, row)
+			}
+		})
+		return nil
+	})
+	return out, err
+}
+
+// rowsWhereInt returns the rows of sel (nil: all) whose value in int64
+// column l of row group rg passes keep.
+func rowsWhereInt(rg parquet.RowGroup, l leaf, sel []int64, keep func(int64) bool) ([]int64, error) {
+	var out []int64
+	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		vals, ok := int64At(p)
+		if !ok {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 && k < len(vals) && keep(vals[k]) {
+				out = append(out, row)
+			}
+		})
+		return nil
+	})
+	return out, err
+}
+
+// rowsWhereJSON returns the rows of sel (nil: all) whose value in column l
+// (JSON text, dictionary-encoded as the lake writes resource and scope
+// attributes) passes test, tested once per dictionary entry.
+func rowsWhereJSON(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) bool) ([]int64, error) {
+	var out []int64
+	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		var pass func(k int) bool
+		if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+			idx := data.Int32()
+			memo := map[int32]bool{}
+			pass = func(k int) bool {
+				r, ok := memo[idx[k]]
+				if !ok {
+					r = test(d.Index(idx[k]).ByteArray())
+					memo[idx[k]] = r
+				}
+				return r
+			}
+		} else if data.Kind() == encoding.ByteArray {
+			b, offs := data.ByteArray()
+			pass = func(k int) bool { return k+1 < len(offs) && test(b[offs[k]:offs[k+1]]) }
+		} else {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 && pass(k) {
+				out = append(out, row)
+			}
+		})
+		return nil
+	})
+	return out, err
+}
