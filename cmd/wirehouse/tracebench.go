@@ -110,19 +110,27 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 		defer pf.Close()
 	}
 	ours := map[string][]time.Duration{}
-	var spansRead [2]int
-	if ours["id"], spansRead[0], err = timeQueries(ctx, byID, func(q benchQuery) (int, error) { return q.traceByID(ctx, r) }); err != nil {
+	oursRows := map[string][]int{}
+	if ours["id"], oursRows["id"], err = timeQueries(ctx, byID, func(q benchQuery) (int, error) { return q.traceByID(ctx, r) }); err != nil {
 		return err
 	}
-	if ours["search"], spansRead[1], err = timeQueries(ctx, search, func(q benchQuery) (int, error) { return q.search(ctx, r) }); err != nil {
+	if ours["search"], oursRows["search"], err = timeQueries(ctx, search, func(q benchQuery) (int, error) { return q.search(ctx, r) }); err != nil {
 		return err
 	}
+	spansRead := [2]int{sum(oursRows["id"]), sum(oursRows["search"])}
 	pprof.StopCPUProfile()
 	theirs := map[string][]time.Duration{}
 	if f.python != "" {
 		fmt.Fprintf(stderr, "tracebench: the same queries with DuckDB\n")
-		if theirs, samples.duckdbVersion, err = runDuckDB(ctx, f, byID, search, stderr); err != nil {
+		var theirRows map[string][]int
+		if theirs, theirRows, samples.duckdbVersion, err = runDuckDB(ctx, f, byID, search, stderr); err != nil {
 			return err
+		}
+		// Both must give the same answers, or the times mean nothing.
+		for _, kind := range []string{"id", "search"} {
+			if !slices.Equal(oursRows[kind], theirRows[kind]) {
+				return fmt.Errorf("tracebench: lakeread and DuckDB read different spans for the %s queries: %v and %v", kind, oursRows[kind], theirRows[kind])
+			}
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -132,7 +140,7 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 		p50 := percentile(ours[kind], 50)
 		fmt.Fprintf(tw, "%s\tlakeread\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[kind]), spansRead[i], ms(p50), ms(percentile(ours[kind], 99)), ms(mean(ours[kind])))
 		if d := theirs[kind]; len(d) > 0 {
-			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t\t%s\t%s\t%s\t%.1f×\t\n", name, samples.duckdbVersion, len(d), ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
+			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, samples.duckdbVersion, len(d), spansRead[i], ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
 				float64(percentile(d, 50))/float64(max(p50, 1)))
 		}
 	}
@@ -364,55 +372,65 @@ func (q benchQuery) search(ctx context.Context, r *lakeread.Reader) (int, error)
 }
 
 // timeQueries runs qs in order and returns the latencies of those after
-// the warm-up, and the spans they read.
-func timeQueries(ctx context.Context, qs []benchQuery, run func(benchQuery) (int, error)) ([]time.Duration, int, error) {
+// the warm-up, and the spans each read.
+func timeQueries(ctx context.Context, qs []benchQuery, run func(benchQuery) (int, error)) ([]time.Duration, []int, error) {
 	var out []time.Duration
-	spans := 0
+	var spans []int
 	for i, q := range qs {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		t := time.Now()
 		n, err := run(q)
 		if err != nil {
-			return nil, 0, fmt.Errorf("tracebench: %s query %d: %w", q.Kind, i, err)
+			return nil, nil, fmt.Errorf("tracebench: %s query %d: %w", q.Kind, i, err)
 		}
 		if i >= warmUp {
 			out = append(out, time.Since(t))
-			spans += n
+			spans = append(spans, n)
 		}
 	}
 	return out, spans, nil
 }
 
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
 // runDuckDB runs the queries with DuckDB (tracebench_duckdb.py) and
-// returns its latencies by kind and its version.
-func runDuckDB(ctx context.Context, f *tracebenchFlags, byID, search []benchQuery, stderr io.Writer) (map[string][]time.Duration, string, error) {
+// returns its latencies and the rows of each query by kind, and its
+// version.
+func runDuckDB(ctx context.Context, f *tracebenchFlags, byID, search []benchQuery, stderr io.Writer) (map[string][]time.Duration, map[string][]int, string, error) {
 	script, err := os.CreateTemp("", "tracebench-*.py")
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	defer os.Remove(script.Name())
 	if _, err := script.WriteString(tracebenchDuckDB); err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	script.Close()
 	in, err := json.Marshal(map[string]any{"root": f.dir, "warm_up": warmUp, "queries": append(slices.Clone(byID), search...)})
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	cmd := exec.CommandContext(ctx, f.python, script.Name())
 	cmd.Stdin, cmd.Stderr = strings.NewReader(string(in)), stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, "", fmt.Errorf("tracebench: DuckDB: %w", err)
+		return nil, nil, "", fmt.Errorf("tracebench: DuckDB: %w", err)
 	}
 	var res struct {
 		Version string               `json:"version"`
 		Seconds map[string][]float64 `json:"seconds"`
+		Rows    map[string][]int     `json:"rows"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, "", fmt.Errorf("tracebench: DuckDB's output: %w", err)
+		return nil, nil, "", fmt.Errorf("tracebench: DuckDB's output: %w", err)
 	}
 	lat := map[string][]time.Duration{}
 	for k, secs := range res.Seconds {
@@ -420,7 +438,7 @@ func runDuckDB(ctx context.Context, f *tracebenchFlags, byID, search []benchQuer
 			lat[k] = append(lat[k], time.Duration(s*float64(time.Second)))
 		}
 	}
-	return lat, res.Version, nil
+	return lat, res.Rows, res.Version, nil
 }
 
 func percentile(d []time.Duration, p int) time.Duration {

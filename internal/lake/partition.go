@@ -154,6 +154,8 @@ type DataFile struct {
 	Tenant string    // as in the partition's name
 	Hour   time.Time // the partition's hour, UTC
 	Size   int64
+	// ModTime is when the object was last uploaded (bucket.Attrs).
+	ModTime time.Time
 	// First and Last are the spool records a file of the lake loader
 	// holds (its name says), merged files included; 0 for another
 	// writer's file.
@@ -168,7 +170,7 @@ func ParseDataFile(a bucket.Attrs) (DataFile, bool) {
 		return DataFile{}, false
 	}
 	first, last, _ := parseRange(file)
-	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size, First: first, Last: last}, true
+	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size, ModTime: a.ModTime, First: first, Last: last}, true
 }
 
 // TenantPrefix is the prefix of every object of the signal's records of

@@ -84,7 +84,7 @@ func (r *Reader) eachFile(ctx context.Context, tenant string, start, end time.Ti
 	if err != nil {
 		return err
 	}
-	return q.eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+	return q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
 		idx, err := columnIndexes(pf, cols)
 		if err != nil {
 			return err

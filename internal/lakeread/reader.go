@@ -38,6 +38,10 @@ type Config struct {
 	// MaxSpans bounds the spans one query returns; past it the query
 	// fails with a *LimitError. Default 100,000. It must be positive.
 	MaxSpans int
+	// OpenFiles is how many of the lake's files the reader keeps open,
+	// their footers parsed, between queries (the least recently used
+	// closed past it). Default 256; 0 opens every file every query.
+	OpenFiles int
 	// Fresh, if set, gives the spans acknowledged but not in the lake's
 	// files yet, so that queries see a span as soon as its request was
 	// acknowledged.
@@ -45,7 +49,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults, without a Bucket.
-func DefaultConfig() Config { return Config{MaxBytes: 1 << 30, MaxSpans: 100_000} }
+func DefaultConfig() Config { return Config{MaxBytes: 1 << 30, MaxSpans: 100_000, OpenFiles: 256} }
 
 // Validate reports the first field of c that New would refuse.
 func (c Config) Validate() error {
@@ -56,19 +60,31 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lakeread: MaxBytes %d, must be positive", c.MaxBytes)
 	case c.MaxSpans <= 0:
 		return fmt.Errorf("lakeread: MaxSpans %d, must be positive", c.MaxSpans)
+	case c.OpenFiles < 0:
+		return fmt.Errorf("lakeread: OpenFiles %d, must not be negative", c.OpenFiles)
 	}
 	return nil
 }
 
 // Reader reads spans from a lake. It is safe for concurrent use.
-type Reader struct{ cfg Config }
+type Reader struct {
+	cfg   Config
+	files *fileCache
+}
 
 // New returns a Reader of cfg.
 func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reader{cfg: cfg}, nil
+	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles)}, nil
+}
+
+// Close closes the files the reader keeps open. Queries under way finish;
+// later ones open their files again.
+func (r *Reader) Close() error {
+	r.files.close()
+	return nil
 }
 
 // LimitError is the error of a query past one of Config's limits.
@@ -135,7 +151,7 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 	if err != nil {
 		return out, res, wrapLimit(err)
 	}
-	err = q.eachFile(ctx, true, func(f lake.DataFile, pf *parquet.File) error {
+	err = q.eachFile(ctx, func(f lake.DataFile, pf *parquet.File) error {
 		if err := r.tracesInFile(pf, ids, hexIDs, byID, &res); err != nil {
 			return err
 		}
@@ -169,36 +185,44 @@ func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
 }
 
 // eachFile calls fn with every version-2 traces file of the tenant in the
-// partitions that overlap the time range, opened (its footer read, and its
-// bloom filters if bloom) within the budget. A file removed since the
+// partitions that overlap the time range, opened (its footer read, or
+// kept open from an earlier query: fileCache) within the budget. A file
+// removed since the
 // listing is skipped, as are version-1 files (counted); an error fn
 // returns, or a panic of parquet-go on a damaged file, ends the walk with
 // an error naming the file.
 //
 // Files come newest hour first, so that a search that has its most recent
 // traces can pass over older hours.
-func (q *fileQuery) eachFile(ctx context.Context, bloom bool, fn func(lake.DataFile, *parquet.File) error) error {
+func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parquet.File) error) error {
 	var files []lake.DataFile
+	listed := map[fileKey]bool{}
 	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
 		if err != nil {
 			return fmt.Errorf("lakeread: list the lake: %w", err)
 		}
 		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != q.tenant || !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
+		if !ok || f.Tenant != q.tenant {
+			continue
+		}
+		listed[fileKey{f.Name, f.Size, f.ModTime}] = true
+		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
 			continue
 		}
 		files = append(files, f)
 	}
+	// Files the listing no longer shows (compacted, pruned) are closed.
+	q.r.files.keepOnly(lake.TenantPrefix(otlpwire.SignalTraces, q.tenant), listed)
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	for _, f := range files {
-		if err := q.file(ctx, f, bloom, fn); err != nil {
+		if err := q.file(ctx, f, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (q *fileQuery) file(ctx context.Context, f lake.DataFile, bloom bool, fn func(lake.DataFile, *parquet.File) error) (err error) {
+func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.DataFile, *parquet.File) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -207,19 +231,42 @@ func (q *fileQuery) file(ctx context.Context, f lake.DataFile, bloom bool, fn fu
 			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
 		}
 	}()
-	obj, err := q.r.cfg.Bucket.Open(ctx, f.Name)
+	cf, hit, err := q.r.files.get(fileKey{f.Name, f.Size, f.ModTime}, func(read *atomic.Int64) (bucket.Object, *parquet.File, error) {
+		obj, err := q.r.cfg.Bucket.Open(ctx, f.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if obj.Size() > q.budget.left.Load() {
+			obj.Close()
+			return nil, nil, &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
+		}
+		pf, err := parquet.OpenFile(countingReader{obj, read}, obj.Size(), parquet.SkipPageIndex(true))
+		if err != nil {
+			obj.Close()
+			return nil, nil, err
+		}
+		return obj, pf, nil
+	})
 	if errors.Is(err, bucket.ErrNotFound) {
 		return nil // removed by compaction or retention since the listing
 	}
 	if err != nil {
-		return fmt.Errorf("lakeread: open %s: %w", f.Name, err)
-	}
-	defer obj.Close()
-	pf, err := parquet.OpenFile(budgetReader{obj, q.budget, q.r.cfg.MaxBytes}, obj.Size(),
-		parquet.SkipPageIndex(true), parquet.SkipBloomFilters(!bloom))
-	if err != nil {
 		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
 	}
+	defer q.r.files.release(cf)
+	// The bytes this query reads through the shared file are charged to
+	// its budget file by file (with queries at once on one file, each is
+	// charged the others' reads too: never less than its own).
+	var before int64
+	if hit {
+		before = cf.read.Load()
+	}
+	defer func() {
+		if q.budget.left.Add(-(cf.read.Load()-before)) < 0 && err == nil {
+			err = &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
+		}
+	}()
+	pf := cf.pf
 	if q.stats != nil {
 		q.stats.FilesOpened++
 	}
@@ -259,20 +306,6 @@ func overlaps(hour, start, end time.Time) bool {
 
 // byteBudget counts down the bytes a query may still read.
 type byteBudget struct{ left atomic.Int64 }
-
-// budgetReader is an object whose reads count against a budget.
-type budgetReader struct {
-	r      io.ReaderAt
-	budget *byteBudget
-	limit  int64
-}
-
-func (b budgetReader) ReadAt(p []byte, off int64) (int, error) {
-	if b.budget.left.Add(-int64(len(p))) < 0 {
-		return 0, &LimitError{What: "bytes read", Limit: b.limit}
-	}
-	return b.r.ReadAt(p, off)
-}
 
 // tracesInFile adds the spans of the traces ids (hexIDs, in hex) in file
 // pf to byID: for each row group, the ids its bloom filter admits, their

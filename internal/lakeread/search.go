@@ -66,7 +66,7 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 	if err := fq.fresh(ctx, func(p []byte) error { return q.searchFresh(p, found) }); err != nil {
 		return nil, err
 	}
-	err := fq.eachFile(ctx, false, func(_ lake.DataFile, pf *parquet.File) error {
+	err := fq.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
 		return q.searchFile(pf, found)
 	})
 	if err != nil {
