@@ -579,8 +579,19 @@ type sortKey struct {
 }
 
 func cmpKeys(a, b sortKey) int {
-	return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.id0, b.id0), cmp.Compare(a.id1, b.id1),
-		cmp.Compare(a.t, b.t), cmp.Compare(a.row, b.row))
+	// Field by field, stopping at the first that differs (cmp.Or would
+	// compare them all: this runs n log n times a flush).
+	switch {
+	case a.hi != b.hi:
+		return cmp.Compare(a.hi, b.hi)
+	case a.id0 != b.id0:
+		return cmp.Compare(a.id0, b.id0)
+	case a.id1 != b.id1:
+		return cmp.Compare(a.id1, b.id1)
+	case a.t != b.t:
+		return cmp.Compare(a.t, b.t)
+	}
+	return cmp.Compare(a.row, b.row)
 }
 
 // order sorts the n rows of a batch by (hour, service name, trace id,
