@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -598,4 +600,168 @@ func lakeFiles(t *testing.T, dataDir string) int {
 		return nil
 	})
 	return n
+}
+
+// TestServeTraceClients: traces from real clients — the OpenTelemetry
+// Python SDK (two services, links, events, every attribute type, error
+// status) and telemetrygen — come back exactly once, every span equal
+// field by field to what the SDK encoded and sent (Tempo's trace by id,
+// OTLP protobuf, pdata as the oracle); the real Jaeger query service
+// running on wirehouse finds their services, operations and traces, and
+// its answers equal wirehouse's own Jaeger HTTP API.
+func TestServeTraceClients(t *testing.T) {
+	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs the OpenTelemetry Python SDK in a venv")
+	tgen := peerFromEnv(t, "WIREHOUSE_TELEMETRYGEN", "installs telemetrygen")
+	jbin := peerFromEnv(t, "WIREHOUSE_JAEGER", "builds jaeger")
+	addrs := startServe(t)
+	admin := addrs["admin HTTP"]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	const n = 5
+	out, err := exec.CommandContext(ctx, python, filepath.Join("testdata", "pysdk_traces.py"), addrs["OTLP/gRPC"], strconv.Itoa(n)).Output()
+	var res struct {
+		Sent   []string
+		Failed int
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &res)
+	}
+	if err != nil || res.Failed > 0 {
+		t.Fatalf("pysdk_traces.py: %v, %d exports failed\n%s", err, res.Failed, out)
+	}
+	sent := ptrace.NewTraces()
+	for _, b64 := range res.Sent {
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		req.Traces().ResourceSpans().MoveAndAppendTo(sent.ResourceSpans())
+	}
+	if got := sent.SpanCount(); got != 5*n {
+		t.Fatalf("the SDK sent %d spans, want %d", got, 5*n)
+	}
+	tgArgs := []string{"traces", "--otlp-insecure", "--otlp-endpoint", addrs["OTLP/gRPC"], "--traces", "4", "--child-spans", "3",
+		"--service", "tg-traces", "--rate", "0"}
+	if out, err := exec.CommandContext(ctx, tgen, tgArgs...).CombinedOutput(); err != nil {
+		t.Fatalf("telemetrygen %v: %v\n%s", tgArgs, err, out)
+	}
+
+	// Every span the SDK sent, exactly once, field by field (Tempo's API
+	// gives OTLP back: resource, scope and span as pdata decodes them).
+	wantSpans := map[pcommon.TraceID][]string{}
+	for _, rs := range sent.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				wantSpans[sp.TraceID()] = append(wantSpans[sp.TraceID()], canonicalSpan(t, rs, ss, sp))
+			}
+		}
+	}
+	if len(wantSpans) != n {
+		t.Fatalf("%d traces sent, want %d", len(wantSpans), n)
+	}
+	for id, want := range wantSpans {
+		req, _ := http.NewRequest("GET", "http://"+admin+"/tempo/api/traces/"+id.String(), nil)
+		req.Header.Set("Accept", "application/protobuf")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("trace %s: %d %v", id, resp.StatusCode, err)
+		}
+		var gotSpans []string
+		for _, rs := range got.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					gotSpans = append(gotSpans, canonicalSpan(t, rs, ss, sp))
+				}
+			}
+		}
+		slices.Sort(gotSpans)
+		slices.Sort(want)
+		if !slices.Equal(gotSpans, want) {
+			t.Errorf("trace %s differs from what the SDK sent:\n got  %q\n want %q", id, gotSpans, want)
+		}
+	}
+
+	// The real Jaeger and wirehouse's own API give the same answers.
+	jaeger := "http://" + startJaeger(t, jbin, addrs["Jaeger remote storage gRPC"])
+	ours := "http://" + admin + "/jaeger"
+	window := fmt.Sprintf("&start=%d&end=%d", time.Now().Add(-time.Hour).UnixMicro(), time.Now().Add(time.Minute).UnixMicro())
+	paths := []string{"/api/services", "/api/services/py-frontend/operations", "/api/operations?service=tg-traces",
+		"/api/traces?service=py-frontend&limit=100" + window, "/api/traces?service=py-backend" + window,
+		"/api/traces?service=tg-traces" + window, "/api/traces?service=py-frontend&tags=" + url.QueryEscape(`{"error":"true","test.id":"3"}`) + window}
+	for id := range wantSpans {
+		paths = append(paths, "/api/traces/"+id.String())
+	}
+	for _, p := range paths {
+		jc, jv := jaegerRaw(t, jaeger, p)
+		oc, ov := jaegerRaw(t, ours, p)
+		jb, _ := json.MarshalIndent(jv, "", " ")
+		ob, _ := json.MarshalIndent(ov, "", " ")
+		if jc != http.StatusOK || jc != oc || !bytes.Equal(jb, ob) {
+			t.Errorf("GET %s: Jaeger %d, wirehouse %d:\nJaeger:\n%s\nwirehouse:\n%s", p, jc, oc, jb, ob)
+		}
+	}
+	// What Jaeger found: the services, 4 telemetrygen traces of 4 spans,
+	// the SDK's traces with 5 spans over two processes.
+	var svcs []string
+	jaegerGet(t, strings.TrimPrefix(jaeger, "http://"), "/api/services", &svcs)
+	for _, s := range []string{"py-frontend", "py-backend", "tg-traces"} {
+		if !slices.Contains(svcs, s) {
+			t.Errorf("Jaeger's services %q lack %s", svcs, s)
+		}
+	}
+	var tg []struct {
+		Spans     []json.RawMessage `json:"spans"`
+		Processes map[string]any    `json:"processes"`
+	}
+	jaegerGet(t, strings.TrimPrefix(jaeger, "http://"), "/api/traces?service=tg-traces"+window, &tg)
+	if len(tg) != 4 {
+		t.Errorf("Jaeger found %d telemetrygen traces, want 4", len(tg))
+	}
+	for _, tr := range tg {
+		if len(tr.Spans) != 4 {
+			t.Errorf("a telemetrygen trace has %d spans, want 4", len(tr.Spans))
+		}
+	}
+	var py []struct {
+		Spans     []json.RawMessage `json:"spans"`
+		Processes map[string]any    `json:"processes"`
+	}
+	jaegerGet(t, strings.TrimPrefix(jaeger, "http://"), "/api/traces?service=py-frontend"+window, &py)
+	if len(py) != n {
+		t.Errorf("Jaeger found %d SDK traces, want %d", len(py), n)
+	}
+	for _, tr := range py {
+		if len(tr.Spans) != 5 || len(tr.Processes) != 2 {
+			t.Errorf("an SDK trace has %d spans in %d processes, want 5 in 2", len(tr.Spans), len(tr.Processes))
+		}
+	}
+}
+
+// canonicalSpan is a span with its resource and scope as pdata's JSON, so
+// that two spans compare field by field.
+func canonicalSpan(t *testing.T, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) string {
+	td := ptrace.NewTraces()
+	r := td.ResourceSpans().AppendEmpty()
+	rs.Resource().CopyTo(r.Resource())
+	r.SetSchemaUrl(rs.SchemaUrl())
+	s := r.ScopeSpans().AppendEmpty()
+	ss.Scope().CopyTo(s.Scope())
+	s.SetSchemaUrl(ss.SchemaUrl())
+	sp.CopyTo(s.Spans().AppendEmpty())
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
