@@ -65,7 +65,7 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&f.queries, "queries", 200, "queries of each kind measured (after 20 to warm up)")
 	fs.StringVar(&f.python, "python", "", "a Python with duckdb, to run DuckDB on the same queries; none: lakeread alone")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the query choice")
-	fs.StringVar(&f.kinds, "kinds", "id,search", "the kinds of query to run: id, search or both")
+	fs.StringVar(&f.kinds, "kinds", "id,search,names", "the kinds of query to run: id, search, names (services then a service's operations), comma-separated")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of lakeread's queries to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -118,6 +118,25 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	spansRead := [2]int{sum(oursRows["id"]), sum(oursRows["search"])}
+	if strings.Contains(f.kinds, "names") {
+		// Jaeger's UI asks for the services, then a service's operations.
+		var names []benchQuery
+		for range f.queries + warmUp {
+			names = append(names, benchQuery{Kind: "names"})
+		}
+		svcs := []string{""}
+		if ours["names"], _, err = timeQueries(ctx, names, func(benchQuery) (int, error) {
+			s, err := r.Services(ctx, "default", time.Time{}, time.Time{})
+			if err != nil || len(s) == 0 {
+				return 0, fmt.Errorf("services: %q, %v", s, err)
+			}
+			svcs = s
+			ops, err := r.Operations(ctx, "default", svcs[len(svcs)/2], "", time.Time{}, time.Time{})
+			return len(ops), err
+		}); err != nil {
+			return err
+		}
+	}
 	pprof.StopCPUProfile()
 	theirs := map[string][]time.Duration{}
 	if f.python != "" {
@@ -143,6 +162,9 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, samples.duckdbVersion, len(d), spansRead[i], ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
 				float64(percentile(d, 50))/float64(max(p50, 1)))
 		}
+	}
+	if d := ours["names"]; len(d) > 0 {
+		fmt.Fprintf(tw, "services + operations\tlakeread\t%d\t\t%s\t%s\t%s\t\t\n", len(d), ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)))
 	}
 	fmt.Fprintf(tw, "lake: %d spans, %d files, %.1f MiB, %s\t\t\t\t\t\t\t\t\n", samples.Spans, samples.files, float64(samples.bytes)/(1<<20), f.dir)
 	return tw.Flush()

@@ -31,6 +31,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Config configures a Server.
@@ -244,19 +245,66 @@ func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
 	if err != nil {
 		return err
 	}
-	for _, q := range qs {
-		res, err := h.cfg.Reader.Trace(ctx, t, q.id, q.start, q.end)
-		if err != nil {
+	if len(qs) == 0 {
+		return nil
+	}
+	// One walk over the files for every id, within one read budget, in
+	// the hours that cover every query's range (open if one is open).
+	ids := make([][16]byte, len(qs))
+	start, end := qs[0].start, qs[0].end
+	for i, q := range qs {
+		ids[i] = q.id
+		if start.IsZero() || q.start.IsZero() {
+			start = time.Time{}
+		} else if q.start.Before(start) {
+			start = q.start
+		}
+		if end.IsZero() || q.end.IsZero() {
+			end = time.Time{}
+		} else if q.end.After(end) {
+			end = q.end
+		}
+	}
+	all, _, err := h.cfg.Reader.Traces(ctx, t, ids, start, end)
+	if err != nil {
+		return h.status(ctx, err)
+	}
+	for _, spans := range all {
+		if err := sendTrace(stream, spans); err != nil {
 			return h.status(ctx, err)
 		}
-		if res.Spans.Len() == 0 {
-			continue // an empty chunk would crash Jaeger's aggregator
-		}
-		b, err := res.Spans.AppendProto(nil)
+	}
+	return nil
+}
+
+// maxChunk bounds the TracesData messages sent: Jaeger's client takes
+// grpc-go's default of 4 MiB a message and cannot be told otherwise.
+const maxChunk = 3 << 20
+
+// sendTrace sends the spans of one trace as TracesData chunks of at most
+// maxChunk bytes (consecutive chunks of one trace, which Jaeger joins),
+// none for no spans: an empty chunk, or one whose first scope has no
+// span, would crash Jaeger's aggregator.
+func sendTrace(stream grpc.ServerStream, spans *lakeread.Spans) error {
+	if spans.Len() == 0 {
+		return nil
+	}
+	b, err := spans.AppendProto(nil)
+	if err != nil {
+		return err
+	}
+	if len(b) <= maxChunk {
+		return stream.SendMsg(&otlpgrpc.Message{B: b})
+	}
+	split, err := otlpwire.NewSplitter(otlpwire.WithMaxBytes(maxChunk))
+	if err != nil {
+		return err
+	}
+	for part, err := range split.SplitTraces(otlpwire.TracesRequest(b)) {
 		if err != nil {
-			return h.status(ctx, err)
+			return err
 		}
-		if err := stream.SendMsg(&otlpgrpc.Message{B: b}); err != nil {
+		if err := stream.SendMsg(&otlpgrpc.Message{B: append([]byte(nil), part...)}); err != nil {
 			return err
 		}
 	}
@@ -518,15 +566,8 @@ func (h *handler) findTraces(_ any, stream grpc.ServerStream) error {
 		return h.status(ctx, err)
 	}
 	for _, spans := range all {
-		if spans.Len() == 0 {
-			continue
-		}
-		b, err := spans.AppendProto(nil)
-		if err != nil {
+		if err := sendTrace(stream, spans); err != nil {
 			return h.status(ctx, err)
-		}
-		if err := stream.SendMsg(&otlpgrpc.Message{B: b}); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -3,9 +3,11 @@ package jaegerstorage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,5 +271,78 @@ func TestTraceReader(t *testing.T) {
 	}
 	if err := conn.Invoke(ctx, "/jaeger.storage.v2.TraceReader/FindTraceIDs", &otlpgrpc.Message{B: []byte{0x0a, 0x05}}, &out); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("a malformed FindTraceIDs request: %v, want InvalidArgument", err)
+	}
+}
+
+// TestLargeTraceChunks: a trace over Jaeger's 4 MiB message limit comes
+// in consecutive chunks under it (3 MiB as sent), each with a span in its first
+// scope, that together hold every span once; with a small trace next to it
+// in one GetTraces, each trace's chunks are its own.
+func TestLargeTraceChunks(t *testing.T) {
+	td := ptrace.NewTraces()
+	big := pcommon.TraceID{0xb1, 15: 1}
+	small := pcommon.TraceID{0x51, 15: 2}
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "bulky")
+	ss := rs.ScopeSpans().AppendEmpty()
+	pad := strings.Repeat("x", 4000)
+	start := time.Now().Add(-time.Minute)
+	for i := range 2000 {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(big)
+		sp.SetSpanID(pcommon.SpanID{byte(i >> 8), byte(i), 1})
+		sp.SetName("step")
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Millisecond)))
+		sp.Attributes().PutStr("pad", fmt.Sprint(i, pad))
+	}
+	sp := ss.Spans().AppendEmpty()
+	sp.SetTraceID(small)
+	sp.SetSpanID(pcommon.SpanID{9})
+	sp.SetName("tiny")
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Millisecond)))
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := serve(t, body)
+	chunks, err := getTraces(t, context.Background(), conn, big, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := map[pcommon.TraceID]map[pcommon.SpanID]int{big: {}, small: {}}
+	var order []pcommon.TraceID
+	for _, c := range chunks {
+		if n := (&ptrace.ProtoMarshaler{}).TracesSize(c); n >= 4<<20 {
+			t.Errorf("a chunk of %d bytes: over Jaeger's limit", n)
+		}
+		first := c.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0) // panics if empty, as Jaeger would
+		if len(order) == 0 || order[len(order)-1] != first.TraceID() {
+			order = append(order, first.TraceID())
+		}
+		for _, rs := range c.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					if sp.TraceID() != first.TraceID() {
+						t.Fatalf("a chunk mixes traces %s and %s", first.TraceID(), sp.TraceID())
+					}
+					spans[sp.TraceID()][sp.SpanID()]++
+				}
+			}
+		}
+	}
+	if len(chunks) < 3 || !slices.Equal(order, []pcommon.TraceID{big, small}) {
+		t.Errorf("%d chunks, traces in the order %v", len(chunks), order)
+	}
+	if len(spans[big]) != 2000 || len(spans[small]) != 1 {
+		t.Errorf("%d and %d distinct spans, want 2000 and 1", len(spans[big]), len(spans[small]))
+	}
+	for _, m := range spans {
+		for id, n := range m {
+			if n != 1 {
+				t.Errorf("span %s came %d times", id, n)
+			}
+		}
 	}
 }

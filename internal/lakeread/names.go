@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -20,17 +22,10 @@ type Operation struct {
 }
 
 // Services returns the service names of tenant's spans in the partitions
-// that overlap [start, end), sorted. It reads one column of each file.
+// that overlap [start, end), and of the spans not in files yet, sorted.
 func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Time) ([]string, error) {
 	seen := map[string]struct{}{}
-	fresh := func(fs *freshSpan) { seen[fs.service] = struct{}{} }
-	err := r.eachFile(ctx, tenant, start, end, []string{"service_name"}, fresh, func(vals [][]parquet.Value) {
-		for _, v := range vals[0] {
-			if _, ok := seen[string(v.ByteArray())]; !ok {
-				seen[string(v.ByteArray())] = struct{}{}
-			}
-		}
-	})
+	err := r.eachName(ctx, tenant, start, end, func(n spanName) { seen[n.service] = struct{}{} })
 	out := make([]string, 0, len(seen))
 	for s := range seen {
 		out = append(out, s)
@@ -41,25 +36,13 @@ func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Ti
 
 // Operations returns the operations of service's spans (all services if
 // service is empty) of tenant in the partitions that overlap [start,
-// end), sorted by name then kind; kind, if not empty, keeps those of
-// that kind only.
+// end), and of the spans not in files yet, sorted by name then kind; kind,
+// if not empty, keeps those of that kind only.
 func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, start, end time.Time) ([]Operation, error) {
 	seen := map[Operation]struct{}{}
-	fresh := func(fs *freshSpan) {
-		op := Operation{Name: string(fs.f.Name), Kind: kindName(fs.f.Kind)}
-		if (service == "" || fs.service == service) && (kind == "" || op.Kind == kind) {
-			seen[op] = struct{}{}
-		}
-	}
-	err := r.eachFile(ctx, tenant, start, end, []string{"service_name", "name", "kind"}, fresh, func(vals [][]parquet.Value) {
-		for i, v := range vals[0] {
-			if service != "" && string(v.ByteArray()) != service {
-				continue
-			}
-			op := Operation{Name: string(vals[1][i].ByteArray()), Kind: string(vals[2][i].ByteArray())}
-			if kind == "" || op.Kind == kind {
-				seen[op] = struct{}{}
-			}
+	err := r.eachName(ctx, tenant, start, end, func(n spanName) {
+		if (service == "" || n.service == service) && (kind == "" || n.kind == kind) {
+			seen[Operation{Name: n.name, Kind: n.kind}] = struct{}{}
 		}
 	})
 	out := make([]Operation, 0, len(seen))
@@ -70,35 +53,104 @@ func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, s
 	return out, err
 }
 
-// eachFile calls fresh with each span not in the lake's files yet (of
-// any time), then fn with the values of the top-level columns named cols,
-// row group by row group, of every version-2 traces file of tenant in the
-// partitions that overlap [start, end).
-func (r *Reader) eachFile(ctx context.Context, tenant string, start, end time.Time, cols []string,
-	fresh func(*freshSpan), fn func([][]parquet.Value)) error {
-	vals := make([][]parquet.Value, len(cols))
+// spanName is a service, span name and kind that spans of a file have.
+type spanName struct{ service, name, kind string }
+
+// nameCache keeps each file's distinct span names: files do not change,
+// so each is read once (the service_name, name and kind columns), and
+// listing the services of a lake of millions of spans is then a walk over
+// a few hundred names per file. Entries of files a listing no longer
+// shows are dropped.
+type nameCache struct {
+	mu sync.Mutex
+	m  map[fileKey][]spanName
+}
+
+func (c *nameCache) get(k fileKey) ([]spanName, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.m[k]
+	return n, ok
+}
+
+func (c *nameCache) put(k fileKey, n []spanName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = n
+}
+
+func (c *nameCache) keepOnly(prefix string, listed map[fileKey]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if strings.HasPrefix(k.name, prefix) && !listed[k] {
+			delete(c.m, k)
+		}
+	}
+}
+
+// eachName calls fn with the span names of the fresh spans, then of each
+// version-2 traces file of tenant in the partitions that overlap [start,
+// end), from the cache or read once.
+func (r *Reader) eachName(ctx context.Context, tenant string, start, end time.Time, fn func(spanName)) error {
 	q := r.newQuery(tenant, start, end)
 	err := q.fresh(ctx, func(p []byte) error {
-		return eachFreshSpan(p, func(fs *freshSpan) error { fresh(fs); return nil })
+		return eachFreshSpan(p, func(fs *freshSpan) error {
+			fn(spanName{fs.service, string(fs.f.Name), kindName(fs.f.Kind)})
+			return nil
+		})
 	})
 	if err != nil {
 		return err
 	}
-	return q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
-		idx, err := columnIndexes(pf, cols)
-		if err != nil {
-			return err
-		}
-		for _, rg := range pf.RowGroups() {
-			for i, ci := range idx {
-				if vals[i], err = columnValues(rg.ColumnChunks()[ci], vals[i][:0]); err != nil {
-					return fmt.Errorf("column %s: %w", cols[i], err)
-				}
+	files, err := q.list(ctx)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		names, ok := r.names.get(keyOf(f))
+		if !ok {
+			err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+				var err error
+				names, err = fileNames(pf)
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			fn(vals)
+			r.names.put(keyOf(f), names)
 		}
-		return nil
-	})
+		for _, n := range names {
+			fn(n)
+		}
+	}
+	return nil
+}
+
+// fileNames reads the distinct span names of a file.
+func fileNames(pf *parquet.File) ([]spanName, error) {
+	cols := []string{"service_name", "name", "kind"}
+	idx, err := columnIndexes(pf, cols)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[spanName]struct{}{}
+	vals := make([][]parquet.Value, len(cols))
+	for _, rg := range pf.RowGroups() {
+		for i, ci := range idx {
+			if vals[i], err = columnValues(rg.ColumnChunks()[ci], vals[i][:0]); err != nil {
+				return nil, fmt.Errorf("column %s: %w", cols[i], err)
+			}
+		}
+		for i := range vals[0] {
+			seen[spanName{string(vals[0][i].ByteArray()), string(vals[1][i].ByteArray()), string(vals[2][i].ByteArray())}] = struct{}{}
+		}
+	}
+	out := make([]spanName, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // columnValues appends every value of a column chunk to dst; byte arrays

@@ -70,6 +70,7 @@ func (c Config) Validate() error {
 type Reader struct {
 	cfg   Config
 	files *fileCache
+	names *nameCache
 }
 
 // New returns a Reader of cfg.
@@ -77,7 +78,7 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles)}, nil
+	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}}, nil
 }
 
 // Close closes the files the reader keeps open. Queries under way finish;
@@ -195,25 +196,10 @@ func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
 // Files come newest hour first, so that a search that has its most recent
 // traces can pass over older hours.
 func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parquet.File) error) error {
-	var files []lake.DataFile
-	listed := map[fileKey]bool{}
-	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
-		if err != nil {
-			return fmt.Errorf("lakeread: list the lake: %w", err)
-		}
-		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != q.tenant {
-			continue
-		}
-		listed[fileKey{f.Name, f.Size, f.ModTime}] = true
-		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
-			continue
-		}
-		files = append(files, f)
+	files, err := q.list(ctx)
+	if err != nil {
+		return err
 	}
-	// Files the listing no longer shows (compacted, pruned) are closed.
-	q.r.files.keepOnly(lake.TenantPrefix(otlpwire.SignalTraces, q.tenant), listed)
-	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	for _, f := range files {
 		if err := q.file(ctx, f, fn); err != nil {
 			return err
@@ -221,6 +207,34 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 	}
 	return nil
 }
+
+// list returns the files eachFile walks, newest hour first; files the
+// listing no longer shows (compacted, pruned) leave the reader's caches.
+func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
+	var files []lake.DataFile
+	listed := map[fileKey]bool{}
+	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
+		if err != nil {
+			return nil, fmt.Errorf("lakeread: list the lake: %w", err)
+		}
+		f, ok := lake.ParseDataFile(a)
+		if !ok || f.Tenant != q.tenant {
+			continue
+		}
+		listed[keyOf(f)] = true
+		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
+			continue
+		}
+		files = append(files, f)
+	}
+	prefix := lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)
+	q.r.files.keepOnly(prefix, listed)
+	q.r.names.keepOnly(prefix, listed)
+	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
+	return files, nil
+}
+
+func keyOf(f lake.DataFile) fileKey { return fileKey{f.Name, f.Size, f.ModTime} }
 
 func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.DataFile, *parquet.File) error) (err error) {
 	if err := ctx.Err(); err != nil {
@@ -231,7 +245,7 @@ func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.Data
 			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
 		}
 	}()
-	cf, hit, err := q.r.files.get(fileKey{f.Name, f.Size, f.ModTime}, func(read *atomic.Int64) (bucket.Object, *parquet.File, error) {
+	cf, hit, err := q.r.files.get(keyOf(f), func(read *atomic.Int64) (bucket.Object, *parquet.File, error) {
 		obj, err := q.r.cfg.Bucket.Open(ctx, f.Name)
 		if err != nil {
 			return nil, nil, err
