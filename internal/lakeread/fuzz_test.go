@@ -9,12 +9,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
 // FuzzTraceFile: a damaged lake file (any bytes in place of a file the
-// writer wrote) makes Trace fail or find nothing, never panic or hang, and
-// whatever it returns encodes.
+// writer wrote, of schema version 2 or 1) makes Trace, FindTraces and
+// Services fail or find nothing, never panic or hang, and whatever Trace
+// returns encodes.
 func FuzzTraceFile(f *testing.F) {
 	body := synth.Traces(synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 20})
 	req := ptraceotlp.NewExportRequest()
@@ -35,6 +37,18 @@ func FuzzTraceFile(f *testing.F) {
 	rel, _ := filepath.Rel(seedDir, paths[0])
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
+	// A file of schema version 1 under the same name: its own decoder.
+	v1Dir := f.TempDir()
+	writeLakeV1(f, v1Dir, body)
+	v1Paths, _ := filepath.Glob(filepath.Join(v1Dir, "traces", "*", "*", "*", "*.parquet"))
+	if len(v1Paths) != 1 {
+		f.Fatalf("%d version-1 seed files", len(v1Paths))
+	}
+	v1Seed, err := os.ReadFile(v1Paths[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v1Seed)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, rel)
@@ -44,11 +58,16 @@ func FuzzTraceFile(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := newReader(t, dir).Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
+		r := newReader(t, dir)
+		defer r.Close()
+		res, err := r.Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
 		if err == nil {
 			if _, err := res.Spans.AppendProto(nil); err != nil {
 				t.Logf("encode: %v", err) // a damaged value is an error, not a panic
 			}
 		}
+		// Search and names read the same file their own ways.
+		r.FindTraces(context.Background(), "acme", lakeread.Query{Attributes: map[string]string{"http.route": "/"}}) //nolint:errcheck
+		r.Services(context.Background(), "acme", time.Time{}, time.Time{})                                           //nolint:errcheck
 	})
 }

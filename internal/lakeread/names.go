@@ -129,6 +129,9 @@ func (r *Reader) eachName(ctx context.Context, tenant string, start, end time.Ti
 
 // fileNames reads the distinct span names of a file.
 func fileNames(pf *parquet.File) ([]spanName, error) {
+	if isV1(pf) {
+		return namesV1(pf)
+	}
 	cols := []string{"service_name", "name", "kind"}
 	idx, err := columnIndexes(pf, cols)
 	if err != nil {

@@ -4,8 +4,8 @@
 // OTLP TracesData, with every attribute of the types it was sent with.
 //
 // With a Fresh source (the lake loader), queries also see the spans
-// acknowledged but not yet in Parquet. What it does not do yet: version-1
-// files (skipped and counted in Result.FilesSkipped).
+// acknowledged but not yet in Parquet. Files of schema version 1 are read
+// too (v1.go), by id as fast, searched by a full scan.
 package lakeread
 
 import (
@@ -102,7 +102,7 @@ func (e *LimitError) Error() string {
 type Result struct {
 	Spans        *Spans
 	FilesOpened  int   // files whose footer was read
-	FilesSkipped int   // of schema version 1, not read yet
+	FilesSkipped int   // of a schema version this reader does not know
 	RowGroups    int   // row groups whose trace_id bloom filter passed
 	BytesRead    int64 // of Parquet
 }
@@ -284,9 +284,9 @@ func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.Data
 	if q.stats != nil {
 		q.stats.FilesOpened++
 	}
-	if v, _ := pf.Lookup(lake.SchemaVersionKey); v != "2" {
+	if v, ok := pf.Lookup(lake.SchemaVersionKey); ok && v != "1" && v != "2" {
 		if q.stats != nil {
-			q.stats.FilesSkipped++
+			q.stats.FilesSkipped++ // a later version than this reader knows
 		}
 		return nil
 	}
@@ -326,7 +326,7 @@ type byteBudget struct{ left atomic.Int64 }
 // rows found in the trace_id pages that may hold them, then those rows
 // read in one pass.
 func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte, byID map[[16]byte]*Spans, res *Result) error {
-	cols, err := columnsOf(pf.Schema())
+	dec, traceCol, err := decoderOf(pf)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 	}
 	var hits []hit
 	for _, rg := range pf.RowGroups() {
-		cc := rg.ColumnChunks()[cols.traceID]
+		cc := rg.ColumnChunks()[traceCol]
 		bf := cc.BloomFilter()
 		hits = hits[:0]
 		var want [][]byte // the ids the bloom filter admits
@@ -369,7 +369,7 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 		for i, h := range hits {
 			rows[i] = h.row
 		}
-		if err := readRows(rg, rows, cols, func(i int, sp span) { byID[ids[hits[i].id]].add(sp) }); err != nil {
+		if err := readRows(rg, rows, dec, func(i int, sp span) { byID[ids[hits[i].id]].add(sp) }); err != nil {
 			return err
 		}
 	}
@@ -441,7 +441,7 @@ func mayHold(min, max, id []byte) bool {
 // with its index in rows. It loads the offset index of every column
 // chunk first, so that a seek reads the page holding the row rather than
 // every page before it, and reads each run of consecutive rows in one go.
-func readRows(rg parquet.RowGroup, rows []int64, cols *columns, fn func(int, span)) error {
+func readRows(rg parquet.RowGroup, rows []int64, dec decoder, fn func(int, span)) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -470,13 +470,69 @@ func readRows(rg parquet.RowGroup, rows []int64, cols *columns, fn func(int, spa
 			}
 		}
 		for j := range run {
-			sp, err := cols.decode(buf[j].Clone())
+			sp, err := dec(buf[j].Clone())
 			if err != nil {
 				return fmt.Errorf("row %d: %w", rows[i+j], err)
 			}
 			fn(i+j, sp)
 		}
 		i += run
+	}
+	return nil
+}
+
+// decoder decodes a row of a traces file into a span.
+type decoder func(parquet.Row) (span, error)
+
+// decoderOf returns the row decoder of pf's schema version and the index
+// of its trace_id column.
+func decoderOf(pf *parquet.File) (decoder, int, error) {
+	if isV1(pf) {
+		c, err := v1ColumnsOf(pf)
+		if err != nil {
+			return nil, 0, err
+		}
+		return c.decode, c.traceID, nil
+	}
+	c, err := columnsOf(pf.Schema())
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.decode, c.traceID, nil
+}
+
+// eachRow decodes every row of pf and calls fn with it: the full scan of
+// a version-1 file.
+func eachRow(pf *parquet.File, fn func(*span) error) error {
+	dec, _, err := decoderOf(pf)
+	if err != nil {
+		return err
+	}
+	buf := make([]parquet.Row, 256)
+	for _, rg := range pf.RowGroups() {
+		rr := rg.Rows()
+		for {
+			n, rerr := rr.ReadRows(buf)
+			for _, row := range buf[:n] {
+				sp, err := dec(row.Clone())
+				if err != nil {
+					rr.Close()
+					return err
+				}
+				if err := fn(&sp); err != nil {
+					rr.Close()
+					return err
+				}
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				rr.Close()
+				return rerr
+			}
+		}
+		rr.Close()
 	}
 	return nil
 }

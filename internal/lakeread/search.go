@@ -92,6 +92,9 @@ func (r *Reader) FindTraces(ctx context.Context, tenant string, q Query) ([]Foun
 // duration, the attributes and last the trace ids of the rows left. No
 // whole row is read.
 func (q *Query) searchFile(pf *parquet.File, found map[[16]byte]*FoundTrace) error {
+	if isV1(pf) {
+		return q.searchV1(pf, found)
+	}
 	leaves := make([]leaf, len(searchCols))
 	idx := make([]int, len(searchCols))
 	for i, c := range searchCols {
