@@ -8,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/jaegerhttp"
-	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/internal/tenant"
-	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
@@ -24,30 +22,7 @@ import (
 // it from a bearer token.
 func server(t *testing.T, bodies map[string][]byte, set ...func(*lakeread.Config)) string {
 	t.Helper()
-	dir := t.TempDir()
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for tn, b := range bodies {
-		if _, err := w.Append(otlpwire.SignalTraces, tn, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	for _, f := range set {
-		f(&rcfg)
-	}
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := lakereadtest.Reader(t, bodies, set...)
 	cfg := jaegerhttp.DefaultConfig()
 	cfg.Reader, cfg.Tenant = r, "default"
 	h, err := jaegerhttp.New(cfg)

@@ -21,38 +21,17 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/jaegerstorage"
-	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/synth"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // serve writes body to a lake for tenant "default" and serves it; it
 // returns a client connection.
 func serve(t *testing.T, body []byte) *grpc.ClientConn {
 	t.Helper()
-	dir := t.TempDir()
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Append(otlpwire.SignalTraces, "default", body); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := lakereadtest.Reader(t, map[string][]byte{"default": body})
 	s := grpc.NewServer(otlpgrpc.ServerOption())
 	cfg := jaegerstorage.DefaultConfig()
 	cfg.Reader, cfg.Tenant = r, "default"

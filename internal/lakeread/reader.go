@@ -392,8 +392,6 @@ func wrapLimit(err error) error {
 // writer orders a service's spans by trace id, so that is about one page
 // per service in the row group and id.
 func matchingRows(cc parquet.ColumnChunk, ids [][]byte, fn func(row int64, id int)) error {
-	pages := cc.Pages()
-	defer pages.Close()
 	index := make(map[string]int, len(ids))
 	for i, id := range ids {
 		index[string(id)] = i
@@ -403,26 +401,15 @@ func matchingRows(cc parquet.ColumnChunk, ids [][]byte, fn func(row int64, id in
 			fn(row, i)
 		}
 	}
-	ci, err1 := cc.ColumnIndex()
-	oi, err2 := cc.OffsetIndex()
-	if err1 != nil || err2 != nil || ci.NumPages() != oi.NumPages() {
-		return pageValues(pages, -1, 0, nil, match) // no page index: every page
-	}
-	for p := range ci.NumPages() {
-		if ci.NullPage(p) || !slices.ContainsFunc(ids, func(id []byte) bool {
-			return mayHold(ci.MinValue(p).ByteArray(), ci.MaxValue(p).ByteArray(), id)
-		}) {
-			continue
-		}
-		first := oi.FirstRowIndex(p)
-		if err := pages.SeekToRow(first); err != nil {
-			return err
-		}
-		if err := pageValues(pages, 1, first, nil, match); err != nil {
-			return err
+	var keep func(int) bool // nil without a column index: every page
+	if ci, err := cc.ColumnIndex(); err == nil {
+		keep = func(p int) bool {
+			return p >= ci.NumPages() || !ci.NullPage(p) && slices.ContainsFunc(ids, func(id []byte) bool {
+				return mayHold(ci.MinValue(p).ByteArray(), ci.MaxValue(p).ByteArray(), id)
+			})
 		}
 	}
-	return nil
+	return scanPagesWhere(cc, keep, func(p parquet.Page, first int64) error { return pageRowValues(p, first, nil, match) })
 }
 
 // mayHold reports whether a page with bounds min and max (either may be

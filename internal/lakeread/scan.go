@@ -26,13 +26,34 @@ func leafOf(lc parquet.LeafColumn) leaf {
 }
 
 // scanPages calls visit with each page of column chunk cc that holds a row
-// of sel (ascending; nil: every page), and the page's first row. Without
-// an offset index every page is read.
+// of sel (ascending; nil: every page), and the page's first row.
 func scanPages(cc parquet.ColumnChunk, sel []int64, visit func(p parquet.Page, first int64) error) error {
+	oi, err := cc.OffsetIndex()
+	if sel == nil || err != nil {
+		return scanPagesWhere(cc, nil, visit)
+	}
+	j := 0
+	return scanPagesWhere(cc, func(p int) bool {
+		end := int64(1) << 62
+		if p+1 < oi.NumPages() {
+			end = oi.FirstRowIndex(p + 1)
+		}
+		for j < len(sel) && sel[j] < oi.FirstRowIndex(p) {
+			j++
+		}
+		return j < len(sel) && sel[j] < end
+	}, visit)
+}
+
+// scanPagesWhere calls visit with each page of column chunk cc that keep
+// keeps (by its index), and the page's first row, seeking past the others
+// with the chunk's offset index. With keep nil, or without an offset
+// index, every page is read, in order.
+func scanPagesWhere(cc parquet.ColumnChunk, keep func(page int) bool, visit func(p parquet.Page, first int64) error) error {
 	pages := cc.Pages()
 	defer pages.Close()
 	oi, err := cc.OffsetIndex()
-	if err != nil || sel == nil {
+	if keep == nil || err != nil {
 		first := int64(0)
 		for {
 			p, err := pages.ReadPage()
@@ -50,22 +71,11 @@ func scanPages(cc parquet.ColumnChunk, sel []int64, visit func(p parquet.Page, f
 			}
 		}
 	}
-	j := 0
 	for p := range oi.NumPages() {
-		first := oi.FirstRowIndex(p)
-		end := int64(1) << 62
-		if p+1 < oi.NumPages() {
-			end = oi.FirstRowIndex(p + 1)
-		}
-		for j < len(sel) && sel[j] < first {
-			j++
-		}
-		if j == len(sel) {
-			return nil
-		}
-		if sel[j] >= end {
+		if !keep(p) {
 			continue
 		}
+		first := oi.FirstRowIndex(p)
 		if err := pages.SeekToRow(first); err != nil {
 			return err
 		}
@@ -80,6 +90,48 @@ func scanPages(cc parquet.ColumnChunk, sel []int64, visit func(p parquet.Page, f
 		}
 	}
 	return nil
+}
+
+// eachValue calls fn with each value of column chunk cc in the rows of sel
+// (ascending; nil: every row), with its row; a repeated column's values
+// come one per element, an empty list's as one null. Values alias page
+// buffers: valid only during fn. Only the pages that hold a row of sel
+// are read, when the chunk has an offset index.
+func eachValue(cc parquet.ColumnChunk, sel []int64, fn func(row int64, v parquet.Value)) error {
+	return scanPages(cc, sel, func(p parquet.Page, first int64) error { return pageRowValues(p, first, sel, fn) })
+}
+
+// pageRowValues calls fn with the values of page p, whose first row is
+// first, in the rows of sel (nil: all), as decoded parquet.Values.
+func pageRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parquet.Value)) error {
+	buf := make([]parquet.Value, 1024)
+	row := first - 1
+	j := 0
+	vr := p.Values()
+	for {
+		k, err := vr.ReadValues(buf)
+		for _, v := range buf[:k] {
+			if v.RepetitionLevel() == 0 {
+				row++
+			}
+			if sel == nil {
+				fn(row, v)
+				continue
+			}
+			for j < len(sel) && sel[j] < row {
+				j++
+			}
+			if j < len(sel) && sel[j] == row {
+				fn(row, v)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // walkPage calls fn with each value slot of page p, whose first row is

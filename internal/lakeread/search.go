@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -340,89 +339,6 @@ func union(sel []int64, sets ...[]int64) []int64 {
 		}
 	}
 	return out
-}
-
-// eachValue calls fn with each value of column chunk cc in the rows of sel
-// (ascending; nil: every row), with its row; a repeated column's values
-// come one per element, an empty list's as one null. Values alias page
-// buffers: valid only during fn. Only the pages that hold a row of sel
-// are read, when the chunk has an offset index.
-func eachValue(cc parquet.ColumnChunk, sel []int64, fn func(row int64, v parquet.Value)) error {
-	pages := cc.Pages()
-	defer pages.Close()
-	oi, err := cc.OffsetIndex()
-	if err != nil || sel == nil {
-		return pageValues(pages, -1, 0, sel, fn)
-	}
-	j := 0
-	for p := range oi.NumPages() {
-		first := oi.FirstRowIndex(p)
-		end := cc.NumValues() + 1<<62 // past the last row
-		if p+1 < oi.NumPages() {
-			end = oi.FirstRowIndex(p + 1)
-		}
-		for j < len(sel) && sel[j] < first {
-			j++
-		}
-		if j == len(sel) {
-			return nil
-		}
-		if sel[j] >= end {
-			continue
-		}
-		if err := pages.SeekToRow(first); err != nil {
-			return err
-		}
-		if err := pageValues(pages, 1, first, sel[j:], fn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pageValues reads n pages (n < 0: to the end) from pages, whose first row
-// is first, calling fn with the values of the rows of sel (nil: all).
-func pageValues(pages parquet.Pages, n int, first int64, sel []int64, fn func(int64, parquet.Value)) error {
-	buf := make([]parquet.Value, 1024)
-	row := first - 1
-	j := 0
-	for ; n != 0; n-- {
-		p, err := pages.ReadPage()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		vr := p.Values()
-		for {
-			k, err := vr.ReadValues(buf)
-			for _, v := range buf[:k] {
-				if v.RepetitionLevel() == 0 {
-					row++
-				}
-				if sel == nil {
-					fn(row, v)
-					continue
-				}
-				for j < len(sel) && sel[j] < row {
-					j++
-				}
-				if j < len(sel) && sel[j] == row {
-					fn(row, v)
-				}
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				parquet.Release(p)
-				return err
-			}
-		}
-		parquet.Release(p)
-	}
-	return nil
 }
 
 // mayMatch reports whether the row group's statistics allow a match:

@@ -15,35 +15,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
-	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func serve(t *testing.T, body []byte) string {
 	t.Helper()
-	dir := t.TempDir()
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Append(otlpwire.SignalTraces, "default", body); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := lakereadtest.Reader(t, map[string][]byte{"default": body})
 	h, err := tempohttp.New(tempohttp.Config{Reader: r, Tenant: "default"})
 	if err != nil {
 		t.Fatal(err)
