@@ -296,6 +296,7 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.stack.push("lake reader", r.Close) // its open files
 	s.traces = r
 	return r, nil
 }
