@@ -765,3 +765,66 @@ func canonicalSpan(t *testing.T, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, 
 	}
 	return string(b)
 }
+
+// TestServeTraceTenants: with OTLP and admin bearer tokens, the traces a
+// tenant's exporters sent are read with that tenant's admin token alone:
+// through /jaeger and /tempo another tenant's token finds nothing of them,
+// and no token is refused.
+func TestServeTraceTenants(t *testing.T) {
+	const (
+		otlpAcme, otlpBeta   = "otlp-acme-7c1e9a3b5d", "otlp-beta-2f8d4b6a0c"
+		adminAcme, adminBeta = "admin-acme-5e3c1a9f7b", "admin-beta-9a7f5d3b1e"
+	)
+	otlpTokens := writeTokens(t, filepath.Join(t.TempDir(), "otlp"), otlpAcme+" acme\n"+otlpBeta+" beta\n")
+	adminTokens := writeTokens(t, filepath.Join(t.TempDir(), "admin"), adminAcme+" acme\n"+adminBeta+" beta\n")
+	addrs := startServe(t, "--otlp-bearer-tokens-file", otlpTokens, "--admin-bearer-tokens-file", adminTokens)
+	ids := map[string]string{}
+	for i, tn := range []struct{ name, token string }{{"acme", otlpAcme}, {"beta", otlpBeta}} {
+		body := synth.Traces(synth.Config{Seed: int64(40 + i), Resources: 1, ScopesPerResource: 1, TotalRecords: 20, Start: time.Now().Add(-time.Minute)})
+		req, _ := http.NewRequest("POST", "http://"+addrs["OTLP/HTTP"]+"/v1/traces", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Authorization", "Bearer "+tn.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("export as %s: %s", tn.name, resp.Status)
+		}
+		td := ptraceotlp.NewExportRequest()
+		if err := td.UnmarshalProto(body); err != nil {
+			t.Fatal(err)
+		}
+		ids[tn.name] = td.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID().String()
+	}
+	get := func(path, token string) int {
+		req, _ := http.NewRequest("GET", "http://"+addrs["admin HTTP"]+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/jaeger/api/traces/" + ids["acme"], adminAcme, http.StatusOK},
+		{"/jaeger/api/traces/" + ids["acme"], adminBeta, http.StatusNotFound},
+		{"/jaeger/api/traces/" + ids["beta"], adminBeta, http.StatusOK},
+		{"/jaeger/api/traces/" + ids["beta"], adminAcme, http.StatusNotFound},
+		{"/tempo/api/traces/" + ids["acme"], adminAcme, http.StatusOK},
+		{"/tempo/api/traces/" + ids["acme"], adminBeta, http.StatusNotFound},
+		{"/jaeger/api/services", "", http.StatusUnauthorized},
+		{"/tempo/api/traces/" + ids["acme"], "", http.StatusUnauthorized},
+	} {
+		if got := get(c.path, c.token); got != c.want {
+			t.Errorf("GET %s with %q: %d, want %d", c.path, c.token, got, c.want)
+		}
+	}
+}
