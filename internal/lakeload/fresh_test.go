@@ -108,8 +108,8 @@ func TestFreshTracesOnce(t *testing.T) {
 		l.freshMu.Lock()
 		inMemory := len(l.fresh)
 		l.freshMu.Unlock()
-		if wantMem := map[bool]int{true: 4, false: 0}[mem > 1]; inMemory != wantMem {
-			t.Fatalf("memory bound %d: %d traces records in memory, want %d", mem, inMemory, wantMem)
+		if wantMem := map[bool]int{true: 5, false: 0}[mem > 1]; inMemory != wantMem {
+			t.Fatalf("memory bound %d: %d traces records in memory (of both signals), want %d", mem, inMemory, wantMem)
 		}
 		checkOnce(t, "read, buffered", r, want)
 

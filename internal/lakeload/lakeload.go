@@ -123,7 +123,7 @@ type Loader struct {
 
 	writeMu sync.Mutex // held by a write and by a retention pass
 
-	// What the lake's files do not hold yet, for FreshTraces: copies of
+	// What the lake's files do not hold yet, for Fresh: copies of
 	// the traces records read from the spool since the last write in
 	// place, and how far that is.
 	freshMu    sync.Mutex
@@ -592,17 +592,18 @@ func (l *Loader) add(rec spool.Record) {
 // in place yet.
 type freshRecord struct {
 	seq     uint64
+	signal  otlpwire.Signal
 	tenant  string
 	payload []byte // a copy; never changed
 }
 
 // freshMemory bounds the bytes of fresh records kept in memory; past it
-// the oldest are dropped, and FreshTraces reads them from the spool
+// the oldest are dropped, and Fresh reads them from the spool
 // (which keeps every record until its files are in place).
 const freshMemory = 64 << 20
 
 // noteRead records that rec was read: a traces record is kept for
-// FreshTraces until its files are in place.
+// Fresh until its files are in place.
 func (l *Loader) noteRead(rec spool.Record) {
 	l.freshMu.Lock()
 	defer l.freshMu.Unlock()
@@ -610,10 +611,10 @@ func (l *Loader) noteRead(rec spool.Record) {
 		return // read again (a rewind): kept already
 	}
 	l.consumed = rec.Seq
-	if rec.Signal != otlpwire.SignalTraces || len(rec.Payload) > l.freshMax {
+	if len(rec.Payload) > l.freshMax {
 		return
 	}
-	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, tenant: rec.Tenant, payload: append([]byte(nil), rec.Payload...)})
+	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: append([]byte(nil), rec.Payload...)})
 	l.freshBytes += len(rec.Payload)
 	for l.freshBytes > l.freshMax {
 		l.freshBytes -= len(l.fresh[0].payload)
@@ -638,15 +639,15 @@ func (l *Loader) noteInLake(last uint64) {
 	l.fresh = append(l.fresh[:0:0], l.fresh[i:]...)
 }
 
-// FreshTraces calls fn with the payload of each traces request of tenant
-// acknowledged but not yet in the lake's files, and returns the lake's
-// high-water mark: every file of spool records up to through is in place,
-// and files of later records (a write under way, or one a crash
+// Fresh calls fn with the payload of each request of signal sig and
+// tenant acknowledged but not yet in the lake's files, and returns the
+// lake's high-water mark: every file of spool records up to through is in
+// place, and files of later records (a write under way, or one a crash
 // interrupted, being replayed) hold records fn was given, so readers pass
 // them over (lake.DataFile.First > through). The records the loader read
 // last come from memory (up to freshMemory bytes), the others from the
 // spool (spool.Scan). The payload is valid only during fn.
-func (l *Loader) FreshTraces(ctx context.Context, tenant string, fn func(payload []byte) error) (through uint64, err error) {
+func (l *Loader) Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, fn func(payload []byte) error) (through uint64, err error) {
 	l.freshMu.Lock()
 	through, consumed := l.inLake, l.consumed
 	memFrom := consumed + 1
@@ -655,13 +656,13 @@ func (l *Loader) FreshTraces(ctx context.Context, tenant string, fn func(payload
 	}
 	var mine []freshRecord
 	for _, r := range l.fresh {
-		if r.tenant == tenant {
+		if r.signal == sig && r.tenant == tenant {
 			mine = append(mine, r)
 		}
 	}
 	l.freshMu.Unlock()
 	fromSpool := func(rec spool.Record) error {
-		if rec.Signal != otlpwire.SignalTraces || rec.Tenant != tenant {
+		if rec.Signal != sig || rec.Tenant != tenant {
 			return nil
 		}
 		return fn(rec.Payload)

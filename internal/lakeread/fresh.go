@@ -13,16 +13,16 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Fresh gives what the lake's files do not hold yet: the traces requests
+// Fresh gives what the lake's files do not hold yet: the requests
 // acknowledged (spooled) whose Parquet files are not in place. The lake
 // loader (lakeload.Loader) is one.
 type Fresh interface {
-	// FreshTraces calls fn with the payload (an OTLP traces export
-	// request, valid only during fn) of each such request of tenant and
+	// Fresh calls fn with the payload (an OTLP export request of signal
+	// sig, valid only during fn) of each such request of tenant and
 	// returns the lake's high-water mark: every file of spool records up
 	// to through is in place, and the records of files past it (their
 	// DataFile.First > through) were given to fn.
-	FreshTraces(ctx context.Context, tenant string, fn func(payload []byte) error) (through uint64, err error)
+	Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, fn func(payload []byte) error) (through uint64, err error)
 }
 
 // fresh calls fn with each fresh request of the query's tenant and bounds
@@ -32,7 +32,7 @@ func (q *fileQuery) fresh(ctx context.Context, fn func(payload []byte) error) er
 	if q.r.cfg.Fresh == nil {
 		return nil
 	}
-	through, err := q.r.cfg.Fresh.FreshTraces(ctx, q.tenant, fn)
+	through, err := q.r.cfg.Fresh.Fresh(ctx, q.signal, q.tenant, fn)
 	if err != nil {
 		return fmt.Errorf("lakeread: read the spans not in the lake's files yet: %w", err)
 	}

@@ -173,6 +173,7 @@ type fileQuery struct {
 	start, end time.Time
 	budget     *byteBudget
 	stats      *Result // counts FilesOpened and FilesSkipped, if not nil
+	signal     otlpwire.Signal // whose files: traces, or logs
 	// through bounds the files read, if bounded: a file of records past
 	// it holds records the query had from its Fresh source.
 	through uint64
@@ -180,7 +181,7 @@ type fileQuery struct {
 }
 
 func (r *Reader) newQuery(tenant string, start, end time.Time) *fileQuery {
-	q := &fileQuery{r: r, tenant: tenant, start: start, end: end, budget: &byteBudget{}}
+	q := &fileQuery{r: r, tenant: tenant, start: start, end: end, budget: &byteBudget{}, signal: otlpwire.SignalTraces}
 	q.budget.left.Store(r.cfg.MaxBytes)
 	return q
 }
@@ -213,7 +214,7 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 	var files []lake.DataFile
 	listed := map[fileKey]bool{}
-	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)) {
+	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(q.signal, q.tenant)) {
 		if err != nil {
 			return nil, fmt.Errorf("lakeread: list the lake: %w", err)
 		}
@@ -227,7 +228,7 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 		}
 		files = append(files, f)
 	}
-	prefix := lake.TenantPrefix(otlpwire.SignalTraces, q.tenant)
+	prefix := lake.TenantPrefix(q.signal, q.tenant)
 	q.r.files.keepOnly(prefix, listed)
 	q.r.names.keepOnly(prefix, listed)
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
