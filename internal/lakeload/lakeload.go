@@ -124,7 +124,7 @@ type Loader struct {
 	writeMu sync.Mutex // held by a write and by a retention pass
 
 	// What the lake's files do not hold yet, for Fresh: copies of
-	// the traces records read from the spool since the last write in
+	// the records read from the spool since the last write in
 	// place, and how far that is.
 	freshMu    sync.Mutex
 	fresh      []freshRecord
@@ -602,7 +602,7 @@ type freshRecord struct {
 // (which keeps every record until its files are in place).
 const freshMemory = 64 << 20
 
-// noteRead records that rec was read: a traces record is kept for
+// noteRead records that rec was read: its payload is kept for
 // Fresh until its files are in place.
 func (l *Loader) noteRead(rec spool.Record) {
 	l.freshMu.Lock()

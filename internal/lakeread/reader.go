@@ -172,7 +172,7 @@ type fileQuery struct {
 	tenant     string
 	start, end time.Time
 	budget     *byteBudget
-	stats      *Result // counts FilesOpened and FilesSkipped, if not nil
+	stats      *Result         // counts FilesOpened and FilesSkipped, if not nil
 	signal     otlpwire.Signal // whose files: traces, or logs
 	// through bounds the files read, if bounded: a file of records past
 	// it holds records the query had from its Fresh source.
