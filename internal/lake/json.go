@@ -116,3 +116,31 @@ func appendJSONString(dst, s []byte) []byte {
 	}
 	return append(dst, '"')
 }
+
+// AppendValueText appends v as a version-2 file's attribute map and a
+// log's body column hold it: a string as it is, an int in decimal, a
+// double in Go's shortest form, a bool as true or false, bytes in base64,
+// an array or key-value list as JSON; nothing for an empty value. Readers
+// of records not yet in files (the spool's) render them with it, so that
+// both compare alike.
+func AppendValueText(dst []byte, v otlpwire.Value) ([]byte, error) {
+	switch v.Type() {
+	case otlpwire.ValueString:
+		return append(dst, v.Str()...), nil
+	case otlpwire.ValueInt:
+		return appendText(dst, KindInt, uint64(v.Int()), nil), nil
+	case otlpwire.ValueDouble:
+		return appendText(dst, KindDouble, math.Float64bits(v.Double()), nil), nil
+	case otlpwire.ValueBool:
+		var n uint64
+		if v.Bool() {
+			n = 1
+		}
+		return appendText(dst, KindBool, n, nil), nil
+	case otlpwire.ValueBytes:
+		return appendText(dst, KindBytes, 0, v.Bytes()), nil
+	case otlpwire.ValueArray, otlpwire.ValueKVList:
+		return appendJSON(dst, v, 1)
+	}
+	return dst, nil
+}

@@ -174,6 +174,7 @@ type fileQuery struct {
 	budget     *byteBudget
 	stats      *Result         // counts FilesOpened and FilesSkipped, if not nil
 	signal     otlpwire.Signal // whose files: traces, or logs
+	charged    []chargeFrom    // open files and their read counts when opened
 	// through bounds the files read, if bounded: a file of records past
 	// it holds records the query had from its Fresh source.
 	through uint64
@@ -238,14 +239,39 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 func keyOf(f lake.DataFile) fileKey { return fileKey{f.Name, f.Size, f.ModTime} }
 
 func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.DataFile, *parquet.File) error) (err error) {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("lakeread: read %s: damaged file: %v", f.Name, p)
 		}
 	}()
+	cf, err := q.open(ctx, f)
+	if err != nil || cf == nil {
+		return err
+	}
+	defer func() {
+		if rerr := q.release(cf); err == nil {
+			err = rerr
+		}
+	}()
+	pf := cf.pf
+	if v, ok := pf.Lookup(lake.SchemaVersionKey); ok && v != "1" && v != "2" {
+		if q.stats != nil {
+			q.stats.FilesSkipped++ // a later version than this reader knows
+		}
+		return nil
+	}
+	if err := fn(f, pf); err != nil {
+		return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+	}
+	return nil
+}
+
+// open opens file f (or takes it from the reader's open files) for the
+// query, until release; nil if it was removed since the listing.
+func (q *fileQuery) open(ctx context.Context, f lake.DataFile) (*cachedFile, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	cf, hit, err := q.r.files.get(keyOf(f), func(read *atomic.Int64) (bucket.Object, *parquet.File, error) {
 		obj, err := q.r.cfg.Bucket.Open(ctx, f.Name)
 		if err != nil {
@@ -263,36 +289,38 @@ func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.Data
 		return obj, pf, nil
 	})
 	if errors.Is(err, bucket.ErrNotFound) {
-		return nil // removed by compaction or retention since the listing
+		return nil, nil // removed by compaction or retention since the listing
 	}
 	if err != nil {
-		return wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+		return nil, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
 	}
-	defer q.r.files.release(cf)
-	// The bytes this query reads through the shared file are charged to
-	// its budget file by file (with queries at once on one file, each is
-	// charged the others' reads too: never less than its own).
-	var before int64
-	if hit {
-		before = cf.read.Load()
-	}
-	defer func() {
-		if q.budget.left.Add(-(cf.read.Load()-before)) < 0 && err == nil {
-			err = &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
-		}
-	}()
-	pf := cf.pf
 	if q.stats != nil {
 		q.stats.FilesOpened++
 	}
-	if v, ok := pf.Lookup(lake.SchemaVersionKey); ok && v != "1" && v != "2" {
-		if q.stats != nil {
-			q.stats.FilesSkipped++ // a later version than this reader knows
-		}
-		return nil
+	// The bytes this query reads through the shared file are charged to
+	// its budget at release (with queries at once on one file, each is
+	// charged the others' reads too: never less than its own).
+	from := int64(0)
+	if hit {
+		from = cf.read.Load()
 	}
-	if err := fn(f, pf); err != nil {
-		return wrapLimit(fmt.Errorf("lakeread: %s: %w", f.Name, err))
+	q.charged = append(q.charged, chargeFrom{cf, from})
+	return cf, nil
+}
+
+// release ends the query's use of cf, charging its reads to the budget.
+func (q *fileQuery) release(cf *cachedFile) error {
+	before := int64(0)
+	for i, c := range q.charged {
+		if c.cf == cf {
+			before = c.from
+			q.charged = append(q.charged[:i], q.charged[i+1:]...)
+			break
+		}
+	}
+	q.r.files.release(cf)
+	if q.budget.left.Add(-(cf.read.Load() - before)) < 0 {
+		return &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
 	}
 	return nil
 }
@@ -523,4 +551,25 @@ func eachRow(pf *parquet.File, fn func(*span) error) error {
 		rr.Close()
 	}
 	return nil
+}
+
+// charge charges the reads through the files the query holds since it
+// took them (or last charged) to its budget.
+func (q *fileQuery) charge() error {
+	for i := range q.charged {
+		c := &q.charged[i]
+		now := c.cf.read.Load()
+		q.budget.left.Add(-(now - c.from))
+		c.from = now
+	}
+	if q.budget.left.Load() < 0 {
+		return &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
+	}
+	return nil
+}
+
+// chargeFrom is a file a query holds and its read count when it took it.
+type chargeFrom struct {
+	cf   *cachedFile
+	from int64
 }

@@ -282,3 +282,29 @@ func rowsWhereJSON(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) b
 	})
 	return out, err
 }
+
+// stringTest returns a test of whether the non-null value k of page p
+// passes keep, called once per dictionary entry for a dictionary page; nil
+// if the page holds no strings.
+func stringTest(p parquet.Page, keep func([]byte) bool) func(k int) bool {
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		idx := data.Int32()
+		memo := make([]int8, d.Len()) // 0 untested, 1 pass, -1 not
+		return func(k int) bool {
+			i := idx[k]
+			if memo[i] == 0 {
+				memo[i] = -1
+				if keep(d.Index(i).ByteArray()) {
+					memo[i] = 1
+				}
+			}
+			return memo[i] == 1
+		}
+	}
+	if data.Kind() != encoding.ByteArray {
+		return nil
+	}
+	b, offs := data.ByteArray()
+	return func(k int) bool { return k+1 < len(offs) && keep(b[offs[k]:offs[k+1]]) }
+}

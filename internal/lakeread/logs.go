@@ -1,0 +1,551 @@
+package lakeread
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// LogRecord is a log record read back from the lake or the spool, with
+// every value as text.
+type LogRecord struct {
+	Time           int64  // ns since the epoch: its time, else its observed time
+	Line           []byte // the body: a string as is, another value as JSON
+	Service        string // service.name, else unknown_service
+	Resource       []KV   // resource attributes
+	ScopeName      string
+	ScopeVersion   string
+	SeverityText   string
+	SeverityNumber int32
+	TraceID        string // hex, "" when absent
+	SpanID         string
+	Attrs          []KV // the record's attributes
+}
+
+// KV is an attribute as text (lake.AppendValueText).
+type KV struct{ Key, Value string }
+
+// LogQuery selects log records for Logs.
+type LogQuery struct {
+	// Start and End bound the records' times: [Start, End). Both must be
+	// set.
+	Start, End time.Time
+	// Service, if set, keeps the records of the services it accepts; it
+	// is called once per distinct name.
+	Service func(string) bool
+	// Contains are strings every kept record's line holds (LogQL's |=
+	// filters), tested on the body column before anything else is read.
+	Contains [][]byte
+	// Newest, if positive, makes Logs give the records newest first, and
+	// Oldest oldest first; Logs then decodes them in batches, in that
+	// order, so that a caller that stops after its limit reads little.
+	// Neither: any order.
+	Newest, Oldest bool
+}
+
+// logCols are the columns of a version-2 logs file Logs reads.
+var logCols = []string{"timestamp", "observed_timestamp", "service_name", "body", "severity_text", "severity_number",
+	"trace_id", "span_id", "scope_name", "scope_version", "resource_attributes",
+	"attributes.key_value.key", "attributes.key_value.value"}
+
+const (
+	lcTime = iota
+	lcObserved
+	lcService
+	lcBody
+	lcSeverityText
+	lcSeverityNumber
+	lcTraceID
+	lcSpanID
+	lcScopeName
+	lcScopeVersion
+	lcResource
+	lcAttrKey
+	lcAttrValue
+)
+
+// logBatch is how many records Logs decodes at a time in order.
+const logBatch = 1000
+
+// Logs calls fn with the log records of tenant that q selects: from the
+// lake's files (schema version 2; the hours that overlap [Start, End),
+// newest first), then the spool's records not yet in files; fn returns
+// false to stop. Filters on time, service and line are tested on their
+// columns before the rest of a record is read. The bytes read are bounded
+// as for traces.
+func (r *Reader) Logs(ctx context.Context, tenant string, q LogQuery, fn func(*LogRecord) bool) error {
+	if q.Start.IsZero() || q.End.IsZero() {
+		return fmt.Errorf("lakeread: a logs query needs a start and an end")
+	}
+	fq := r.newQuery(tenant, q.Start, q.End)
+	fq.signal = otlpwire.SignalLogs
+	// The spool's first: the newest records are there, and the high-water
+	// mark tells which files hold what they hold.
+	var fresh []*LogRecord
+	err := fq.fresh(ctx, func(p []byte) error {
+		return freshLogs(p, &q, func(rec *LogRecord) { fresh = append(fresh, rec) })
+	})
+	if err != nil {
+		return err
+	}
+	files, err := fq.list(ctx)
+	if err != nil {
+		return err
+	}
+	// By hour: the newest (or oldest) first; a query in order reads one
+	// hour's candidates at a time.
+	hours := map[int64][]lake.DataFile{}
+	var order []int64
+	for _, f := range files {
+		h := f.Hour.Unix()
+		if hours[h] == nil {
+			order = append(order, h)
+		}
+		hours[h] = append(hours[h], f)
+	}
+	freshByHour := map[int64][]*LogRecord{}
+	for _, rec := range fresh {
+		h := time.Unix(0, rec.Time).UTC().Truncate(time.Hour).Unix()
+		if freshByHour[h] == nil && hours[h] == nil {
+			order = append(order, h)
+		}
+		freshByHour[h] = append(freshByHour[h], rec)
+	}
+	slices.Sort(order)
+	if !q.Oldest {
+		slices.Reverse(order)
+	}
+	for _, h := range order {
+		more, err := r.logsOfHour(ctx, fq, &q, hours[h], freshByHour[h], fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// candidate is a record a query selects, before it is decoded.
+type candidate struct {
+	time  int64
+	file  int // index in the hour's files; -1: fresh[row]
+	rg    int
+	row   int64
+	fresh *LogRecord
+}
+
+// logsOfHour gives the records of one hour partition: the candidates of
+// its files (filtered on columns) and its fresh records, in order if the
+// query asks, decoded batch by batch.
+func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, files []lake.DataFile, fresh []*LogRecord, fn func(*LogRecord) bool) (more bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("lakeread: read a logs file: damaged file: %v", p)
+		}
+	}()
+	var cands []candidate
+	for _, rec := range fresh {
+		cands = append(cands, candidate{time: rec.Time, file: -1, fresh: rec})
+	}
+	type openFile struct {
+		f    lake.DataFile
+		pf   *parquet.File
+		done func()
+	}
+	var opened []openFile
+	defer func() {
+		for _, o := range opened {
+			o.done()
+		}
+	}()
+	for _, f := range files {
+		cf, err := fq.open(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		if cf == nil {
+			continue // removed since the listing
+		}
+		i := len(opened)
+		opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
+		if v, ok := cf.pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+			continue // version 1 logs are not read by this API
+		}
+		err = logCandidates(cf.pf, q, func(rg int, row, t int64) {
+			cands = append(cands, candidate{time: t, file: i, rg: rg, row: row})
+		})
+		if err != nil {
+			return false, fmt.Errorf("lakeread: %s: %w", f.Name, err)
+		}
+	}
+	switch {
+	case q.Newest:
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.time, a.time) })
+	case q.Oldest:
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.time, b.time) })
+	}
+	for start := 0; start < len(cands); start += logBatch {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		batch := cands[start:min(start+logBatch, len(cands))]
+		recs := make([]*LogRecord, len(batch))
+		// Decode the batch file by file and row group by row group.
+		type at struct{ file, rg int }
+		rows := map[at][]int{} // indexes into batch
+		for i, c := range batch {
+			if c.file < 0 {
+				recs[i] = c.fresh
+				continue
+			}
+			k := at{c.file, c.rg}
+			rows[k] = append(rows[k], i)
+		}
+		for k, idx := range rows {
+			slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row, batch[b].row) })
+			sel := make([]int64, len(idx))
+			for j, i := range idx {
+				sel[j] = batch[i].row
+			}
+			pf := opened[k.file].pf
+			decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel)
+			if err != nil {
+				return false, fmt.Errorf("lakeread: %s: %w", opened[k.file].f.Name, err)
+			}
+			for j, i := range idx {
+				recs[i] = decoded[j]
+			}
+		}
+		if err := fq.charge(); err != nil {
+			return false, err
+		}
+		for _, rec := range recs {
+			if !fn(rec) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// logCandidates calls add with the row group, row and time of each record
+// of file pf that q's column filters keep.
+func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
+	leaves, err := leavesOf(pf, logCols)
+	if err != nil {
+		return err
+	}
+	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
+	for i, rg := range pf.RowGroups() {
+		var sel []int64
+		if q.Service != nil {
+			memo := map[string]bool{}
+			if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
+				v, ok := memo[string(s)]
+				if !ok {
+					v = q.Service(string(s))
+					memo[string(s)] = v
+				}
+				return v
+			}); err != nil || sel == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		for _, c := range q.Contains {
+			if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {
+				break
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if q.Contains != nil && sel == nil {
+			continue
+		}
+		// Times: the record's, else its observed time for a record
+		// without one.
+		times := map[int64]int64{}
+		var zero []int64
+		err := eachValue(rg.ColumnChunks()[leaves[lcTime].index], sel, func(row int64, v parquet.Value) {
+			if t := v.Int64(); t != 0 {
+				times[row] = t
+			} else {
+				zero = append(zero, row)
+			}
+		})
+		if err == nil && len(zero) > 0 {
+			err = eachValue(rg.ColumnChunks()[leaves[lcObserved].index], zero, func(row int64, v parquet.Value) { times[row] = v.Int64() })
+		}
+		if err != nil {
+			return err
+		}
+		for row, t := range times {
+			if t >= lo && t < hi {
+				add(i, row, t)
+			}
+		}
+	}
+	return nil
+}
+
+// leavesOf returns the leaves of the columns named (dotted paths).
+func leavesOf(pf *parquet.File, names []string) ([]leaf, error) {
+	out := make([]leaf, len(names))
+	for i, c := range names {
+		lc, ok := pf.Schema().Lookup(strings.Split(c, ".")...)
+		if !ok {
+			return nil, fmt.Errorf("no column %s", c)
+		}
+		out[i] = leafOf(lc)
+	}
+	return out, nil
+}
+
+// rowsWhereStringFunc returns the rows of sel (nil: all) whose value in
+// string column l passes keep (tested once per dictionary entry for a
+// dictionary page); nil if none.
+func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]byte) bool) ([]int64, error) {
+	var out []int64
+	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		pass := stringTest(p, keep)
+		if pass == nil {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 && pass(k) && (len(out) == 0 || out[len(out)-1] != row) {
+				out = append(out, row)
+			}
+		})
+		return nil
+	})
+	return out, err
+}
+
+// decodeLogs decodes rows sel (ascending) of row group rg of pf.
+func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64) ([]*LogRecord, error) {
+	leaves, err := leavesOf(pf, logCols)
+	if err != nil {
+		return nil, err
+	}
+	recs := make(map[int64]*LogRecord, len(sel))
+	out := make([]*LogRecord, len(sel))
+	for i, row := range sel {
+		out[i] = &LogRecord{}
+		recs[row] = out[i]
+	}
+	ccs := rg.ColumnChunks()
+	col := func(c int, set func(*LogRecord, parquet.Value)) error {
+		return eachValue(ccs[leaves[c].index], sel, func(row int64, v parquet.Value) {
+			if rec := recs[row]; rec != nil && !v.IsNull() {
+				set(rec, v)
+			}
+		})
+	}
+	str := func(v parquet.Value) string { return string(v.ByteArray()) }
+	steps := []struct {
+		c   int
+		set func(*LogRecord, parquet.Value)
+	}{
+		{lcTime, func(r *LogRecord, v parquet.Value) { r.Time = v.Int64() }},
+		{lcObserved, func(r *LogRecord, v parquet.Value) {
+			if r.Time == 0 {
+				r.Time = v.Int64()
+			}
+		}},
+		{lcService, func(r *LogRecord, v parquet.Value) { r.Service = str(v) }},
+		{lcBody, func(r *LogRecord, v parquet.Value) { r.Line = slices.Clone(v.ByteArray()) }},
+		{lcSeverityText, func(r *LogRecord, v parquet.Value) { r.SeverityText = str(v) }},
+		{lcSeverityNumber, func(r *LogRecord, v parquet.Value) { r.SeverityNumber = v.Int32() }},
+		{lcTraceID, func(r *LogRecord, v parquet.Value) { r.TraceID = str(v) }},
+		{lcSpanID, func(r *LogRecord, v parquet.Value) { r.SpanID = str(v) }},
+		{lcScopeName, func(r *LogRecord, v parquet.Value) { r.ScopeName = str(v) }},
+		{lcScopeVersion, func(r *LogRecord, v parquet.Value) { r.ScopeVersion = str(v) }},
+		{lcResource, func(r *LogRecord, v parquet.Value) { r.Resource = jsonKVs(v.ByteArray()) }},
+	}
+	for _, s := range steps {
+		if err := col(s.c, s.set); err != nil {
+			return nil, err
+		}
+	}
+	// The attribute map: keys, then values at the same places (an entry
+	// is its row and its place in the row; an empty map is one null).
+	type place struct {
+		row int64
+		at  int
+	}
+	placer := func() func(int64) int {
+		last, at := int64(-1), 0
+		return func(row int64) int {
+			if row != last {
+				last, at = row, 0
+			} else {
+				at++
+			}
+			return at
+		}
+	}
+	keyAt := map[place]string{}
+	next := placer()
+	err = eachValue(ccs[leaves[lcAttrKey].index], sel, func(row int64, v parquet.Value) {
+		if at := next(row); !v.IsNull() {
+			keyAt[place{row, at}] = str(v)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	next = placer()
+	err = eachValue(ccs[leaves[lcAttrValue].index], sel, func(row int64, v parquet.Value) {
+		at := next(row)
+		k, ok := keyAt[place{row, at}]
+		if !ok {
+			return
+		}
+		kv := KV{Key: k}
+		if !v.IsNull() {
+			kv.Value = str(v)
+		}
+		recs[row].Attrs = append(recs[row].Attrs, kv)
+	})
+	return out, err
+}
+
+// jsonKVs reads a JSON object of attributes as text pairs, in order:
+// strings as they are, other values as their JSON.
+func jsonKVs(obj []byte) []KV {
+	d := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out []KV
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return out
+		}
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return out
+		}
+		kv := KV{Key: fmt.Sprint(t)}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			kv.Value = s
+		} else {
+			kv.Value = string(raw)
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// freshLogs calls add with each log record of an OTLP logs request that
+// q's filters keep.
+func freshLogs(payload []byte, q *LogQuery, add func(*LogRecord)) error {
+	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
+	var buf []byte
+	text := func(v otlpwire.Value) string {
+		buf, _ = lake.AppendValueText(buf[:0], v)
+		return string(buf)
+	}
+	for rl, err := range otlpwire.LogsRequest(payload).ResourceLogs() {
+		if err != nil {
+			return err
+		}
+		res, err := rl.Resource()
+		if err != nil {
+			return err
+		}
+		var rf otlpwire.ResourceFields
+		if err := res.Read(&rf); err != nil {
+			return err
+		}
+		svc := "unknown_service"
+		var resource []KV
+		for kv, err := range rf.Attributes.All() {
+			if err != nil {
+				return err
+			}
+			if string(kv.Key) == "service.name" && kv.Value.Type() == otlpwire.ValueString && len(kv.Value.Str()) > 0 && svc == "unknown_service" {
+				svc = string(kv.Value.Str())
+			}
+			resource = append(resource, KV{string(kv.Key), text(kv.Value)})
+		}
+		if q.Service != nil && !q.Service(svc) {
+			continue
+		}
+		for sl, err := range rl.ScopeLogs() {
+			if err != nil {
+				return err
+			}
+			sc, err := sl.Scope()
+			if err != nil {
+				return err
+			}
+			var sf otlpwire.ScopeFields
+			if err := sc.Read(&sf); err != nil {
+				return err
+			}
+			for lr, err := range sl.LogRecords() {
+				if err != nil {
+					return err
+				}
+				var f otlpwire.LogRecordFields
+				if err := lr.Read(&f); err != nil {
+					return err
+				}
+				t := int64(f.Time)
+				if t == 0 {
+					t = int64(f.ObservedTime)
+				}
+				if t < lo || t >= hi {
+					continue
+				}
+				line, err := lake.AppendValueText(nil, f.Body)
+				if err != nil {
+					return err
+				}
+				keep := true
+				for _, c := range q.Contains {
+					if !bytes.Contains(line, c) {
+						keep = false
+						break
+					}
+				}
+				if !keep {
+					continue
+				}
+				rec := &LogRecord{Time: t, Line: line, Service: svc, Resource: resource,
+					ScopeName: string(sf.Name), ScopeVersion: string(sf.Version),
+					SeverityText: string(f.SeverityText), SeverityNumber: f.SeverityNumber}
+				if len(f.TraceID) == 16 {
+					rec.TraceID = hex.EncodeToString(f.TraceID)
+				}
+				if len(f.SpanID) == 8 {
+					rec.SpanID = hex.EncodeToString(f.SpanID)
+				}
+				for kv, err := range f.Attributes.All() {
+					if err != nil {
+						return err
+					}
+					rec.Attrs = append(rec.Attrs, KV{string(kv.Key), text(kv.Value)})
+				}
+				add(rec)
+			}
+		}
+	}
+	return nil
+}
