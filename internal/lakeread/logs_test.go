@@ -130,7 +130,9 @@ func TestLogs(t *testing.T) {
 	}{
 		"everything, newest first": {lakeread.LogQuery{Start: base, End: base.Add(4 * time.Hour), Newest: true}, func(rec) bool { return true }},
 		"one hour, oldest first": {lakeread.LogQuery{Start: base.Add(time.Hour), End: base.Add(2 * time.Hour), Oldest: true},
-			func(x rec) bool { return x.t >= base.Add(time.Hour).UnixNano() && x.t < base.Add(2*time.Hour).UnixNano() }},
+			func(x rec) bool {
+				return x.t >= base.Add(time.Hour).UnixNano() && x.t < base.Add(2*time.Hour).UnixNano()
+			}},
 		"a service": {lakeread.LogQuery{Start: base, End: base.Add(4 * time.Hour), Newest: true, Service: func(s string) bool { return s == svc }},
 			func(x rec) bool { return x.svc == svc }},
 		"a word in the line": {lakeread.LogQuery{Start: base, End: base.Add(4 * time.Hour), Newest: true, Contains: [][]byte{[]byte(word)}},
