@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -548,4 +549,117 @@ func freshLogs(payload []byte, q *LogQuery, add func(*LogRecord)) error {
 		}
 	}
 	return nil
+}
+
+// LogStream is a service and resource that log records came from.
+type LogStream struct {
+	Service  string
+	Resource []KV
+}
+
+// LogStreams returns the distinct services and resources of tenant's log
+// records in the hours that overlap [start, end), and of those not in
+// files yet: what Loki's label and series endpoints list. Each file's are
+// read once (two dictionary-encoded columns) and kept.
+func (r *Reader) LogStreams(ctx context.Context, tenant string, start, end time.Time) ([]LogStream, error) {
+	fq := r.newQuery(tenant, start, end)
+	fq.signal = otlpwire.SignalLogs
+	seen := map[string]LogStream{}
+	addStream := func(svc string, res []byte, kvs []KV) {
+		k := svc + "\x00" + string(res)
+		if _, ok := seen[k]; !ok {
+			if kvs == nil {
+				kvs = jsonKVs(res)
+			}
+			seen[k] = LogStream{Service: svc, Resource: kvs}
+		}
+	}
+	all := LogQuery{Start: start, End: end}
+	err := fq.fresh(ctx, func(p []byte) error {
+		return freshLogs(p, &all, func(rec *LogRecord) {
+			var b strings.Builder
+			for _, kv := range rec.Resource {
+				b.WriteString(kv.Key + "\x00" + kv.Value + "\x00")
+			}
+			addStream(rec.Service, []byte(b.String()), rec.Resource)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	files, err := fq.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		pairs, ok := r.streams.get(keyOf(f))
+		if !ok {
+			err := fq.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+				if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+					return nil
+				}
+				leaves, err := leavesOf(pf, []string{"service_name", "resource_attributes"})
+				if err != nil {
+					return err
+				}
+				distinct := map[[2]string]bool{}
+				for _, rg := range pf.RowGroups() {
+					svcs := map[int64]string{}
+					if err := eachValue(rg.ColumnChunks()[leaves[0].index], nil, func(row int64, v parquet.Value) { svcs[row] = string(v.ByteArray()) }); err != nil {
+						return err
+					}
+					if err := eachValue(rg.ColumnChunks()[leaves[1].index], nil, func(row int64, v parquet.Value) {
+						distinct[[2]string{svcs[row], string(v.ByteArray())}] = true
+					}); err != nil {
+						return err
+					}
+				}
+				for p := range distinct {
+					pairs = append(pairs, p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			r.streams.put(keyOf(f), pairs)
+		}
+		for _, p := range pairs {
+			addStream(p[0], []byte(p[1]), nil)
+		}
+	}
+	out := make([]LogStream, 0, len(seen))
+	for _, s := range seen {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// streamCache keeps each logs file's distinct (service, resource JSON).
+type streamCache struct {
+	mu sync.Mutex
+	m  map[fileKey][][2]string
+}
+
+func (c *streamCache) get(k fileKey) ([][2]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *streamCache) put(k fileKey, v [][2]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = v
+}
+
+func (c *streamCache) keepOnly(prefix string, listed map[fileKey]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if strings.HasPrefix(k.name, prefix) && !listed[k] {
+			delete(c.m, k)
+		}
+	}
 }

@@ -68,9 +68,10 @@ func (c Config) Validate() error {
 
 // Reader reads spans from a lake. It is safe for concurrent use.
 type Reader struct {
-	cfg   Config
-	files *fileCache
-	names *nameCache
+	cfg     Config
+	files   *fileCache
+	names   *nameCache
+	streams *streamCache
 }
 
 // New returns a Reader of cfg.
@@ -78,7 +79,7 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}}, nil
+	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}}}, nil
 }
 
 // Close closes the files the reader keeps open. Queries under way finish;
@@ -232,6 +233,7 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 	prefix := lake.TenantPrefix(q.signal, q.tenant)
 	q.r.files.keepOnly(prefix, listed)
 	q.r.names.keepOnly(prefix, listed)
+	q.r.streams.keepOnly(prefix, listed)
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	return files, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
 	"github.com/wirehouse/wirehouse/internal/jaegerhttp"
+	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -22,7 +23,7 @@ import (
 
 // adminRoutes builds the admin server's mux: Prometheus' HTTP API over the
 // metric store, remote write and read, Jaeger's HTTP query API and Tempo's
-// trace by id over the lake's spans, /metrics, pprof and the health and readiness probes.
+// trace by id over the lake's spans, Loki's query API over its logs, /metrics, pprof and the health and readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
 	pc := promapi.DefaultConfig()
@@ -69,6 +70,16 @@ func (s *Server) adminRoutes() error {
 		return err
 	}
 	th.Register(s.adminMux, "/tempo")
+	// Loki's query API over the lake's logs, for Grafana's Loki data
+	// source: X-Scope-OrgID names the tenant only without admin tokens
+	// (with them, the token's tenant is the request's).
+	lc := lokiapi.DefaultConfig()
+	lc.Reader, lc.Tenant, lc.Logger, lc.OrgIDHeader = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
+	lh, err := lokiapi.New(lc)
+	if err != nil {
+		return err
+	}
+	lh.Register(s.adminMux)
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	if s.cfg.Admin.Pprof {
 		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)

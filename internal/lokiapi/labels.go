@@ -1,0 +1,154 @@
+package lokiapi
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+)
+
+// How OTLP log records become Loki streams, as Loki 3's native OTLP
+// ingestion maps them (its documented defaults):
+//
+//   - the resource attributes of indexKeys are index labels (the stream),
+//     with service_name always there (unknown_service without one);
+//   - the other resource attributes, the record's attributes, the scope's
+//     name and version, severity_text and severity_number, trace_id and
+//     span_id are structured metadata, as is detected_level (the level
+//     Loki derives from the severity);
+//   - names have every character outside [a-zA-Z0-9_] replaced by "_"
+//     (service.name is service_name);
+//   - the body is the line.
+//
+// Stream selectors match index labels and structured metadata alike (so
+// {detected_level="error"} and {scope_name="x"} select too).
+
+// indexKeys are the resource attributes Loki 3 indexes by default.
+var indexKeys = map[string]bool{
+	"cloud.availability_zone": true, "cloud.region": true, "container.name": true,
+	"deployment.environment": true, "deployment.environment.name": true,
+	"k8s.cluster.name": true, "k8s.container.name": true, "k8s.cronjob.name": true, "k8s.daemonset.name": true,
+	"k8s.deployment.name": true, "k8s.job.name": true, "k8s.namespace.name": true, "k8s.pod.name": true,
+	"k8s.replicaset.name": true, "k8s.statefulset.name": true,
+	"service.instance.id": true, "service.name": true, "service.namespace": true,
+}
+
+// LabelName is an attribute key as a Loki label name.
+func LabelName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' && i > 0) {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 0 && b[0] >= '0' && b[0] <= '9' {
+		return "_" + string(b)
+	}
+	return string(b)
+}
+
+// Label is a name and value.
+type Label struct{ Name, Value string }
+
+// Labels are sorted by name, each name once.
+type Labels []Label
+
+// Get returns the value of name, "" if absent.
+func (ls Labels) Get(name string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(ls, name, func(l Label, n string) int { return strings.Compare(l.Name, n) })
+	if !ok {
+		return "", false
+	}
+	return ls[i].Value, true
+}
+
+// key is a string identifying the label set.
+func (ls Labels) key() string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Name)
+		b.WriteByte(0)
+		b.WriteString(l.Value)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// Map returns the labels as a map.
+func (ls Labels) Map() map[string]string {
+	m := make(map[string]string, len(ls))
+	for _, l := range ls {
+		m[l.Name] = l.Value
+	}
+	return m
+}
+
+// labelsOf sorts and dedupes (the first value of a name wins).
+func labelsOf(m []Label) Labels {
+	slices.SortStableFunc(m, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	return slices.CompactFunc(m, func(a, b Label) bool { return a.Name == b.Name })
+}
+
+// streamLabels are a record's index labels.
+func streamLabels(r *lakeread.LogRecord) Labels {
+	out := []Label{{"service_name", r.Service}}
+	for _, kv := range r.Resource {
+		if indexKeys[kv.Key] && kv.Key != "service.name" {
+			out = append(out, Label{LabelName(kv.Key), kv.Value})
+		}
+	}
+	return labelsOf(out)
+}
+
+// metadata is a record's structured metadata.
+func metadata(r *lakeread.LogRecord) Labels {
+	var out []Label
+	for _, kv := range r.Attrs {
+		out = append(out, Label{LabelName(kv.Key), kv.Value})
+	}
+	for _, kv := range r.Resource {
+		if !indexKeys[kv.Key] {
+			out = append(out, Label{LabelName(kv.Key), kv.Value})
+		}
+	}
+	add := func(name, v string) {
+		if v != "" {
+			out = append(out, Label{name, v})
+		}
+	}
+	add("scope_name", r.ScopeName)
+	add("scope_version", r.ScopeVersion)
+	add("severity_text", r.SeverityText)
+	if r.SeverityNumber != 0 {
+		add("severity_number", strconv.Itoa(int(r.SeverityNumber)))
+	}
+	add("trace_id", r.TraceID)
+	add("span_id", r.SpanID)
+	add("detected_level", detectedLevel(r))
+	return labelsOf(out)
+}
+
+// detectedLevel is the level Loki derives from an OTLP record: its
+// severity number's range, else its severity text lowercased, else
+// "unknown".
+func detectedLevel(r *lakeread.LogRecord) string {
+	switch n := r.SeverityNumber; {
+	case n >= 1 && n <= 4:
+		return "trace"
+	case n >= 5 && n <= 8:
+		return "debug"
+	case n >= 9 && n <= 12:
+		return "info"
+	case n >= 13 && n <= 16:
+		return "warn"
+	case n >= 17 && n <= 20:
+		return "error"
+	case n >= 21 && n <= 24:
+		return "fatal"
+	}
+	if r.SeverityText != "" {
+		return strings.ToLower(r.SeverityText)
+	}
+	return "unknown"
+}
