@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
@@ -346,7 +344,7 @@ func TestLabelsAndErrors(t *testing.T) {
 		}
 	}
 	for q, want := range map[string]string{
-		`{service_name="x"`:          "parse error at line 1, col 18",
+		`{service_name="x"`:             "parse error at line 1, col 18",
 		`sum(count_over_time({a="b"}))`: "expected a range",
 	} {
 		p := window(start, start.Add(time.Hour))
@@ -361,6 +359,4 @@ func TestLabelsAndErrors(t *testing.T) {
 	if code, _ := get(t, base, "/loki/api/v1/query_range", p, nil); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a limit past the maximum: %d, want 413", code)
 	}
-	_ = pcommon.NewMap
-	_ = plog.NewLogs
 }
