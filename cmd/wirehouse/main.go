@@ -51,6 +51,7 @@ var commands = map[string]command{
 	"gen":        {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
 	"ingest":     {summary: "read OTLP files (protobuf or JSON, optionally compressed) into partitioned Parquet", run: runIngest},
 	"inspect":    {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
+	"logbench":   {summary: "measure LogQL over a lake of synth logs, beside DuckDB", run: runLogbench},
 	"load":       {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
 	"serve":      {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
 	"tracebench": {summary: "measure trace by id and search over a lake of synth traces, beside DuckDB", run: runTracebench},

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/lokiapi"
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+const logbenchUsage = `usage: wirehouse logbench --dir DIR [flags]
+
+Logbench measures LogQL over a lake of logs, as Grafana's Loki data source
+asks: a service's newest 1000 lines holding a string over the last hour
+({service_name="X"} |= "deadline exceeded"), and the lines per severity
+per minute over six hours (sum by (severity_text)
+(count_over_time({service_name="X"}[1m]))), with the engine serve runs,
+and with DuckDB running the equivalent SQL on the same files in the same
+run (--python). If DIR holds no lake it first builds one of --logs logs
+from internal/synth (16 services, about 5.5 hours ending now) and keeps
+it. It reports the largest heap seen during the queries.
+
+flags:
+`
+
+//go:embed logbench_duckdb.py
+var logbenchDuckDB string
+
+func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var dir, python string
+	var logs, queries int
+	fs := flag.NewFlagSet("logbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), logbenchUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&dir, "dir", "", "the lake's directory; built there if it holds none (required)")
+	fs.IntVar(&logs, "logs", 10_000_000, "log records of the lake built")
+	fs.IntVar(&queries, "queries", 50, "queries of each kind measured (after 5 to warm up)")
+	fs.StringVar(&python, "python", "", "a Python with duckdb, to run DuckDB on the same queries")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err: err, printed: true}
+	}
+	if dir == "" || fs.NArg() > 0 || logs < 1 || queries < 1 {
+		return usageError{err: errors.New("logbench: --dir is required; --logs and --queries must be positive")}
+	}
+	meta := filepath.Join(dir, "logbench.json")
+	var info struct {
+		Logs     int       `json:"logs"`
+		End      time.Time `json:"end"`
+		Services []string  `json:"services"`
+	}
+	if b, err := os.ReadFile(meta); err == nil {
+		if err := json.Unmarshal(b, &info); err != nil {
+			return err
+		}
+	} else {
+		const perRequest = 1000
+		requests := (logs + perRequest - 1) / perRequest
+		info.End = time.Now().UTC().Truncate(time.Second)
+		start := info.End.Add(-2 * time.Duration(requests) * time.Second)
+		wcfg := lake.DefaultWriterConfig()
+		wcfg.Dir = dir
+		w, err := lake.NewWriter(wcfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "logbench: building a lake of %d logs in %s\n", requests*perRequest, dir)
+		began := time.Now()
+		svcs := map[string]bool{}
+		for i := range requests {
+			if err := ctx.Err(); err != nil {
+				w.Close()
+				return err
+			}
+			// Seed i is its Start plus i seconds: a request every 2 s.
+			body := synth.Logs(synth.Config{Seed: int64(i), Resources: 4, ScopesPerResource: 2, TotalRecords: perRequest, Start: start.Add(time.Duration(i) * time.Second)})
+			if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
+				w.Close()
+				return err
+			}
+			if i < 50 {
+				for rl := range otlpwire.LogsRequest(body).ResourceLogs() {
+					if res, err := rl.Resource(); err == nil {
+						if s, err := res.ServiceName(); err == nil {
+							svcs[string(s)] = true
+						}
+					}
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		info.Logs = requests * perRequest
+		for s := range svcs {
+			info.Services = append(info.Services, s)
+		}
+		slices.Sort(info.Services)
+		fmt.Fprintf(stderr, "logbench: written in %s\n", time.Since(began).Round(time.Second))
+		b, _ := json.Marshal(info)
+		if err := os.WriteFile(meta, b, 0o644); err != nil {
+			return err
+		}
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket = bucket.NewLocal(dir)
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	eng := lokiapi.NewEngine(r, 10_000, 11_000)
+
+	type benchQ struct {
+		Kind       string    `json:"kind"`
+		Service    string    `json:"service"`
+		Needle     string    `json:"needle,omitempty"`
+		Start, End time.Time `json:"-"`
+		StartS     string    `json:"start"`
+		EndS       string    `json:"end"`
+	}
+	const needle = "deadline exceeded"
+	rng := rand.New(rand.NewPCG(1, 2))
+	var qs []benchQ
+	for _, kind := range []string{"grep", "volume"} {
+		for range queries + 5 {
+			svc := info.Services[rng.IntN(len(info.Services))]
+			q := benchQ{Kind: kind, Service: svc, End: info.End.Add(time.Second)}
+			if kind == "grep" {
+				q.Needle, q.Start = needle, q.End.Add(-time.Hour)
+			} else {
+				// Whole minutes, so that the engine's windows and DuckDB's
+				// buckets are the same minutes.
+				q.End = info.End.Truncate(time.Minute)
+				q.Start = q.End.Add(-6 * time.Hour)
+			}
+			q.StartS, q.EndS = q.Start.Format(time.RFC3339Nano), q.End.Format(time.RFC3339Nano)
+			qs = append(qs, q)
+		}
+	}
+	// The largest heap seen while the queries run.
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > peak.Load() {
+					peak.Store(ms.HeapAlloc)
+				}
+			}
+		}
+	}()
+	ours := map[string][]time.Duration{}
+	oursRows := map[string][]int{}
+	seen := map[string]int{}
+	fmt.Fprintf(stderr, "logbench: %d queries with the Loki API's engine\n", len(qs))
+	for _, q := range qs {
+		var text string
+		var lq lokiapi.Query
+		if q.Kind == "grep" {
+			text = fmt.Sprintf(`{service_name=%q} |= %q`, q.Service, q.Needle)
+			lq = lokiapi.Query{Start: q.Start, End: q.End.Add(-1), Limit: 1000, Step: time.Minute}
+		} else {
+			text = fmt.Sprintf(`sum by (severity_text) (count_over_time({service_name=%q}[1m]))`, q.Service)
+			lq = lokiapi.Query{Start: q.Start.Add(time.Minute), End: q.End, Step: time.Minute}
+		}
+		e, err := logql.Parse(text)
+		if err != nil {
+			return err
+		}
+		lq.Expr, lq.Tenant = e, "default"
+		t := time.Now()
+		res, err := eng.Exec(ctx, lq)
+		d := time.Since(t)
+		if err != nil {
+			return fmt.Errorf("logbench: %s: %w", text, err)
+		}
+		n := 0
+		for _, s := range res.Streams {
+			n += len(s.Entries)
+		}
+		for _, s := range res.Series {
+			n += len(s.Points)
+		}
+		if seen[q.Kind]++; seen[q.Kind] > 5 {
+			ours[q.Kind] = append(ours[q.Kind], d)
+			oursRows[q.Kind] = append(oursRows[q.Kind], n)
+		}
+	}
+	close(stop)
+	theirs := map[string][]time.Duration{}
+	version := ""
+	if python != "" {
+		fmt.Fprintf(stderr, "logbench: the same queries with DuckDB\n")
+		script, err := os.CreateTemp("", "logbench-*.py")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(script.Name())
+		script.WriteString(logbenchDuckDB) //nolint:errcheck
+		script.Close()
+		in, _ := json.Marshal(map[string]any{"root": dir, "warm_up": 5, "queries": qs})
+		cmd := exec.CommandContext(ctx, python, script.Name())
+		cmd.Stdin, cmd.Stderr = strings.NewReader(string(in)), stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("logbench: DuckDB: %w", err)
+		}
+		var res struct {
+			Version string               `json:"version"`
+			Seconds map[string][]float64 `json:"seconds"`
+			Rows    map[string][]int     `json:"rows"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return err
+		}
+		version = res.Version
+		for k, secs := range res.Seconds {
+			for _, s := range secs {
+				theirs[k] = append(theirs[k], time.Duration(s*float64(time.Second)))
+			}
+		}
+		// The same answers, or the times mean nothing: lines for the
+		// grep, (severity, minute) cells for the volume.
+		for _, k := range []string{"grep", "volume"} {
+			if !slices.Equal(oursRows[k], res.Rows[k]) {
+				return fmt.Errorf("logbench: the engine and DuckDB gave different answers for the %s queries: %v and %v", k, oursRows[k], res.Rows[k])
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "query\tengine\tqueries\trows\tP50 ms\tP99 ms\tmean ms\tP50 ratio\t\n")
+	for _, k := range []string{"grep", "volume"} {
+		name := map[string]string{"grep": `|= over 1 h, limit 1000`, "volume": "count by severity, 1m steps over 6 h"}[k]
+		p50 := percentile(ours[k], 50)
+		fmt.Fprintf(tw, "%s\tlokiapi\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[k]), sum(oursRows[k]), ms(p50), ms(percentile(ours[k], 99)), ms(mean(ours[k])))
+		if d := theirs[k]; len(d) > 0 {
+			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, version, len(d), sum(oursRows[k]), ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
+				float64(percentile(d, 50))/float64(max(p50, 1)))
+		}
+	}
+	fmt.Fprintf(tw, "lake: %d logs, %s; largest heap during the queries: %.0f MiB\t\t\t\t\t\t\t\t\n", info.Logs, dir, float64(peak.Load())/(1<<20))
+	return tw.Flush()
+}

@@ -1,0 +1,59 @@
+"""DuckDB's side of `wirehouse logbench`: the same queries as SQL over the
+lake's logs files, one connection (Parquet metadata cache on), in order,
+fetching every row as Arrow; prints the latencies (warm-up left out) and
+the rows of each query as JSON.
+
+stdin: {"root": DIR, "warm_up": N, "queries": [{"kind": "grep"|"volume", "service": S,
+        "needle": T, "start": RFC3339, "end": RFC3339}]}
+"""
+import json
+import os
+import sys
+import time
+from datetime import datetime
+
+import duckdb
+
+req = json.load(sys.stdin)
+path = os.path.join(req["root"], "logs", "tenant=default", "**", "*.parquet")
+logs = f"read_parquet('{path}')"
+con = duckdb.connect()
+for setting in ("enable_object_cache", "parquet_metadata_cache"):
+    try:
+        con.execute(f"SET {setting} = true")
+    except duckdb.Error:
+        pass
+
+# The newest 1000 lines of a service holding a string, in a time range.
+GREP = f"""SELECT timestamp, body FROM {logs}
+WHERE service_name = $service AND body LIKE '%' || $needle || '%'
+  AND timestamp >= $start::TIMESTAMPTZ_NS AND timestamp < $end::TIMESTAMPTZ_NS
+ORDER BY timestamp DESC LIMIT 1000"""
+# Lines per severity per minute over a range.
+VOLUME = f"""SELECT severity_text, epoch_ns(timestamp) // 60000000000 AS m, count(*) FROM {logs}
+WHERE service_name = $service AND timestamp >= $start::TIMESTAMPTZ_NS AND timestamp < $end::TIMESTAMPTZ_NS
+GROUP BY ALL"""
+
+
+def when(s):
+    return datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+seconds = {"grep": [], "volume": []}
+rows_of = {"grep": [], "volume": []}
+seen = {"grep": 0, "volume": 0}
+for q in req["queries"]:
+    kind = q["kind"]
+    params = {"service": q["service"], "start": when(q["start"]), "end": when(q["end"])}
+    sql = VOLUME
+    if kind == "grep":
+        params["needle"] = q["needle"]
+        sql = GREP
+    t = time.perf_counter()
+    rows = con.sql(sql, params=params).to_arrow_table().num_rows
+    dt = time.perf_counter() - t
+    seen[kind] += 1
+    if seen[kind] > req["warm_up"]:
+        seconds[kind].append(dt)
+        rows_of[kind].append(rows)
+json.dump({"version": duckdb.__version__, "seconds": seconds, "rows": rows_of}, sys.stdout)
