@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -59,6 +60,8 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&logs, "logs", 10_000_000, "log records of the lake built")
 	fs.IntVar(&queries, "queries", 50, "queries of each kind measured (after 5 to warm up)")
 	fs.StringVar(&python, "python", "", "a Python with duckdb, to run DuckDB on the same queries")
+	var cpuprofile string
+	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the engine's queries to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -180,6 +183,16 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 	}()
+	if cpuprofile != "" {
+		pf, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
 	ours := map[string][]time.Duration{}
 	oursRows := map[string][]int{}
 	seen := map[string]int{}
@@ -218,6 +231,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	close(stop)
+	pprof.StopCPUProfile()
 	theirs := map[string][]time.Duration{}
 	version := ""
 	if python != "" {

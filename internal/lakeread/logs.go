@@ -48,12 +48,28 @@ type LogQuery struct {
 	// Contains are strings every kept record's line holds (LogQL's |=
 	// filters), tested on the body column before anything else is read.
 	Contains [][]byte
+	// Fields are the fields of LogRecord to fill besides Time and
+	// Service (0: all of them): a query that needs few reads few columns.
+	Fields LogFields
 	// Newest, if positive, makes Logs give the records newest first, and
 	// Oldest oldest first; Logs then decodes them in batches, in that
 	// order, so that a caller that stops after its limit reads little.
 	// Neither: any order.
 	Newest, Oldest bool
 }
+
+// LogFields are fields of a LogRecord, for LogQuery.Fields.
+type LogFields uint8
+
+const (
+	FieldLine     LogFields = 1 << iota // Line
+	FieldResource                       // Resource
+	FieldScope                          // ScopeName, ScopeVersion
+	FieldSeverity                       // SeverityText, SeverityNumber
+	FieldIDs                            // TraceID, SpanID
+	FieldAttrs                          // Attrs
+	AllLogFields  = FieldLine | FieldResource | FieldScope | FieldSeverity | FieldIDs | FieldAttrs
+)
 
 // logCols are the columns of a version-2 logs file Logs reads.
 var logCols = []string{"timestamp", "observed_timestamp", "service_name", "body", "severity_text", "severity_number",
@@ -195,11 +211,15 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	case q.Oldest:
 		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.time, b.time) })
 	}
-	for start := 0; start < len(cands); start += logBatch {
+	size := logBatch
+	if !q.Newest && !q.Oldest {
+		size = max(len(cands), 1) // in file order: every row group read once
+	}
+	for start := 0; start < len(cands); start += size {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		batch := cands[start:min(start+logBatch, len(cands))]
+		batch := cands[start:min(start+size, len(cands))]
 		recs := make([]*LogRecord, len(batch))
 		// Decode the batch file by file and row group by row group.
 		type at struct{ file, rg int }
@@ -219,7 +239,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				sel[j] = batch[i].row
 			}
 			pf := opened[k.file].pf
-			decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel)
+			decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
 			if err != nil {
 				return false, fmt.Errorf("lakeread: %s: %w", opened[k.file].f.Name, err)
 			}
@@ -335,51 +355,75 @@ func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]b
 	return out, err
 }
 
-// decodeLogs decodes rows sel (ascending) of row group rg of pf.
-func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64) ([]*LogRecord, error) {
+// decodeLogs decodes rows sel (ascending) of row group rg of pf: the
+// fields asked for (0: all), with Time and Service.
+func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFields) ([]*LogRecord, error) {
+	if fields == 0 {
+		fields = AllLogFields
+	}
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return nil, err
 	}
-	recs := make(map[int64]*LogRecord, len(sel))
 	out := make([]*LogRecord, len(sel))
-	for i, row := range sel {
-		out[i] = &LogRecord{}
-		recs[row] = out[i]
+	all := make([]LogRecord, len(sel))
+	for i := range out {
+		out[i] = &all[i]
+	}
+	// at finds row's record: values come in row order, so a cursor that
+	// only moves forward (reset per column).
+	j := 0
+	at := func(row int64) *LogRecord {
+		for j < len(sel) && sel[j] < row {
+			j++
+		}
+		if j < len(sel) && sel[j] == row {
+			return out[j]
+		}
+		return nil
 	}
 	ccs := rg.ColumnChunks()
 	col := func(c int, set func(*LogRecord, parquet.Value)) error {
+		j = 0
 		return eachValue(ccs[leaves[c].index], sel, func(row int64, v parquet.Value) {
-			if rec := recs[row]; rec != nil && !v.IsNull() {
+			if rec := at(row); rec != nil && !v.IsNull() {
 				set(rec, v)
 			}
 		})
 	}
+	recs := struct{ at func(int64) *LogRecord }{at}
 	str := func(v parquet.Value) string { return string(v.ByteArray()) }
 	steps := []struct {
-		c   int
-		set func(*LogRecord, parquet.Value)
+		c    int
+		need LogFields
+		set  func(*LogRecord, parquet.Value)
 	}{
-		{lcTime, func(r *LogRecord, v parquet.Value) { r.Time = v.Int64() }},
-		{lcObserved, func(r *LogRecord, v parquet.Value) {
+		{lcTime, 0, func(r *LogRecord, v parquet.Value) { r.Time = v.Int64() }},
+		{lcObserved, 0, func(r *LogRecord, v parquet.Value) {
 			if r.Time == 0 {
 				r.Time = v.Int64()
 			}
 		}},
-		{lcService, func(r *LogRecord, v parquet.Value) { r.Service = str(v) }},
-		{lcBody, func(r *LogRecord, v parquet.Value) { r.Line = slices.Clone(v.ByteArray()) }},
-		{lcSeverityText, func(r *LogRecord, v parquet.Value) { r.SeverityText = str(v) }},
-		{lcSeverityNumber, func(r *LogRecord, v parquet.Value) { r.SeverityNumber = v.Int32() }},
-		{lcTraceID, func(r *LogRecord, v parquet.Value) { r.TraceID = str(v) }},
-		{lcSpanID, func(r *LogRecord, v parquet.Value) { r.SpanID = str(v) }},
-		{lcScopeName, func(r *LogRecord, v parquet.Value) { r.ScopeName = str(v) }},
-		{lcScopeVersion, func(r *LogRecord, v parquet.Value) { r.ScopeVersion = str(v) }},
-		{lcResource, func(r *LogRecord, v parquet.Value) { r.Resource = jsonKVs(v.ByteArray()) }},
+		{lcService, 0, func(r *LogRecord, v parquet.Value) { r.Service = str(v) }},
+		{lcBody, FieldLine, func(r *LogRecord, v parquet.Value) { r.Line = slices.Clone(v.ByteArray()) }},
+		{lcSeverityText, FieldSeverity, func(r *LogRecord, v parquet.Value) { r.SeverityText = str(v) }},
+		{lcSeverityNumber, FieldSeverity, func(r *LogRecord, v parquet.Value) { r.SeverityNumber = v.Int32() }},
+		{lcTraceID, FieldIDs, func(r *LogRecord, v parquet.Value) { r.TraceID = str(v) }},
+		{lcSpanID, FieldIDs, func(r *LogRecord, v parquet.Value) { r.SpanID = str(v) }},
+		{lcScopeName, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeName = str(v) }},
+		{lcScopeVersion, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeVersion = str(v) }},
+		{lcResource, FieldResource, func(r *LogRecord, v parquet.Value) { r.Resource = jsonKVs(v.ByteArray()) }},
 	}
 	for _, s := range steps {
+		if s.need != 0 && fields&s.need == 0 {
+			continue
+		}
 		if err := col(s.c, s.set); err != nil {
 			return nil, err
 		}
+	}
+	if fields&FieldAttrs == 0 {
+		return out, nil
 	}
 	// The attribute map: keys, then values at the same places (an entry
 	// is its row and its place in the row; an empty map is one null).
@@ -409,6 +453,7 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64) ([]*LogRecor
 		return nil, err
 	}
 	next = placer()
+	j = 0
 	err = eachValue(ccs[leaves[lcAttrValue].index], sel, func(row int64, v parquet.Value) {
 		at := next(row)
 		k, ok := keyAt[place{row, at}]
@@ -419,7 +464,9 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64) ([]*LogRecor
 		if !v.IsNull() {
 			kv.Value = str(v)
 		}
-		recs[row].Attrs = append(recs[row].Attrs, kv)
+		if rec := recs.at(row); rec != nil {
+			rec.Attrs = append(rec.Attrs, kv)
+		}
 	})
 	return out, err
 }

@@ -374,6 +374,7 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 	if x.Grouping != nil {
 		keep = groupKeep(x.Grouping)
 	}
+	s.lq.Fields = fieldsFor(x, s, group)
 	byKey := map[string][]*acc{}
 	labelsOf := map[string]Labels{}
 	needVals := x.Op == "quantile_over_time" || x.Op == "stddev_over_time" || x.Op == "stdvar_over_time"
@@ -869,4 +870,42 @@ func (ev *evaluator) vectorBinary(x *logql.BinaryOp, l, r []*series, op func(a, 
 		out = append(out, o)
 	}
 	return value{series: out}, nil
+}
+
+// fieldsFor returns the record fields a range aggregation needs: all of
+// them unless its only stages are line filters, its only matchers are on
+// service_name, and an enclosing sum keeps a few labels; then those
+// labels' fields (and the line for line filters and the bytes
+// aggregations).
+func fieldsFor(x *logql.RangeAggregation, s *selection, group *logql.Grouping) lakeread.LogFields {
+	if group == nil || group.Without || x.Grouping != nil || x.Range.Unwrap != nil || len(x.Range.PostFilters) > 0 || len(s.matchers) > 0 {
+		return lakeread.AllLogFields
+	}
+	var f lakeread.LogFields
+	for _, st := range x.Range.Query.Pipeline {
+		if _, ok := st.(*logql.LineFilter); !ok {
+			return lakeread.AllLogFields
+		}
+		f |= lakeread.FieldLine
+	}
+	if x.Op == "bytes_over_time" || x.Op == "bytes_rate" {
+		f |= lakeread.FieldLine
+	}
+	for _, l := range group.Labels {
+		switch {
+		case l == "service_name":
+		case l == "severity_text" || l == "severity_number" || l == "detected_level":
+			f |= lakeread.FieldSeverity
+		case l == "scope_name" || l == "scope_version":
+			f |= lakeread.FieldScope
+		case l == "trace_id" || l == "span_id":
+			f |= lakeread.FieldIDs
+		default: // a resource attribute (label or metadata) or a record's
+			f |= lakeread.FieldResource | lakeread.FieldAttrs
+		}
+	}
+	if f == 0 {
+		f = lakeread.FieldSeverity // something, or 0 would mean all
+	}
+	return f
 }
