@@ -393,6 +393,7 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 	}
 	recs := struct{ at func(int64) *LogRecord }{at}
 	str := func(v parquet.Value) string { return string(v.ByteArray()) }
+	resources := map[string][]KV{} // shared by the records of a resource: read only
 	steps := []struct {
 		c    int
 		need LogFields
@@ -412,7 +413,15 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 		{lcSpanID, FieldIDs, func(r *LogRecord, v parquet.Value) { r.SpanID = str(v) }},
 		{lcScopeName, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeName = str(v) }},
 		{lcScopeVersion, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeVersion = str(v) }},
-		{lcResource, FieldResource, func(r *LogRecord, v parquet.Value) { r.Resource = jsonKVs(v.ByteArray()) }},
+		{lcResource, FieldResource, func(r *LogRecord, v parquet.Value) {
+			// Dictionary encoded: one object per resource, parsed once.
+			kvs, ok := resources[string(v.ByteArray())]
+			if !ok {
+				kvs = jsonKVs(v.ByteArray())
+				resources[string(v.ByteArray())] = kvs
+			}
+			r.Resource = kvs
+		}},
 	}
 	for _, s := range steps {
 		if s.need != 0 && fields&s.need == 0 {
