@@ -383,51 +383,69 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 		return nil
 	}
 	ccs := rg.ColumnChunks()
-	col := func(c int, set func(*LogRecord, parquet.Value)) error {
-		j = 0
-		return eachValue(ccs[leaves[c].index], sel, func(row int64, v parquet.Value) {
-			if rec := at(row); rec != nil && !v.IsNull() {
-				set(rec, v)
-			}
-		})
-	}
 	recs := struct{ at func(int64) *LogRecord }{at}
 	str := func(v parquet.Value) string { return string(v.ByteArray()) }
 	resources := map[string][]KV{} // shared by the records of a resource: read only
-	steps := []struct {
+	type strCol struct {
 		c    int
 		need LogFields
-		set  func(*LogRecord, parquet.Value)
-	}{
-		{lcTime, 0, func(r *LogRecord, v parquet.Value) { r.Time = v.Int64() }},
-		{lcObserved, 0, func(r *LogRecord, v parquet.Value) {
+		set  func(*LogRecord, []byte)
+	}
+	type intCol struct {
+		c    int
+		need LogFields
+		set  func(*LogRecord, int64)
+	}
+	ints := []intCol{
+		{lcTime, 0, func(r *LogRecord, v int64) { r.Time = v }},
+		{lcObserved, 0, func(r *LogRecord, v int64) {
 			if r.Time == 0 {
-				r.Time = v.Int64()
+				r.Time = v
 			}
 		}},
-		{lcService, 0, func(r *LogRecord, v parquet.Value) { r.Service = str(v) }},
-		{lcBody, FieldLine, func(r *LogRecord, v parquet.Value) { r.Line = slices.Clone(v.ByteArray()) }},
-		{lcSeverityText, FieldSeverity, func(r *LogRecord, v parquet.Value) { r.SeverityText = str(v) }},
-		{lcSeverityNumber, FieldSeverity, func(r *LogRecord, v parquet.Value) { r.SeverityNumber = v.Int32() }},
-		{lcTraceID, FieldIDs, func(r *LogRecord, v parquet.Value) { r.TraceID = str(v) }},
-		{lcSpanID, FieldIDs, func(r *LogRecord, v parquet.Value) { r.SpanID = str(v) }},
-		{lcScopeName, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeName = str(v) }},
-		{lcScopeVersion, FieldScope, func(r *LogRecord, v parquet.Value) { r.ScopeVersion = str(v) }},
-		{lcResource, FieldResource, func(r *LogRecord, v parquet.Value) {
+		{lcSeverityNumber, FieldSeverity, func(r *LogRecord, v int64) { r.SeverityNumber = int32(v) }},
+	}
+	strs := []strCol{
+		{lcService, 0, func(r *LogRecord, b []byte) { r.Service = string(b) }},
+		{lcBody, FieldLine, func(r *LogRecord, b []byte) { r.Line = slices.Clone(b) }},
+		{lcSeverityText, FieldSeverity, func(r *LogRecord, b []byte) { r.SeverityText = string(b) }},
+		{lcTraceID, FieldIDs, func(r *LogRecord, b []byte) { r.TraceID = string(b) }},
+		{lcSpanID, FieldIDs, func(r *LogRecord, b []byte) { r.SpanID = string(b) }},
+		{lcScopeName, FieldScope, func(r *LogRecord, b []byte) { r.ScopeName = string(b) }},
+		{lcScopeVersion, FieldScope, func(r *LogRecord, b []byte) { r.ScopeVersion = string(b) }},
+		{lcResource, FieldResource, func(r *LogRecord, b []byte) {
 			// Dictionary encoded: one object per resource, parsed once.
-			kvs, ok := resources[string(v.ByteArray())]
+			kvs, ok := resources[string(b)]
 			if !ok {
-				kvs = jsonKVs(v.ByteArray())
-				resources[string(v.ByteArray())] = kvs
+				kvs = jsonKVs(b)
+				resources[string(b)] = kvs
 			}
 			r.Resource = kvs
 		}},
 	}
-	for _, s := range steps {
-		if s.need != 0 && fields&s.need == 0 {
+	for _, c := range ints {
+		if c.need != 0 && fields&c.need == 0 {
 			continue
 		}
-		if err := col(s.c, s.set); err != nil {
+		j = 0
+		if err := eachInt(rg, leaves[c.c], sel, func(row int64, v int64) {
+			if rec := at(row); rec != nil {
+				c.set(rec, v)
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range strs {
+		if c.need != 0 && fields&c.need == 0 {
+			continue
+		}
+		j = 0
+		if err := eachString(rg, leaves[c.c], sel, func(row int64, b []byte) {
+			if rec := at(row); rec != nil {
+				c.set(rec, b)
+			}
+		}); err != nil {
 			return nil, err
 		}
 	}

@@ -308,3 +308,60 @@ func stringTest(p parquet.Page, keep func([]byte) bool) func(k int) bool {
 	b, offs := data.ByteArray()
 	return func(k int) bool { return k+1 < len(offs) && keep(b[offs[k]:offs[k+1]]) }
 }
+
+// eachString calls fn with each non-null value of string column l of rg
+// in the rows of sel (nil: all), from the pages' encoded data (no
+// parquet.Value per value). The bytes alias page buffers.
+func eachString(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, b []byte)) error {
+	return scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		var get func(k int) []byte
+		if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+			idx := data.Int32()
+			vals := make([][]byte, d.Len())
+			for i := range vals {
+				vals[i] = d.Index(int32(i)).ByteArray()
+			}
+			get = func(k int) []byte { return vals[idx[k]] }
+		} else if data.Kind() == encoding.ByteArray {
+			b, offs := data.ByteArray()
+			get = func(k int) []byte { return b[offs[k]:offs[k+1]] }
+		} else {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 {
+				fn(row, get(k))
+			}
+		})
+		return nil
+	})
+}
+
+// eachInt calls fn with each non-null value of int32 or int64 column l of
+// rg in the rows of sel (nil: all), from the pages' encoded data.
+func eachInt(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v int64)) error {
+	return scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		var get func(k int) int64
+		switch data.Kind() {
+		case encoding.Int64:
+			v := data.Int64()
+			get = func(k int) int64 { return v[k] }
+		case encoding.Int32:
+			if p.Dictionary() != nil {
+				return nil // dictionary indexes, not values
+			}
+			v := data.Int32()
+			get = func(k int) int64 { return int64(v[k]) }
+		default:
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 {
+				fn(row, get(k))
+			}
+		})
+		return nil
+	})
+}
