@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -376,53 +377,15 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 	}
 	s.lq.Fields = fieldsFor(x, s, group)
 	byKey := map[string][]*acc{}
-	labelsOf := map[string]Labels{}
+	seriesLabels := map[string]Labels{}
 	needVals := x.Op == "quantile_over_time" || x.Op == "stddev_over_time" || x.Op == "stdvar_over_time"
 	step := int64(ev.q.Step)
 	if ev.q.Instant || step <= 0 {
 		step = 1
 	}
 	var overErr error
-	err = ev.each(ctx, s, func(e *entry) bool {
-		v := 1.0
-		if u := x.Range.Unwrap; u != nil {
-			raw, ok := e.labels[u.Label]
-			if !ok {
-				return true
-			}
-			var cerr error
-			switch u.Conv {
-			case "duration", "duration_seconds":
-				v, cerr = convert(logql.ValueDuration, raw)
-			case "bytes":
-				v, cerr = convert(logql.ValueBytes, raw)
-			default:
-				v, cerr = convert(logql.ValueNumber, raw)
-			}
-			if cerr != nil {
-				e.set("__error__", "SampleExtractionErr")
-				e.set("__error_details__", cerr.Error())
-			}
-			e.del(u.Label)
-			for _, p := range post {
-				if !p(e) {
-					return true
-				}
-			}
-			if cerr != nil {
-				return true // a sample that does not convert is not counted
-			}
-		} else {
-			for _, p := range post {
-				if !p(e) {
-					return true
-				}
-			}
-		}
-		if x.Op == "bytes_over_time" || x.Op == "bytes_rate" {
-			v = float64(len(e.line))
-		}
-		ls := keep(e.sorted())
+	// add adds a sample of value v at time ets to the series ls.
+	add := func(ls Labels, ets int64, v float64) bool {
 		k := ls.key()
 		accs := byKey[k]
 		if accs == nil {
@@ -432,9 +395,9 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 			}
 			accs = make([]*acc, len(ev.steps))
 			byKey[k] = accs
-			labelsOf[k] = ls
+			seriesLabels[k] = ls
 		}
-		ts := e.ts + int64(off)
+		ts := ets + int64(off)
 		// Steps t with t-range < ts <= t.
 		lo := sort.Search(len(ev.steps), func(i int) bool { return ev.steps[i] >= ts })
 		for i := lo; i < len(ev.steps) && ev.steps[i]-int64(rng) < ts; i++ {
@@ -446,18 +409,87 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 			a.n++
 			a.sum += v
 			a.min, a.max = min(a.min, v), max(a.max, v)
-			if e.ts < a.firstT {
-				a.firstT, a.first = e.ts, v
+			if ets < a.firstT {
+				a.firstT, a.first = ets, v
 			}
-			if e.ts >= a.lastT {
-				a.lastT, a.last = e.ts, v
+			if ets >= a.lastT {
+				a.lastT, a.last = ets, v
 			}
 			if needVals {
 				a.vals = append(a.vals, v)
 			}
 		}
 		return true
-	})
+	}
+	if s.lq.Fields != lakeread.AllLogFields {
+		// The few fields the grouping needs, and line filters alone: no
+		// labels map per record.
+		scratch := &entry{labels: map[string]string{}}
+		bytesOp := x.Op == "bytes_over_time" || x.Op == "bytes_rate"
+		err = ev.e.r.Logs(ctx, ev.q.Tenant, s.lq, func(r *lakeread.LogRecord) bool {
+			ev.stats.Lines++
+			ev.stats.Bytes += int64(len(r.Line))
+			scratch.line = r.Line
+			for _, st := range s.stages {
+				if !st(scratch) {
+					return true
+				}
+			}
+			v := 1.0
+			if bytesOp {
+				v = float64(len(r.Line))
+			}
+			ls := make([]Label, 0, len(group.Labels))
+			for _, name := range group.Labels {
+				if val, ok := recordLabel(r, name); ok {
+					ls = append(ls, Label{name, val})
+				}
+			}
+			return add(labelsOf(ls), r.Time, v)
+		})
+	} else {
+		err = ev.each(ctx, s, func(e *entry) bool {
+			v := 1.0
+			if u := x.Range.Unwrap; u != nil {
+				raw, ok := e.labels[u.Label]
+				if !ok {
+					return true
+				}
+				var cerr error
+				switch u.Conv {
+				case "duration", "duration_seconds":
+					v, cerr = convert(logql.ValueDuration, raw)
+				case "bytes":
+					v, cerr = convert(logql.ValueBytes, raw)
+				default:
+					v, cerr = convert(logql.ValueNumber, raw)
+				}
+				if cerr != nil {
+					e.set("__error__", "SampleExtractionErr")
+					e.set("__error_details__", cerr.Error())
+				}
+				e.del(u.Label)
+				for _, p := range post {
+					if !p(e) {
+						return true
+					}
+				}
+				if cerr != nil {
+					return true // a sample that does not convert is not counted
+				}
+			} else {
+				for _, p := range post {
+					if !p(e) {
+						return true
+					}
+				}
+			}
+			if x.Op == "bytes_over_time" || x.Op == "bytes_rate" {
+				v = float64(len(e.line))
+			}
+			return add(keep(e.sorted()), e.ts, v)
+		})
+	}
 	if err == nil {
 		err = overErr
 	}
@@ -467,7 +499,7 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 	secs := rng.Seconds()
 	var out []*series
 	for k, accs := range byKey {
-		sr := ev.newSeries(labelsOf[k])
+		sr := ev.newSeries(seriesLabels[k])
 		for i, a := range accs {
 			if a == nil {
 				continue
@@ -908,4 +940,45 @@ func fieldsFor(x *logql.RangeAggregation, s *selection, group *logql.Grouping) l
 		f = lakeread.FieldSeverity // something, or 0 would mean all
 	}
 	return f
+}
+
+// recordLabel is the value of label name of a record, as the labels of
+// each would give it: index labels, then the record's attributes, then
+// the other resource attributes, then scope, severity and ids.
+func recordLabel(r *lakeread.LogRecord, name string) (string, bool) {
+	if name == "service_name" {
+		return r.Service, true
+	}
+	for _, kv := range r.Resource {
+		if indexKeys[kv.Key] && LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	for _, kv := range r.Attrs {
+		if LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	for _, kv := range r.Resource {
+		if !indexKeys[kv.Key] && LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	switch name {
+	case "scope_name":
+		return r.ScopeName, r.ScopeName != ""
+	case "scope_version":
+		return r.ScopeVersion, r.ScopeVersion != ""
+	case "severity_text":
+		return r.SeverityText, r.SeverityText != ""
+	case "severity_number":
+		return strconv.Itoa(int(r.SeverityNumber)), r.SeverityNumber != 0
+	case "trace_id":
+		return r.TraceID, r.TraceID != ""
+	case "span_id":
+		return r.SpanID, r.SpanID != ""
+	case "detected_level":
+		return detectedLevel(r), true
+	}
+	return "", false
 }
