@@ -185,6 +185,54 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			o.done()
 		}
 	}()
+	emit := func(cands []candidate) (bool, error) {
+		size := logBatch
+		if !q.Newest && !q.Oldest {
+			size = 1 << 16 // in file order: a row group or two at a time
+		}
+		for start := 0; start < len(cands); start += size {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			batch := cands[start:min(start+size, len(cands))]
+			recs := make([]*LogRecord, len(batch))
+			// Decode the batch file by file and row group by row group.
+			type at struct{ file, rg int }
+			rows := map[at][]int{} // indexes into batch
+			for i, c := range batch {
+				if c.file < 0 {
+					recs[i] = c.fresh
+					continue
+				}
+				k := at{c.file, c.rg}
+				rows[k] = append(rows[k], i)
+			}
+			for k, idx := range rows {
+				slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row, batch[b].row) })
+				sel := make([]int64, len(idx))
+				for j, i := range idx {
+					sel[j] = batch[i].row
+				}
+				pf := opened[k.file].pf
+				decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
+				if err != nil {
+					return false, fmt.Errorf("lakeread: %s: %w", opened[k.file].f.Name, err)
+				}
+				for j, i := range idx {
+					recs[i] = decoded[j]
+				}
+			}
+			if err := fq.charge(); err != nil {
+				return false, err
+			}
+			for _, rec := range recs {
+				if !fn(rec) {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	}
 	for _, f := range files {
 		cf, err := fq.open(ctx, f)
 		if err != nil {
@@ -204,6 +252,14 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		if err != nil {
 			return false, fmt.Errorf("lakeread: %s: %w", f.Name, err)
 		}
+		if !q.Newest && !q.Oldest {
+			// No order: this file's records now, so that memory holds
+			// one file's candidates at most.
+			if more, err := emit(cands); err != nil || !more {
+				return more, err
+			}
+			cands = cands[:0]
+		}
 	}
 	switch {
 	case q.Newest:
@@ -211,52 +267,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	case q.Oldest:
 		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.time, b.time) })
 	}
-	size := logBatch
-	if !q.Newest && !q.Oldest {
-		size = max(len(cands), 1) // in file order: every row group read once
-	}
-	for start := 0; start < len(cands); start += size {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		batch := cands[start:min(start+size, len(cands))]
-		recs := make([]*LogRecord, len(batch))
-		// Decode the batch file by file and row group by row group.
-		type at struct{ file, rg int }
-		rows := map[at][]int{} // indexes into batch
-		for i, c := range batch {
-			if c.file < 0 {
-				recs[i] = c.fresh
-				continue
-			}
-			k := at{c.file, c.rg}
-			rows[k] = append(rows[k], i)
-		}
-		for k, idx := range rows {
-			slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row, batch[b].row) })
-			sel := make([]int64, len(idx))
-			for j, i := range idx {
-				sel[j] = batch[i].row
-			}
-			pf := opened[k.file].pf
-			decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
-			if err != nil {
-				return false, fmt.Errorf("lakeread: %s: %w", opened[k.file].f.Name, err)
-			}
-			for j, i := range idx {
-				recs[i] = decoded[j]
-			}
-		}
-		if err := fq.charge(); err != nil {
-			return false, err
-		}
-		for _, rec := range recs {
-			if !fn(rec) {
-				return false, nil
-			}
-		}
-	}
-	return true, nil
+	return emit(cands)
 }
 
 // logCandidates calls add with the row group, row and time of each record
