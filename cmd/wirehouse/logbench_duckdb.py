@@ -24,8 +24,10 @@ for setting in ("enable_object_cache", "parquet_metadata_cache"):
     except duckdb.Error:
         pass
 
-# The newest 1000 lines of a service holding a string, in a time range.
-GREP = f"""SELECT timestamp, body FROM {logs}
+# The newest 1000 lines of a service holding a string, in a time range,
+# with every column: the Loki API returns each line with all its labels
+# and structured metadata.
+GREP = f"""SELECT * FROM {logs}
 WHERE service_name = $service AND body LIKE '%' || $needle || '%'
   AND timestamp >= $start::TIMESTAMPTZ_NS AND timestamp < $end::TIMESTAMPTZ_NS
 ORDER BY timestamp DESC LIMIT 1000"""
