@@ -40,6 +40,10 @@ require (
 )
 
 require (
+	// Loki's live tail (internal/lokiapi). BSD-2-Clause. The commit
+	// Prometheus already requires: the newest tag, v1.5.3, is older and
+	// would downgrade Prometheus.
+	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/prometheus/client_golang/exp v0.0.0-20261019101427-217707f26b14
 	github.com/prometheus/otlptranslator v1.0.0
 	github.com/rs/cors v1.11.1

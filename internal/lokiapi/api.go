@@ -5,7 +5,8 @@
 // Loki's public API documentation (Loki is AGPL-3.0: none of its code).
 //
 // OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
-// (labels.go). Not served yet: /loki/api/v1/tail (live tail).
+// (labels.go). /loki/api/v1/tail is a WebSocket that polls every second
+// (tail.go).
 package lokiapi
 
 import (
@@ -71,8 +72,10 @@ func (c Config) Validate() error {
 
 // Handler serves the API.
 type Handler struct {
-	cfg Config
-	eng *Engine
+	cfg   Config
+	eng   *Engine
+	tails context.Context // ends the live tails on Close
+	stop  context.CancelFunc
 }
 
 // New returns a Handler of cfg.
@@ -86,7 +89,16 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, eng: NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints)}, nil
+	h := &Handler{cfg: cfg, eng: NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints)}
+	h.tails, h.stop = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// Close ends the live tails (their WebSockets outlive an HTTP server's
+// shutdown).
+func (h *Handler) Close() error {
+	h.stop()
+	return nil
 }
 
 // Register adds the API's routes to mux: /loki/api/v1/... (Grafana's
@@ -100,6 +112,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.HandleFunc(m+" /loki/api/v1/series", h.series)
 		mux.HandleFunc(m+" /loki/api/v1/index/stats", h.indexStats)
 	}
+	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
 	mux.HandleFunc("GET /loki/api/v1/status/buildinfo", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]string{"version": "3.0.0", "revision": "wirehouse", "branch": "", "goVersion": ""})
 	})

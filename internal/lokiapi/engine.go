@@ -87,6 +87,10 @@ func NewEngine(r *lakeread.Reader, maxSeries, maxPoints int) *Engine {
 // Exec evaluates q.
 func (e *Engine) Exec(ctx context.Context, q Query) (Result, error) {
 	ev := &evaluator{e: e, q: q}
+	if lq, ok := q.Expr.(*logql.LogQuery); ok {
+		streams, err := ev.logs(ctx, lq)
+		return Result{Type: "streams", Streams: streams, Stats: ev.stats}, err
+	}
 	if q.Instant {
 		ev.steps = []int64{q.Start.UnixNano()}
 	} else {
@@ -100,11 +104,6 @@ func (e *Engine) Exec(ctx context.Context, q Query) (Result, error) {
 		for t := q.Start; !t.After(q.End); t = t.Add(q.Step) {
 			ev.steps = append(ev.steps, t.UnixNano())
 		}
-	}
-	switch x := q.Expr.(type) {
-	case *logql.LogQuery:
-		streams, err := ev.logs(ctx, x)
-		return Result{Type: "streams", Streams: streams, Stats: ev.stats}, err
 	}
 	v, err := ev.eval(ctx, q.Expr, nil)
 	if err != nil {

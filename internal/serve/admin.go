@@ -80,6 +80,7 @@ func (s *Server) adminRoutes() error {
 		return err
 	}
 	lh.Register(s.adminMux)
+	s.stack.push("loki live tails", lh.Close)
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
 	if s.cfg.Admin.Pprof {
 		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
