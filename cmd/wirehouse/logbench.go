@@ -195,6 +195,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	ours := map[string][]time.Duration{}
 	oursRows := map[string][]int{}
+	var oursLines []int // the lines each volume query counted
 	seen := map[string]int{}
 	fmt.Fprintf(stderr, "logbench: %d queries with the Loki API's engine\n", len(qs))
 	for _, q := range qs {
@@ -218,16 +219,22 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if err != nil {
 			return fmt.Errorf("logbench: %s: %w", text, err)
 		}
-		n := 0
+		n, lines := 0, 0.0
 		for _, s := range res.Streams {
 			n += len(s.Entries)
 		}
 		for _, s := range res.Series {
 			n += len(s.Points)
+			for _, p := range s.Points {
+				lines += p.V
+			}
 		}
 		if seen[q.Kind]++; seen[q.Kind] > 5 {
 			ours[q.Kind] = append(ours[q.Kind], d)
 			oursRows[q.Kind] = append(oursRows[q.Kind], n)
+			if q.Kind == "volume" {
+				oursLines = append(oursLines, int(lines))
+			}
 		}
 	}
 	close(stop)
@@ -253,7 +260,10 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		var res struct {
 			Version string               `json:"version"`
 			Seconds map[string][]float64 `json:"seconds"`
-			Rows    map[string][]int     `json:"rows"`
+			Rows    struct {
+				Grep   []int    `json:"grep"`
+				Volume [][2]int `json:"volume"` // cells, lines
+			} `json:"rows"`
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
 			return err
@@ -265,11 +275,15 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 		// The same answers, or the times mean nothing: lines for the
-		// grep, (severity, minute) cells for the volume.
-		for _, k := range []string{"grep", "volume"} {
-			if !slices.Equal(oursRows[k], res.Rows[k]) {
-				return fmt.Errorf("logbench: the engine and DuckDB gave different answers for the %s queries: %v and %v", k, oursRows[k], res.Rows[k])
-			}
+		// grep; (severity, minute) cells and the lines they count for the
+		// volume.
+		var cells, counted []int
+		for _, v := range res.Rows.Volume {
+			cells, counted = append(cells, v[0]), append(counted, v[1])
+		}
+		if !slices.Equal(oursRows["grep"], res.Rows.Grep) || !slices.Equal(oursRows["volume"], cells) || !slices.Equal(oursLines, counted) {
+			return fmt.Errorf("logbench: the engine and DuckDB gave different answers: grep lines %v and %v; volume cells %v and %v, lines counted %v and %v",
+				oursRows["grep"], res.Rows.Grep, oursRows["volume"], cells, oursLines, counted)
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

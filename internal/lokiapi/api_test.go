@@ -35,7 +35,20 @@ type sentLog struct {
 // API over it; it returns the base URL and the records sent.
 func lokiServer(t *testing.T, bodies ...[]byte) (string, []sentLog) {
 	t.Helper()
+	base, _, sent := lokiServerAt(t, t.TempDir(), bodies...)
+	return base, sent
+}
+
+// lokiServerDir is lokiServer that also returns the lake's directory.
+func lokiServerDir(t *testing.T, bodies ...[]byte) (string, string) {
+	t.Helper()
 	dir := t.TempDir()
+	base, _, _ := lokiServerAt(t, dir, bodies...)
+	return base, dir
+}
+
+func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, []sentLog) {
+	t.Helper()
 	wcfg := lake.DefaultWriterConfig()
 	wcfg.Dir = dir
 	w, err := lake.NewWriter(wcfg)
@@ -84,7 +97,7 @@ func lokiServer(t *testing.T, bodies ...[]byte) (string, []sentLog) {
 	h.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv.URL, sent
+	return srv.URL, dir, sent
 }
 
 // get GETs path with params and decodes the JSON answer into v; it
