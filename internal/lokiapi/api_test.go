@@ -373,3 +373,116 @@ func TestLabelsAndErrors(t *testing.T) {
 		t.Errorf("a limit past the maximum: %d, want 413", code)
 	}
 }
+
+// TestTenantsAndShapes: X-Scope-OrgID selects the tenant (one never sees
+// another's lines); without the header option a header naming another
+// tenant than the request's is refused; index/stats, vector and scalar
+// answers have Loki's documented shapes.
+func TestTenantsAndShapes(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	wcfg := lake.DefaultWriterConfig()
+	wcfg.Dir = dir
+	w, err := lake.NewWriter(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tn, seed := range map[string]int64{"acme": 1, "beta": 2} {
+		if _, err := w.Append(otlpwire.SignalLogs, tn, synth.Logs(synth.Config{Seed: seed, Resources: 1, ScopesPerResource: 1, TotalRecords: 50, Start: start})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket = bucket.NewLocal(dir)
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	serve := func(orgID bool) string {
+		cfg := lokiapi.DefaultConfig()
+		cfg.Reader, cfg.Tenant, cfg.OrgIDHeader = r, "acme", orgID
+		h, err := lokiapi.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		h.Register(mux)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	withOrg, withoutOrg := serve(true), serve(false)
+	p := window(start.Add(-time.Hour), start.Add(time.Hour))
+	p.Set("query", `{service_name=~".+"}`)
+	p.Set("limit", "1000")
+	count := func(base, org string) (int, int) {
+		req, _ := http.NewRequest("GET", base+"/loki/api/v1/query_range?"+p.Encode(), nil)
+		if org != "" {
+			req.Header.Set("X-Scope-OrgID", org)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var res streamsResponse
+		json.NewDecoder(resp.Body).Decode(&res) //nolint:errcheck
+		n := 0
+		for _, s := range res.Data.Result {
+			n += len(s.Values)
+		}
+		return resp.StatusCode, n
+	}
+	if code, n := count(withOrg, "acme"); code != 200 || n != 50 {
+		t.Errorf("acme: %d, %d lines", code, n)
+	}
+	if code, n := count(withOrg, "beta"); code != 200 || n != 50 {
+		t.Errorf("beta: %d, %d lines", code, n)
+	}
+	if code, n := count(withOrg, "gamma"); code != 200 || n != 0 {
+		t.Errorf("gamma: %d, %d lines, want none", code, n)
+	}
+	if code, _ := count(withoutOrg, "beta"); code != http.StatusForbidden {
+		t.Errorf("another tenant's header without the option: %d, want 403", code)
+	}
+	if code, n := count(withoutOrg, ""); code != 200 || n != 50 {
+		t.Errorf("the default tenant: %d, %d lines", code, n)
+	}
+
+	var stats map[string]int64
+	ps := window(start.Add(-time.Hour), start.Add(time.Hour))
+	ps.Set("query", `{service_name=~".+"}`)
+	get(t, withOrg, "/loki/api/v1/index/stats", ps, &stats)
+	if stats["entries"] != 50 || stats["streams"] == 0 || stats["bytes"] == 0 {
+		t.Errorf("index/stats %v", stats)
+	}
+	var vec struct {
+		Status string
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		}
+	}
+	pv := url.Values{"query": {`sum(count_over_time({service_name=~".+"}[2h]))`}, "time": {strconv.FormatInt(start.Add(time.Hour).UnixNano(), 10)}}
+	get(t, withOrg, "/loki/api/v1/query", pv, &vec)
+	if vec.Data.ResultType != "vector" || len(vec.Data.Result) != 1 || vec.Data.Result[0].Value[1] != "50" {
+		t.Errorf("vector: %+v", vec.Data)
+	}
+	var sc struct {
+		Data struct {
+			ResultType string `json:"resultType"`
+			Result     [2]any `json:"result"`
+		}
+	}
+	get(t, withOrg, "/loki/api/v1/query", url.Values{"query": {`2 * 21`}, "time": {"1780308000"}}, &sc)
+	if sc.Data.ResultType != "scalar" || sc.Data.Result[1] != "42" || sc.Data.Result[0] != float64(1780308000) {
+		t.Errorf("scalar: %+v", sc.Data)
+	}
+}
