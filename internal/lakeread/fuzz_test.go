@@ -9,8 +9,10 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // FuzzTraceFile: a damaged lake file (any bytes in place of a file the
@@ -69,5 +71,55 @@ func FuzzTraceFile(f *testing.F) {
 		// Search and names read the same file their own ways.
 		r.FindTraces(context.Background(), "acme", lakeread.Query{Attributes: map[string]string{"http.route": "/"}}) //nolint:errcheck
 		r.Services(context.Background(), "acme", time.Time{}, time.Time{})                                           //nolint:errcheck
+	})
+}
+
+// FuzzLogFile: a damaged logs file makes Logs and LogStreams fail or find
+// nothing, never panic or hang.
+func FuzzLogFile(f *testing.F) {
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	body := synth.Logs(synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 20, Start: start})
+	seedDir := f.TempDir()
+	cfg := lake.DefaultWriterConfig()
+	cfg.Dir = seedDir
+	w, err := lake.NewWriter(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", body); err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(seedDir, "logs", "*", "*", "*", "*.parquet"))
+	if len(paths) != 1 {
+		f.Fatalf("%d seed files", len(paths))
+	}
+	seed, err := os.ReadFile(paths[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	rel, _ := filepath.Rel(seedDir, paths[0])
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := newReader(t, dir)
+		defer r.Close()
+		for _, q := range []lakeread.LogQuery{
+			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Newest: true},
+			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Contains: [][]byte{[]byte("a")}, Service: func(string) bool { return true }, Fields: lakeread.FieldSeverity},
+		} {
+			r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { return true }) //nolint:errcheck
+		}
+		r.LogStreams(context.Background(), "acme", start.Add(-time.Hour), start.Add(time.Hour)) //nolint:errcheck
 	})
 }
