@@ -486,3 +486,46 @@ func TestTenantsAndShapes(t *testing.T) {
 		t.Errorf("scalar: %+v", sc.Data)
 	}
 }
+
+// TestBytesLimit: a query that would read more of the lake than the
+// reader's byte budget fails with 413 and says why.
+func TestBytesLimit(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	wcfg := lake.DefaultWriterConfig()
+	wcfg.Dir = dir
+	w, err := lake.NewWriter(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(otlpwire.SignalLogs, "default", synth.Logs(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 500, Start: start})); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket, rcfg.MaxBytes = bucket.NewLocal(dir), 1000
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cfg := lokiapi.DefaultConfig()
+	cfg.Reader, cfg.Tenant = r, "default"
+	h, err := lokiapi.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, q := range []string{`{service_name=~".+"}`, `sum(count_over_time({service_name=~".+"}[1h]))`} {
+		p := window(start.Add(-time.Hour), start.Add(time.Hour))
+		p.Set("query", q)
+		if code, body := get(t, srv.URL, "/loki/api/v1/query_range", p, nil); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "limit of 1000 bytes") {
+			t.Errorf("%s: %d %q, want 413 naming the limit", q, code, body)
+		}
+	}
+}
