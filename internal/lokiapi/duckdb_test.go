@@ -74,6 +74,7 @@ func TestAgainstDuckDB(t *testing.T) {
 		"service":       {`{service_name="json-api"}`, `service_name = 'json-api'`},
 		"resource":      {`{k8s_namespace_name="shop"}`, `resource_attributes->>'$."k8s.namespace.name"' = 'shop'`},
 		"level":         {`{service_name=~".+", detected_level="error"}`, `severity_number BETWEEN 17 AND 20`},
+		"level alias":   {`{service_name=~".+", level=~"warn|fatal"}`, `(severity_number BETWEEN 13 AND 16 OR severity_number BETWEEN 21 AND 24)`},
 		"scope":         {`{scope_name="jsonlogger"}`, `scope_name = 'jsonlogger'`},
 		"line filters":  {`{service_name=~".+"} |= "payment" != "order 1" |~ "amount=\\d+" !~ "amount=9"`, `body LIKE '%payment%' AND body NOT LIKE '%order 1%' AND regexp_matches(body, 'amount=\d+') AND NOT regexp_matches(body, 'amount=9')`},
 		"logfmt filter": {`{service_name=~".+"} |= "request done" | logfmt | status >= 500`, `body LIKE '%request done%' AND TRY_CAST(regexp_extract(body, 'status=(\d+)', 1) AS INTEGER) >= 500`},

@@ -180,6 +180,17 @@ func (ev *evaluator) compile(q *logql.LogQuery, start, end time.Time) (*selectio
 			continue
 		}
 		name := m.Name
+		if name == "level" {
+			// level, as Grafana names it, is detected_level unless a
+			// record has a label of its own called level.
+			s.matchers = append(s.matchers, func(e *entry) bool {
+				if v, ok := e.labels["level"]; ok {
+					return test(v)
+				}
+				return test(e.labels["detected_level"])
+			})
+			continue
+		}
 		s.matchers = append(s.matchers, func(e *entry) bool { return test(e.labels[name]) })
 	}
 	if len(svc) > 0 {

@@ -22,7 +22,9 @@ import (
 //   - the body is the line.
 //
 // Stream selectors match index labels and structured metadata alike (so
-// {detected_level="error"} and {scope_name="x"} select too).
+// {detected_level="error"} and {scope_name="x"} select too); a selector on
+// level, as Grafana names the level, matches detected_level unless a
+// record has a level label of its own.
 
 // indexKeys are the resource attributes Loki 3 indexes by default.
 var indexKeys = map[string]bool{
