@@ -9,6 +9,8 @@ TELEMETRYGEN_VERSION := v0.161.0
 TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 # The Jaeger query service, pinned by tools/jaeger/go.mod.
 JAEGER := $(CURDIR)/bin/jaeger-v1.76.0
+# SeaweedFS (an S3-compatible object store), pinned by tools/seaweedfs/go.mod.
+WEED := $(CURDIR)/bin/weed-20261109003541
 
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
@@ -33,13 +35,13 @@ test: licenses peers
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus and jaeger in bin/"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus, jaeger and weed (SeaweedFS) in bin/"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -59,6 +61,12 @@ $(JAEGER): tools/jaeger/go.mod
 	mkdir -p $(CURDIR)/bin/tmp
 	cd tools/jaeger && $(GO) build -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
 	mv $(CURDIR)/bin/tmp/jaeger $@
+
+$(WEED): tools/seaweedfs/go.mod
+	@echo "== peers: building SeaweedFS (weed, an S3-compatible store) from tools/seaweedfs (go build; ~230 MB, ~4 min)"
+	mkdir -p $(CURDIR)/bin/tmp
+	cd tools/seaweedfs && $(GO) build -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed
+	mv $(CURDIR)/bin/tmp/weed $@
 
 $(PYVENV)/.installed: requirements-test.txt
 	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~150 MB)"
