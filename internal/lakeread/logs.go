@@ -394,7 +394,6 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 		return nil
 	}
 	ccs := rg.ColumnChunks()
-	recs := struct{ at func(int64) *LogRecord }{at}
 	str := func(v parquet.Value) string { return string(v.ByteArray()) }
 	resources := map[string][]KV{} // shared by the records of a resource: read only
 	type strCol struct {
@@ -483,8 +482,8 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 	keyAt := map[place]string{}
 	next := placer()
 	err = eachValue(ccs[leaves[lcAttrKey].index], sel, func(row int64, v parquet.Value) {
-		if at := next(row); !v.IsNull() {
-			keyAt[place{row, at}] = str(v)
+		if i := next(row); !v.IsNull() {
+			keyAt[place{row, i}] = str(v)
 		}
 	})
 	if err != nil {
@@ -493,8 +492,7 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 	next = placer()
 	j = 0
 	err = eachValue(ccs[leaves[lcAttrValue].index], sel, func(row int64, v parquet.Value) {
-		at := next(row)
-		k, ok := keyAt[place{row, at}]
+		k, ok := keyAt[place{row, next(row)}]
 		if !ok {
 			return
 		}
@@ -502,7 +500,7 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 		if !v.IsNull() {
 			kv.Value = str(v)
 		}
-		if rec := recs.at(row); rec != nil {
+		if rec := at(row); rec != nil {
 			rec.Attrs = append(rec.Attrs, kv)
 		}
 	})
