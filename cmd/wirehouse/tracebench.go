@@ -47,6 +47,8 @@ type tracebenchFlags struct {
 	dir, python string
 	kinds       string
 	cpuprofile  string
+	s3Endpoint  string
+	s3Bucket    string
 	spans       int
 	queries     int
 	seed        int64
@@ -67,6 +69,8 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the query choice")
 	fs.StringVar(&f.kinds, "kinds", "id,search,names", "the kinds of query to run: id, search, names (services then a service's operations), comma-separated")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of lakeread's queries to this file")
+	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "read the lake from this S3-compatible store (path-style; credentials from the AWS environment), uploading --dir's lake into --s3-bucket first if that holds none")
+	fs.StringVar(&f.s3Bucket, "s3-bucket", "lake", "the bucket of --s3-endpoint")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -94,9 +98,24 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(f.dir)
+	var s3b *bucket.S3
+	if f.s3Endpoint != "" {
+		if s3b, err = s3Lake(ctx, f, stderr); err != nil {
+			return err
+		}
+		rcfg.Bucket, rcfg.ReadBufferSize = s3b, 256<<10
+	}
 	r, err := lakeread.New(rcfg)
 	if err != nil {
 		return err
+	}
+	defer r.Close()
+	if s3b != nil {
+		gets0 := s3b.GETs()
+		defer func() {
+			n := len(byID) + len(search)
+			fmt.Fprintf(stdout, "S3 GET requests: %d for %d queries (%.1f a query, warm-up and open included)\n", s3b.GETs()-gets0, n, float64(s3b.GETs()-gets0)/float64(max(n, 1)))
+		}()
 	}
 	fmt.Fprintf(stderr, "tracebench: %d trace-by-id and %d search queries with lakeread\n", len(byID), len(search))
 	if f.cpuprofile != "" {
@@ -484,3 +503,37 @@ func mean(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+// s3Lake returns the bucket of --s3-endpoint, with --dir's lake uploaded
+// into it if it holds no traces yet.
+func s3Lake(ctx context.Context, f *tracebenchFlags, stderr io.Writer) (*bucket.S3, error) {
+	b, err := bucket.NewS3(ctx, bucket.S3Config{Bucket: f.s3Bucket, Endpoint: f.s3Endpoint, PathStyle: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range b.List(ctx, "traces/") {
+		if err != nil {
+			return nil, err
+		}
+		return b, nil // it has a lake already
+	}
+	local := bucket.NewLocal(f.dir)
+	n := 0
+	for a, err := range local.List(ctx, "traces/") {
+		if err != nil {
+			return nil, err
+		}
+		rc, err := local.Get(ctx, a.Name)
+		if err != nil {
+			return nil, err
+		}
+		err = b.Upload(ctx, a.Name, rc)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		n++
+	}
+	fmt.Fprintf(stderr, "tracebench: uploaded %d files of %s to %s/%s\n", n, f.dir, f.s3Endpoint, f.s3Bucket)
+	return b, nil
+}

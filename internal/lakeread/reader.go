@@ -38,6 +38,11 @@ type Config struct {
 	// MaxSpans bounds the spans one query returns; past it the query
 	// fails with a *LimitError. Default 100,000. It must be positive.
 	MaxSpans int
+	// ReadBufferSize is the size of parquet-go's reads of a file's pages
+	// (0: its default, 4 KiB, right for a local disk); on an object store,
+	// where each read is a request, larger (256 KiB) means far fewer
+	// requests.
+	ReadBufferSize int
 	// OpenFiles is how many of the lake's files the reader keeps open,
 	// their footers parsed, between queries (the least recently used
 	// closed past it). Default 256; 0 opens every file every query.
@@ -283,7 +288,11 @@ func (q *fileQuery) open(ctx context.Context, f lake.DataFile) (*cachedFile, err
 			obj.Close()
 			return nil, nil, &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
 		}
-		pf, err := parquet.OpenFile(countingReader{obj, read}, obj.Size(), parquet.SkipPageIndex(true))
+		opts := []parquet.FileOption{parquet.SkipPageIndex(true)}
+		if n := q.r.cfg.ReadBufferSize; n > 0 {
+			opts = append(opts, parquet.ReadBufferSize(n))
+		}
+		pf, err := parquet.OpenFile(countingReader{obj, read}, obj.Size(), opts...)
 		if err != nil {
 			obj.Close()
 			return nil, nil, err
