@@ -119,6 +119,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Lake.MaxBuffer, "lake-max-buffer", "protobuf bytes buffered before a Parquet write, whatever --lake-file-size says")
 	fs.DurationVar(&cfg.Lake.Retention, "lake-retention", cfg.Lake.Retention, "remove lake hour partitions that ended longer ago than this, checked every minute (0: keep everything)")
 	fs.BoolVar(&cfg.Lake.Compact, "lake-compact", cfg.Lake.Compact, "merge the small Parquet files of each hour partition once the hour is over")
+	fs.StringVar(&cfg.Lake.URL, "lake-url", cfg.Lake.URL, "where the lake is: empty for <data-dir>/lake, or s3://bucket/prefix, an S3-compatible bucket any number of nodes can write (credentials the standard AWS way)")
+	fs.StringVar(&cfg.Lake.Node, "lake-node", cfg.Lake.Node, "this node's name in the files of an s3:// lake, 1 to 63 of [a-z0-9-], unique among the nodes (default: made once and kept in <data-dir>/node-id)")
+	fs.StringVar(&cfg.Lake.S3.Endpoint, "lake-s3-endpoint", cfg.Lake.S3.Endpoint, "URL of the S3-compatible store of an s3:// lake (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)")
+	fs.StringVar(&cfg.Lake.S3.Region, "lake-s3-region", cfg.Lake.S3.Region, "region of an s3:// lake's bucket (default: AWS_REGION or the shared config's, else us-east-1)")
+	fs.BoolVar(&cfg.Lake.S3.PathStyle, "lake-s3-path-style", cfg.Lake.S3.PathStyle, "address an s3:// lake's bucket in the URL path, as MinIO, SeaweedFS and Ceph want")
 	fs.Var(&cfg.Lake.RetentionSize, "lake-retention-size", "remove lake hour partitions while the Parquet files hold more bytes: more than an hour in the future first, then the oldest, never the current or next hour (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -216,3 +216,26 @@ func validDirPrefix(prefix string) error {
 	}
 	return nil
 }
+
+// Conditional is implemented by buckets that can replace an object only
+// if it is still the version the caller read: S3's conditional writes
+// (If-None-Match: * to create, If-Match: <ETag> to replace), which AWS
+// S3, SeaweedFS, MinIO, R2 and Ceph RGW support. Nodes sharing a bucket
+// build leases on it (see internal/lease); a bucket without it (Local)
+// serves one node.
+type Conditional interface {
+	// GetVersion returns the content of object name and its version (an
+	// opaque tag, S3's ETag); an error wrapping ErrNotFound if there is
+	// none.
+	GetVersion(ctx context.Context, name string) (data []byte, version string, err error)
+
+	// UploadIf makes data object name if the object's version is still
+	// version, or, with version "", if there is no such object; else it
+	// returns an error wrapping ErrPrecondition and changes nothing. It
+	// returns the new object's version.
+	UploadIf(ctx context.Context, name string, data []byte, version string) (string, error)
+}
+
+// ErrPrecondition is wrapped by the error of a Conditional.UploadIf whose
+// condition does not hold: another writer came first.
+var ErrPrecondition = errors.New("object changed by another writer")

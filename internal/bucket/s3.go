@@ -38,6 +38,8 @@ type S3Config struct {
 	// PartSize is the size of an upload's parts; an object up to it is
 	// one PutObject. Default 16 MiB; at least 5 MiB (S3's minimum).
 	PartSize int64
+	// Credentials, if set, replace those of the AWS configuration.
+	Credentials aws.CredentialsProvider
 }
 
 // S3 is a Bucket in an S3-compatible object store. Objects are written
@@ -69,6 +71,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	var opts []func(*config.LoadOptions) error
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if cfg.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
@@ -300,4 +305,51 @@ func (b *S3) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("bucket: delete %s: %w", name, err)
 	}
 	return nil
+}
+
+// GetVersion returns object name's content and ETag.
+func (b *S3) GetVersion(ctx context.Context, name string) ([]byte, string, error) {
+	if err := ValidName(name); err != nil {
+		return nil, "", err
+	}
+	b.gets.Add(1)
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.cfg.Bucket, Key: aws.String(b.key(name))})
+	if err != nil {
+		if s3NotFound(err) {
+			return nil, "", fmt.Errorf("bucket: get %s: %w", name, ErrNotFound)
+		}
+		return nil, "", fmt.Errorf("bucket: get %s: %w", name, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, "", fmt.Errorf("bucket: get %s: %w", name, err)
+	}
+	return data, aws.ToString(out.ETag), nil
+}
+
+// UploadIf puts data as object name with If-Match: version, or
+// If-None-Match: * when version is "". S3 answers 412 (or 409 to a
+// concurrent conditional write) when the condition fails.
+func (b *S3) UploadIf(ctx context.Context, name string, data []byte, version string) (string, error) {
+	if err := ValidName(name); err != nil {
+		return "", err
+	}
+	in := &s3.PutObjectInput{Bucket: &b.cfg.Bucket, Key: aws.String(b.key(name)),
+		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))}
+	if version == "" {
+		in.IfNoneMatch = aws.String("*")
+	} else {
+		in.IfMatch = aws.String(version)
+	}
+	out, err := b.client.PutObject(ctx, in)
+	if err != nil {
+		var re interface{ HTTPStatusCode() int }
+		if errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusPreconditionFailed || re.HTTPStatusCode() == http.StatusConflict) ||
+			version != "" && s3NotFound(err) {
+			return "", fmt.Errorf("bucket: upload %s: %w", name, ErrPrecondition)
+		}
+		return "", fmt.Errorf("bucket: upload %s: %w", name, err)
+	}
+	return aws.ToString(out.ETag), nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -78,6 +79,22 @@ type CompactOptions struct {
 	// that the local bucket moves the file into place with one rename;
 	// CompactBucket's is os.TempDir().
 	ScratchDir string
+	// Nodes are the committed spool cursors of the nodes whose loaders
+	// write the bucket (NodeName): a node's files are merged only up to
+	// its cursor, and those of a node not in Nodes not at all (it may
+	// still rewrite them). Files of no node go by Compact's committed.
+	// Each merge takes the files of one node, and keeps its name.
+	Nodes map[string]uint64
+	// Grace keeps a merge's inputs this long after its output is in
+	// place (by the output's time in the bucket): a query that listed the
+	// partition before the swap still reads them, while one that lists it
+	// after leaves them out (DataFiles). The next pass after it removes
+	// them. 0 removes them at once.
+	Grace time.Duration
+	// Hold, if set, is asked before each merge whether this process may
+	// still compact (it holds the lease of a bucket several nodes
+	// share); false ends the pass.
+	Hold func() bool
 }
 
 func (o *CompactOptions) defaults() {
@@ -154,7 +171,7 @@ func CompactBucket(ctx context.Context, b bucket.Bucket, committed uint64, now t
 	work := context.WithoutCancel(ctx)
 	start := time.Now()
 	for _, pt := range parts {
-		if ctx.Err() != nil || time.Since(start) > o.Budget {
+		if ctx.Err() != nil || time.Since(start) > o.Budget || o.Hold != nil && !o.Hold() {
 			break
 		}
 		closed := !pt.hour.Add(time.Hour + o.After).After(now)
@@ -175,30 +192,31 @@ func CompactBucket(ctx context.Context, b bucket.Bucket, committed uint64, now t
 // rangeFile is a loader file, or an earlier merge's, of a partition.
 type rangeFile struct {
 	name        string
+	node        string // NodeName's; "" for a lake of one node
 	first, last uint64
 	size        int64
 }
 
 // listFiles lists the files of partition pt: their sizes by name. The map
 // is the caller's.
-func listFiles(ctx context.Context, b bucket.Bucket, pt partition) (map[string]int64, error) {
+func listFiles(ctx context.Context, b bucket.Bucket, pt partition) (map[string]int64, map[string]time.Time, error) {
 	prefix := pt.dir() + "/"
-	files := map[string]int64{}
+	files, mod := map[string]int64{}, map[string]time.Time{}
 	for a, err := range b.List(ctx, prefix) {
 		if err != nil {
-			return nil, fmt.Errorf("compact lake: %w", err)
+			return nil, nil, fmt.Errorf("compact lake: %w", err)
 		}
 		if file := a.Name[len(prefix):]; !strings.Contains(file, "/") {
-			files[file] = a.Size
+			files[file], mod[file] = a.Size, a.ModTime
 		}
 	}
-	return files, nil
+	return files, mod, nil
 }
 
 // recoverIntent finishes or forgets the merge the intent file of pt
 // records, returning the inputs it removed; files are the partition's,
 // and lose what it removes.
-func recoverIntent(ctx context.Context, b bucket.Bucket, pt partition, files map[string]int64) (int, error) {
+func recoverIntent(ctx context.Context, b bucket.Bucket, pt partition, files map[string]int64, mod map[string]time.Time, grace time.Duration, now time.Time) (int, error) {
 	if _, ok := files[intentFile]; !ok {
 		return 0, nil
 	}
@@ -222,6 +240,9 @@ func recoverIntent(ctx context.Context, b bucket.Bucket, pt partition, files map
 	removed := 0
 	if json.Unmarshal(data, &in) == nil && isRange(in.Output) {
 		if _, ok := files[in.Output]; ok {
+			if grace > 0 && now.Sub(mod[in.Output]) < grace {
+				return 0, nil // queries may still read the inputs: later
+			}
 			// The output is in place: finish removing inputs. (If not,
 			// the merge did not happen; its scratch file, if a crash left
 			// one, is a stale temporary file for Prune.)
@@ -255,23 +276,43 @@ func removeInputs(ctx context.Context, b bucket.Bucket, pt partition, in intent,
 }
 
 func compactPartition(ctx context.Context, b bucket.Bucket, pt partition, committed uint64, merge bool, o CompactOptions, c *Compacted, now time.Time) error {
-	present, err := listFiles(ctx, b, pt)
+	present, mod, err := listFiles(ctx, b, pt)
 	if err != nil {
 		return err
 	}
-	n, err := recoverIntent(ctx, b, pt, present)
+	n, err := recoverIntent(ctx, b, pt, present, mod, o.Grace, now)
 	c.Leftover += n
 	if err != nil || !merge {
 		return err
 	}
-	var files []rangeFile
+	groups := map[string][]rangeFile{} // by node
 	for name, size := range present {
-		first, last, ok := parseRange(name)
-		if !ok || last > committed {
+		node, first, last, ok := parseFile(name)
+		if !ok {
 			continue
 		}
-		files = append(files, rangeFile{name: name, first: first, last: last, size: size})
+		limit := committed
+		if node != "" {
+			var known bool
+			if limit, known = o.Nodes[node]; !known {
+				continue
+			}
+		}
+		if last > limit {
+			continue
+		}
+		groups[node] = append(groups[node], rangeFile{name: name, node: node, first: first, last: last, size: size})
 	}
+	for _, node := range slices.Sorted(maps.Keys(groups)) {
+		if err := compactRuns(ctx, b, pt, groups[node], present, o, c, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compactRuns merges files, all of one node, in runs.
+func compactRuns(ctx context.Context, b bucket.Bucket, pt partition, files []rangeFile, present map[string]int64, o CompactOptions, c *Compacted, now time.Time) error {
 	slices.SortFunc(files, func(a, b rangeFile) int {
 		return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.last, b.last), strings.Compare(a.name, b.name))
 	})
@@ -287,6 +328,9 @@ func compactPartition(ctx context.Context, b bucket.Bucket, pt partition, commit
 	for len(files) > 0 {
 		if _, ok := present[intentFile]; ok {
 			break // a merge's upload failed: the next pass settles it first
+		}
+		if o.Hold != nil && !o.Hold() {
+			break // the lease is lost: another node may compact now
 		}
 		n, size := 0, int64(0)
 		for n < len(files) && size < target && (n == 0 || size+files[n].size <= o.MaxBytes) {
@@ -304,7 +348,7 @@ func compactPartition(ctx context.Context, b bucket.Bucket, pt partition, commit
 				continue
 			}
 		}
-		rows, why := mergeFiles(ctx, b, o.ScratchDir, pt, run, present)
+		rows, why := mergeFiles(ctx, b, o.ScratchDir, pt, run, present, o.Grace > 0)
 		if why != "" {
 			c.Skipped = append(c.Skipped, dir+": "+why)
 			if o.Memo != nil {
@@ -342,7 +386,7 @@ type inputFile struct {
 // the inputs or writing the output, leaves the partition as it was (but
 // for an intent whose output's upload failed, which the next pass
 // settles). files are the partition's, updated with what it changes.
-func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partition, run []rangeFile, files map[string]int64) (rows int64, why string) {
+func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partition, run []rangeFile, files map[string]int64, keepInputs bool) (rows int64, why string) {
 	inputs := make([]inputFile, 0, len(run))
 	defer func() {
 		for _, in := range inputs {
@@ -451,6 +495,9 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 		return 0, fmt.Sprintf("upload %s: %v", name, err)
 	}
 	files[name] = size
+	if keepInputs {
+		return n, "" // a later pass removes them, after the grace period
+	}
 	if _, err := removeInputs(ctx, b, pt, it, files); err != nil {
 		return n, "" // uploaded: the next pass finishes from the intent
 	}
@@ -469,7 +516,7 @@ func outputName(run []rangeFile, files map[string]int64) (string, error) {
 		last = max(last, rf.last)
 	}
 	for i := 1; i < 1000; i++ {
-		if name := mergeName(run[0].first, last, i); !hasKey(files, name) {
+		if name := mergeName(run[0].node, run[0].first, last, i); !hasKey(files, name) {
 			return name, nil
 		}
 	}

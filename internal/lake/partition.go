@@ -22,6 +22,8 @@ import (
 //	<first>-<last>.parquet        the loader's write of spool records first to last (RangeName, 20 digits each)
 //	<first>-<last>-p<N>.parquet   part N of a large record written in parts (PartName)
 //	<first>-<last>-c[N].parquet   a merge of such files (mergeName)
+//	<node>.<first>-<last>….parquet the same, of node <node>'s loader, when
+//	                              several nodes share one bucket (NodeName)
 //	<time>-<random>.parquet       a Writer.Flush's (autoID)
 //	<name>.parquet                a Writer.FlushAs(name)'s, generally
 //	.compact                      the intent of a merge under way (intentFile)
@@ -111,33 +113,72 @@ func PartName(first, last uint64, n int) string {
 	return RangeName(first, last) + "-p" + strconv.Itoa(n)
 }
 
-// mergeName is the file name of a merge of the records first to last: n
-// 1 gives <first>-<last>-c.parquet, n > 1 <first>-<last>-c<n>.parquet (for
-// when the first is taken).
-func mergeName(first, last uint64, n int) string {
-	if n <= 1 {
-		return parquetFile(RangeName(first, last) + "-c")
+// NodeName is name (a RangeName or PartName) as node's loader names its
+// files: node+"."+name, so that the spool records of many nodes, each
+// numbered by its own spool, never share a name in a bucket they all
+// write. Node "" (a lake of one node) leaves name as it is.
+func NodeName(node, name string) string {
+	if node == "" {
+		return name
 	}
-	return parquetFile(RangeName(first, last) + "-c" + strconv.Itoa(n))
+	return node + "." + name
+}
+
+// ValidNode reports whether node can name a node in file names: 1 to 63
+// of [a-z0-9-], starting with a letter or digit.
+func ValidNode(node string) bool {
+	if node == "" || len(node) > 63 || node[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(node); i++ {
+		if c := node[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeName is the file name of a merge of node's records first to last:
+// n 1 gives <first>-<last>-c.parquet, n > 1 <first>-<last>-c<n>.parquet
+// (for when the first is taken), after the node's prefix (NodeName).
+func mergeName(node string, first, last uint64, n int) string {
+	if n <= 1 {
+		return parquetFile(NodeName(node, RangeName(first, last)+"-c"))
+	}
+	return parquetFile(NodeName(node, RangeName(first, last)+"-c"+strconv.Itoa(n)))
 }
 
 // parseRange parses <first>-<last>.parquet, <first>-<last>-c[N].parquet
 // (a merge) or <first>-<last>-p<N>.parquet (part N of a large record
-// written in parts), first and last in 20 digits.
+// written in parts), first and last in 20 digits, each possibly after a
+// node's prefix (parseFile says which).
 func parseRange(name string) (first, last uint64, ok bool) {
+	_, first, last, ok = parseFile(name)
+	return first, last, ok
+}
+
+// parseFile is parseRange that also returns the node of a node's file
+// ("" for none).
+func parseFile(name string) (node string, first, last uint64, ok bool) {
 	base, isParquet := strings.CutSuffix(name, ".parquet")
+	if n, rest, found := strings.Cut(base, "."); found {
+		if !ValidNode(n) {
+			return "", 0, 0, false
+		}
+		node, base = n, rest
+	}
 	if !isParquet || len(base) < 41 || base[20] != '-' {
-		return 0, 0, false
+		return "", 0, 0, false
 	}
 	if rest := base[41:]; rest != "" && (!strings.HasPrefix(rest, "-c") && !strings.HasPrefix(rest, "-p") || strings.Trim(rest[2:], "0123456789") != "") {
-		return 0, 0, false
+		return "", 0, 0, false
 	}
 	first, err1 := strconv.ParseUint(base[:20], 10, 64)
 	last, err2 := strconv.ParseUint(base[21:41], 10, 64)
 	if err1 != nil || err2 != nil || first == 0 || last < first {
-		return 0, 0, false
+		return "", 0, 0, false
 	}
-	return first, last, true
+	return node, first, last, true
 }
 
 func isRange(name string) bool {
@@ -160,6 +201,9 @@ type DataFile struct {
 	// holds (its name says), merged files included; 0 for another
 	// writer's file.
 	First, Last uint64
+	// Node is the loader's node whose spool numbers First and Last (""
+	// for a lake of one node; NodeName).
+	Node string
 }
 
 // ParseDataFile tells a Parquet file of data from any other object of the
@@ -169,8 +213,8 @@ func ParseDataFile(a bucket.Attrs) (DataFile, bool) {
 	if !ok || !isParquetFile(file) {
 		return DataFile{}, false
 	}
-	first, last, _ := parseRange(file)
-	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size, ModTime: a.ModTime, First: first, Last: last}, true
+	node, first, last, _ := parseFile(file)
+	return DataFile{Name: a.Name, Signal: p.signal, Tenant: p.tenant, Hour: p.hour, Size: a.Size, ModTime: a.ModTime, First: first, Last: last, Node: node}, true
 }
 
 // TenantPrefix is the prefix of every object of the signal's records of

@@ -22,9 +22,9 @@ func TestPartitionLayout(t *testing.T) {
 		want   string
 	}{
 		{otlpwire.SignalLogs, "acme", time.Date(2030, 5, 1, 10, 59, 59, 0, time.UTC), parquetFile(RangeName(1, 45)), "logs/tenant=acme/date=2030-05-01/hour=10/00000000000000000001-00000000000000000045.parquet"},
-		{otlpwire.SignalTraces, "team-a.b_c", time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), mergeName(7, 9, 2), "traces/tenant=team-a.b_c/date=2026-01-02/hour=03/00000000000000000007-00000000000000000009-c2.parquet"},
+		{otlpwire.SignalTraces, "team-a.b_c", time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), mergeName("", 7, 9, 2), "traces/tenant=team-a.b_c/date=2026-01-02/hour=03/00000000000000000007-00000000000000000009-c2.parquet"},
 		{otlpwire.SignalLogs, "t", time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), intentFile, "logs/tenant=t/date=1970-01-01/hour=00/.compact"},
-		{otlpwire.SignalLogs, "t", time.Date(2099, 12, 31, 23, 30, 0, 0, time.UTC), mergeName(1, 2, 1), "logs/tenant=t/date=2099-12-31/hour=23/00000000000000000001-00000000000000000002-c.parquet"},
+		{otlpwire.SignalLogs, "t", time.Date(2099, 12, 31, 23, 30, 0, 0, time.UTC), mergeName("", 1, 2, 1), "logs/tenant=t/date=2099-12-31/hour=23/00000000000000000001-00000000000000000002-c.parquet"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
 			got := partitionOf(c.sig, c.tenant, c.at.Unix()/3600).object(c.file)
@@ -51,7 +51,7 @@ func TestPartitionRoundTrip(t *testing.T) {
 			hours = append(hours, day.Unix()/3600+int64(h))
 		}
 	}
-	files := []string{parquetFile(RangeName(1, 1)), mergeName(3, 99, 7), parquetFile(PartName(5, 5, 3)), parquetFile(autoID(testNow, 42)), intentFile, "notes.txt"}
+	files := []string{parquetFile(RangeName(1, 1)), mergeName("", 3, 99, 7), parquetFile(PartName(5, 5, 3)), parquetFile(autoID(testNow, 42)), intentFile, "notes.txt"}
 	for _, sig := range []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces} {
 		t.Run(sig.String(), func(t *testing.T) {
 			for _, tenant := range tenants {
@@ -116,33 +116,41 @@ func TestFileNames(t *testing.T) {
 		name        string
 		first, last uint64
 		ok          bool
+		node        string
 	}{
-		{parquetFile(RangeName(1, 5)), 1, 5, true},
-		{parquetFile(RangeName(7, 7) + "-p0"), 7, 7, true},
-		{parquetFile(RangeName(7, 7) + "-p12"), 7, 7, true},
-		{parquetFile(PartName(8, 8, 3)), 8, 8, true},
-		{mergeName(1, 45, 1), 1, 45, true},
-		{mergeName(1, 45, 2), 1, 45, true},
-		{mergeName(1, 45, 999), 1, 45, true},
-		{parquetFile(RangeName(18446744073709551615, 18446744073709551615)), 18446744073709551615, 18446744073709551615, true},
-		{RangeName(1, 5), 0, 0, false},
-		{RangeName(1, 5) + ".parquet.tmp", 0, 0, false},
-		{parquetFile(RangeName(0, 5)), 0, 0, false},
-		{parquetFile(RangeName(5, 4)), 0, 0, false},
-		{parquetFile(RangeName(1, 5) + "-x"), 0, 0, false},
-		{parquetFile(RangeName(1, 5) + "-c-1"), 0, 0, false},
-		{parquetFile(RangeName(1, 5) + "-p2x"), 0, 0, false},
-		{parquetFile(RangeName(1, 5) + "c"), 0, 0, false},
-		{"1-5.parquet", 0, 0, false},
-		{"0000000000000000000a-00000000000000000005.parquet", 0, 0, false},
-		{"../" + parquetFile(RangeName(1, 5)), 0, 0, false},
-		{"notes.txt", 0, 0, false},
-		{intentFile, 0, 0, false},
+		{parquetFile(RangeName(1, 5)), 1, 5, true, ""},
+		{parquetFile(NodeName("node-a1", RangeName(1, 5))), 1, 5, true, "node-a1"},
+		{parquetFile(NodeName("b", PartName(8, 8, 3))), 8, 8, true, "b"},
+		{mergeName("z9", 1, 45, 2), 1, 45, true, "z9"},
+		{"Node." + parquetFile(RangeName(1, 5)), 0, 0, false, ""},
+		{"-a." + parquetFile(RangeName(1, 5)), 0, 0, false, ""},
+		{"a.b." + parquetFile(RangeName(1, 5)), 0, 0, false, ""},
+		{"." + parquetFile(RangeName(1, 5)), 0, 0, false, ""},
+		{parquetFile(RangeName(7, 7) + "-p0"), 7, 7, true, ""},
+		{parquetFile(RangeName(7, 7) + "-p12"), 7, 7, true, ""},
+		{parquetFile(PartName(8, 8, 3)), 8, 8, true, ""},
+		{mergeName("", 1, 45, 1), 1, 45, true, ""},
+		{mergeName("", 1, 45, 2), 1, 45, true, ""},
+		{mergeName("", 1, 45, 999), 1, 45, true, ""},
+		{parquetFile(RangeName(18446744073709551615, 18446744073709551615)), 18446744073709551615, 18446744073709551615, true, ""},
+		{RangeName(1, 5), 0, 0, false, ""},
+		{RangeName(1, 5) + ".parquet.tmp", 0, 0, false, ""},
+		{parquetFile(RangeName(0, 5)), 0, 0, false, ""},
+		{parquetFile(RangeName(5, 4)), 0, 0, false, ""},
+		{parquetFile(RangeName(1, 5) + "-x"), 0, 0, false, ""},
+		{parquetFile(RangeName(1, 5) + "-c-1"), 0, 0, false, ""},
+		{parquetFile(RangeName(1, 5) + "-p2x"), 0, 0, false, ""},
+		{parquetFile(RangeName(1, 5) + "c"), 0, 0, false, ""},
+		{"1-5.parquet", 0, 0, false, ""},
+		{"0000000000000000000a-00000000000000000005.parquet", 0, 0, false, ""},
+		{"../" + parquetFile(RangeName(1, 5)), 0, 0, false, ""},
+		{"notes.txt", 0, 0, false, ""},
+		{intentFile, 0, 0, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			first, last, ok := parseRange(c.name)
-			if first != c.first || last != c.last || ok != c.ok {
-				t.Fatalf("parseRange = %d, %d, %v; want %d, %d, %v", first, last, ok, c.first, c.last, c.ok)
+			node, first, last, ok := parseFile(c.name)
+			if first != c.first || last != c.last || ok != c.ok || node != c.node {
+				t.Fatalf("parseFile = %q, %d, %d, %v; want %q, %d, %d, %v", node, first, last, ok, c.node, c.first, c.last, c.ok)
 			}
 		})
 	}

@@ -31,9 +31,13 @@
 package lakeload
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -45,8 +49,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lease"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -55,7 +61,25 @@ import (
 // Config configures a Loader. Validate reports what is wrong with one;
 // zero fields take the defaults New documents.
 type Config struct {
-	Dir      string        // the lake's root
+	// Dir is the lake's root; with a Bucket, this node's state instead:
+	// the intent of the write under way and the files being encoded.
+	Dir string
+	// Bucket, if set, is where the lake is (an S3 bucket, say), instead
+	// of Dir.
+	Bucket bucket.Bucket
+	// Node, if set, makes this loader one of several nodes writing one
+	// Bucket: its files are named after it (lake.NodeName), it publishes
+	// its committed spool cursor in the bucket (NodesPrefix) at every
+	// pass, and it compacts and prunes only while it holds the bucket's
+	// compaction lease (CompactionLease), which needs a
+	// bucket.Conditional. It must be lake.ValidNode and unique among the
+	// nodes, and must stay with this node's spool.
+	Node string
+	// CompactGrace is lake.CompactOptions.Grace with a Bucket: how long a
+	// merge's inputs stay readable after the swap, for queries under way
+	// (on an object store a removed file cannot be read on). Default 2
+	// minutes; without a Bucket inputs go at once.
+	CompactGrace time.Duration
 	Consumer string        // the spool consumer's name
 	MaxDelay time.Duration // the longest a record waits before it is written
 	FileSize int64         // lake.WriterConfig.FileSize; 0: the lake's default
@@ -85,6 +109,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("lake loader: no lake directory")
+	case c.Node != "" && c.Bucket == nil:
+		return errors.New("lake loader: a node name without a bucket")
+	case c.Node != "" && !lake.ValidNode(c.Node):
+		return fmt.Errorf("lake loader: node name %q: want 1 to 63 of [a-z0-9-], not starting with -", c.Node)
 	case c.Consumer == "":
 		return errors.New("lake loader: no spool consumer name")
 	case c.MaxDelay <= 0:
@@ -133,6 +161,9 @@ type Loader struct {
 	inLake     uint64 // every file of records up to this one is in place
 	consumed   uint64 // the last record read from the spool
 
+	store bucket.Bucket // the lake: Bucket, or the local bucket of Dir
+	lease *lease.Lease  // of the bucket's compaction, with a Node
+
 	pruneMu   sync.Mutex
 	pruned    lake.Pruned    // removals summed over passes; Kept* of the last pass
 	compacted lake.Compacted // summed over passes, Skipped left out
@@ -141,6 +172,22 @@ type Loader struct {
 
 // intentFile is where the range being written is recorded.
 const intentFile = ".flush"
+
+// NodesPrefix is where, in a bucket several nodes write, each node
+// publishes its committed spool cursor (<prefix><node>.json), so that the
+// node compacting merges another's files only once that node will never
+// write them again. CompactionLease is the lease object of compaction and
+// retention. Both start with "_", which DuckDB's, pyarrow's and Spark's
+// file discovery pass over.
+const (
+	NodesPrefix     = "_wirehouse/nodes/"
+	CompactionLease = "_wirehouse/compaction.lease"
+)
+
+// rangeName is the name of the file of spool records first to last.
+func (l *Loader) rangeName(first, last uint64) string {
+	return lake.NodeName(l.cfg.Node, lake.RangeName(first, last))
+}
 
 // New validates cfg, opens the lake writers and the spool consumer and
 // reads an interrupted write's intent, if any. PruneEvery defaults to a
@@ -155,8 +202,22 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	var cond bucket.Conditional
+	if cfg.Node != "" {
+		var ok bool
+		if cond, ok = cfg.Bucket.(bucket.Conditional); !ok {
+			return nil, errors.New("lake loader: several nodes need a bucket with conditional writes")
+		}
+	}
 	wc := lake.DefaultWriterConfig()
 	wc.Dir, wc.ManualFlush, wc.MaxAge, wc.EncodeFault = cfg.Dir, true, cfg.MaxDelay, cfg.EncodeFault
+	store := bucket.Bucket(bucket.NewLocal(cfg.Dir))
+	if cfg.Bucket != nil {
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("lake loader: %w", err)
+		}
+		wc.Dir, wc.Bucket, wc.ScratchDir, store = "", cfg.Bucket, cfg.Dir, cfg.Bucket
+	}
 	if cfg.FileSize > 0 {
 		wc.FileSize = cfg.FileSize
 	}
@@ -175,14 +236,19 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
-	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}}
+	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}, store: store}
+	if cond != nil {
+		if l.lease, err = lease.New(cond, CompactionLease, cfg.Node); err != nil {
+			return nil, fmt.Errorf("lake loader: %w", err)
+		}
+	}
 	l.inLake, l.consumed, l.freshMax = cons.Committed(), cons.Committed(), freshMemory
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
 	}
 	if ok && first == cons.Committed()+1 {
-		l.stopAt, l.stopName = last, lake.RangeName(first, last)
+		l.stopAt, l.stopName = last, l.rangeName(first, last)
 		if end := sp.Stats().LastSeq; end < last {
 			l.stopAt = end // the spool lost the rest; rewrite what remains
 		}
@@ -319,7 +385,7 @@ func (l *Loader) shutdown() {
 	if l.first == 0 || l.stopAt != 0 || l.isolateTo != 0 {
 		return
 	}
-	if err := l.write(l.w, l.first, l.last, lake.RangeName(l.first, l.last)); err != nil {
+	if err := l.write(l.w, l.first, l.last, l.rangeName(l.first, l.last)); err != nil {
 		l.log.Error("lake write at shutdown failed; the spool keeps the records", "err", err)
 	}
 }
@@ -369,7 +435,7 @@ func (l *Loader) writeBehind(ctx context.Context) bool {
 	l.first, l.last, l.inflightTo = 0, 0, last
 	done := make(chan error, 1)
 	l.inflight = done
-	go func() { done <- l.writeRetrying(ctx, w, first, last, lake.RangeName(first, last)) }()
+	go func() { done <- l.writeRetrying(ctx, w, first, last, l.rangeName(first, last)) }()
 	return true
 }
 
@@ -414,7 +480,7 @@ func (l *Loader) isolate(last uint64) {
 // file of its own; if it cannot be encoded, it is quarantined and
 // committed without rows. It returns false when ctx ended first.
 func (l *Loader) writeAlone(ctx context.Context, rec spool.Record) bool {
-	name := lake.RangeName(rec.Seq, rec.Seq)
+	name := l.rangeName(rec.Seq, rec.Seq)
 	err := l.writeRetrying(ctx, l.w, rec.Seq, rec.Seq, name)
 	if errors.Is(err, lake.ErrEncode) {
 		l.w.Discard()
@@ -459,7 +525,7 @@ func (l *Loader) writeLarge(ctx context.Context, rec spool.Record) bool {
 	l.stopAt, l.stopName = 0, "" // a replayed range ends before rec: parts are written only here
 	if l.first != 0 {
 		first, last := l.first, l.last
-		err := l.writeRetrying(ctx, l.w, first, last, lake.RangeName(first, last))
+		err := l.writeRetrying(ctx, l.w, first, last, l.rangeName(first, last))
 		if errors.Is(err, lake.ErrEncode) {
 			l.isolate(last)
 			return true
@@ -471,7 +537,7 @@ func (l *Loader) writeLarge(ctx context.Context, rec spool.Record) bool {
 	if l.split == nil {
 		l.split, _ = otlpwire.NewSplitter(otlpwire.WithMaxBytes(partBytes)) // a valid option
 	}
-	name := lake.RangeName(rec.Seq, rec.Seq)
+	name := l.rangeName(rec.Seq, rec.Seq)
 	for {
 		err := l.writeParts(rec, name)
 		if err == nil {
@@ -514,8 +580,8 @@ func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
 	var written []string
 	defer func() {
 		if err != nil {
-			for _, p := range written {
-				os.Remove(p)
+			for _, name := range written {
+				l.store.Delete(context.Background(), name) //nolint:errcheck // a part left is rewritten by the retry, under its name
 			}
 		}
 	}()
@@ -540,10 +606,10 @@ func (l *Loader) writeParts(rec spool.Record, name string) (err error) {
 		if _, err := l.w.AppendReceived(sig, rec.Tenant, rec.Received, part); err != nil {
 			return &decodeError{err}
 		}
-		if err := l.w.FlushAs(lake.PartName(rec.Seq, rec.Seq, n)); err != nil {
+		if err := l.w.FlushAs(lake.NodeName(l.cfg.Node, lake.PartName(rec.Seq, rec.Seq, n))); err != nil {
 			return err
 		}
-		written = append(written, l.w.Flushed()...)
+		written = append(written, l.w.FlushedNames()...)
 		n++
 	}
 	return nil
@@ -749,6 +815,13 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 		l.prune(ctx)
 		select {
 		case <-ctx.Done():
+			if l.lease != nil { // let another node compact at once
+				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if err := l.lease.Release(rctx); err != nil {
+					l.log.Warn("cannot release the lake's compaction lease; it expires by itself", "err", err)
+				}
+				cancel()
+			}
 			return
 		case <-t.C:
 		}
@@ -762,14 +835,49 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 // those of the files that stay. With compaction off, interrupted
 // compactions are still finished.
 func (l *Loader) prune(ctx context.Context) {
-	c, cerr := lake.Compact(ctx, l.cfg.Dir, l.cons.Committed(), time.Now(), lake.CompactOptions{
+	o := lake.CompactOptions{
 		After:       max(2*l.cfg.MaxDelay, 5*time.Minute),
 		RecoverOnly: !l.cfg.Compact,
 		Lock:        &l.writeMu,
 		Memo:        &l.memo,
-	})
+		ScratchDir:  l.cfg.Dir,
+	}
+	if l.cfg.Bucket != nil {
+		o.Grace = cmp.Or(l.cfg.CompactGrace, 2*time.Minute)
+	}
+	if l.lease != nil {
+		// One of several nodes: publish how far this one committed, and
+		// compact and prune only with the lease.
+		if err := l.publish(ctx); err != nil {
+			l.log.Warn("cannot publish this node's lake cursor; retrying at the next pass", "err", err)
+		}
+		held, err := l.lease.Acquire(ctx)
+		if err != nil {
+			l.log.Warn("cannot reach the lake's compaction lease; retrying at the next pass", "err", err)
+		}
+		if !held {
+			return
+		}
+		nodes, err := l.nodes(ctx)
+		if err != nil {
+			l.log.Warn("cannot read the nodes' lake cursors; compacting none of their files", "err", err)
+		}
+		o.Nodes, o.Hold = nodes, l.lease.Held
+	}
+	c, cerr := lake.CompactBucket(ctx, l.store, l.cons.Committed(), time.Now(), o)
 	l.writeMu.Lock()
-	p, err := lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+	var p lake.Pruned
+	var err error
+	if l.cfg.Bucket == nil {
+		p, err = lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+	} else if l.lease == nil || l.lease.Held() {
+		var swept int
+		swept, err = bucket.NewLocal(l.cfg.Dir).Sweep(ctx, time.Now().Add(-time.Hour))
+		if err == nil {
+			p, err = lake.PruneBucket(ctx, l.store, l.cfg.Retention, time.Now())
+		}
+		p.Temps += swept
+	}
 	l.writeMu.Unlock()
 	l.noteCompaction(c, cerr)
 	l.pruneMu.Lock()
@@ -789,6 +897,52 @@ func (l *Loader) prune(ctx context.Context) {
 		l.log.Info("lake retention removed old data", "partitions", p.Partitions, "files", p.Files,
 			"bytes", p.Bytes, "temp_files", p.Temps, "lake_bytes", p.Kept)
 	}
+}
+
+// nodeCursor is what a node publishes at NodesPrefix.
+type nodeCursor struct {
+	Node      string    `json:"node"`
+	Committed uint64    `json:"committed"`
+	Time      time.Time `json:"time"`
+}
+
+// publish writes this node's committed cursor to the bucket.
+func (l *Loader) publish(ctx context.Context) error {
+	data, err := json.Marshal(nodeCursor{Node: l.cfg.Node, Committed: l.cons.Committed(), Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return l.store.Upload(ctx, NodesPrefix+l.cfg.Node+".json", bytes.NewReader(data))
+}
+
+// nodes reads the cursors the nodes published; this node's is its own
+// committed cursor. On an error it returns this node's alone.
+func (l *Loader) nodes(ctx context.Context) (map[string]uint64, error) {
+	nodes := map[string]uint64{l.cfg.Node: l.cons.Committed()}
+	var errs []error
+	for a, err := range l.store.List(ctx, NodesPrefix) {
+		if err != nil {
+			return map[string]uint64{l.cfg.Node: l.cons.Committed()}, err
+		}
+		node, ok := strings.CutSuffix(strings.TrimPrefix(a.Name, NodesPrefix), ".json")
+		if !ok || node == l.cfg.Node || !lake.ValidNode(node) {
+			continue
+		}
+		r, err := l.store.Get(ctx, a.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var c nodeCursor
+		err = json.NewDecoder(io.LimitReader(r, 4096)).Decode(&c)
+		r.Close()
+		if err != nil || c.Node != node {
+			errs = append(errs, fmt.Errorf("node cursor %s: malformed", a.Name))
+			continue
+		}
+		nodes[node] = c.Committed
+	}
+	return nodes, errors.Join(errs...)
 }
 
 // noteCompaction counts and logs what a compaction pass did.
@@ -868,7 +1022,11 @@ func readIntent(path string) (first, last uint64, ok bool, err error) {
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("read lake intent: %w", err)
 	}
-	a, z, found := strings.Cut(strings.TrimSpace(string(b)), "-")
+	rng := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(rng, '.'); i >= 0 {
+		rng = rng[i+1:] // a node's name: <node>.<first>-<last>
+	}
+	a, z, found := strings.Cut(rng, "-")
 	first, err1 := strconv.ParseUint(a, 10, 64)
 	last, err2 := strconv.ParseUint(z, 10, 64)
 	if !found || err1 != nil || err2 != nil || first == 0 || last < first {

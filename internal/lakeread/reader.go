@@ -51,6 +51,10 @@ type Config struct {
 	// files yet, so that queries see a span as soon as its request was
 	// acknowledged.
 	Fresh Fresh
+	// Node is the node whose spool Fresh reads, when several nodes write
+	// the lake (lake.NodeName): Fresh's high-water mark applies to this
+	// node's files only.
+	Node string
 }
 
 // DefaultConfig returns the defaults, without a Bucket.
@@ -219,18 +223,18 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 // list returns the files eachFile walks, newest hour first; files the
 // listing no longer shows (compacted, pruned) leave the reader's caches.
 func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
+	all, err := lake.DataFiles(ctx, q.r.cfg.Bucket, lake.TenantPrefix(q.signal, q.tenant))
+	if err != nil {
+		return nil, fmt.Errorf("lakeread: %w", err)
+	}
 	var files []lake.DataFile
 	listed := map[fileKey]bool{}
-	for a, err := range q.r.cfg.Bucket.List(ctx, lake.TenantPrefix(q.signal, q.tenant)) {
-		if err != nil {
-			return nil, fmt.Errorf("lakeread: list the lake: %w", err)
-		}
-		f, ok := lake.ParseDataFile(a)
-		if !ok || f.Tenant != q.tenant {
+	for _, f := range all {
+		if f.Tenant != q.tenant {
 			continue
 		}
 		listed[keyOf(f)] = true
-		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.First > q.through {
+		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.Node == q.r.cfg.Node && f.First > q.through {
 			continue
 		}
 		files = append(files, f)

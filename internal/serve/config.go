@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -149,6 +152,27 @@ type LakeConfig struct {
 	// Compact merges the small files of each hour partition once the
 	// hour is over (on by default).
 	Compact bool `yaml:"compact"`
+	// URL is where the lake is: "" for <data_dir>/lake, or
+	// s3://bucket/prefix for an S3-compatible object store, which any
+	// number of nodes can write at once (each names its files after Node).
+	URL string `yaml:"url"`
+	// Node names this node's files in an object store several nodes
+	// write: 1 to 63 of [a-z0-9-]. Default: a name made once for the data
+	// directory and kept in <data_dir>/node-id. Never give one name to
+	// two nodes, or to a node with a new data directory.
+	Node string `yaml:"node"`
+	// S3 sets how to reach the store of an s3:// URL; empty fields (and
+	// the credentials, always) come the standard AWS way: AWS_REGION,
+	// AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, the
+	// shared config and credentials files, instance roles.
+	S3 S3Config `yaml:"s3"`
+}
+
+// S3Config is how the lake reaches an S3-compatible store.
+type S3Config struct {
+	Endpoint  string `yaml:"endpoint"`   // the store's URL, http://127.0.0.1:8333; empty: AWS's
+	Region    string `yaml:"region"`     // empty: the AWS configuration's, else us-east-1
+	PathStyle bool   `yaml:"path_style"` // address the bucket in the path, as most self-hosted stores want
 }
 
 // LogConfig sets the structured log on stderr.
@@ -269,6 +293,12 @@ func (c Config) Validate() error {
 	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
 		return errors.New("lake retention and retention size must not be negative")
 	}
+	if _, _, err := ParseLakeURL(c.Lake.URL); err != nil {
+		return err
+	}
+	if c.Lake.Node != "" && !lake.ValidNode(c.Lake.Node) {
+		return fmt.Errorf("lake node %q: want 1 to 63 of [a-z0-9-], not starting with -", c.Lake.Node)
+	}
 	return c.receiverConfig().Validate()
 }
 
@@ -366,3 +396,26 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML writes the String form.
 func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
+
+// ParseLakeURL parses a lake URL: "" is the data directory's lake (both
+// results empty), s3://bucket/prefix an S3 bucket and the key prefix the
+// lake lives under ("" for the bucket's root).
+func ParseLakeURL(raw string) (bucketName, prefix string, err error) {
+	if raw == "" {
+		return "", "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("lake url: %w", err)
+	}
+	if u.Scheme != "s3" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", fmt.Errorf("lake url %q: want s3://bucket/prefix (the store's endpoint and region go in lake.s3 or the AWS environment)", raw)
+	}
+	prefix = strings.Trim(u.Path, "/")
+	if prefix != "" {
+		if err := bucket.ValidName(prefix); err != nil {
+			return "", "", fmt.Errorf("lake url %q: prefix: %w", raw, err)
+		}
+	}
+	return u.Host, prefix, nil
+}

@@ -60,6 +60,8 @@ type Server struct {
 	quarantine  *quarantine.Dir
 	spool       *spool.Spool
 	loader      *lakeload.Loader
+	lakeBucket  bucket.Bucket // the lake in an object store (lake.url); nil: <data_dir>/lake
+	lakeNode    string        // this node's name in it
 	stopLoad    context.CancelFunc
 	loading     sync.WaitGroup
 	ready       atomic.Bool
@@ -291,6 +293,10 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 	}
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
+	if s.lakeBucket != nil {
+		// Every read of an object store is a request: fewer, larger ones.
+		rcfg.Bucket, rcfg.Node, rcfg.ReadBufferSize = s.lakeBucket, s.lakeNode, 256<<10
+	}
 	rcfg.Fresh = s.loader // spans acknowledged and not in Parquet yet are read too
 	r, err := lakeread.New(rcfg)
 	if err != nil {

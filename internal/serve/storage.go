@@ -1,12 +1,17 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/dirlock"
+	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
@@ -65,8 +70,13 @@ func (s *Server) openStorage() error {
 	if err := s.step("lake loader"); err != nil {
 		return err
 	}
+	if err := s.openLake(); err != nil {
+		return err
+	}
 	if s.loader, err = lakeload.New(s.spool, lakeload.Config{
 		Dir:        filepath.Join(s.cfg.DataDir, "lake"),
+		Bucket:     s.lakeBucket,
+		Node:       s.lakeNode,
 		Consumer:   "lake",
 		MaxDelay:   s.cfg.Lake.MaxDelay,
 		FileSize:   int64(s.cfg.Lake.FileSize),
@@ -118,4 +128,66 @@ func (s *Server) spoolConfig() spool.Config {
 	sc.MaxBytes = int64(c.MaxSize)
 	sc.Registerer = s.reg
 	return sc
+}
+
+// openLake sets s.lakeBucket, the bucket of an s3:// lake URL (nil for
+// the data directory's lake), and s.lakeNode, this node's name in it.
+func (s *Server) openLake() error {
+	name, prefix, err := ParseLakeURL(s.cfg.Lake.URL)
+	if err != nil || name == "" {
+		return err
+	}
+	c := s.cfg.Lake.S3
+	b, err := bucket.NewS3(context.Background(), bucket.S3Config{Bucket: name, Prefix: prefix,
+		Endpoint: c.Endpoint, Region: c.Region, PathStyle: c.PathStyle})
+	if err != nil {
+		return fmt.Errorf("open lake %s: %w", s.cfg.Lake.URL, err)
+	}
+	node := s.cfg.Lake.Node
+	if node == "" {
+		if node, err = nodeID(s.cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	s.lakeBucket, s.lakeNode = b, node
+	s.log.Info("lake in an object store", "url", s.cfg.Lake.URL, "node", node)
+	return nil
+}
+
+// nodeIDFile keeps, in the data directory, the node name made for it.
+const nodeIDFile = "node-id"
+
+// nodeID returns the data directory's node name, making one the first
+// time: the host's name (what of it is [a-z0-9-]) and 8 random hex
+// digits, so that it goes with the spool whose records its files number.
+func nodeID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, nodeIDFile)
+	if b, err := os.ReadFile(path); err == nil {
+		id := strings.TrimSpace(string(b))
+		if !lake.ValidNode(id) {
+			return "", fmt.Errorf("%s: %q is not a node name (1 to 63 of [a-z0-9-])", path, id)
+		}
+		return id, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	host, _ := os.Hostname()
+	var b strings.Builder
+	for _, r := range strings.ToLower(host) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	base := strings.Trim(b.String(), "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	if base == "" {
+		base = "node"
+	}
+	id := fmt.Sprintf("%s-%08x", base, rand.Uint32())
+	if err := durable.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
 }
