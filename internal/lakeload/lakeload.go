@@ -80,11 +80,11 @@ type Config struct {
 	// (on an object store a removed file cannot be read on). Default 2
 	// minutes; without a Bucket inputs go at once.
 	CompactGrace time.Duration
-	Consumer string        // the spool consumer's name
-	MaxDelay time.Duration // the longest a record waits before it is written
-	FileSize int64         // lake.WriterConfig.FileSize; 0: the lake's default
-	Buffer   int64         // lake.WriterConfig.MaxBuffer; 0: the lake's default
-	Logger   *slog.Logger
+	Consumer     string        // the spool consumer's name
+	MaxDelay     time.Duration // the longest a record waits before it is written
+	FileSize     int64         // lake.WriterConfig.FileSize; 0: the lake's default
+	Buffer       int64         // lake.WriterConfig.MaxBuffer; 0: the lake's default
+	Logger       *slog.Logger
 	// Retention bounds the lake under Dir; the zero value keeps
 	// everything.
 	Retention lake.Retention
