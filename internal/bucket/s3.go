@@ -87,6 +87,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 		o.UsePathStyle = cfg.PathStyle
+		// No "Expect: 100-continue" on large PUTs: a store that does not
+		// answer it (SeaweedFS) makes Go's client wait a second before
+		// each body.
+		o.ContinueHeaderThresholdBytes = -1
 		// Checksums only where the operation requires them: several
 		// S3-compatible stores refuse the newer default trailers.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
