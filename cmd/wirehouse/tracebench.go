@@ -103,7 +103,7 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if s3b, err = s3Lake(ctx, f, stderr); err != nil {
 			return err
 		}
-		rcfg.Bucket, rcfg.ReadBufferSize = s3b, 256<<10
+		rcfg.Bucket, rcfg.Remote = s3b, true
 	}
 	r, err := lakeread.New(rcfg)
 	if err != nil {
@@ -111,10 +111,12 @@ func runTracebench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer r.Close()
 	if s3b != nil {
-		gets0 := s3b.GETs()
+		gets0, bytes0 := s3b.GETs(), s3b.BytesRead()
 		defer func() {
-			n := len(byID) + len(search)
-			fmt.Fprintf(stdout, "S3 GET requests: %d for %d queries (%.1f a query, warm-up and open included)\n", s3b.GETs()-gets0, n, float64(s3b.GETs()-gets0)/float64(max(n, 1)))
+			n := float64(max(len(byID)+len(search), 1))
+			gets, read := s3b.GETs()-gets0, s3b.BytesRead()-bytes0
+			fmt.Fprintf(stdout, "S3 GET requests: %d for %d queries (%.1f and %.0f KiB a query, warm-up and opening the files included)\n",
+				gets, len(byID)+len(search), float64(gets)/n, float64(read)/1024/n)
 		}()
 	}
 	fmt.Fprintf(stderr, "tracebench: %d trace-by-id and %d search queries with lakeread\n", len(byID), len(search))

@@ -49,6 +49,7 @@ type S3 struct {
 	cfg    S3Config
 	client *s3.Client
 	gets   atomic.Int64 // GET requests made (for the read path's reports)
+	read   atomic.Int64 // bytes they returned
 }
 
 // NewS3 returns the bucket of cfg.
@@ -101,6 +102,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 
 // GETs is the number of GET requests made so far.
 func (b *S3) GETs() int64 { return b.gets.Load() }
+
+// BytesRead is the number of bytes GET requests returned so far, through
+// Open's objects and GetVersion (Get's readers are the caller's).
+func (b *S3) BytesRead() int64 { return b.read.Load() }
 
 func (b *S3) key(name string) string {
 	if b.cfg.Prefix == "" {
@@ -189,6 +194,7 @@ func (o *s3Object) ReadAt(p []byte, off int64) (int, error) {
 	}
 	defer out.Body.Close()
 	n, err := io.ReadFull(out.Body, p[:end-off+1])
+	o.b.read.Add(int64(n))
 	if err != nil {
 		return n, fmt.Errorf("bucket: read %s at %d: %w", o.name, off, err)
 	}
@@ -326,6 +332,7 @@ func (b *S3) GetVersion(ctx context.Context, name string) ([]byte, string, error
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
+	b.read.Add(int64(len(data)))
 	if err != nil {
 		return nil, "", fmt.Errorf("bucket: get %s: %w", name, err)
 	}

@@ -43,6 +43,12 @@ type Config struct {
 	// where each read is a request, larger (256 KiB) means far fewer
 	// requests.
 	ReadBufferSize int
+	// Remote says the bucket is an object store, where every read is a
+	// request: files are opened reading ahead (parquet-go's
+	// OptimisticRead), their bloom filters loaded with their footers and
+	// kept in memory while they stay open, and pages read ahead
+	// asynchronously; ReadBufferSize defaults to 256 KiB.
+	Remote bool
 	// OpenFiles is how many of the lake's files the reader keeps open,
 	// their footers parsed, between queries (the least recently used
 	// closed past it). Default 256; 0 opens every file every query.
@@ -293,7 +299,12 @@ func (q *fileQuery) open(ctx context.Context, f lake.DataFile) (*cachedFile, err
 			return nil, nil, &LimitError{What: "bytes read", Limit: q.r.cfg.MaxBytes}
 		}
 		opts := []parquet.FileOption{parquet.SkipPageIndex(true)}
-		if n := q.r.cfg.ReadBufferSize; n > 0 {
+		n := q.r.cfg.ReadBufferSize
+		if q.r.cfg.Remote {
+			n = cmp.Or(n, 256<<10)
+			opts = append(opts, parquet.OptimisticRead(true), parquet.PrefetchBloomFilters(true), parquet.FileReadMode(parquet.ReadModeAsync))
+		}
+		if n > 0 {
 			opts = append(opts, parquet.ReadBufferSize(n))
 		}
 		pf, err := parquet.OpenFile(countingReader{obj, read}, obj.Size(), opts...)

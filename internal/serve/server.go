@@ -294,8 +294,7 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
 	if s.lakeBucket != nil {
-		// Every read of an object store is a request: fewer, larger ones.
-		rcfg.Bucket, rcfg.Node, rcfg.ReadBufferSize = s.lakeBucket, s.lakeNode, 256<<10
+		rcfg.Bucket, rcfg.Node, rcfg.Remote = s.lakeBucket, s.lakeNode, true
 	}
 	rcfg.Fresh = s.loader // spans acknowledged and not in Parquet yet are read too
 	r, err := lakeread.New(rcfg)
