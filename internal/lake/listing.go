@@ -96,7 +96,7 @@ func settle(ctx context.Context, b bucket.Bucket, dir string, files []DataFile) 
 		}
 		hasOutput := false
 		for _, f := range files {
-			if strings.HasSuffix(f.Name, "/"+in.Output) {
+			if f.Name == dir+"/"+in.Output {
 				hasOutput = true
 			}
 		}

@@ -183,3 +183,22 @@ func FuzzParseObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFile: a name parseFile accepts starts with its node's prefix
+// and its range, and the node is a valid node name.
+func FuzzParseFile(f *testing.F) {
+	f.Add(parquetFile(NodeName("node-a", RangeName(1, 5))))
+	f.Add(mergeName("b", 3, 9, 2))
+	f.Add(parquetFile(PartName(8, 8, 3)))
+	f.Add("a.b.00000000000000000001-00000000000000000002.parquet")
+	f.Fuzz(func(t *testing.T, name string) {
+		node, first, last, ok := parseFile(name)
+		if !ok {
+			return
+		}
+		if node != "" && !ValidNode(node) || first == 0 || last < first ||
+			!strings.HasPrefix(name, NodeName(node, RangeName(first, last))) {
+			t.Fatalf("%q parsed as node %q, %d-%d", name, node, first, last)
+		}
+	})
+}
