@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +124,25 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseLakeURL: a URL accepted names a bucket and a valid prefix,
+// and s3://bucket/prefix parses back to them.
+func FuzzParseLakeURL(f *testing.F) {
+	for _, s := range []string{"", "s3://b", "s3://b/p/q/", "s3://b/../x", "file:///x", "s3://u@b/p", "s3://b/p?x=1", "s3://b/%2e%2e/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		name, prefix, err := ParseLakeURL(raw)
+		if err != nil || raw == "" {
+			return
+		}
+		if name == "" || prefix != "" && bucket.ValidName(prefix) != nil {
+			t.Fatalf("%q: bucket %q, prefix %q", raw, name, prefix)
+		}
+		again := (&url.URL{Scheme: "s3", Host: name, Path: "/" + prefix}).String()
+		if n2, p2, err := ParseLakeURL(again); err != nil || n2 != name || p2 != prefix {
+			t.Fatalf("%q: %q, %q; %q parses as %q, %q, %v", raw, name, prefix, again, n2, p2, err)
+		}
+	})
 }
