@@ -291,6 +291,12 @@ func (l *Loader) register(reg prometheus.Registerer) error {
 		counter("wirehouse_lake_retention_partitions_removed_total", "Hour partitions removed by --lake-retention or --lake-retention-size since start.", func() float64 { return float64(l.Pruned().Partitions) }),
 		counter("wirehouse_lake_retention_bytes_removed_total", "Parquet bytes removed by retention since start.", func() float64 { return float64(l.Pruned().Bytes) }),
 		counter("wirehouse_lake_compacted_files_total", "Small Parquet files merged by compaction since start.", func() float64 { return float64(l.Compacted().Inputs) }),
+		gauge("wirehouse_lake_compaction_lease_held", "1 while this node holds the compaction lease of a lake several nodes share (always 0 for a lake of one node, which needs none).", func() float64 {
+			if l.lease != nil && l.lease.Held() {
+				return 1
+			}
+			return 0
+		}),
 		counter("wirehouse_lake_compaction_files_written_total", "Parquet files compaction wrote since start.", func() float64 { return float64(l.Compacted().Merges) }),
 	} {
 		if err := reg.Register(c); err != nil {
