@@ -42,6 +42,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,11 +81,16 @@ type Config struct {
 	// (on an object store a removed file cannot be read on). Default 2
 	// minutes; without a Bucket inputs go at once.
 	CompactGrace time.Duration
-	Consumer     string        // the spool consumer's name
-	MaxDelay     time.Duration // the longest a record waits before it is written
-	FileSize     int64         // lake.WriterConfig.FileSize; 0: the lake's default
-	Buffer       int64         // lake.WriterConfig.MaxBuffer; 0: the lake's default
-	Logger       *slog.Logger
+	Consumer     string // the spool consumer's name
+	// Signals are the signals written to the lake: the spool's records
+	// of other signals (those kept only to be forwarded) are passed,
+	// committed without rows. Default logs and traces; metrics are never
+	// written to the lake.
+	Signals  []otlpwire.Signal
+	MaxDelay time.Duration // the longest a record waits before it is written
+	FileSize int64         // lake.WriterConfig.FileSize; 0: the lake's default
+	Buffer   int64         // lake.WriterConfig.MaxBuffer; 0: the lake's default
+	Logger   *slog.Logger
 	// Retention bounds the lake under Dir; the zero value keeps
 	// everything.
 	Retention lake.Retention
@@ -117,6 +123,8 @@ func (c Config) Validate() error {
 		return errors.New("lake loader: no spool consumer name")
 	case c.MaxDelay <= 0:
 		return errors.New("lake loader: max delay must be positive")
+	case slices.ContainsFunc(c.Signals, func(s otlpwire.Signal) bool { return s != otlpwire.SignalLogs && s != otlpwire.SignalTraces }):
+		return fmt.Errorf("lake loader: signals %v: the lake stores logs and traces", c.Signals)
 	case c.Retention.MaxAge < 0 || c.Retention.MaxSize < 0 || c.PruneEvery < 0:
 		return errors.New("lake loader: retention and prune period must not be negative")
 	}
@@ -321,7 +329,7 @@ func (l *Loader) Run(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
-			if len(rec.Payload) > largeRecord && l.isolateTo == 0 {
+			if len(rec.Payload) > largeRecord && l.isolateTo == 0 && l.stores(rec.Signal) {
 				if !l.writeLarge(ctx, rec) {
 					return nil
 				}
@@ -643,6 +651,14 @@ func (l *Loader) writeRetrying(ctx context.Context, w *lake.Writer, first, last 
 // receiver validated it, so this is a bug or a version skew) is kept in
 // the quarantine, and still part of the range.
 func (l *Loader) add(rec spool.Record) {
+	if !l.stores(rec.Signal) {
+		// Part of the range, without rows.
+		if l.first == 0 {
+			l.first, l.firstAt = rec.Seq, time.Now()
+		}
+		l.last = rec.Seq
+		return
+	}
 	var sig otlpwire.Signal
 	switch rec.Signal {
 	case otlpwire.SignalLogs:
@@ -658,6 +674,14 @@ func (l *Loader) add(rec spool.Record) {
 	}
 	l.last = rec.Seq
 	l.noteRead(rec)
+}
+
+// stores reports whether records of sig go to the lake.
+func (l *Loader) stores(sig otlpwire.Signal) bool {
+	if l.cfg.Signals == nil {
+		return sig == otlpwire.SignalLogs || sig == otlpwire.SignalTraces
+	}
+	return slices.Contains(l.cfg.Signals, sig)
 }
 
 // freshRecord is a traces record read from the spool whose files are not

@@ -20,6 +20,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -433,5 +434,62 @@ func TestLargeRecord(t *testing.T) {
 	})
 	if parts < 2 {
 		t.Errorf("%d part files of the large record, want at least 2", parts)
+	}
+}
+
+// TestPassesOtherSignals: records of signals the loader does not store
+// (metrics kept for forwarding, logs when it stores traces only, a large
+// one included) are committed without rows, never quarantined.
+func TestPassesOtherSignals(t *testing.T) {
+	sp, root := openSpool(t)
+	metrics := synth.Generate(otlpwire.SignalMetrics, synth.Config{Resources: 1, TotalRecords: 10})
+	var big []int64
+	for id := int64(100); id < 100+300_000; id++ {
+		big = append(big, id)
+	}
+	appends := []struct {
+		sig  otlpwire.Signal
+		body []byte
+	}{
+		{otlpwire.SignalLogs, logsWithIDs(t, 1, 2)},
+		{otlpwire.SignalMetrics, metrics},
+		{otlpwire.SignalLogs, logsWithIDs(t, big...)}, // over largeRecord
+		{otlpwire.SignalMetrics, metrics},
+		{otlpwire.SignalLogs, logsWithIDs(t, 3)},
+	}
+	if len(appends[2].body) <= largeRecord {
+		t.Fatalf("the large record has %d bytes, not over %d", len(appends[2].body), largeRecord)
+	}
+	for _, a := range appends {
+		if _, err := sp.Append(a.sig, "default", time.Now(), a.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Logs stored, metrics passed.
+	cfg := Config{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond}
+	l := runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == uint64(len(appends)) })
+	if l.Committed() != uint64(len(appends)) || l.Skipped() != 0 {
+		t.Fatalf("committed %d, skipped %d", l.Committed(), l.Skipped())
+	}
+	if got := lakeIDs(t, root); len(got) != 3+len(big) || got[1] != 1 || got[3] != 1 || got[100] != 1 {
+		t.Fatalf("lake holds %d ids, want %d", len(got), 3+len(big))
+	}
+	// A loader that stores traces only passes every one of these records.
+	sp2, root2 := openSpool(t)
+	for _, a := range appends {
+		if _, err := sp2.Append(a.sig, "default", time.Now(), a.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg = Config{Dir: root2, Consumer: "lake", MaxDelay: 50 * time.Millisecond, Signals: []otlpwire.Signal{otlpwire.SignalTraces}}
+	l = runLoaderUntil(t, sp2, cfg, func(l *Loader) bool { return l.Committed() == uint64(len(appends)) })
+	if l.Committed() != uint64(len(appends)) || l.Skipped() != 0 {
+		t.Fatalf("traces only: committed %d, skipped %d", l.Committed(), l.Skipped())
+	}
+	if got := lakeIDs(t, root2); len(got) != 0 {
+		t.Fatalf("traces only: lake holds %d log ids", len(got))
+	}
+	if err := (Config{Dir: root, Consumer: "lake", MaxDelay: time.Second, Signals: []otlpwire.Signal{otlpwire.SignalMetrics}}).Validate(); err == nil {
+		t.Fatal("Validate accepts metrics in the lake")
 	}
 }

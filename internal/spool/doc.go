@@ -5,7 +5,7 @@
 //
 // # Records
 //
-// Append writes one record: a signal (logs or traces), a tenant name (at
+// Append writes one record: a signal (logs, traces or metrics), a tenant name (at
 // most MAX_TENANT bytes), the time the request was received and the
 // payload (at most MAX_PAYLOAD bytes), and gives it the next sequence
 // number: 1, 2, 3, ... in one spool, continuing across restarts.
@@ -27,7 +27,7 @@
 //	offset  bytes  field
 //	0       4      type                record_type: 1 = RECORD_OTLP_PROTOBUF
 //	4       8      seq                 sequence number
-//	12      4      signal              signal_code: 1 = SIGNAL_LOGS, 2 = SIGNAL_TRACES
+//	12      4      signal              signal_code: 1 = SIGNAL_LOGS, 2 = SIGNAL_TRACES, 3 = SIGNAL_METRICS
 //	16      4      tenant length n     at most MAX_TENANT (128)
 //	20      n+pad  tenant              zero-padded to a multiple of 4
 //	        8      received_unix_nano  0 for the zero time.Time

@@ -22,8 +22,9 @@ const MAX_CONSUMER = 64
 // RecordType is an XDR enum.
 //
 //	enum record_type {
-//	    /* An uncompressed protobuf OTLP ExportLogsServiceRequest or
-//	       ExportTraceServiceRequest, as the record's signal says. */
+//	    /* An uncompressed protobuf OTLP ExportLogsServiceRequest,
+//	       ExportTraceServiceRequest or ExportMetricsServiceRequest, as the
+//	       record's signal says. */
 //	    RECORD_OTLP_PROTOBUF = 1
 //	};
 type RecordType int32
@@ -97,19 +98,21 @@ func (v *RecordType) UnmarshalBinary(b []byte) error {
 //
 //	enum signal_code {
 //	    SIGNAL_LOGS = 1,
-//	    SIGNAL_TRACES = 2
+//	    SIGNAL_TRACES = 2,
+//	    SIGNAL_METRICS = 3
 //	};
 type SignalCode int32
 
 const (
-	SIGNAL_LOGS   SignalCode = 1
-	SIGNAL_TRACES SignalCode = 2
+	SIGNAL_LOGS    SignalCode = 1
+	SIGNAL_TRACES  SignalCode = 2
+	SIGNAL_METRICS SignalCode = 3
 )
 
 // Valid reports whether v is a declared SignalCode value.
 func (v SignalCode) Valid() bool {
 	switch v {
-	case SIGNAL_LOGS, SIGNAL_TRACES:
+	case SIGNAL_LOGS, SIGNAL_TRACES, SIGNAL_METRICS:
 		return true
 	}
 	return false
@@ -122,6 +125,8 @@ func (v SignalCode) String() string {
 		return "SIGNAL_LOGS"
 	case SIGNAL_TRACES:
 		return "SIGNAL_TRACES"
+	case SIGNAL_METRICS:
+		return "SIGNAL_METRICS"
 	}
 	return "SignalCode(" + strconv.FormatInt(int64(v), 10) + ")"
 }

@@ -215,7 +215,7 @@ func (s *Spool) createSegment() error {
 // could not be undone, every later Append fails with the same error.
 func (s *Spool) Append(sig otlpwire.Signal, tenant string, received time.Time, payload []byte) (seq uint64, err error) {
 	switch {
-	case sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces:
+	case !sig.Valid():
 		return 0, fmt.Errorf("spool: append: invalid signal %v", sig)
 	case len(tenant) > MAX_TENANT:
 		return 0, fmt.Errorf("spool: append: tenant of %d bytes, over %d", len(tenant), MAX_TENANT)
@@ -371,6 +371,31 @@ func (s *Spool) Repairs() []*CorruptError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*CorruptError(nil), s.repairs...)
+}
+
+// BytesAfter returns about how many bytes of segment files hold the
+// records after seq, a consumer's cursor: to within the spacing of the
+// segments' index (256 KiB).
+func (s *Spool) BytesAfter(seq uint64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := searchSegs(s.segs, seq+1)
+	if i == len(s.segs) {
+		return 0
+	}
+	var n int64
+	for _, g := range s.segs[i+1:] {
+		n += g.size
+	}
+	g := s.segs[i]
+	off := int64(0)
+	for _, e := range g.index {
+		if e.seq > seq+1 {
+			break
+		}
+		off = e.off
+	}
+	return n + g.size - off
 }
 
 // Stats returns the spool's counters.

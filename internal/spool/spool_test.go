@@ -182,7 +182,7 @@ func TestAppendErrors(t *testing.T) {
 		is      error
 	}{
 		{"signal 0", 0, "", nil, nil},
-		{"signal 3", 3, "", nil, nil},
+		{"signal 4", 4, "", nil, nil},
 		{"long tenant", otlpwire.SignalLogs, strings.Repeat("x", MAX_TENANT+1), nil, nil},
 		{"over the spool", otlpwire.SignalLogs, "", make([]byte, 1000), ErrTooLarge},
 	}
@@ -409,5 +409,46 @@ func TestConcurrent(t *testing.T) {
 				t.Errorf("stats %+v", st)
 			}
 		})
+	}
+}
+
+func TestMetricsRecordsAndBytesAfter(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 600 })
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := payloadOf(1, 100)
+	for range 9 {
+		if _, err := s.Append(otlpwire.SignalMetrics, "t", time.Time{}, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := c.Next(context.Background())
+	if err != nil || rec.Signal != otlpwire.SignalMetrics || !bytes.Equal(rec.Payload, payload) {
+		t.Fatalf("Next: %+v, %v", rec, err)
+	}
+	st := s.Stats()
+	if got := s.BytesAfter(0); got != st.Bytes {
+		t.Errorf("BytesAfter(0) = %d, want every segment's %d", got, st.Bytes)
+	}
+	if got := s.BytesAfter(st.LastSeq); got != 0 {
+		t.Errorf("BytesAfter(last) = %d, want 0", got)
+	}
+	// Records of 100 bytes of payload and a 40-byte header, 4 to a
+	// segment: after record 4 come segments 2 and 3, whole.
+	if got, want := s.BytesAfter(4), st.Bytes-4*(int64(len(payload))+40); got != want {
+		t.Errorf("BytesAfter(4) = %d, want %d", got, want)
+	}
+	// Reopened, the records keep their signal.
+	s.Close()
+	s = open(t, dir)
+	c, err = s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := c.Next(context.Background()); err != nil || rec.Signal != otlpwire.SignalMetrics {
+		t.Fatalf("after reopening: %+v, %v", rec, err)
 	}
 }

@@ -1,7 +1,8 @@
-// Package spoolsink is the receiver's sink for logs and traces: it appends
+// Package spoolsink is the receiver's sink for logs and traces (and for
+// metrics when they are forwarded): it appends
 // each validated request to the spool and returns once the spool's fsync
 // policy is met, so the receiver acknowledges only what the spool holds.
-// lakeload then moves the spool into the lake.
+// lakeload then moves the spool into the lake, and forward sends it on.
 //
 // A full spool refuses the request as overloaded (HTTP 429, gRPC
 // RESOURCE_EXHAUSTED, retryable); a request larger than the whole spool
@@ -17,7 +18,6 @@ import (
 	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Sink appends requests to a spool.
@@ -38,7 +38,7 @@ func New(sp *spool.Spool, defaultTenant string) (*Sink, error) {
 // Consume appends the request's body to the spool.
 func (s *Sink) Consume(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 	sig := req.Signal
-	if sig != otlpwire.SignalLogs && sig != otlpwire.SignalTraces {
+	if !sig.Valid() {
 		return pipeline.Outcome{}, fmt.Errorf("spool sink: %v: %w", sig, pipeline.ErrInvalid)
 	}
 	name := s.tenant
