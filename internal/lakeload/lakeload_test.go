@@ -442,7 +442,7 @@ func TestLargeRecord(t *testing.T) {
 // one included) are committed without rows, never quarantined.
 func TestPassesOtherSignals(t *testing.T) {
 	sp, root := openSpool(t)
-	metrics := synth.Generate(otlpwire.SignalMetrics, synth.Config{Resources: 1, TotalRecords: 10})
+	metrics := synth.Generate(otlpwire.SignalMetrics, synth.Config{Resources: 1, ScopesPerResource: 2, TotalRecords: 10})
 	var big []int64
 	for id := int64(100); id < 100+300_000; id++ {
 		big = append(big, id)

@@ -1,0 +1,718 @@
+// Package forward sends what the spool holds on to downstream OTLP
+// endpoints, durably and sharded, without decoding it.
+//
+// A Destination is one spool consumer (its own durable cursor) and one
+// set of endpoints on a consistent-hash ring (Ring). It reads each
+// record, cuts it on the wire with otlpwire.Router (logs and metrics by
+// resource or service, traces by trace id) into one request per
+// endpoint, and hands each endpoint its part. An endpoint's workers join
+// consecutive parts into requests of up to MaxBatchBytes (export
+// requests concatenate) and send them with OTLP/gRPC or OTLP/HTTP,
+// retrying retryable failures (OTLP's retryable gRPC codes and HTTP
+// statuses, RetryInfo and Retry-After honoured) with exponential
+// backoff and jitter, for as long as it takes. The cursor moves past a
+// record only when every part of it, and of every record before it, was
+// delivered or refused for good: a destination that is down keeps its
+// records in the spool, which fills, and then the receiver answers 429
+// / RESOURCE_EXHAUSTED. Refusals for good (400 and the like) are
+// counted, logged and dropped. Delivery is at least once: a crash, or an
+// endpoint that leaves the ring with parts queued, sends some parts again.
+package forward
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// The protocols.
+const (
+	ProtocolGRPC = "grpc"
+	ProtocolHTTP = "http"
+)
+
+// Config configures a Destination. Zero fields take the defaults named.
+type Config struct {
+	// Name names the destination in metrics and logs, and its spool
+	// consumer: "forward-<name>". Letters, digits, '-' and '_'.
+	Name string
+	// Signals are the signals sent here; default all three.
+	Signals []otlpwire.Signal
+	// Protocol is ProtocolGRPC (default) or ProtocolHTTP.
+	Protocol string
+	// Resolver gives the endpoints. Required.
+	Resolver Resolver
+	// ResolveEvery is the period of re-resolving; default 30 s. A Static
+	// resolver is asked once.
+	ResolveEvery time.Duration
+	// RouteLogs, RouteMetrics and RouteTraces choose each signal's
+	// shard key; defaults by resource, by resource and by trace id.
+	RouteLogs, RouteMetrics, RouteTraces otlpwire.RouteKey
+	// TLS, if set, makes connections use TLS with it.
+	TLS *tls.Config
+	// Headers are sent with every request (gRPC metadata or HTTP
+	// headers), such as authorization: Bearer <token>.
+	Headers map[string]string
+	// TenantHeader, if set, sends each record's tenant in this header
+	// (X-Scope-OrgID, say); requests then never mix tenants.
+	TenantHeader string
+	// Compression is "none" (default), "gzip" or "zstd".
+	Compression string
+	// Timeout bounds one export attempt; default 10 s.
+	Timeout time.Duration
+	// RetryInitial and RetryMax bound the backoff between attempts:
+	// from RetryInitial (default 250 ms), doubling, up to RetryMax
+	// (default 30 s), each with ±50% jitter; a server's Retry-After or
+	// RetryInfo delay is honoured when longer (up to 5 minutes).
+	RetryInitial, RetryMax time.Duration
+	// MaxBatchBytes caps one request joined from several records' parts;
+	// default 1 MiB. A single part larger than it is sent alone.
+	MaxBatchBytes int
+	// Window caps the bytes read from the spool and not yet delivered;
+	// default 64 MiB.
+	Window int64
+	// Workers is the number of requests in flight to each endpoint;
+	// default 4.
+	Workers    int
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// DefaultConfig returns a Config with the defaults filled in and no name
+// or resolver.
+func DefaultConfig() Config {
+	return Config{
+		Signals:       []otlpwire.Signal{otlpwire.SignalLogs, otlpwire.SignalTraces, otlpwire.SignalMetrics},
+		Protocol:      ProtocolGRPC,
+		ResolveEvery:  30 * time.Second,
+		RouteLogs:     otlpwire.RouteByResource,
+		RouteMetrics:  otlpwire.RouteByResource,
+		RouteTraces:   otlpwire.RouteByTraceID,
+		Compression:   "none",
+		Timeout:       10 * time.Second,
+		RetryInitial:  250 * time.Millisecond,
+		RetryMax:      30 * time.Second,
+		MaxBatchBytes: 1 << 20,
+		Window:        64 << 20,
+		Workers:       4,
+	}
+}
+
+// withDefaults fills c's zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Signals == nil {
+		c.Signals = d.Signals
+	}
+	if c.Protocol == "" {
+		c.Protocol = d.Protocol
+	}
+	if c.ResolveEvery == 0 {
+		c.ResolveEvery = d.ResolveEvery
+	}
+	if c.RouteLogs == 0 {
+		c.RouteLogs = d.RouteLogs
+	}
+	if c.RouteMetrics == 0 {
+		c.RouteMetrics = d.RouteMetrics
+	}
+	if c.RouteTraces == 0 {
+		c.RouteTraces = d.RouteTraces
+	}
+	if c.Compression == "" {
+		c.Compression = d.Compression
+	}
+	if c.Timeout == 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.RetryInitial == 0 {
+		c.RetryInitial = d.RetryInitial
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = max(d.RetryMax, c.RetryInitial)
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = d.MaxBatchBytes
+	}
+	if c.Window == 0 {
+		c.Window = d.Window
+	}
+	if c.Workers == 0 {
+		c.Workers = d.Workers
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// ValidName reports whether name can name a destination.
+func ValidName(name string) bool {
+	if name == "" || len(name) > 48 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate reports the first field of c (defaults applied) that New
+// would refuse.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case !ValidName(c.Name):
+		return fmt.Errorf("forward: destination name %q: want 1 to 48 of [A-Za-z0-9_-]", c.Name)
+	case c.Resolver == nil:
+		return fmt.Errorf("forward %s: no endpoints", c.Name)
+	case c.Protocol != ProtocolGRPC && c.Protocol != ProtocolHTTP:
+		return fmt.Errorf("forward %s: protocol %q: want grpc or http", c.Name, c.Protocol)
+	case len(c.Signals) == 0:
+		return fmt.Errorf("forward %s: no signals", c.Name)
+	case c.RouteLogs == otlpwire.RouteByTraceID || c.RouteMetrics == otlpwire.RouteByTraceID:
+		return fmt.Errorf("forward %s: traceID routes traces only; logs and metrics route by resource or service", c.Name)
+	case c.Timeout < 0 || c.RetryInitial < 0 || c.RetryMax < c.RetryInitial || c.MaxBatchBytes < 0 || c.Window < 0 || c.Workers < 0:
+		return fmt.Errorf("forward %s: negative timeout, retry, batch, window or workers, or retry max under retry initial", c.Name)
+	}
+	for _, s := range c.Signals {
+		if !s.Valid() {
+			return fmt.Errorf("forward %s: signal %v", c.Name, s)
+		}
+	}
+	for _, k := range []otlpwire.RouteKey{c.RouteLogs, c.RouteMetrics, c.RouteTraces} {
+		if _, err := otlpwire.NewRouter(k); err != nil {
+			return fmt.Errorf("forward %s: %w", c.Name, err)
+		}
+	}
+	if d, ok := c.Resolver.(DNS); ok {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("forward %s: %w", c.Name, err)
+		}
+	}
+	if err := checkCompression(c.Protocol, c.Compression); err != nil {
+		return fmt.Errorf("forward %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// ConsumerName is the spool consumer of the destination called name.
+func ConsumerName(name string) string { return "forward-" + name }
+
+// Destination forwards one spool's records to one set of endpoints.
+type Destination struct {
+	cfg  Config
+	sp   *spool.Spool
+	cons *spool.Consumer
+	log  *slog.Logger
+	m    *metrics
+
+	routers map[otlpwire.Signal]*otlpwire.Router // used by the reader only
+	dst     [][]byte                             // the reader's per-shard buffers
+
+	mu        sync.RWMutex // guards ring and endpoints; the reader routes under RLock
+	ring      *Ring
+	endpoints map[string]*endpoint
+	ringReady chan struct{} // closed once the ring has a member
+
+	// In flight: records read and not yet committed, in sequence order.
+	pmu      sync.Mutex
+	pending  []*record
+	inflight int64     // bytes of parts queued or being sent
+	space    sync.Cond // signalled when inflight drops or a record completes
+	commit   chan struct{}
+	gauges   []prometheus.Collector
+	stopping bool
+}
+
+// record is one spool record on its way.
+type record struct {
+	seq      uint64
+	received time.Time
+	parts    int // parts not yet done; under pmu
+}
+
+// part is a record's share for one endpoint.
+type part struct {
+	rec    *record
+	sig    otlpwire.Signal
+	tenant string
+	body   []byte // an export request of sig; owned by the part
+	count  int    // records in body
+}
+
+// New opens the destination's consumer on sp (registering it if new:
+// it then starts at the oldest record the spool retains).
+func New(sp *spool.Spool, cfg Config) (*Destination, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cons, err := sp.Consumer(ConsumerName(cfg.Name))
+	if err != nil {
+		return nil, fmt.Errorf("forward %s: %w", cfg.Name, err)
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	d := &Destination{
+		cfg: cfg, sp: sp, cons: cons, m: m,
+		log:       cfg.Logger.With("destination", cfg.Name),
+		routers:   map[otlpwire.Signal]*otlpwire.Router{},
+		ring:      NewRing(nil),
+		endpoints: map[string]*endpoint{},
+		ringReady: make(chan struct{}),
+		commit:    make(chan struct{}, 1),
+	}
+	d.space.L = &d.pmu
+	for sig, key := range map[otlpwire.Signal]otlpwire.RouteKey{
+		otlpwire.SignalLogs: cfg.RouteLogs, otlpwire.SignalMetrics: cfg.RouteMetrics, otlpwire.SignalTraces: cfg.RouteTraces,
+	} {
+		d.routers[sig], _ = otlpwire.NewRouter(key)
+	}
+	if err := d.registerGauges(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Destination) registerGauges() error {
+	if d.cfg.Registerer == nil {
+		return nil
+	}
+	labels := prometheus.Labels{"destination": d.cfg.Name}
+	d.gauges = []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wirehouse_forward_queue_records", ConstLabels: labels,
+			Help: "Spool records this destination has not delivered yet.",
+		}, func() float64 { return float64(d.sp.Stats().LastSeq - d.cons.Committed()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wirehouse_forward_queue_bytes", ConstLabels: labels,
+			Help: "Bytes of spool segments holding records this destination has not delivered yet (to within 256 KiB).",
+		}, func() float64 { return float64(d.sp.BytesAfter(d.cons.Committed())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wirehouse_forward_queue_age_seconds", ConstLabels: labels,
+			Help: "How long ago the oldest record this destination is sending was received; 0 when it has sent everything it read.",
+		}, func() float64 { return d.age().Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "wirehouse_forward_ring_members", ConstLabels: labels,
+			Help: "Endpoints on this destination's consistent-hash ring.",
+		}, func() float64 {
+			d.mu.RLock()
+			defer d.mu.RUnlock()
+			return float64(d.ring.Len())
+		}),
+	}
+	for _, g := range d.gauges {
+		if err := d.cfg.Registerer.Register(g); err != nil {
+			return fmt.Errorf("forward %s: register metrics: %w", d.cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// age is the time since the oldest record in flight was received.
+func (d *Destination) age() time.Duration {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	for _, r := range d.pending {
+		if r.parts > 0 && !r.received.IsZero() {
+			return time.Since(r.received)
+		}
+	}
+	return 0
+}
+
+// Committed returns the destination's spool cursor.
+func (d *Destination) Committed() uint64 { return d.cons.Committed() }
+
+// Members returns the endpoints on the ring now.
+func (d *Destination) Members() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return slices.Clone(d.ring.Members())
+}
+
+// Run forwards until ctx ends, then lets the requests in flight finish
+// (up to the Timeout), commits what was delivered and returns.
+func (d *Destination) Run(ctx context.Context) error {
+	d.cons.Rewind() // from the cursor, also when the consumer was read before
+	var wg sync.WaitGroup
+	rctx, stopResolve := context.WithCancel(context.Background())
+	if err := d.resolve(ctx); err != nil {
+		d.log.Warn("forward: resolving endpoints failed; retrying", "err", err)
+	}
+	wg.Go(func() { d.resolveLoop(rctx) })
+	cctx, stopCommit := context.WithCancel(context.Background())
+	var cwg sync.WaitGroup
+	cwg.Go(func() { d.commitLoop(cctx) })
+
+	err := d.read(ctx)
+
+	// Drain: wait for what is in flight, up to the timeout.
+	deadline := time.Now().Add(d.cfg.Timeout)
+	for d.busy() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopResolve()
+	wg.Wait()
+	d.mu.Lock()
+	d.pmu.Lock()
+	d.stopping = true
+	d.space.Broadcast()
+	d.pmu.Unlock()
+	eps := d.endpoints
+	d.endpoints = map[string]*endpoint{}
+	d.mu.Unlock()
+	for _, ep := range eps {
+		ep.stop()
+	}
+	for _, ep := range eps {
+		ep.wait()
+		ep.exp.close() //nolint:errcheck // closing
+	}
+	stopCommit()
+	cwg.Wait()
+	if cerr := d.commitDone(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// busy reports whether parts are in flight.
+func (d *Destination) busy() bool {
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	return d.inflight > 0
+}
+
+// Close unregisters the destination's gauges.
+func (d *Destination) Close() error {
+	for _, g := range d.gauges {
+		d.cfg.Registerer.Unregister(g)
+	}
+	d.gauges = nil
+	return nil
+}
+
+// read is the reader loop: spool records are routed into parts.
+func (d *Destination) read(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.ringReady:
+		}
+		rec, err := d.cons.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("forward %s: read spool: %w", d.cfg.Name, err)
+		}
+		r := &record{seq: rec.Seq, received: rec.Received}
+		if !slices.Contains(d.cfg.Signals, rec.Signal) {
+			d.add(r, 0)
+			continue
+		}
+		// Wait for room in the window.
+		d.pmu.Lock()
+		for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
+			d.waitSpace(ctx)
+		}
+		d.pmu.Unlock()
+		if ctx.Err() != nil {
+			return nil
+		}
+		parts, err := d.route(rec.Signal, rec.Tenant, r, rec.Payload)
+		if err != nil {
+			n, _ := rec.Signal.Count(rec.Payload)
+			d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
+			d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
+			d.add(r, 0)
+			continue
+		}
+		d.add(r, len(parts))
+		d.dispatch(parts)
+	}
+}
+
+// waitSpace waits on d.space (pmu held) until signalled or ctx ends.
+func (d *Destination) waitSpace(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		d.pmu.Lock()
+		d.space.Broadcast()
+		d.pmu.Unlock()
+	})
+	d.space.Wait()
+	stop()
+}
+
+// route cuts body into parts for the ring's members, holding the ring's
+// read lock so that the ring cannot change before dispatch. Parts are
+// returned with their endpoint.
+func (d *Destination) route(sig otlpwire.Signal, tenant string, r *record, body []byte) ([]routed, error) {
+	d.mu.RLock()
+	ring := d.ring
+	n := ring.Len()
+	if cap(d.dst) < n {
+		d.dst = make([][]byte, n)
+	}
+	d.dst = d.dst[:n]
+	for i := range d.dst {
+		d.dst[i] = d.dst[i][:0]
+	}
+	err := d.routers[sig].Route(sig, d.dst, body, ring.Shard)
+	if err != nil {
+		d.mu.RUnlock()
+		return nil, err
+	}
+	var out []routed
+	for i, b := range d.dst {
+		if len(b) == 0 {
+			continue
+		}
+		c, _ := sig.Count(b)
+		out = append(out, routed{endpoint: ring.Members()[i], p: &part{rec: r, sig: sig, tenant: tenant, body: slices.Clone(b), count: c}})
+	}
+	d.mu.RUnlock()
+	return out, nil
+}
+
+type routed struct {
+	endpoint string
+	p        *part
+}
+
+// add appends r to the records in flight with n parts to wait for.
+func (d *Destination) add(r *record, n int) {
+	d.pmu.Lock()
+	r.parts = n
+	d.pending = append(d.pending, r)
+	d.pmu.Unlock()
+	if n == 0 {
+		d.kick()
+	}
+}
+
+// dispatch queues parts with their endpoints. An endpoint that left the
+// ring since route ran gets its parts routed again.
+func (d *Destination) dispatch(parts []routed) {
+	var again []*part
+	d.mu.RLock()
+	for _, rp := range parts {
+		d.pmu.Lock()
+		d.inflight += int64(len(rp.p.body))
+		d.pmu.Unlock()
+		ep := d.endpoints[rp.endpoint]
+		if ep == nil || !ep.q.push(rp.p) {
+			again = append(again, rp.p)
+		}
+	}
+	d.mu.RUnlock()
+	if len(again) > 0 {
+		d.reroute(again)
+	}
+}
+
+// reroute routes the parts of an endpoint that left the ring again, by
+// their content, onto the ring as it is now.
+func (d *Destination) reroute(parts []*part) {
+	for _, p := range parts {
+		d.pmu.Lock()
+		stopping := d.stopping
+		d.pmu.Unlock()
+		if stopping {
+			return // sent again after the restart
+		}
+		<-d.ringReady
+		out, err := d.route(p.sig, p.tenant, p.rec, p.body)
+		if err != nil || len(out) == 0 {
+			d.done(p) // cannot happen: p's body was routed before
+			continue
+		}
+		d.pmu.Lock()
+		d.inflight -= int64(len(p.body))
+		p.rec.parts += len(out) - 1
+		d.pmu.Unlock()
+		d.dispatch(out)
+	}
+}
+
+// done marks p delivered or refused for good.
+func (d *Destination) done(p *part) {
+	d.pmu.Lock()
+	d.inflight -= int64(len(p.body))
+	p.rec.parts--
+	last := p.rec.parts == 0
+	d.space.Broadcast()
+	d.pmu.Unlock()
+	if last {
+		d.kick()
+	}
+}
+
+func (d *Destination) kick() {
+	select {
+	case d.commit <- struct{}{}:
+	default:
+	}
+}
+
+// commitLoop commits the cursor past completed records, at most every
+// commitEvery (each commit is an fsync).
+func (d *Destination) commitLoop(ctx context.Context) {
+	t := time.NewTicker(commitEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case <-d.commit:
+		default:
+			continue
+		}
+		if err := d.commitDone(); err != nil {
+			d.log.Error("forward: commit failed", "err", err)
+		}
+	}
+}
+
+const commitEvery = 100 * time.Millisecond
+
+// commitDone commits up to the last record of the completed prefix.
+func (d *Destination) commitDone() error {
+	d.pmu.Lock()
+	i := 0
+	for i < len(d.pending) && d.pending[i].parts == 0 {
+		i++
+	}
+	if i == 0 {
+		d.pmu.Unlock()
+		return nil
+	}
+	seq := d.pending[i-1].seq
+	d.pending = slices.Delete(d.pending, 0, i)
+	d.space.Broadcast()
+	d.pmu.Unlock()
+	return d.cons.Commit(seq)
+}
+
+// resolveLoop re-resolves the endpoints every ResolveEvery.
+func (d *Destination) resolveLoop(ctx context.Context) {
+	if _, static := d.cfg.Resolver.(Static); static {
+		return
+	}
+	t := time.NewTicker(d.cfg.ResolveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := d.resolve(ctx); err != nil {
+			d.log.Warn("forward: resolving endpoints failed; keeping the ring", "err", err)
+		}
+	}
+}
+
+// resolve asks the resolver and applies a changed, non-empty answer.
+func (d *Destination) resolve(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	eps, err := d.cfg.Resolver.Resolve(rctx)
+	if err != nil {
+		return err
+	}
+	if len(eps) == 0 {
+		return errors.New("no endpoints")
+	}
+	return d.SetEndpoints(eps)
+}
+
+// SetEndpoints puts exactly eps on the ring: endpoints new to it start,
+// those gone stop, and their queued parts are routed again.
+func (d *Destination) SetEndpoints(eps []string) error {
+	if len(eps) == 0 {
+		return errors.New("forward: set endpoints: none")
+	}
+	ring := NewRing(eps)
+	d.mu.Lock()
+	if slices.Equal(ring.Members(), d.ring.Members()) {
+		d.mu.Unlock()
+		return nil
+	}
+	var gone []*endpoint
+	for name, ep := range d.endpoints {
+		if !slices.Contains(ring.Members(), name) {
+			gone = append(gone, ep)
+			delete(d.endpoints, name)
+			d.m.member.DeleteLabelValues(d.cfg.Name, name)
+		}
+	}
+	var errs []error
+	for _, name := range ring.Members() {
+		if d.endpoints[name] != nil {
+			continue
+		}
+		exp, err := newExporter(&d.cfg, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ep := newEndpoint(d, name, exp)
+		d.endpoints[name] = ep
+		d.m.member.WithLabelValues(d.cfg.Name, name).Set(1)
+	}
+	old := d.ring
+	d.ring = ring
+	if old.Len() == 0 && ring.Len() > 0 {
+		close(d.ringReady)
+	}
+	d.mu.Unlock()
+	d.log.Info("forward: endpoints changed", "endpoints", strings.Join(ring.Members(), ","), "before", strings.Join(old.Members(), ","))
+	for _, ep := range gone {
+		ep.stop()
+	}
+	for _, ep := range gone {
+		go func() {
+			ep.wait()
+			ep.exp.close() //nolint:errcheck // closing
+			d.reroute(ep.q.drain())
+		}()
+	}
+	return errors.Join(errs...)
+}
+
+// backoff is the wait before attempt n+1 (n from 0), with jitter, at
+// least the server's delay.
+func (d *Destination) backoff(n int, after time.Duration) time.Duration {
+	w := d.cfg.RetryInitial
+	for i := 0; i < n && w < d.cfg.RetryMax; i++ {
+		w *= 2
+	}
+	w = min(w, d.cfg.RetryMax)
+	w = time.Duration(float64(w) * (0.5 + rand.Float64()))
+	return max(w, min(after, maxServerDelay))
+}
+
+const maxServerDelay = 5 * time.Minute
