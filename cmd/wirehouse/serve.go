@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/wirehouse/wirehouse/internal/serve"
@@ -125,11 +127,69 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.Lake.S3.Region, "lake-s3-region", cfg.Lake.S3.Region, "region of an s3:// lake's bucket (default: AWS_REGION or the shared config's, else us-east-1)")
 	fs.BoolVar(&cfg.Lake.S3.PathStyle, "lake-s3-path-style", cfg.Lake.S3.PathStyle, "address an s3:// lake's bucket in the URL path, as MinIO, SeaweedFS and Ceph want")
 	fs.Var(&cfg.Lake.RetentionSize, "lake-retention-size", "remove lake hour partitions while the Parquet files hold more bytes: more than an hour in the future first, then the oldest, never the current or next hour (0: no limit)")
+	store := fs.String("store", "", "signals this node stores itself, comma-separated: logs, traces, metrics, or none for a gateway that only forwards (default all three)")
+	var fwd serve.ForwardConfig
+	var fwdEndpoints, fwdSignals, fwdDNS string
+	fs.StringVar(&fwdEndpoints, "forward-endpoints", "", "forward to these OTLP endpoints, comma-separated (host:port, or a base URL for http), sharded on a consistent-hash ring: logs and metrics by resource, traces by trace id (a destination named \"default\"; more in the config file's forward: list)")
+	fs.StringVar(&fwdDNS, "forward-dns", "", "forward to every address of this name, host:port, looked up again every 30s (in place of --forward-endpoints)")
+	fs.StringVar(&fwd.Protocol, "forward-protocol", "grpc", "protocol of the forward endpoints: grpc or http")
+	fs.StringVar(&fwdSignals, "forward-signals", "", "signals forwarded, comma-separated (default all three)")
+	fs.StringVar(&fwd.Compression, "forward-compression", "none", "compression of forwarded requests: none, gzip or zstd")
+	fs.StringVar(&fwd.TenantHeader, "forward-tenant-header", "", "send each record's tenant in this header (X-Scope-OrgID, say)")
+	fs.Func("forward-header", "a header sent with every forwarded request, name=value (repeatable), such as authorization=Bearer <token>", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want name=value, got %q", v)
+		}
+		if fwd.Headers == nil {
+			fwd.Headers = map[string]string{}
+		}
+		fwd.Headers[k] = val
+		return nil
+	})
+	fs.BoolVar(&fwd.TLS.Enabled, "forward-tls", false, "connect to the forward endpoints with TLS")
+	fs.StringVar(&fwd.TLS.CAFile, "forward-tls-ca-file", "", "CA certificates (PEM) that verify the forward endpoints, in place of the system's")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
 		}
 		return cfg, usageError{err: err, printed: true}
+	}
+	if *store != "" {
+		cfg.Store = serve.StoreConfig{}
+		for _, sig := range strings.Split(*store, ",") {
+			switch strings.TrimSpace(sig) {
+			case "logs":
+				cfg.Store.Logs = true
+			case "traces":
+				cfg.Store.Traces = true
+			case "metrics":
+				cfg.Store.Metrics = true
+			case "none":
+			default:
+				return cfg, usageError{err: fmt.Errorf("--store: %q: want logs, traces, metrics or none", sig)}
+			}
+		}
+	}
+	if fwdEndpoints != "" || fwdDNS != "" {
+		fwd.Name = "default"
+		if fwdEndpoints != "" {
+			fwd.Endpoints = strings.Split(fwdEndpoints, ",")
+		}
+		if fwdDNS != "" {
+			host, port, err := net.SplitHostPort(fwdDNS)
+			if err != nil {
+				return cfg, usageError{err: fmt.Errorf("--forward-dns: %w", err)}
+			}
+			fwd.DNS.Host = host
+			if fwd.DNS.Port, err = strconv.Atoi(port); err != nil {
+				return cfg, usageError{err: fmt.Errorf("--forward-dns: port %q", port)}
+			}
+		}
+		if fwdSignals != "" {
+			fwd.Signals = strings.Split(fwdSignals, ",")
+		}
+		cfg.Forward = append(cfg.Forward, fwd)
 	}
 	if fs.NArg() > 0 {
 		return cfg, usageError{err: fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))}

@@ -87,10 +87,14 @@ type Config struct {
 		RetryAfter  time.Duration `yaml:"retry_after"`
 		MaxServices int           `yaml:"max_services"`
 	} `yaml:"limits"`
-	Metrics         MetricsConfig `yaml:"metrics"`
-	Spool           SpoolConfig   `yaml:"spool"`
-	Lake            LakeConfig    `yaml:"lake"`
-	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	Metrics MetricsConfig `yaml:"metrics"`
+	Spool   SpoolConfig   `yaml:"spool"`
+	Lake    LakeConfig    `yaml:"lake"`
+	// Store says which signals this node keeps; Forward where it sends
+	// them on (see ForwardConfig).
+	Store           StoreConfig     `yaml:"store"`
+	Forward         []ForwardConfig `yaml:"forward"`
+	ShutdownTimeout time.Duration   `yaml:"shutdown_timeout"`
 
 	unsetEnv []string // references LoadFile expanded from unset variables, for New to log
 }
@@ -208,6 +212,7 @@ func DefaultConfig() Config {
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
+	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
@@ -298,6 +303,9 @@ func (c Config) Validate() error {
 	}
 	if c.Lake.Node != "" && !lake.ValidNode(c.Lake.Node) {
 		return fmt.Errorf("lake node %q: want 1 to 63 of [a-z0-9-], not starting with -", c.Lake.Node)
+	}
+	if err := c.validateForward(); err != nil {
+		return err
 	}
 	return c.receiverConfig().Validate()
 }

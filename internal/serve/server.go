@@ -29,6 +29,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/bearer"
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
+	"github.com/wirehouse/wirehouse/internal/forward"
 	"github.com/wirehouse/wirehouse/internal/jaegerstorage"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
@@ -60,6 +61,7 @@ type Server struct {
 	quarantine  *quarantine.Dir
 	spool       *spool.Spool
 	loader      *lakeload.Loader
+	forwarders  []*forward.Destination
 	lakeBucket  bucket.Bucket // the lake in an object store (lake.url); nil: <data_dir>/lake
 	lakeNode    string        // this node's name in it
 	stopLoad    context.CancelFunc
@@ -224,6 +226,17 @@ func (s *Server) Start() error {
 			}
 		}
 	})
+	for _, d := range s.forwarders {
+		s.loading.Go(func() {
+			if err := d.Run(ctx); err != nil {
+				s.log.Error("forwarding stopped", "err", err)
+				select {
+				case s.errs <- err:
+				default:
+				}
+			}
+		})
+	}
 	s.admin = &http.Server{
 		Handler:           s.adminHandler(),
 		ReadHeaderTimeout: s.cfg.OTLP.HTTP.ReadHeaderTimeout,

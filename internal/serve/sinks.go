@@ -15,8 +15,11 @@ import (
 )
 
 // sinks returns each signal's sinks, stores first: the metric store for
-// metrics, the spool (then the lake) for logs and traces, and after them
-// the per-service usage counters, which so count only what was stored.
+// metrics, the spool (then the lake, or a forward destination) for logs,
+// traces and forwarded metrics, and after them the per-service usage
+// counters, which so count only what was stored. A signal this node
+// neither stores nor forwards is refused record by record (a partial
+// success), never dropped silently.
 func (s *Server) sinks() (pipeline.Sinks, error) {
 	u, err := usage.New(usage.Config{Registerer: s.reg, MaxServices: s.cfg.Limits.MaxServices})
 	if err != nil {
@@ -26,13 +29,50 @@ func (s *Server) sinks() (pipeline.Sinks, error) {
 	if err != nil {
 		return pipeline.Sinks{}, err
 	}
-	// The store validates metrics as it walks them (see AppendOTLP), so
-	// it is marked Validating and the receiver does not walk them twice.
-	return pipeline.Sinks{
-		Metrics: []pipeline.Sink{pipeline.Validating(pipeline.SinkFunc(s.consumeMetrics)), u},
-		Logs:    []pipeline.Sink{ss, u},
-		Traces:  []pipeline.Sink{ss, u},
-	}, nil
+	var out pipeline.Sinks
+	for _, sig := range otlpwire.Signals {
+		var sinks []pipeline.Sink
+		stored := s.cfg.Store.Logs
+		switch sig {
+		case otlpwire.SignalTraces:
+			stored = s.cfg.Store.Traces
+		case otlpwire.SignalMetrics:
+			stored = s.cfg.Store.Metrics
+			if stored {
+				// The store validates metrics as it walks them (see
+				// AppendOTLP), so it is marked Validating and the
+				// receiver does not walk them twice.
+				sinks = append(sinks, pipeline.Validating(pipeline.SinkFunc(s.consumeMetrics)))
+			}
+		}
+		if sig != otlpwire.SignalMetrics && stored || s.cfg.forwarded(sig) {
+			sinks = append(sinks, ss)
+		}
+		if len(sinks) == 0 {
+			sinks = append(sinks, refuseSink(sig))
+		} else {
+			sinks = append(sinks, u)
+		}
+		switch sig {
+		case otlpwire.SignalLogs:
+			out.Logs = sinks
+		case otlpwire.SignalTraces:
+			out.Traces = sinks
+		default:
+			out.Metrics = sinks
+		}
+	}
+	return out, nil
+}
+
+// refuseSink refuses every record of a signal this node neither stores
+// nor forwards, as an OTLP partial success: the client learns that its
+// records were not kept, and the receiver counts them refused.
+func refuseSink(sig otlpwire.Signal) pipeline.Sink {
+	msg := "this wirehouse node neither stores nor forwards " + sig.String()
+	return pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+		return pipeline.Outcome{Rejected: int64(req.Records), Message: msg}, nil
+	})
 }
 
 // consumeMetrics stores a metrics request in the metric store, for the

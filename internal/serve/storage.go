@@ -12,11 +12,13 @@ import (
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/dirlock"
 	"github.com/wirehouse/wirehouse/internal/durable"
+	"github.com/wirehouse/wirehouse/internal/forward"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/spool"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // openStorage creates the data directory and opens, in order, the
@@ -78,6 +80,7 @@ func (s *Server) openStorage() error {
 		Bucket:     s.lakeBucket,
 		Node:       s.lakeNode,
 		Consumer:   "lake",
+		Signals:    s.lakeSignals(),
 		MaxDelay:   s.cfg.Lake.MaxDelay,
 		FileSize:   int64(s.cfg.Lake.FileSize),
 		Buffer:     int64(s.cfg.Lake.MaxBuffer),
@@ -90,6 +93,59 @@ func (s *Server) openStorage() error {
 		return fmt.Errorf("open lake: %w", err)
 	}
 	s.stack.push("lake loader", s.loader.Close)
+
+	if err := s.step("forward"); err != nil {
+		return err
+	}
+	return s.openForward()
+}
+
+// lakeSignals are the signals the lake stores (store.logs, store.traces).
+func (s *Server) lakeSignals() []otlpwire.Signal {
+	sigs := []otlpwire.Signal{}
+	if s.cfg.Store.Logs {
+		sigs = append(sigs, otlpwire.SignalLogs)
+	}
+	if s.cfg.Store.Traces {
+		sigs = append(sigs, otlpwire.SignalTraces)
+	}
+	return sigs
+}
+
+// openForward opens a destination for each forward entry, and removes
+// the spool cursor of any destination no longer configured (its
+// undelivered records, counted in the log, are not sent: it was removed
+// from the configuration), so that it holds no segment back.
+func (s *Server) openForward() error {
+	keep := map[string]bool{}
+	for _, fc := range s.cfg.Forward {
+		c, err := fc.forwardConfig()
+		if err != nil {
+			return err
+		}
+		c.Logger, c.Registerer = s.log, s.reg
+		d, err := forward.New(s.spool, c)
+		if err != nil {
+			return err
+		}
+		s.stack.push("forward "+fc.Name, d.Close)
+		s.forwarders = append(s.forwarders, d)
+		keep[forward.ConsumerName(fc.Name)] = true
+	}
+	for _, name := range s.spool.ConsumerNames() {
+		if !strings.HasPrefix(name, forward.ConsumerName("")) || keep[name] {
+			continue
+		}
+		c, err := s.spool.Consumer(name)
+		if err != nil {
+			return err
+		}
+		left := s.spool.Stats().LastSeq - c.Committed()
+		if err := s.spool.RemoveConsumer(name); err != nil {
+			return fmt.Errorf("remove the cursor of a destination no longer configured: %w", err)
+		}
+		s.log.Warn("forward: a destination is no longer configured; its cursor is removed", "consumer", name, "records_not_sent", left)
+	}
 	return nil
 }
 

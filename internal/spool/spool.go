@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -371,6 +372,19 @@ func (s *Spool) Repairs() []*CorruptError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*CorruptError(nil), s.repairs...)
+}
+
+// ConsumerNames returns the names of the registered consumers, those
+// found on disk included, sorted.
+func (s *Spool) ConsumerNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.consumers))
+	for n := range s.consumers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // BytesAfter returns about how many bytes of segment files hold the

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// duckdbForwardCount reads each node's lake with DuckDB: per trace id the
+// node and span count, and per test.id the number of rows, for logs and
+// traces, and the rows of each service.
+const duckdbForwardCount = `
+import duckdb, json, sys, os
+out = {}
+for node, root in enumerate(sys.argv[1:]):
+    con = duckdb.connect()
+    r = {"traces": {}, "ids": {"logs": {}, "traces": {}}, "services": {}}
+    for sig in ("logs", "traces"):
+        if not any(f.endswith(".parquet") for _, _, fs in os.walk(os.path.join(root, sig)) for f in fs):
+            continue
+        src = f"read_parquet('{root}/{sig}/**/*.parquet', hive_partitioning = true)"
+        for svc, n in con.execute(f"SELECT service_name, count(*) FROM {src} GROUP BY 1").fetchall():
+            r["services"][sig + "/" + svc] = n
+        for i, n in con.execute(f"SELECT attributes['test.id'], count(*) FROM {src} WHERE attributes['test.id'] IS NOT NULL GROUP BY 1").fetchall():
+            r["ids"][sig][i] = n
+        if sig == "traces":
+            for t, n in con.execute(f"SELECT trace_id, count(*) FROM {src} GROUP BY 1").fetchall():
+                r["traces"][str(t)] = n
+    out[str(node)] = r
+print(json.dumps(out))
+`
+
+type forwardCounts map[string]struct {
+	Traces   map[string]int            `json:"traces"`
+	IDs      map[string]map[string]int `json:"ids"`
+	Services map[string]int            `json:"services"`
+}
+
+// TestServeForwardShardsByTraceID: a gateway serve (storing nothing)
+// forwards to three downstream serve nodes, sharded by trace id for
+// traces and by resource for logs. telemetrygen sends traces of five
+// spans and the OpenTelemetry SDK sends logs and spans with unique ids;
+// one downstream is killed with kill -9 for 20 s under that load and
+// started again. Then DuckDB reads the three lakes: every span of each
+// trace is on exactly one node, and the nodes together hold every
+// acknowledged record exactly once.
+func TestServeForwardShardsByTraceID(t *testing.T) {
+	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs DuckDB in a venv")
+	tgen := peerFromEnv(t, "WIREHOUSE_TELEMETRYGEN", "installs telemetrygen")
+	var downs [3]*serveProc
+	var addrs [3]string
+	dirs := [3]string{}
+	start := func(i int) {
+		downs[i] = startServeProc(t, dirs[i], "--grpc-listen", addrs[i], "--lake-max-delay", "300ms")
+	}
+	for i := range downs {
+		dirs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i))
+		addrs[i] = freeAddr(t)
+		start(i)
+	}
+	gw := startServeProc(t, t.TempDir(), "--store", "none", "--forward-endpoints", strings.Join(addrs[:], ","),
+		"--forward-signals", "logs,traces", "--forward-compression", "zstd")
+	defer func() {
+		for _, p := range append(downs[:], gw) {
+			if p != nil && p.cmd.ProcessState == nil {
+				p.cmd.Process.Kill()
+				p.cmd.Wait()
+			}
+		}
+	}()
+
+	var a acked
+	var next struct {
+		sync.Mutex
+		n int64
+	}
+	nextID := func() int64 {
+		next.Lock()
+		defer next.Unlock()
+		next.n++
+		return next.n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, c := range []struct{ transport, signal string }{{"grpc", "traces"}, {"http", "logs"}} {
+		wg.Go(func() { sendUntil(ctx, t, gw, c.transport, c.signal, nextID, &a) })
+	}
+	tgRun := func(svc string) {
+		args := []string{"traces", "--traces", "100", "--child-spans", "4", "--service", svc,
+			"--otlp-insecure", "--otlp-endpoint", gw.addrs["OTLP/gRPC"], "--rate", "0"}
+		if out, err := exec.Command(tgen, args...).CombinedOutput(); err != nil {
+			t.Errorf("telemetrygen: %v\n%s", err, out)
+		}
+	}
+	tgRun("tg-before")
+
+	// One downstream down for 20 s under load.
+	time.Sleep(500 * time.Millisecond)
+	if err := downs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	downs[1].cmd.Wait()
+	tgRun("tg-during")
+	time.Sleep(20 * time.Second)
+	queued := scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_records")
+	start(1)
+	tgRun("tg-after")
+	time.Sleep(time.Second)
+	cancel()
+	wg.Wait()
+	t.Logf("acknowledged by the gateway: %d logs, %d spans (SDK); %.0f records queued while node 1 was down",
+		len(a.logs), len(a.span), queued)
+	if len(a.logs) == 0 || len(a.span) == 0 || queued == 0 {
+		t.Fatalf("nothing acknowledged, or nothing queued for the node that was down\n%s", gw.stderr)
+	}
+	// Everything delivered: the gateway's queue drains.
+	deadline := time.Now().Add(60 * time.Second)
+	for scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_records") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway's forward queue did not drain\n%s", gw.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	gw.stop(t)
+	var roots []string
+	for i, p := range downs {
+		p.stop(t)
+		roots = append(roots, filepath.Join(dirs[i], "lake"))
+	}
+
+	out, err := exec.Command(python, append([]string{"-c", duckdbForwardCount}, roots...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("duckdb: %v\n%s", err, out)
+	}
+	var counts forwardCounts
+	if err := json.Unmarshal(out, &counts); err != nil {
+		t.Fatalf("duckdb output %q: %v", out, err)
+	}
+	owner := map[string]string{}
+	spans := map[string]int{}
+	for node, c := range counts {
+		for tr, n := range c.Traces {
+			if o, ok := owner[tr]; ok {
+				t.Errorf("trace %s on nodes %s and %s", tr, o, node)
+			}
+			owner[tr] = node
+			spans[node] += n
+		}
+	}
+	t.Logf("spans per node: %v; traces: %d", spans, len(owner))
+	for _, svc := range []string{"tg-before", "tg-during", "tg-after"} {
+		got := 0
+		for _, c := range counts {
+			got += c.Services["traces/"+svc]
+		}
+		if got != 500 {
+			t.Errorf("%s: %d spans in the lakes, telemetrygen sent 500", svc, got)
+		}
+	}
+	for sig, ids := range map[string][]int64{"logs": a.logs, "traces": a.span} {
+		seen := map[string]int{}
+		for _, c := range counts {
+			for id, n := range c.IDs[sig] {
+				seen[id] += n
+			}
+		}
+		missing, dup := 0, 0
+		for _, id := range ids {
+			switch seen[strconv.FormatInt(id, 10)] {
+			case 0:
+				missing++
+			case 1:
+			default:
+				dup++
+			}
+		}
+		t.Logf("%s: %d acknowledged, %d missing, %d more than once", sig, len(ids), missing, dup)
+		if missing > 0 || dup > 0 {
+			t.Errorf("%s: %d acknowledged records missing, %d duplicated", sig, missing, dup)
+		}
+	}
+}
+
+// scrapeValue sums a metric's series on an admin /metrics.
+func scrapeValue(t *testing.T, admin, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, name) || len(line) > len(name) && line[len(name)] != ' ' && line[len(name)] != '{' {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
