@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 func TestConfigEnv(t *testing.T) {
@@ -98,4 +100,73 @@ func FuzzDecodeConfig(f *testing.F) {
 			t.Fatalf("error names a Go type: %v", err)
 		}
 	})
+}
+
+func TestConfigForward(t *testing.T) {
+	t.Setenv("WH_TEST_TOKEN", "s3cret-token-0123456789")
+	load := func(doc string) (Config, error) {
+		path := filepath.Join(t.TempDir(), "wirehouse.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := DefaultConfig()
+		if err := c.LoadFile(path); err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	}
+	c, err := load(`store:
+  logs: false
+  traces: false
+forward:
+  - name: backends
+    signals: [traces, logs]
+    endpoints: [10.0.0.1:4317, 10.0.0.2:4317, 10.0.0.3:4317]
+    routing_key: {logs: service}
+    headers:
+      authorization: "Bearer ${env:WH_TEST_TOKEN}"
+    compression: zstd
+    retry: {initial_interval: 100ms, max_interval: 5s}
+    max_batch_size: 512KiB
+  - name: mirror
+    protocol: http
+    dns: {host: otlp.example, port: 4318, interval: 10s}
+    tls: {enabled: true, server_name: otlp.example}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store.Logs || c.Store.Traces || !c.Store.Metrics || len(c.Forward) != 2 {
+		t.Fatalf("store %+v, %d destinations", c.Store, len(c.Forward))
+	}
+	fc, err := c.Forward[0].forwardConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Headers["authorization"] != "Bearer s3cret-token-0123456789" || fc.RouteLogs.String() != "service" ||
+		fc.MaxBatchBytes != 512<<10 || fc.RetryInitial != 100*time.Millisecond || len(fc.Signals) != 2 {
+		t.Errorf("destination 0: %+v", fc)
+	}
+	if fc, err := c.Forward[1].forwardConfig(); err != nil || fc.TLS == nil || fc.TLS.ServerName != "otlp.example" || fc.ResolveEvery != 10*time.Second {
+		t.Errorf("destination 1: %+v, %v", fc, err)
+	}
+	if !c.forwarded(otlpwire.SignalLogs) {
+		t.Error("logs are forwarded")
+	}
+	for doc, want := range map[string]string{
+		"forward:\n  - {name: a, endpoints: [x:1]}\n  - {name: a, endpoints: [y:1]}\n": "two destinations",
+		"forward:\n  - {name: a, endpoints: [x:1], dns: {host: h, port: 1}}\n":         "exclude each other",
+		"forward:\n  - {name: a, endpoints: [x:1], routing_key: {logs: traceID}}\n":    "traces only",
+		"forward:\n  - {name: a, endpoints: [x:1], routing_key: {traces: span}}\n":     "route key",
+		"forward:\n  - {name: a, endpoints: [x:1], protocol: udp}\n":                   "protocol",
+		"forward:\n  - {name: 'a b', endpoints: [x:1]}\n":                              "name",
+		"forward:\n  - {name: a}\n":                                                    "no endpoints",
+		"forward:\n  - {name: a, endpoints: [x:1], compression: lz4}\n":                "compression",
+		"forward:\n  - {name: a, endpoints: [x:1], tls: {enabled: true, ca_fil: x}}\n": "unknown key",
+		"store: {logs: false, traces: false, metrics: false}\n":                        "nothing is stored",
+	} {
+		if _, err := load(doc); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", doc, err, want)
+		}
+	}
 }

@@ -47,8 +47,12 @@ type ForwardConfig struct {
 		Traces  string `yaml:"traces"`
 	} `yaml:"routing_key"`
 	TLS struct {
-		Enabled         bool `yaml:"enabled"`
-		tlsfiles.Client `yaml:",inline"`
+		Enabled            bool   `yaml:"enabled"`
+		CAFile             string `yaml:"ca_file"`              // verifies the endpoints, in place of the system's roots
+		CertFile           string `yaml:"cert_file"`            // a client certificate, for mutual TLS
+		KeyFile            string `yaml:"key_file"`             // its key
+		ServerName         string `yaml:"server_name"`          // the name verified, if not the endpoint's host
+		InsecureSkipVerify bool   `yaml:"insecure_skip_verify"` // no verification (tests only)
 	} `yaml:"tls"`
 	Headers      map[string]string `yaml:"headers"`       // sent with every request: authorization: "Bearer ${env:TOKEN}"
 	TenantHeader string            `yaml:"tenant_header"` // sends each record's tenant in this header (X-Scope-OrgID)
@@ -100,7 +104,8 @@ func (fc ForwardConfig) forwardConfig() (forward.Config, error) {
 		*k.dst = key
 	}
 	if fc.TLS.Enabled {
-		tc, err := fc.TLS.Client.Config()
+		tc, err := tlsfiles.Client{CAFile: fc.TLS.CAFile, CertFile: fc.TLS.CertFile, KeyFile: fc.TLS.KeyFile,
+			ServerName: fc.TLS.ServerName, InsecureSkipVerify: fc.TLS.InsecureSkipVerify}.Config()
 		if err != nil {
 			return c, fmt.Errorf("forward %s: %w", fc.Name, err)
 		}
