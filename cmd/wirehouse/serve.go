@@ -149,6 +149,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	})
 	fs.BoolVar(&fwd.TLS.Enabled, "forward-tls", false, "connect to the forward endpoints with TLS")
 	fs.StringVar(&fwd.TLS.CAFile, "forward-tls-ca-file", "", "CA certificates (PEM) that verify the forward endpoints, in place of the system's")
+	fs.Func("remote-write-url", "send the metric store's samples to this Prometheus remote write endpoint, with Prometheus' own queue manager and its defaults (repeatable; the config file's remote_write: list takes every Prometheus setting)", cfg.RemoteWrite.AddURL)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err

@@ -3,6 +3,7 @@ package metricstore
 import (
 	"errors"
 	"fmt"
+	"github.com/prometheus/prometheus/tsdb/wlog"
 	"log/slog"
 	"slices"
 	"strings"
@@ -92,6 +93,11 @@ type Config struct {
 	// when it is full it is emptied. The default is 1<<20 entries; it must
 	// be positive.
 	SeriesCacheSize int
+
+	// WriteNotified, if set, is told after each write to the TSDB's
+	// write-ahead log (tsdb.DB.SetWriteNotified), as Prometheus tells its
+	// remote storage, whose queue managers read the WAL in Dir/wal.
+	WriteNotified wlog.WriteNotified
 
 	// Registerer, if not nil, gets the TSDB's own metrics
 	// (prometheus_tsdb_*: head series, samples appended, WAL,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/prometheus/tsdb/wlog"
 	"log/slog"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type guardedDB struct {
 	reg    prometheus.Registerer // nil: the TSDB's metrics are not exported
 	every  time.Duration         // recovery retry interval
 	opened func(*tsdb.DB)        // called with each reopened DB before it serves
+	notify wlog.WriteNotified    // told of WAL writes (remote write's queue managers); may be nil
 
 	mu      sync.RWMutex
 	cur     *generation // nil while reopening and once closed
@@ -80,7 +82,7 @@ type generation struct {
 // wirehouse_metricstore_accepting and wirehouse_metricstore_reopens_total
 // with cfg.Registerer.
 func openGuarded(dir string, opts *tsdb.Options, cfg *config) (*guardedDB, error) {
-	d := &guardedDB{dir: dir, opts: *opts, log: cfg.Logger, reg: cfg.Registerer, every: cfg.recoverEvery, stop: make(chan struct{})}
+	d := &guardedDB{dir: dir, opts: *opts, log: cfg.Logger, reg: cfg.Registerer, every: cfg.recoverEvery, notify: cfg.WriteNotified, stop: make(chan struct{})}
 	g, err := d.open()
 	if err != nil {
 		return nil, err
@@ -146,6 +148,9 @@ func (d *guardedDB) open() (*generation, error) {
 	if err != nil {
 		reg.unregisterAll()
 		return nil, fmt.Errorf("metricstore: open tsdb %s: %w", d.dir, err)
+	}
+	if d.notify != nil {
+		db.SetWriteNotified(d.notify)
 	}
 	g := &generation{db: db, reg: reg}
 	if len(reg.failed) == 0 {

@@ -92,9 +92,11 @@ type Config struct {
 	Lake    LakeConfig    `yaml:"lake"`
 	// Store says which signals this node keeps; Forward where it sends
 	// them on (see ForwardConfig).
-	Store           StoreConfig     `yaml:"store"`
-	Forward         []ForwardConfig `yaml:"forward"`
-	ShutdownTimeout time.Duration   `yaml:"shutdown_timeout"`
+	Store   StoreConfig     `yaml:"store"`
+	Forward []ForwardConfig `yaml:"forward"`
+	// RemoteWrite sends the metric store's samples on (see RemoteWrite).
+	RemoteWrite     RemoteWrite   `yaml:"remote_write"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
 	unsetEnv []string // references LoadFile expanded from unset variables, for New to log
 }

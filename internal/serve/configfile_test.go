@@ -62,7 +62,7 @@ func TestConfigUnknownKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, want string
 	}{
-		{"top level", "data_dir: x\nadmni: {}\n", `line 2: unknown key "admni" (known here: data_dir, log, otlp, admin, jaeger, limits, metrics, spool, lake, shutdown_timeout)`},
+		{"top level", "data_dir: x\nadmni: {}\n", `line 2: unknown key "admni" (known here: data_dir, log, otlp, admin, jaeger, limits, metrics, spool, lake, store, forward, remote_write, shutdown_timeout)`},
 		{"nested", "otlp:\n  grpc:\n    lisen: x\n", `line 3: unknown key "otlp.grpc.lisen" (known here: listen, max_concurrent_streams, max_recv_msg_size, tls)`},
 		{"under a file type", "admin: {tls: {cert: x}}\n", `line 1: unknown key "admin.tls.cert"`},
 		{"in a list's mapping", "metrics: {promote_resource_attributes: [{a: b}]}\n", `cannot unmarshal`},
@@ -167,6 +167,51 @@ forward:
 	} {
 		if _, err := load(doc); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", doc, err, want)
+		}
+	}
+}
+
+func TestConfigRemoteWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wirehouse.yaml")
+	doc := `remote_write:
+  - url: https://mimir.example/api/v1/push
+    headers: {X-Scope-OrgID: team-a}
+    basic_auth: {username: u, password: p}
+    queue_config: {max_shards: 8, capacity: 5000}
+    write_relabel_configs:
+      - {action: labeldrop, regex: __tenant__}
+  - url: http://vm.example:8428/api/v1/write
+    protobuf_message: io.prometheus.write.v2.Request
+`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	if err := c.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoteWrite.AddURL("http://127.0.0.1:9091/api/v1/write"); err != nil {
+		t.Fatal(err)
+	}
+	if c.RemoteWrite.Len() != 3 {
+		t.Fatalf("%d remote write endpoints, want 3", c.RemoteWrite.Len())
+	}
+	rw := c.RemoteWrite.configs
+	if rw[0].QueueConfig.MaxShards != 8 || rw[0].Headers["X-Scope-OrgID"] != "team-a" || len(rw[0].WriteRelabelConfigs) != 1 ||
+		rw[1].ProtobufMessage != "io.prometheus.write.v2.Request" || rw[2].QueueConfig.Capacity == 0 {
+		t.Errorf("configs: %+v %+v %+v", rw[0], rw[1], rw[2])
+	}
+	for _, bad := range []string{
+		"remote_write:\n  - url: http://x\n    queue_confg: {}\n",
+		"remote_write:\n  - headers: {a: b}\n",
+		"remote_write:\n  - url: http://x\n    protobuf_message: nope\n",
+	} {
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := DefaultConfig()
+		if err := c.LoadFile(path); err == nil {
+			t.Errorf("%q: loaded", bad)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // (goleak in TestMain).
 func TestNewClosesOnError(t *testing.T) {
 	injected := errors.New("injected")
-	for _, step := range []string{"quarantine", "metric store", "spool", "lake loader", "forward", "sinks", "receiver", "admin"} {
+	for _, step := range []string{"quarantine", "remote write", "metric store", "spool", "lake loader", "forward", "sinks", "receiver", "admin"} {
 		t.Run(step, func(t *testing.T) {
 			cfg := testConfig(t)
 			reached := false

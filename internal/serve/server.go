@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/prometheus/prometheus/storage/remote"
 	"io"
 	"log/slog"
 	"net"
@@ -62,8 +63,9 @@ type Server struct {
 	spool       *spool.Spool
 	loader      *lakeload.Loader
 	forwarders  []*forward.Destination
-	lakeBucket  bucket.Bucket // the lake in an object store (lake.url); nil: <data_dir>/lake
-	lakeNode    string        // this node's name in it
+	remoteWrite *remote.Storage // Prometheus' remote write from the metric store's WAL; nil without remote_write
+	lakeBucket  bucket.Bucket   // the lake in an object store (lake.url); nil: <data_dir>/lake
+	lakeNode    string          // this node's name in it
 	stopLoad    context.CancelFunc
 	loading     sync.WaitGroup
 	ready       atomic.Bool

@@ -50,6 +50,12 @@ func (s *Server) openStorage() error {
 	}
 	s.quarantine = q
 
+	if err := s.step("remote write"); err != nil {
+		return err
+	}
+	if err := s.openRemoteWrite(); err != nil {
+		return err
+	}
 	if err := s.step("metric store"); err != nil {
 		return err
 	}
@@ -57,6 +63,9 @@ func (s *Server) openStorage() error {
 		return fmt.Errorf("open metric store: %w", err)
 	}
 	s.stack.push("metric store", s.metrics.Close)
+	if err := s.startRemoteWrite(); err != nil {
+		return err
+	}
 
 	if err := s.step("spool"); err != nil {
 		return err
@@ -164,6 +173,9 @@ func (s *Server) metricStoreConfig() metricstore.Config {
 	mc.LabelLimit = c.LabelLimit
 	mc.Logger = s.log
 	mc.Registerer = s.reg
+	if s.remoteWrite != nil {
+		mc.WriteNotified = s.remoteWrite
+	}
 	if c.PromoteAll {
 		mc.PromoteAllResourceAttributes, mc.IgnoredResourceAttributes = true, c.IgnoreAttributes
 	} else {
