@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -55,6 +56,7 @@ type forwardCounts map[string]struct {
 // trace is on exactly one node, and the nodes together hold every
 // acknowledged record exactly once.
 func TestServeForwardShardsByTraceID(t *testing.T) {
+	t.Parallel() // mostly waiting: runs beside the remote write test
 	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs DuckDB in a venv")
 	tgen := peerFromEnv(t, "WIREHOUSE_TELEMETRYGEN", "installs telemetrygen")
 	var downs [3]*serveProc
@@ -68,8 +70,22 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 		addrs[i] = freeAddr(t)
 		start(i)
 	}
-	gw := startServeProc(t, t.TempDir(), "--store", "none", "--forward-endpoints", strings.Join(addrs[:], ","),
-		"--forward-signals", "logs,traces", "--forward-compression", "zstd")
+	// The gateway's destination in its config file, to bound the retry
+	// backoff (default 30 s) below the 20 s the node is down.
+	gwConfig := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(gwConfig, []byte(fmt.Sprintf(`store: {logs: false, traces: false, metrics: false}
+forward:
+  - name: backends
+    signals: [logs, traces]
+    endpoints: [%s]
+    compression: zstd
+    retry: {initial_interval: 100ms, max_interval: 2s}
+`, strings.Join(addrs[:], ", "))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gw := startServeProc(t, t.TempDir(), "--config", gwConfig)
+	began := time.Now()
+	phase := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
 	defer func() {
 		for _, p := range append(downs[:], gw) {
 			if p != nil && p.cmd.ProcessState == nil {
@@ -79,7 +95,7 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 		}
 	}()
 
-	var a acked
+	a := acked{pause: 5 * time.Millisecond} // about 4,000 records a second per sender
 	var next struct {
 		sync.Mutex
 		n int64
@@ -103,6 +119,7 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 		}
 	}
 	tgRun("tg-before")
+	phase("telemetrygen before")
 
 	// One downstream down for 20 s under load.
 	time.Sleep(500 * time.Millisecond)
@@ -113,6 +130,7 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 	tgRun("tg-during")
 	time.Sleep(20 * time.Second)
 	queued := scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_records")
+	phase("node 1 down for 20 s")
 	start(1)
 	tgRun("tg-after")
 	time.Sleep(time.Second)
@@ -131,6 +149,7 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	phase("the gateway's queue drained")
 	gw.stop(t)
 	var roots []string
 	for i, p := range downs {
@@ -138,7 +157,9 @@ func TestServeForwardShardsByTraceID(t *testing.T) {
 		roots = append(roots, filepath.Join(dirs[i], "lake"))
 	}
 
+	phase("stopped")
 	out, err := exec.Command(python, append([]string{"-c", duckdbForwardCount}, roots...)...).CombinedOutput()
+	phase("DuckDB counted")
 	if err != nil {
 		t.Fatalf("duckdb: %v\n%s", err, out)
 	}

@@ -79,6 +79,9 @@ type acked struct {
 	mu   sync.Mutex
 	logs []int64
 	span []int64
+	// pause, if set, is the rest between batches, for tests that want a
+	// steady load rather than all a core can send.
+	pause time.Duration
 }
 
 // sendUntil sends batches of 20 records, each with a unique test.id, with
@@ -154,6 +157,12 @@ func sendUntil(ctx context.Context, t *testing.T, p *serveProc, transport, signa
 				}
 			}
 			err = spanExp.ExportSpans(ctx, stubs.Snapshots())
+		}
+		if a.pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(a.pause):
+			}
 		}
 		if err == nil {
 			a.mu.Lock()

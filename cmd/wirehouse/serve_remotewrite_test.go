@@ -22,6 +22,7 @@ import (
 // queryable in Prometheus, including those sent while Prometheus was
 // down for 30 s. Needs WIREHOUSE_PROMETHEUS.
 func TestServeRemoteWriteToPrometheus(t *testing.T) {
+	t.Parallel() // mostly waiting: runs beside the forwarding test
 	prom := peerFromEnv(t, "WIREHOUSE_PROMETHEUS", "extracts Debian's prometheus server")
 	promDir := t.TempDir()
 	promAddr := freeAddr(t)
