@@ -76,6 +76,12 @@ type Config struct {
 	// ErrTooLarge for a record that alone exceeds it. It must not be
 	// negative.
 	MaxBytes int64
+	// TailBytes keeps a copy of the newest records' payloads in memory,
+	// up to this many bytes (default 0: none), from which Next serves
+	// consumers that keep up without reading the file back or checking
+	// the checksum again (the bytes were never off the process). It
+	// must not be negative.
+	TailBytes int64
 	// Registerer, if not nil, gets the spool's metrics (default none):
 	// wirehouse_spool_bytes, _segments, _last_seq, _appends_total,
 	// _syncs_total and _full_total, read from Stats when scraped.
@@ -105,6 +111,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("spool: SyncInterval %v, must not be negative", c.SyncInterval)
 	case c.MaxBytes < 0:
 		return fmt.Errorf("spool: MaxBytes %d, must not be negative", c.MaxBytes)
+	case c.TailBytes < 0:
+		return fmt.Errorf("spool: TailBytes %d, must not be negative", c.TailBytes)
 	}
 	return nil
 }

@@ -201,7 +201,8 @@ func (c *Consumer) Rewind() {
 // none yet it waits for an Append, for ctx (returning ctx.Err()) or for
 // Close (ErrClosed). Sequence numbers increase by one, except across
 // records lost to corruption. The payload is valid until the next call of
-// Next or Rewind. A record that fails its checksum is a *CorruptError;
+// Next or Rewind (a record kept in memory, Config.TailBytes, is never
+// changed, but callers cannot tell which is which). A record that fails its checksum is a *CorruptError;
 // Next keeps returning it.
 func (c *Consumer) Next(ctx context.Context) (Record, error) {
 	c.readMu.Lock()
@@ -218,6 +219,15 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			return Record{}, ErrConsumerRemoved
 		}
 		want := max(c.want, c.Committed()+1)
+		if e := s.tailGet(want); e != nil {
+			// From memory; the file reader is moved past it.
+			rec := Record{Seq: e.seq, Signal: e.signal, Tenant: e.tenant, Received: fromUnixNano(e.received), Payload: e.payload}
+			c.seg, c.off, c.posSeq = e.seg, e.end, e.seq+1
+			c.want = e.seq + 1
+			s.mu.Unlock()
+			s.tailHits.Add(1)
+			return rec, nil
+		}
 		if c.seg == nil || c.posSeq != want || want > c.seg.last {
 			c.seg = nil
 			if g := s.findLocked(want); g != nil {

@@ -35,6 +35,9 @@ type Spool struct {
 	next      uint64     // sequence number of the next record
 	bytes     int64      // total size of segs
 	consumers map[string]*Consumer
+	tail      []tailEntry // the newest records, consecutive (Config.TailBytes)
+	tailBytes int64
+	tailHits  atomic.Uint64 // records Next served from tail
 	notify    chan struct{} // closed by the next Append; made by waiting readers
 	closed    bool
 	err       error // sticky: appending is no longer possible
@@ -311,6 +314,7 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		return 0, drop, fmt.Errorf("spool: append: %w", err)
 	}
 	cur.add(h.Seq, n)
+	s.tailAdd(h, payload, cur)
 	s.bytes += n
 	s.written += uint64(n)
 	s.next++
@@ -320,6 +324,55 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		s.notify = nil
 	}
 	return h.Seq, drop, nil
+}
+
+// tailEntry is a record kept in memory (Config.TailBytes): its header
+// fields, a copy of its payload, and where it ends in its segment.
+type tailEntry struct {
+	seq      uint64
+	signal   otlpwire.Signal
+	tenant   string
+	received int64
+	payload  []byte
+	seg      *segment
+	end      int64 // offset in seg after the record
+}
+
+// tailAdd keeps a copy of the record just appended, dropping the oldest
+// past TailBytes. s.mu is held.
+func (s *Spool) tailAdd(h *RecordHeader, payload []byte, seg *segment) {
+	if s.cfg.TailBytes <= 0 || int64(len(payload)) > s.cfg.TailBytes {
+		s.tail, s.tailBytes = s.tail[:0], 0 // keep the entries consecutive
+		return
+	}
+	s.tail = append(s.tail, tailEntry{seq: h.Seq, signal: otlpwire.Signal(h.Signal), tenant: h.Tenant,
+		received: h.ReceivedUnixNano, payload: append([]byte(nil), payload...), seg: seg, end: seg.size})
+	s.tailBytes += int64(len(payload))
+	drop := 0
+	for s.tailBytes > s.cfg.TailBytes {
+		s.tailBytes -= int64(len(s.tail[drop].payload))
+		s.tail[drop] = tailEntry{}
+		drop++
+	}
+	if drop > 0 {
+		s.tail = s.tail[drop:]
+		if cap(s.tail) > 4*len(s.tail)+64 {
+			s.tail = append([]tailEntry(nil), s.tail...)
+		}
+	}
+}
+
+// tailGet returns the kept record seq, nil if it is not kept. s.mu is
+// held.
+func (s *Spool) tailGet(seq uint64) *tailEntry {
+	if len(s.tail) == 0 || seq < s.tail[0].seq {
+		return nil
+	}
+	i := seq - s.tail[0].seq
+	if i >= uint64(len(s.tail)) || s.tail[i].seq != seq {
+		return nil
+	}
+	return &s.tail[i]
 }
 
 // collectLocked removes from s.segs the segments every consumer has

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -451,4 +453,83 @@ func TestMetricsRecordsAndBytesAfter(t *testing.T) {
 	if rec, err := c.Next(context.Background()); err != nil || rec.Signal != otlpwire.SignalMetrics {
 		t.Fatalf("after reopening: %+v, %v", rec, err)
 	}
+}
+
+// TestTail: with TailBytes, consumers that keep up read the newest
+// records from memory and the others from the files, interleaved at
+// random (records of random sizes, some larger than the tail, segments
+// rolling over, Rewind, a second consumer far behind, a reopen), and
+// every record read is the one appended, in order.
+func TestTail(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 4 << 10; c.TailBytes = 3 << 10 })
+	rng := rand.New(rand.NewPCG(1, 2))
+	type appended struct {
+		sig     otlpwire.Signal
+		tenant  string
+		at      time.Time
+		payload []byte
+	}
+	var all []appended
+	add := func() {
+		n := rng.IntN(1500)
+		a := appended{otlpwire.Signal(1 + rng.IntN(3)), fmt.Sprint("t", rng.IntN(3)), time.Unix(int64(len(all)+1), 0).UTC(), payloadOf(len(all)+1, n)}
+		if _, err := s.Append(a.sig, a.tenant, a.at, a.payload); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, a)
+	}
+	check := func(c *Consumer, r Record) {
+		t.Helper()
+		a := all[r.Seq-1]
+		if r.Signal != a.sig || r.Tenant != a.tenant || !r.Received.Equal(a.at) || !bytes.Equal(r.Payload, a.payload) {
+			t.Fatalf("%s: record %d differs from the one appended", c.Name(), r.Seq)
+		}
+	}
+	fast, err := s.Consumer("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := s.Consumer("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fastSeq, slowSeq uint64
+	for range 3000 {
+		switch k := rng.IntN(10); {
+		case k < 5:
+			add()
+		case k < 8 && fastSeq < uint64(len(all)):
+			fastSeq++
+			check(fast, next(t, fast, fastSeq))
+			if rng.IntN(20) == 0 {
+				if err := fast.Commit(fastSeq); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if rng.IntN(50) == 0 {
+				fast.Rewind()
+				fastSeq = fast.Committed()
+			}
+		case k == 9 && slowSeq < uint64(len(all)):
+			slowSeq++
+			check(slow, next(t, slow, slowSeq))
+		}
+	}
+	reads := fastSeq + slowSeq
+	if h := s.tailHits.Load(); h == 0 || h >= reads {
+		t.Fatalf("%d of %d reads from memory: want some, not all", h, reads)
+	}
+	t.Logf("%d of %d reads from memory", s.tailHits.Load(), reads)
+	s.Close()
+	s = open(t, dir, func(c *Config) { c.SegmentSize = 4 << 10; c.TailBytes = 3 << 10 })
+	fast, err = s.Consumer("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := fast.Committed() + 1; seq <= uint64(len(all)); seq++ {
+		check(fast, next(t, fast, seq))
+	}
+	add()
+	check(fast, next(t, fast, uint64(len(all))))
 }
