@@ -4,15 +4,23 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// endpoint is one member of the ring: a queue of parts and the workers
-// that send them.
+// endpoint is one member of the ring: the batch the reader fills, the
+// batches waiting for a worker, and the workers that send them.
 type endpoint struct {
-	d      *Destination
-	name   string
-	exp    exporter
-	q      queue
+	d    *Destination
+	name string
+	exp  exporter
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	open   *batch   // being filled by routing; taken whole by an idle worker
+	ready  []*batch // full, waiting for a worker
+	closed bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -20,7 +28,7 @@ type endpoint struct {
 
 func newEndpoint(d *Destination, name string, exp exporter) *endpoint {
 	ep := &endpoint{d: d, name: name, exp: exp}
-	ep.q.cond.L = &ep.q.mu
+	ep.cond.L = &ep.mu
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	for range d.cfg.Workers {
 		ep.wg.Go(ep.work)
@@ -28,34 +36,81 @@ func newEndpoint(d *Destination, name string, exp exporter) *endpoint {
 	return ep
 }
 
-// stop makes the workers return: parts they were sending and parts
-// queued stay in the queue, for drain.
+// openFor returns the open batch for a part of sig and tenant, sealing
+// the one open if it is of another signal or tenant, or full. ep.mu is
+// held.
+func (ep *endpoint) openFor(sig otlpwire.Signal, tenant string, byTenant bool, maxBytes int) *batch {
+	if b := ep.open; b != nil && (b.sig != sig || byTenant && b.tenant != tenant || len(b.body) >= maxBytes) {
+		if len(b.recs) > 0 {
+			ep.ready = append(ep.ready, b)
+		} else {
+			putBatch(b)
+		}
+		ep.open = nil
+	}
+	if ep.open == nil {
+		ep.open = getBatch(sig, tenant, maxBytes)
+	}
+	return ep.open
+}
+
+// stop makes the workers return; batches queued or being sent stay, for
+// drain.
 func (ep *endpoint) stop() {
-	ep.q.close()
+	ep.mu.Lock()
+	ep.closed = true
+	ep.cond.Broadcast()
+	ep.mu.Unlock()
 	ep.cancel()
 }
 
 func (ep *endpoint) wait() { ep.wg.Wait() }
 
+// take waits for a batch: the oldest full one, else the open one; nil
+// once the endpoint stops.
+func (ep *endpoint) take() *batch {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for !ep.closed && len(ep.ready) == 0 && (ep.open == nil || len(ep.open.recs) == 0) {
+		ep.cond.Wait()
+	}
+	if ep.closed {
+		return nil
+	}
+	if len(ep.ready) > 0 {
+		b := ep.ready[0]
+		ep.ready[0] = nil
+		ep.ready = ep.ready[1:]
+		return b
+	}
+	b := ep.open
+	ep.open = nil
+	return b
+}
+
+// drain returns and forgets every batch of a stopped endpoint.
+func (ep *endpoint) drain() []*batch {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	bs := ep.ready
+	if ep.open != nil && len(ep.open.recs) > 0 {
+		bs = append(bs, ep.open)
+	}
+	ep.ready, ep.open = nil, nil
+	return bs
+}
+
 // work sends batches until the endpoint stops.
 func (ep *endpoint) work() {
-	var batch []*part
-	var body []byte
 	for {
-		batch = ep.q.take(batch[:0], ep.d.cfg.MaxBatchBytes, ep.d.cfg.TenantHeader != "")
-		if batch == nil {
+		b := ep.take()
+		if b == nil {
 			return
 		}
-		out := batch[0].body
-		if len(batch) > 1 {
-			body = body[:0]
-			for _, p := range batch {
-				body = append(body, p.body...)
-			}
-			out = body
-		}
-		if !ep.send(batch, out) {
-			ep.q.putBack(batch)
+		if !ep.send(b) {
+			ep.mu.Lock()
+			ep.ready = append([]*batch{b}, ep.ready...)
+			ep.mu.Unlock()
 			return
 		}
 	}
@@ -63,47 +118,38 @@ func (ep *endpoint) work() {
 
 // send delivers one batch, retrying until it is accepted, refused for
 // good, or the endpoint stops (false: the batch was not delivered).
-func (ep *endpoint) send(batch []*part, body []byte) bool {
+func (ep *endpoint) send(b *batch) bool {
 	d := ep.d
-	sig, tenant := batch[0].sig, batch[0].tenant
-	count := 0
-	for _, p := range batch {
-		count += p.count
-	}
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithTimeout(ep.ctx, d.cfg.Timeout)
-		res := ep.exp.export(ctx, sig, tenant, body)
+		res := ep.exp.export(ctx, b.sig, b.tenant, b.body)
 		cancel()
 		switch {
 		case res.err == nil:
 			d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "sent").Inc()
-			d.m.bytes.WithLabelValues(d.cfg.Name, ep.name).Add(float64(len(body)))
-			d.m.records.WithLabelValues(d.cfg.Name, sig.String(), "sent").Add(float64(int64(count) - res.rejected))
+			d.m.bytes.WithLabelValues(d.cfg.Name, ep.name).Add(float64(len(b.body)))
+			d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "sent").Add(float64(int64(b.count) - res.rejected))
 			if res.rejected > 0 {
-				d.m.records.WithLabelValues(d.cfg.Name, sig.String(), "rejected").Add(float64(res.rejected))
+				d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "rejected").Add(float64(res.rejected))
 				d.log.Warn("forward: the endpoint rejected records (partial success)", "endpoint", ep.name,
-					"signal", sig.String(), "rejected", res.rejected, "message", res.msg)
+					"signal", b.sig.String(), "rejected", res.rejected, "message", res.msg)
 			}
-			for _, p := range batch {
-				d.done(p)
-			}
+			d.done(b)
 			return true
 		case ep.ctx.Err() != nil:
 			return false
 		case !res.retryable:
 			d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "failed").Inc()
-			d.m.records.WithLabelValues(d.cfg.Name, sig.String(), "refused").Add(float64(count))
+			d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "refused").Add(float64(b.count))
 			d.log.Error("forward: the endpoint refused a request for good; its records are dropped", "endpoint", ep.name,
-				"signal", sig.String(), "records", count, "bytes", len(body), "err", res.err)
-			for _, p := range batch {
-				d.done(p)
-			}
+				"signal", b.sig.String(), "records", b.count, "bytes", len(b.body), "err", res.err)
+			d.done(b)
 			return true
 		}
 		d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "retried").Inc()
 		wait := d.backoff(attempt, res.after)
 		if attempt == 0 || attempt%10 == 9 {
-			d.log.Warn("forward: export failed; retrying", "endpoint", ep.name, "signal", sig.String(),
+			d.log.Warn("forward: export failed; retrying", "endpoint", ep.name, "signal", b.sig.String(),
 				"attempt", attempt+1, "wait", wait, "err", res.err)
 		}
 		select {
@@ -114,75 +160,27 @@ func (ep *endpoint) send(batch []*part, body []byte) bool {
 	}
 }
 
-// queue is an endpoint's FIFO of parts. It grows without bound: the
-// destination's window bounds the bytes of every queue together.
-type queue struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	items  []*part
-	closed bool
-}
+// batchPool keeps batches and their bodies for reuse.
+var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
-// push appends p; false if the queue is closed (the endpoint left).
-func (q *queue) push(p *part) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
+// getBatch returns an empty batch whose body can take twice maxBytes
+// (it is sent once it holds maxBytes, and the last part may be up to
+// maxBytes) without growing.
+func getBatch(sig otlpwire.Signal, tenant string, maxBytes int) *batch {
+	b := batchPool.Get().(*batch)
+	b.sig, b.tenant = sig, tenant
+	if cap(b.body) < 2*maxBytes {
+		b.body = make([]byte, 0, 2*maxBytes)
 	}
-	q.items = append(q.items, p)
-	q.cond.Signal()
-	return true
+	return b
 }
 
-// take waits for parts and returns the first with those after it of the
-// same signal (and tenant, when tenants are sent), up to maxBytes (the
-// first is taken whatever its size); nil once the queue is closed.
-func (q *queue) take(dst []*part, maxBytes int, byTenant bool) []*part {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed {
-		q.cond.Wait()
+// putBatch returns b to the pool; nothing may use it afterwards.
+func putBatch(b *batch) {
+	clear(b.recs)
+	b.body, b.recs, b.count = b.body[:0], b.recs[:0], 0
+	if cap(b.body) > 64<<20 {
+		b.body = nil // an outsize batch is not kept
 	}
-	if q.closed {
-		return nil
-	}
-	first := q.items[0]
-	size := len(first.body)
-	dst = append(dst, first)
-	n := 1
-	for n < len(q.items) {
-		p := q.items[n]
-		if p.sig != first.sig || byTenant && p.tenant != first.tenant || size+len(p.body) > maxBytes {
-			break
-		}
-		size += len(p.body)
-		dst = append(dst, p)
-		n++
-	}
-	q.items = q.items[n:]
-	return dst
-}
-
-// putBack returns the parts of a batch that was not delivered.
-func (q *queue) putBack(ps []*part) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.items = append(q.items, ps...)
-}
-
-func (q *queue) close() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.closed = true
-	q.cond.Broadcast()
-}
-
-// drain returns and forgets every part of a closed queue.
-func (q *queue) drain() []*part {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	ps := q.items
-	q.items = nil
-	return ps
+	batchPool.Put(b)
 }

@@ -77,8 +77,10 @@ type Config struct {
 	// (default 30 s), each with ±50% jitter; a server's Retry-After or
 	// RetryInfo delay is honoured when longer (up to 5 minutes).
 	RetryInitial, RetryMax time.Duration
-	// MaxBatchBytes caps one request joined from several records' parts;
-	// default 1 MiB. A single part larger than it is sent alone.
+	// MaxBatchBytes is the size a request joined from several records'
+	// parts is sent at; default 1 MiB. A spooled request larger than it
+	// is cut first (otlpwire.Splitter), so requests stay under about
+	// twice it (a single record larger than it goes alone).
 	MaxBatchBytes int
 	// Window caps the bytes read from the spool and not yet delivered;
 	// default 64 MiB.
@@ -221,11 +223,15 @@ type Destination struct {
 	log  *slog.Logger
 	m    *metrics
 
-	routers map[otlpwire.Signal]*otlpwire.Router // used by the reader only
-	dst     [][]byte                             // the reader's per-shard buffers
+	routers  map[otlpwire.Signal]*otlpwire.Router // used under mu's read lock by one routing goroutine at a time
+	routeMu  sync.Mutex                           // serializes routing (the reader, reroutes)
+	splitter *otlpwire.Splitter                   // cuts records larger than MaxBatchBytes; under routeMu
+	dst      [][]byte                             // per-shard buffers; under routeMu
+	lens     []int
 
-	mu        sync.RWMutex // guards ring and endpoints; the reader routes under RLock
+	mu        sync.RWMutex // guards ring, eps and endpoints; routing holds the read lock
 	ring      *Ring
+	eps       []*endpoint // in the order of ring.Members()
 	endpoints map[string]*endpoint
 	ringReady chan struct{} // closed once the ring has a member
 
@@ -246,13 +252,15 @@ type record struct {
 	parts    int // parts not yet done; under pmu
 }
 
-// part is a record's share for one endpoint.
-type part struct {
-	rec    *record
+// batch is one export request being built for, or sent to, one
+// endpoint: the parts of one or more records, concatenated (export
+// requests concatenate).
+type batch struct {
 	sig    otlpwire.Signal
 	tenant string
-	body   []byte // an export request of sig; owned by the part
-	count  int    // records in body
+	body   []byte
+	recs   []*record // one entry per part it holds
+	count  int       // log records, spans or data points in body
 }
 
 // New opens the destination's consumer on sp (registering it if new:
@@ -280,6 +288,7 @@ func New(sp *spool.Spool, cfg Config) (*Destination, error) {
 		commit:    make(chan struct{}, 1),
 	}
 	d.space.L = &d.pmu
+	d.splitter, _ = otlpwire.NewSplitter(otlpwire.WithMaxBytes(cfg.MaxBatchBytes))
 	for sig, key := range map[otlpwire.Signal]otlpwire.RouteKey{
 		otlpwire.SignalLogs: cfg.RouteLogs, otlpwire.SignalMetrics: cfg.RouteMetrics, otlpwire.SignalTraces: cfg.RouteTraces,
 	} {
@@ -410,7 +419,8 @@ func (d *Destination) Close() error {
 	return nil
 }
 
-// read is the reader loop: spool records are routed into parts.
+// read is the reader loop: spool records are routed into the endpoints'
+// open batches.
 func (d *Destination) read(ctx context.Context) error {
 	for {
 		select {
@@ -425,30 +435,29 @@ func (d *Destination) read(ctx context.Context) error {
 			}
 			return fmt.Errorf("forward %s: read spool: %w", d.cfg.Name, err)
 		}
-		r := &record{seq: rec.Seq, received: rec.Received}
-		if !slices.Contains(d.cfg.Signals, rec.Signal) {
-			d.add(r, 0)
-			continue
-		}
-		// Wait for room in the window.
+		// One reference of the reader's own until routing ends, so that
+		// the record cannot look done while its parts are being added.
+		r := &record{seq: rec.Seq, received: rec.Received, parts: 1}
 		d.pmu.Lock()
-		for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
-			d.waitSpace(ctx)
-		}
+		d.pending = append(d.pending, r)
 		d.pmu.Unlock()
-		if ctx.Err() != nil {
-			return nil
+		if slices.Contains(d.cfg.Signals, rec.Signal) {
+			// Wait for room in the window.
+			d.pmu.Lock()
+			for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
+				d.waitSpace(ctx)
+			}
+			d.pmu.Unlock()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := d.route(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
+				n, _ := rec.Signal.Count(rec.Payload)
+				d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
+				d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
+			}
 		}
-		parts, err := d.route(rec.Signal, rec.Tenant, r, rec.Payload)
-		if err != nil {
-			n, _ := rec.Signal.Count(rec.Payload)
-			d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
-			d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
-			d.add(r, 0)
-			continue
-		}
-		d.add(r, len(parts))
-		d.dispatch(parts)
+		d.release([]*record{r})
 	}
 }
 
@@ -463,77 +472,128 @@ func (d *Destination) waitSpace(ctx context.Context) {
 	stop()
 }
 
-// route cuts body into parts for the ring's members, holding the ring's
-// read lock so that the ring cannot change before dispatch. Parts are
-// returned with their endpoint.
-func (d *Destination) route(sig otlpwire.Signal, tenant string, r *record, body []byte) ([]routed, error) {
-	d.mu.RLock()
-	ring := d.ring
-	n := ring.Len()
-	if cap(d.dst) < n {
-		d.dst = make([][]byte, n)
+// route cuts body, an export request of sig carrying the parts of recs
+// (one record, or a batch being routed again), into the open batches of
+// the ring's endpoints, appending it on the wire. A body larger than
+// MaxBatchBytes is split first, so that no request sent is much larger.
+func (d *Destination) route(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
+	d.routeMu.Lock()
+	defer d.routeMu.Unlock()
+	if len(body) <= d.cfg.MaxBatchBytes {
+		return d.routeOne(sig, tenant, recs, body)
 	}
-	d.dst = d.dst[:n]
-	for i := range d.dst {
-		d.dst[i] = d.dst[i][:0]
-	}
-	err := d.routers[sig].Route(sig, d.dst, body, ring.Shard)
-	if err != nil {
-		d.mu.RUnlock()
-		return nil, err
-	}
-	var out []routed
-	for i, b := range d.dst {
-		if len(b) == 0 {
-			continue
+	var chunks func(func([]byte, error) bool)
+	switch sig {
+	case otlpwire.SignalLogs:
+		chunks = func(yield func([]byte, error) bool) {
+			for c, err := range d.splitter.SplitLogs(body) {
+				if !yield(c, err) {
+					return
+				}
+			}
 		}
-		c, _ := sig.Count(b)
-		out = append(out, routed{endpoint: ring.Members()[i], p: &part{rec: r, sig: sig, tenant: tenant, body: slices.Clone(b), count: c}})
+	case otlpwire.SignalTraces:
+		chunks = func(yield func([]byte, error) bool) {
+			for c, err := range d.splitter.SplitTraces(body) {
+				if !yield(c, err) {
+					return
+				}
+			}
+		}
+	default:
+		chunks = func(yield func([]byte, error) bool) {
+			for c, err := range d.splitter.SplitMetrics(body) {
+				if !yield(c, err) {
+					return
+				}
+			}
+		}
 	}
-	d.mu.RUnlock()
-	return out, nil
+	if err := sig.Validate(body); err != nil {
+		return err // all or nothing: nothing of it is sent
+	}
+	for c, err := range chunks {
+		if err != nil {
+			return err
+		}
+		if err := d.routeOne(sig, tenant, recs, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-type routed struct {
-	endpoint string
-	p        *part
-}
-
-// add appends r to the records in flight with n parts to wait for.
-func (d *Destination) add(r *record, n int) {
+// routeOne routes body under the ring's read lock and every endpoint's
+// lock, so that neither the ring nor a batch changes meanwhile.
+func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	eps := d.eps
+	n := len(eps)
+	if cap(d.dst) < n {
+		d.dst, d.lens = make([][]byte, n), make([]int, n)
+	}
+	d.dst, d.lens = d.dst[:n], d.lens[:n]
+	byTenant := d.cfg.TenantHeader != ""
+	for i, ep := range eps {
+		ep.mu.Lock()
+		b := ep.openFor(sig, tenant, byTenant, d.cfg.MaxBatchBytes)
+		d.dst[i], d.lens[i] = b.body, len(b.body)
+	}
+	err := d.routers[sig].Route(sig, d.dst, body, d.ring.Shard)
+	added := int64(0)
 	d.pmu.Lock()
-	r.parts = n
-	d.pending = append(d.pending, r)
+	for i, ep := range eps {
+		b := ep.open
+		b.body = d.dst[i]
+		if part := b.body[d.lens[i]:]; len(part) > 0 {
+			c, _ := sig.Count(part)
+			b.count += c
+			b.recs = append(b.recs, recs...)
+			for _, r := range recs {
+				r.parts++
+			}
+			added += int64(len(part))
+			ep.cond.Signal()
+		}
+	}
+	d.inflight += added
 	d.pmu.Unlock()
-	if n == 0 {
+	for _, ep := range eps {
+		ep.mu.Unlock()
+	}
+	return err
+}
+
+// release drops one reference of each of recs (a batch delivered or
+// dropped, or the reader's own).
+func (d *Destination) release(recs []*record) {
+	d.pmu.Lock()
+	last := false
+	for _, r := range recs {
+		r.parts--
+		last = last || r.parts == 0
+	}
+	d.pmu.Unlock()
+	if last {
 		d.kick()
 	}
 }
 
-// dispatch queues parts with their endpoints. An endpoint that left the
-// ring since route ran gets its parts routed again.
-func (d *Destination) dispatch(parts []routed) {
-	var again []*part
-	d.mu.RLock()
-	for _, rp := range parts {
-		d.pmu.Lock()
-		d.inflight += int64(len(rp.p.body))
-		d.pmu.Unlock()
-		ep := d.endpoints[rp.endpoint]
-		if ep == nil || !ep.q.push(rp.p) {
-			again = append(again, rp.p)
-		}
-	}
-	d.mu.RUnlock()
-	if len(again) > 0 {
-		d.reroute(again)
-	}
+// done marks b delivered or refused for good.
+func (d *Destination) done(b *batch) {
+	d.pmu.Lock()
+	d.inflight -= int64(len(b.body))
+	d.space.Broadcast()
+	d.pmu.Unlock()
+	d.release(b.recs)
+	putBatch(b)
 }
 
-// reroute routes the parts of an endpoint that left the ring again, by
+// reroute routes the batches of an endpoint that left the ring again, by
 // their content, onto the ring as it is now.
-func (d *Destination) reroute(parts []*part) {
-	for _, p := range parts {
+func (d *Destination) reroute(batches []*batch) {
+	for _, b := range batches {
 		d.pmu.Lock()
 		stopping := d.stopping
 		d.pmu.Unlock()
@@ -541,29 +601,11 @@ func (d *Destination) reroute(parts []*part) {
 			return // sent again after the restart
 		}
 		<-d.ringReady
-		out, err := d.route(p.sig, p.tenant, p.rec, p.body)
-		if err != nil || len(out) == 0 {
-			d.done(p) // cannot happen: p's body was routed before
-			continue
+		// The batch's references move to the parts it is cut into.
+		if err := d.route(b.sig, b.tenant, b.recs, b.body); err != nil {
+			d.log.Error("forward: a batch cannot be routed again; dropped", "signal", b.sig.String(), "err", err)
 		}
-		d.pmu.Lock()
-		d.inflight -= int64(len(p.body))
-		p.rec.parts += len(out) - 1
-		d.pmu.Unlock()
-		d.dispatch(out)
-	}
-}
-
-// done marks p delivered or refused for good.
-func (d *Destination) done(p *part) {
-	d.pmu.Lock()
-	d.inflight -= int64(len(p.body))
-	p.rec.parts--
-	last := p.rec.parts == 0
-	d.space.Broadcast()
-	d.pmu.Unlock()
-	if last {
-		d.kick()
+		d.done(b)
 	}
 }
 
@@ -670,8 +712,10 @@ func (d *Destination) SetEndpoints(eps []string) error {
 		}
 	}
 	var errs []error
+	var ok []string
 	for _, name := range ring.Members() {
 		if d.endpoints[name] != nil {
+			ok = append(ok, name)
 			continue
 		}
 		exp, err := newExporter(&d.cfg, name)
@@ -682,9 +726,19 @@ func (d *Destination) SetEndpoints(eps []string) error {
 		ep := newEndpoint(d, name, exp)
 		d.endpoints[name] = ep
 		d.m.member.WithLabelValues(d.cfg.Name, name).Set(1)
+		ok = append(ok, name)
 	}
+	if len(ok) == 0 {
+		d.mu.Unlock()
+		return errors.Join(errs...)
+	}
+	ring = NewRing(ok)
 	old := d.ring
 	d.ring = ring
+	d.eps = d.eps[:0:0]
+	for _, name := range ring.Members() {
+		d.eps = append(d.eps, d.endpoints[name])
+	}
 	if old.Len() == 0 && ring.Len() > 0 {
 		close(d.ringReady)
 	}
@@ -697,7 +751,7 @@ func (d *Destination) SetEndpoints(eps []string) error {
 		go func() {
 			ep.wait()
 			ep.exp.close() //nolint:errcheck // closing
-			d.reroute(ep.q.drain())
+			d.reroute(ep.drain())
 		}()
 	}
 	return errors.Join(errs...)

@@ -321,7 +321,7 @@ func TestRetriesAndRefusals(t *testing.T) {
 			}
 			reg := prometheus.NewRegistry()
 			cfg := forward.Config{Name: "one", Protocol: protocol, Resolver: forward.Static{ep}, Registerer: reg,
-				RetryInitial: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Workers: 1, MaxBatchBytes: 1}
+				RetryInitial: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Workers: 1}
 			d, stop := runDest(t, sp, cfg)
 			// The receiver's Retry-After / RetryInfo is 1 s: two of them.
 			waitFor(t, "every record to be done", 20*time.Second, func() bool { return d.Committed() == 3 })
@@ -490,4 +490,39 @@ func TestDNSResolver(t *testing.T) {
 	mu.Unlock()
 	waitFor(t, "three members", 5*time.Second, func() bool { return len(d.Members()) == 3 })
 	stop()
+}
+
+// TestSplitsLargeRecords: a spooled request larger than MaxBatchBytes is
+// cut on the wire before it is routed: every request sent stays near the
+// cap, and every log record arrives once.
+func TestSplitsLargeRecords(t *testing.T) {
+	sp := openSpool(t)
+	b := newBackend(t)
+	body := synth.Generate(otlpwire.SignalLogs, synth.Config{Resources: 4, ScopesPerResource: 2, TotalRecords: 4000, Seed: 7})
+	const maxBatch = 64 << 10
+	if len(body) < 10*maxBatch {
+		t.Fatalf("the request has %d bytes, want well over %d", len(body), maxBatch)
+	}
+	if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), body); err != nil {
+		t.Fatal(err)
+	}
+	d, stop := runDest(t, sp, forward.Config{Name: "big", Resolver: forward.Static{b.r.GRPCAddr().String()}, MaxBatchBytes: maxBatch})
+	waitFor(t, "the record", 10*time.Second, func() bool { return d.Committed() == 1 })
+	stop()
+	n, largest := 0, 0
+	for _, r := range b.requests(otlpwire.SignalLogs) {
+		c, err := otlpwire.LogsRequest(r).LogRecordCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += c
+		largest = max(largest, len(r))
+	}
+	t.Logf("%d bytes forwarded in %d requests, the largest %d bytes", len(body), len(b.requests(otlpwire.SignalLogs)), largest)
+	if n != 4000 {
+		t.Errorf("%d log records delivered, want 4000", n)
+	}
+	if largest > 2*maxBatch {
+		t.Errorf("a request of %d bytes, over twice the cap of %d", largest, maxBatch)
+	}
 }

@@ -140,6 +140,10 @@ type SpoolConfig struct {
 	SyncInterval time.Duration `yaml:"sync_interval"` // for interval
 	SegmentSize  ByteSize      `yaml:"segment_size"`
 	MaxSize      ByteSize      `yaml:"max_size"` // past it requests are refused with 429 / RESOURCE_EXHAUSTED; 0: no limit
+	// TailSize keeps the newest records in memory too, so that the lake
+	// loader and forward destinations that keep up read them without
+	// reading the files back; 0: none.
+	TailSize ByteSize `yaml:"tail_size"`
 }
 
 // LakeConfig sets the Parquet files logs and traces end in, under
@@ -212,7 +216,7 @@ func DefaultConfig() Config {
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
-	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30}
+	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 32 << 20}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.ShutdownTimeout = 30 * time.Second
@@ -278,6 +282,9 @@ func (c Config) Validate() error {
 	}
 	if c.Spool.Sync == "interval" && c.Spool.SyncInterval <= 0 {
 		return errors.New("spool sync interval must be positive")
+	}
+	if c.Spool.TailSize < 0 {
+		return errors.New("spool tail size must not be negative")
 	}
 	if c.Spool.SegmentSize < 1<<20 {
 		return errors.New("spool segment size must be at least 1MiB")

@@ -24,19 +24,27 @@ const lakeRowFactor = 3
 // whatever clients send (docs/ARCHITECTURE.md, "Memory"):
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
+//	     + spool.tail_size + forward destinations × 2 × 64 MiB
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
 // record the lake loader reads, up to the largest request; and the lake
 // loader's two batches, each up to the max buffer plus the request under
 // 8 MiB that crossed it (larger ones are decoded 4 MiB at a time), as
-// decoded rows. The metric store's head grows with the series stored and
+// decoded rows; the newest spool records kept in memory; and each
+// forward destination's window of bytes read and not yet delivered,
+// with the batches being sent (about as much again). The metric store's head grows with the series stored and
 // is not bounded by it.
 func (c Config) MemoryCeiling() int64 {
 	largest := max(int64(c.Limits.MaxDecompressedSize), int64(c.OTLP.GRPC.MaxRecvMsgSize))
 	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
-	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake
+	forward := int64(len(c.Forward)) * 2 * forwardWindow
+	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + forward
 }
+
+// forwardWindow is each forward destination's window
+// (forward.Config.Window, its default).
+const forwardWindow = 64 << 20
 
 // memoryLimit returns the soft memory limit to set and where it came
 // from: "GOMEMLIMIT" (the environment's, left as it is: limit 0),

@@ -194,6 +194,7 @@ func (s *Server) spoolConfig() spool.Config {
 	sc.SyncInterval = c.SyncInterval
 	sc.SegmentSize = int64(c.SegmentSize)
 	sc.MaxBytes = int64(c.MaxSize)
+	sc.TailBytes = int64(c.TailSize)
 	sc.Registerer = s.reg
 	return sc
 }
