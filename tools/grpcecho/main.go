@@ -6,13 +6,22 @@
 //
 // It uses the same server options as wirehouse's receiver (pass-through
 // codec, static flow-control windows, stream workers); --variant tries
-// others.
+// others. With --stats-listen it also counts the records of each signal
+// (otlpwire's Count) and serves the totals as JSON on GET /stats there:
+// the downstream sinks of scripts/forward-bench.sh.
 package main
 
 import (
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"time"
+
 	"context"
 	"flag"
 	"fmt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"io"
 	"net"
 	"os"
@@ -40,6 +49,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("listen", "localhost:4317", "listen address")
 	variant := fs.String("variant", "receiver", "server options: receiver (wirehouse's), no-workers (a goroutine per stream), "+
 		"no-buffers (WriteBufferSize and ReadBufferSize 0) or shared-buffer (SharedWriteBuffer)")
+	statsAddr := fs.String("stats-listen", "", "serve the records received, by signal, as JSON on GET /stats at this address; empty: do not count")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,16 +76,45 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	s := grpc.NewServer(opts...)
 	empty := &otlpgrpc.Message{}
-	handler := func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-		var m otlpgrpc.Message
-		if err := dec(&m); err != nil {
-			return nil, err
-		}
-		m.Release()
-		return empty, nil
-	}
+	var counts [4]atomic.Int64 // by signal; [0]: requests
+	count := *statsAddr != ""
 	for _, sig := range otlpwire.Signals {
+		handler := func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			var m otlpgrpc.Message
+			if err := dec(&m); err != nil {
+				return nil, err
+			}
+			if count {
+				n, err := sig.Count(m.B)
+				if err != nil {
+					m.Release()
+					return nil, status.Error(codes.InvalidArgument, err.Error())
+				}
+				counts[sig].Add(int64(n))
+				counts[0].Add(1)
+			}
+			m.Release()
+			return empty, nil
+		}
 		s.RegisterService(otlpgrpc.ServiceDesc(sig, handler), struct{}{})
+	}
+	if count {
+		sln, err := net.Listen("tcp", *statsAddr)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]int64{ //nolint:errcheck // a client gone
+				"requests": counts[0].Load(), "logs": counts[otlpwire.SignalLogs].Load(),
+				"traces": counts[otlpwire.SignalTraces].Load(), "metrics": counts[otlpwire.SignalMetrics].Load(),
+			})
+		})
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(sln) //nolint:errcheck // closed below
+		defer hs.Close()
+		fmt.Fprintln(stderr, "grpcecho: stats on", sln.Addr())
 	}
 	fmt.Fprintln(stderr, "grpcecho: serving on", ln.Addr())
 	go func() { <-ctx.Done(); s.Stop() }()
