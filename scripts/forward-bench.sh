@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # forward-bench.sh: a gateway sharding OTLP over three downstream
 # endpoints, wirehouse serve against the OpenTelemetry Collector
-# (otlpreceiver -> loadbalancingexporter, tools/lbcol, v0.161.0), on the
+# (otlpreceiver -> loadbalancingexporter v0.161.0, built with ocb from
+# tools/lbcol/builder-config.yaml), on the
 # same load, in one run.
 #
 # Three sinks (tools/grpcecho --stats-listen: they acknowledge and count
 # records with otlpwire) stand for the backends. For each case and each
-# gateway, `wirehouse load` sends REQUESTS requests of 1000 records (10
+# gateway, `wirehouse load` sends REQUESTS requests of BATCH records (10
 # resources each, 4 workers) over OTLP/gRPC; the clock stops when the
 # sinks have received every record the gateway acknowledged (delivery,
 # not acknowledgement). Gateway CPU is user+system from /proc/<pid>/stat
@@ -16,12 +17,14 @@
 # nothing (--store none) but spools every request to disk first, with its
 # default fsync every 100 ms; the Collector queues in memory.
 #
-# Usage: scripts/forward-bench.sh [REQUESTS [RUNS]]
+# Usage: scripts/forward-bench.sh [REQUESTS [RUNS [BATCH]]]
+# (BATCH records per request, default 1000)
 # Markdown on stdout, progress on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 requests=${1:-1000}
 runs=${2:-1}
+batch=${3:-1000}
 bin=$PWD/bin/fwdbench
 work=$(mktemp -d /tmp/forward-bench.XXXXXX)
 mkdir -p "$bin"
@@ -29,7 +32,8 @@ log() { echo "forward-bench: $*" >&2; }
 log "building wirehouse, grpcecho and the Collector (tools/lbcol)"
 go build -o "$bin/wirehouse" ./cmd/wirehouse
 go build -o "$bin/grpcecho" ./tools/grpcecho
-(cd tools/lbcol && go build -o "$bin/lbcol" .)
+(cd tools/lbcol && go tool builder --config builder-config.yaml >"$work/ocb.log" 2>&1) || { cat "$work/ocb.log" >&2; exit 1; }
+cp "$bin/lbcol-src/lbcol" "$bin/lbcol"
 
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -116,7 +120,7 @@ for run in $(seq "$runs"); do
 			before=$(received "$sig")
 			c0=$(cpu "$pid")
 			t0=$(date +%s.%N)
-			out=$("$bin/wirehouse" load --signal "$sig" --endpoint $gw --count "$requests" --batch 1000 \
+			out=$("$bin/wirehouse" load --signal "$sig" --endpoint $gw --count "$requests" --batch "$batch" \
 				--resources 10 --concurrency 4 --quiet --json)
 			accepted=$(echo "$out" | jq -r .records_accepted)
 			deadline=$(($(date +%s) + 300))
