@@ -237,3 +237,76 @@ func scrapeValue(t *testing.T, admin, name string) float64 {
 	}
 	return sum
 }
+
+// TestServeForwardSpoolFull: a gateway's only destination is down, so
+// its records stay in the spool until the spool's limit; then the
+// gateway answers 429 with a Retry-After. When the destination comes up
+// the queue drains, the gateway accepts again, and the destination holds
+// every acknowledged log once.
+func TestServeForwardSpoolFull(t *testing.T) {
+	down := freeAddr(t) // nothing listens here yet
+	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`store: {logs: false, traces: false, metrics: false}
+forward: [{name: backend, endpoints: [%s], retry: {initial_interval: 100ms, max_interval: 1s}}]
+`, down)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gw := startServeProc(t, t.TempDir(), "--config", cfg, "--spool-segment-size", "1MiB", "--spool-max-size", "2MiB")
+	var acked []int64
+	full := false
+	for i := int64(0); i < 2000 && !full; i++ {
+		ids := idRange(1000*i, 100)
+		switch code, retry := postLogs(t, gw, ids); code {
+		case http.StatusOK:
+			acked = append(acked, ids...)
+		case http.StatusTooManyRequests:
+			if retry == "" {
+				t.Error("429 without Retry-After")
+			}
+			full = true
+		default:
+			t.Fatalf("HTTP %d", code)
+		}
+	}
+	if !full {
+		t.Fatalf("the spool never filled after %d acknowledged logs", len(acked))
+	}
+	if q := scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_bytes"); q < 1<<20 {
+		t.Errorf("wirehouse_forward_queue_bytes %v with the spool full", q)
+	}
+	dir := t.TempDir()
+	backend := startServeProc(t, dir, "--grpc-listen", down, "--lake-max-delay", "100ms")
+	ok := false
+	for deadline := time.Now().Add(60 * time.Second); !ok && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ids := idRange(10_000_000+int64(len(acked)), 100)
+		if code, _ := postLogs(t, gw, ids); code == http.StatusOK {
+			acked = append(acked, ids...)
+			ok = true
+		}
+	}
+	if !ok {
+		t.Fatalf("the gateway still refuses after the destination came up\n%s", gw.stderr)
+	}
+	for deadline := time.Now().Add(60 * time.Second); scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_records") > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue did not drain\n%s", gw.stderr)
+		}
+	}
+	gw.stop(t)
+	backend.stop(t)
+	got := lakeIDs(t, filepath.Join(dir, "lake"), "logs")
+	missing, dup := 0, 0
+	for _, id := range acked {
+		switch got[id] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			dup++
+		}
+	}
+	t.Logf("%d logs acknowledged, %d missing, %d more than once", len(acked), missing, dup)
+	if missing > 0 || dup > 0 {
+		t.Errorf("%d acknowledged logs missing, %d duplicated", missing, dup)
+	}
+}

@@ -126,6 +126,7 @@ func (ep *endpoint) send(b *batch) bool {
 		cancel()
 		switch {
 		case res.err == nil:
+			res.rejected = min(res.rejected, int64(b.count)) // a server cannot refuse more than it got
 			d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "sent").Inc()
 			d.m.bytes.WithLabelValues(d.cfg.Name, ep.name).Add(float64(len(b.body)))
 			d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "sent").Add(float64(int64(b.count) - res.rejected))

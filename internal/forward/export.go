@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -70,7 +72,7 @@ func partialSuccess(b []byte) (rejected int64, msg string) {
 		switch {
 		case n == 1 && t == protowire.VarintType:
 			v, _ := protowire.ConsumeVarint(ps)
-			rejected = int64(v)
+			rejected = int64(min(v, math.MaxInt64))
 		case n == 2 && t == protowire.BytesType:
 			v, _ := protowire.ConsumeBytes(ps)
 			msg = string(v)
@@ -120,6 +122,13 @@ func newGRPCExporter(cfg *Config, endpoint string) (*grpcExporter, error) {
 		otlpgrpc.DialOption(),
 		grpc.WithInitialWindowSize(4<<20),
 		grpc.WithInitialConnWindowSize(16<<20),
+		// grpc-go waits up to 2 minutes between reconnection attempts
+		// by default: an endpoint back up would wait that long. Its
+		// waits are kept within the destination's own retry bounds.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: cfg.RetryInitial, Multiplier: 1.6, Jitter: 0.2, MaxDelay: cfg.RetryMax},
+			MinConnectTimeout: 5 * time.Second,
+		}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", endpoint, err)

@@ -372,9 +372,11 @@ func (l *Loader) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		// A range of only refused records has no rows to make the writer
-		// due; it is committed after the max delay all the same.
-		idle := l.w.Buffered() == 0 && time.Since(l.firstAt) >= l.cfg.MaxDelay
+		// A range of only refused records, or of records of signals the
+		// lake does not store (a gateway's), has no rows to make the
+		// writer due; it is committed within a second, so that it holds
+		// no spool segment back.
+		idle := l.w.Buffered() == 0 && time.Since(l.firstAt) >= min(l.cfg.MaxDelay, passDelay)
 		if idle || l.w.Due() {
 			if !l.writeBehind(ctx) {
 				return nil
@@ -382,6 +384,9 @@ func (l *Loader) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// passDelay is the longest a range without rows waits to be committed.
+const passDelay = time.Second
 
 // idlePause is how long the loader rests when it has read every record.
 const idlePause = 20 * time.Millisecond

@@ -131,6 +131,9 @@ func (c Config) validateForward() error {
 			return err
 		}
 	}
+	if c.RemoteWrite.Len() > 0 && !c.Store.Metrics {
+		return errors.New("remote_write sends what the metric store writes: it needs store.metrics")
+	}
 	if !c.Store.Logs && !c.Store.Traces && !c.Store.Metrics && len(c.Forward) == 0 {
 		return errors.New("store: nothing is stored and nothing forwarded: every request would be dropped")
 	}
