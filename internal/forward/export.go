@@ -292,16 +292,17 @@ func statusMessage(b []byte, contentType string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
+// retryAfter parses a Retry-After header, delay seconds or an HTTP date,
+// up to maxServerDelay.
 func retryAfter(h string, now time.Time) time.Duration {
 	if h == "" {
 		return 0
 	}
 	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+		return time.Duration(min(s, int(maxServerDelay/time.Second))) * time.Second // no overflow
 	}
 	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxServerDelay)
 	}
 	return 0
 }
