@@ -3,20 +3,20 @@
 //
 // A Destination is one spool consumer (its own durable cursor) and one
 // set of endpoints on a consistent-hash ring (Ring). It reads each
-// record, cuts it on the wire with otlpwire.Router (logs and metrics by
-// resource or service, traces by trace id) into one request per
-// endpoint, and hands each endpoint its part. An endpoint's workers join
-// consecutive parts into requests of up to MaxBatchBytes (export
-// requests concatenate) and send them with OTLP/gRPC or OTLP/HTTP,
-// retrying retryable failures (OTLP's retryable gRPC codes and HTTP
-// statuses, RetryInfo and Retry-After honoured) with exponential
-// backoff and jitter, for as long as it takes. The cursor moves past a
-// record only when every part of it, and of every record before it, was
-// delivered or refused for good: a destination that is down keeps its
-// records in the spool, which fills, and then the receiver answers 429
-// / RESOURCE_EXHAUSTED. Refusals for good (400 and the like) are
-// counted, logged and dropped. Delivery is at least once: a crash, or an
-// endpoint that leaves the ring with parts queued, sends some parts again.
+// record and cuts it on the wire with otlpwire.Router (logs and metrics
+// by resource or service, traces by trace id) straight into each
+// endpoint's open batch (export requests concatenate). An endpoint's
+// workers send the oldest full batch, or the open one when idle, with
+// OTLP/gRPC or OTLP/HTTP, retrying retryable failures (OTLP's retryable
+// gRPC codes and HTTP statuses, RetryInfo and Retry-After honoured)
+// with exponential backoff and jitter, for as long as it takes. The
+// cursor moves past a record only when every batch holding a part of it,
+// and of every record before it, was delivered or refused for good: a
+// destination that is down keeps its records in the spool, which fills,
+// and then the receiver answers 429 / RESOURCE_EXHAUSTED. Refusals for
+// good (400 and the like) are counted, logged and dropped. Delivery is at
+// least once: a crash, or an endpoint that leaves the ring with batches
+// queued, sends some records again.
 package forward
 
 import (
