@@ -17,8 +17,8 @@ type endpoint struct {
 
 	mu     sync.Mutex
 	cond   sync.Cond
-	open   *batch   // being filled by routing; taken whole by an idle worker
-	ready  []*batch // full, waiting for a worker
+	open   map[batchKey]*batch // being filled by routing, one per signal (and tenant); taken whole by an idle worker
+	ready  []*batch            // full, waiting for a worker
 	closed bool
 
 	ctx    context.Context
@@ -27,7 +27,7 @@ type endpoint struct {
 }
 
 func newEndpoint(d *Destination, name string, exp exporter) *endpoint {
-	ep := &endpoint{d: d, name: name, exp: exp}
+	ep := &endpoint{d: d, name: name, exp: exp, open: map[batchKey]*batch{}}
 	ep.cond.L = &ep.mu
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	for range d.cfg.Workers {
@@ -36,22 +36,32 @@ func newEndpoint(d *Destination, name string, exp exporter) *endpoint {
 	return ep
 }
 
+// batchKey says which records a batch may join: one signal, and one
+// tenant when tenants are sent.
+type batchKey struct {
+	sig    otlpwire.Signal
+	tenant string
+}
+
 // openFor returns the open batch for a part of sig and tenant, sealing
-// the one open if it is of another signal or tenant, or full. ep.mu is
-// held.
+// it first if it is full. Records of other signals (or tenants) have
+// batches of their own, so that a mixed spool still makes full
+// requests. ep.mu is held.
 func (ep *endpoint) openFor(sig otlpwire.Signal, tenant string, byTenant bool, maxBytes int) *batch {
-	if b := ep.open; b != nil && (b.sig != sig || byTenant && b.tenant != tenant || len(b.body) >= maxBytes) {
-		if len(b.recs) > 0 {
-			ep.ready = append(ep.ready, b)
-		} else {
-			putBatch(b)
-		}
-		ep.open = nil
+	k := batchKey{sig: sig}
+	if byTenant {
+		k.tenant = tenant
 	}
-	if ep.open == nil {
-		ep.open = getBatch(sig, tenant, maxBytes)
+	b := ep.open[k]
+	if b != nil && len(b.body) >= maxBytes {
+		ep.ready = append(ep.ready, b)
+		b = nil
 	}
-	return ep.open
+	if b == nil {
+		b = getBatch(sig, tenant, maxBytes)
+		ep.open[k] = b
+	}
+	return b
 }
 
 // stop makes the workers return; batches queued or being sent stay, for
@@ -66,37 +76,45 @@ func (ep *endpoint) stop() {
 
 func (ep *endpoint) wait() { ep.wg.Wait() }
 
-// take waits for a batch: the oldest full one, else the open one; nil
+// take waits for a batch: the oldest full one, else an open one; nil
 // once the endpoint stops.
 func (ep *endpoint) take() *batch {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	for !ep.closed && len(ep.ready) == 0 && (ep.open == nil || len(ep.open.recs) == 0) {
+	for {
+		if ep.closed {
+			return nil
+		}
+		if len(ep.ready) > 0 {
+			b := ep.ready[0]
+			ep.ready[0] = nil
+			ep.ready = ep.ready[1:]
+			return b
+		}
+		for k, b := range ep.open {
+			if len(b.recs) > 0 {
+				delete(ep.open, k)
+				return b
+			}
+		}
 		ep.cond.Wait()
 	}
-	if ep.closed {
-		return nil
-	}
-	if len(ep.ready) > 0 {
-		b := ep.ready[0]
-		ep.ready[0] = nil
-		ep.ready = ep.ready[1:]
-		return b
-	}
-	b := ep.open
-	ep.open = nil
-	return b
 }
 
-// drain returns and forgets every batch of a stopped endpoint.
+// drain returns and forgets every batch of a stopped endpoint that holds
+// parts; the empty ones go back to the pool.
 func (ep *endpoint) drain() []*batch {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	bs := ep.ready
-	if ep.open != nil && len(ep.open.recs) > 0 {
-		bs = append(bs, ep.open)
+	for _, b := range ep.open {
+		if len(b.recs) > 0 {
+			bs = append(bs, b)
+		} else {
+			putBatch(b)
+		}
 	}
-	ep.ready, ep.open = nil, nil
+	ep.ready, ep.open = nil, map[batchKey]*batch{}
 	return bs
 }
 
@@ -135,7 +153,7 @@ func (ep *endpoint) send(b *batch) bool {
 				d.log.Warn("forward: the endpoint rejected records (partial success)", "endpoint", ep.name,
 					"signal", b.sig.String(), "rejected", res.rejected, "message", res.msg)
 			}
-			d.done(b)
+			d.done(b, true)
 			return true
 		case ep.ctx.Err() != nil:
 			return false
@@ -144,7 +162,9 @@ func (ep *endpoint) send(b *batch) bool {
 			d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "refused").Add(float64(b.count))
 			d.log.Error("forward: the endpoint refused a request for good; its records are dropped", "endpoint", ep.name,
 				"signal", b.sig.String(), "records", b.count, "bytes", len(b.body), "err", res.err)
-			d.done(b)
+			// The transport may still be reading a body the server
+			// refused before it had it all: not reused.
+			d.done(b, false)
 			return true
 		}
 		d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "retried").Inc()
@@ -165,8 +185,10 @@ func (ep *endpoint) send(b *batch) bool {
 var batchPool = sync.Pool{New: func() any { return new(batch) }}
 
 // getBatch returns an empty batch whose body can take twice maxBytes
-// (it is sent once it holds maxBytes, and the last part may be up to
-// maxBytes) without growing.
+// (it is sealed once it holds maxBytes, and the last part may be up to
+// maxBytes) without growing. Only full batches wait in an endpoint's
+// queue; the others are one open batch per signal (and tenant) and one
+// per worker sending, so these capacities are bounded by the settings.
 func getBatch(sig otlpwire.Signal, tenant string, maxBytes int) *batch {
 	b := batchPool.Get().(*batch)
 	b.sig, b.tenant = sig, tenant

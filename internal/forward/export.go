@@ -256,7 +256,7 @@ func (e *httpExporter) export(ctx context.Context, sig otlpwire.Signal, tenant s
 	}
 	defer resp.Body.Close()
 	b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode/100 == 2 { // 200, as OTLP/HTTP says; any 2xx took the request
 		r, m := partialSuccess(b)
 		return result{rejected: r, msg: m}
 	}

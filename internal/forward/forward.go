@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -228,6 +229,7 @@ type Destination struct {
 	splitter *otlpwire.Splitter                   // cuts records larger than MaxBatchBytes; under routeMu
 	dst      [][]byte                             // per-shard buffers; under routeMu
 	lens     []int
+	bs       []*batch
 
 	mu        sync.RWMutex // guards ring, eps and endpoints; routing holds the read lock
 	ring      *Ring
@@ -435,27 +437,39 @@ func (d *Destination) read(ctx context.Context) error {
 			}
 			return fmt.Errorf("forward %s: read spool: %w", d.cfg.Name, err)
 		}
+		if !slices.Contains(d.cfg.Signals, rec.Signal) {
+			// Not sent here: done at once. Consecutive done records are
+			// one entry, so that records of other signals behind a stuck
+			// one do not pile up.
+			d.pmu.Lock()
+			if n := len(d.pending); n > 0 && d.pending[n-1].parts == 0 {
+				d.pending[n-1].seq = rec.Seq
+			} else {
+				d.pending = append(d.pending, &record{seq: rec.Seq, received: rec.Received})
+			}
+			d.pmu.Unlock()
+			d.kick()
+			continue
+		}
 		// One reference of the reader's own until routing ends, so that
 		// the record cannot look done while its parts are being added.
 		r := &record{seq: rec.Seq, received: rec.Received, parts: 1}
 		d.pmu.Lock()
 		d.pending = append(d.pending, r)
 		d.pmu.Unlock()
-		if slices.Contains(d.cfg.Signals, rec.Signal) {
-			// Wait for room in the window.
-			d.pmu.Lock()
-			for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
-				d.waitSpace(ctx)
-			}
-			d.pmu.Unlock()
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err := d.route(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
-				n, _ := rec.Signal.Count(rec.Payload)
-				d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
-				d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
-			}
+		// Wait for room in the window.
+		d.pmu.Lock()
+		for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
+			d.waitSpace(ctx)
+		}
+		d.pmu.Unlock()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := d.route(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
+			n, _ := rec.Signal.Count(rec.Payload)
+			d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
+			d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
 		}
 		d.release([]*record{r})
 	}
@@ -535,16 +549,20 @@ func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*recor
 	}
 	d.dst, d.lens = d.dst[:n], d.lens[:n]
 	byTenant := d.cfg.TenantHeader != ""
+	if cap(d.bs) < n {
+		d.bs = make([]*batch, n)
+	}
+	d.bs = d.bs[:n]
 	for i, ep := range eps {
 		ep.mu.Lock()
 		b := ep.openFor(sig, tenant, byTenant, d.cfg.MaxBatchBytes)
-		d.dst[i], d.lens[i] = b.body, len(b.body)
+		d.bs[i], d.dst[i], d.lens[i] = b, b.body, len(b.body)
 	}
 	err := d.routers[sig].Route(sig, d.dst, body, d.ring.Shard)
 	added := int64(0)
 	d.pmu.Lock()
 	for i, ep := range eps {
-		b := ep.open
+		b := d.bs[i]
 		b.body = d.dst[i]
 		if part := b.body[d.lens[i]:]; len(part) > 0 {
 			c, _ := sig.Count(part)
@@ -580,13 +598,17 @@ func (d *Destination) release(recs []*record) {
 	}
 }
 
-// done marks b delivered or refused for good.
-func (d *Destination) done(b *batch) {
+// done marks b delivered or refused for good; its body is reused if
+// reuse is set.
+func (d *Destination) done(b *batch, reuse bool) {
 	d.pmu.Lock()
 	d.inflight -= int64(len(b.body))
 	d.space.Broadcast()
 	d.pmu.Unlock()
 	d.release(b.recs)
+	if !reuse {
+		b.body = nil
+	}
 	putBatch(b)
 }
 
@@ -605,7 +627,7 @@ func (d *Destination) reroute(batches []*batch) {
 		if err := d.route(b.sig, b.tenant, b.recs, b.body); err != nil {
 			d.log.Error("forward: a batch cannot be routed again; dropped", "signal", b.sig.String(), "err", err)
 		}
-		d.done(b)
+		d.done(b, false) // its endpoint's worker may have been stopped mid-send
 	}
 }
 
@@ -660,16 +682,21 @@ func (d *Destination) commitDone() error {
 
 // resolveLoop re-resolves the endpoints every ResolveEvery.
 func (d *Destination) resolveLoop(ctx context.Context) {
-	if _, static := d.cfg.Resolver.(Static); static {
-		return
+	_, static := d.cfg.Resolver.(Static)
+	every := d.cfg.ResolveEvery
+	if static {
+		every = d.cfg.RetryMax // only until the endpoints are set
 	}
-	t := time.NewTicker(d.cfg.ResolveEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if static && len(d.Members()) > 0 {
+			return
 		}
 		if err := d.resolve(ctx); err != nil {
 			d.log.Warn("forward: resolving endpoints failed; keeping the ring", "err", err)
@@ -703,16 +730,9 @@ func (d *Destination) SetEndpoints(eps []string) error {
 		d.mu.Unlock()
 		return nil
 	}
-	var gone []*endpoint
-	for name, ep := range d.endpoints {
-		if !slices.Contains(ring.Members(), name) {
-			gone = append(gone, ep)
-			delete(d.endpoints, name)
-			d.m.member.DeleteLabelValues(d.cfg.Name, name)
-		}
-	}
 	var errs []error
 	var ok []string
+	made := map[string]*endpoint{}
 	for _, name := range ring.Members() {
 		if d.endpoints[name] != nil {
 			ok = append(ok, name)
@@ -723,16 +743,26 @@ func (d *Destination) SetEndpoints(eps []string) error {
 			errs = append(errs, err)
 			continue
 		}
-		ep := newEndpoint(d, name, exp)
-		d.endpoints[name] = ep
-		d.m.member.WithLabelValues(d.cfg.Name, name).Set(1)
+		made[name] = newEndpoint(d, name, exp)
 		ok = append(ok, name)
 	}
 	if len(ok) == 0 {
 		d.mu.Unlock()
-		return errors.Join(errs...)
+		return errors.Join(errs...) // the ring stays as it was
 	}
 	ring = NewRing(ok)
+	var gone []*endpoint
+	for name, ep := range d.endpoints {
+		if !slices.Contains(ok, name) {
+			gone = append(gone, ep)
+			delete(d.endpoints, name)
+			d.m.member.DeleteLabelValues(d.cfg.Name, name)
+		}
+	}
+	for name, ep := range made {
+		d.endpoints[name] = ep
+		d.m.member.WithLabelValues(d.cfg.Name, name).Set(1)
+	}
 	old := d.ring
 	d.ring = ring
 	d.eps = d.eps[:0:0]
@@ -761,7 +791,7 @@ func (d *Destination) SetEndpoints(eps []string) error {
 // least the server's delay.
 func (d *Destination) backoff(n int, after time.Duration) time.Duration {
 	w := d.cfg.RetryInitial
-	for i := 0; i < n && w < d.cfg.RetryMax; i++ {
+	for i := 0; i < n && w < d.cfg.RetryMax && w < math.MaxInt64/2; i++ {
 		w *= 2
 	}
 	w = min(w, d.cfg.RetryMax)

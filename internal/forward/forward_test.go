@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -525,4 +526,54 @@ func TestSplitsLargeRecords(t *testing.T) {
 	if largest > 2*maxBatch {
 		t.Errorf("a request of %d bytes, over twice the cap of %d", largest, maxBatch)
 	}
+}
+
+// TestMixedSignalsBatch: logs and traces alternate in the spool while the
+// endpoint is down; once it is back, each signal's parts have gathered
+// in batches of their own, so far fewer requests than records are sent.
+func TestMixedSignalsBatch(t *testing.T) {
+	sp := openSpool(t)
+	b := newBackend(t)
+	var calls atomic.Int64
+	b.setFail(func(*pipeline.Request) (pipeline.Outcome, error) {
+		if calls.Add(1) <= 3 {
+			return pipeline.Outcome{}, fmt.Errorf("test: %w", pipeline.ErrUnavailable)
+		}
+		return pipeline.Outcome{}, nil
+	})
+	const n = 60
+	for i := range n {
+		sig := otlpwire.SignalLogs
+		if i%2 == 1 {
+			sig = otlpwire.SignalTraces
+		}
+		if _, err := sp.Append(sig, "default", time.Now(), synth.Generate(sig, synth.Config{Resources: 1, ScopesPerResource: 1, TotalRecords: 10, Seed: int64(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, stop := runDest(t, sp, forward.Config{Name: "mixed", Resolver: forward.Static{b.r.GRPCAddr().String()}, Workers: 1,
+		MaxBatchBytes: 64 << 10, RetryInitial: 50 * time.Millisecond, RetryMax: 100 * time.Millisecond})
+	waitFor(t, "every record", 10*time.Second, func() bool { return d.Committed() == n })
+	stop()
+	reqs := len(b.requests(otlpwire.SignalLogs)) + len(b.requests(otlpwire.SignalTraces))
+	t.Logf("%d records of two signals, alternating, sent in %d requests", n, reqs)
+	if reqs > n/4 {
+		t.Errorf("%d requests for %d records: batches did not gather", reqs, n)
+	}
+}
+
+// TestSetEndpointsKeepsRingOnFailure: endpoints that cannot be used (a
+// target gRPC cannot parse) leave the ring as it was.
+func TestSetEndpointsKeepsRingOnFailure(t *testing.T) {
+	sp := openSpool(t)
+	b := newBackend(t)
+	d, stop := runDest(t, sp, forward.Config{Name: "keep", Resolver: forward.Static{b.r.GRPCAddr().String()}})
+	waitFor(t, "the ring", 5*time.Second, func() bool { return len(d.Members()) == 1 })
+	if err := d.SetEndpoints([]string{"%%"}); err == nil {
+		t.Fatal("SetEndpoints took an unparseable target")
+	}
+	if m := d.Members(); len(m) != 1 || m[0] != b.r.GRPCAddr().String() {
+		t.Fatalf("members %v after a failed change", m)
+	}
+	stop()
 }

@@ -342,6 +342,7 @@ type tailEntry struct {
 // past TailBytes. s.mu is held.
 func (s *Spool) tailAdd(h *RecordHeader, payload []byte, seg *segment) {
 	if s.cfg.TailBytes <= 0 || int64(len(payload)) > s.cfg.TailBytes {
+		clear(s.tail)                       // drop the payloads
 		s.tail, s.tailBytes = s.tail[:0], 0 // keep the entries consecutive
 		return
 	}
