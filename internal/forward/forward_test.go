@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,11 +19,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/goleak"
 
+	"github.com/wirehouse/wirehouse/internal/bearer"
 	"github.com/wirehouse/wirehouse/internal/forward"
 	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/receiver" // also registers the gRPC gzip and zstd compressors
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles"
+	"github.com/wirehouse/wirehouse/internal/tlsfiles/tlsfilestest"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -70,14 +76,15 @@ func TestRingMovesAQuarter(t *testing.T) {
 // backend is a real OTLP receiver with a sink that records what it got
 // and can be told to fail.
 type backend struct {
-	t    *testing.T
-	r    *receiver.Receiver
-	mu   sync.Mutex
-	got  map[otlpwire.Signal][][]byte
-	fail func(req *pipeline.Request) (pipeline.Outcome, error)
+	t       *testing.T
+	r       *receiver.Receiver
+	mu      sync.Mutex
+	got     map[otlpwire.Signal][][]byte
+	tenants []string
+	fail    func(req *pipeline.Request) (pipeline.Outcome, error)
 }
 
-func newBackend(t *testing.T) *backend {
+func newBackend(t *testing.T, set ...func(*receiver.Config)) *backend {
 	b := &backend{t: t, got: map[otlpwire.Signal][][]byte{}}
 	sink := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		b.mu.Lock()
@@ -91,10 +98,14 @@ func newBackend(t *testing.T) *backend {
 			}
 		}
 		b.got[req.Signal] = append(b.got[req.Signal], append([]byte(nil), req.Body...))
+		b.tenants = append(b.tenants, req.Tenant)
 		return pipeline.Outcome{}, nil
 	})
 	cfg := receiver.DefaultConfig()
 	cfg.GRPCAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	for _, f := range set {
+		f(&cfg)
+	}
 	r, err := receiver.New(cfg, pipeline.Sinks{Logs: []pipeline.Sink{sink}, Traces: []pipeline.Sink{sink}, Metrics: []pipeline.Sink{sink}})
 	if err != nil {
 		t.Fatal(err)
@@ -576,4 +587,62 @@ func TestSetEndpointsKeepsRingOnFailure(t *testing.T) {
 		t.Fatalf("members %v after a failed change", m)
 	}
 	stop()
+}
+
+// TestTLSAndBearerToken: a backend that requires mutual TLS and a bearer
+// token (naming a tenant) takes the destination's requests over gRPC and
+// over HTTP; with a wrong token every request is refused for good
+// (401 / UNAUTHENTICATED), counted, not retried.
+func TestTLSAndBearerToken(t *testing.T) {
+	dir := t.TempDir()
+	files := tlsfilestest.Write(t, dir, "backend")
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("forward-token-0123456789 team-a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth, err := bearer.Load(tokens, func(string) bool { return true }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTLS, err := tlsfiles.Server{CertFile: files.ServerCert, KeyFile: files.ServerKey, ClientCAFile: files.CA}.Config(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t, func(c *receiver.Config) { c.GRPCTLS, c.HTTPTLS, c.Authenticator = srvTLS, srvTLS, auth })
+	cliTLS, err := tlsfiles.Client{CAFile: files.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ protocol, endpoint, token string }{
+		{"grpc", b.r.GRPCAddr().String(), "forward-token-0123456789"},
+		{"http", "https://" + b.r.HTTPAddr().String(), "forward-token-0123456789"},
+		{"grpc", b.r.GRPCAddr().String(), "wrong-token-0123456789ab"},
+		{"http", "https://" + b.r.HTTPAddr().String(), "wrong-token-0123456789ab"},
+	} {
+		sp := openSpool(t)
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(),
+			synth.Generate(otlpwire.SignalLogs, synth.Config{Resources: 1, ScopesPerResource: 1, TotalRecords: 7, Seed: 1})); err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewRegistry()
+		before := len(b.requests(otlpwire.SignalLogs))
+		d, stop := runDest(t, sp, forward.Config{Name: "tls", Protocol: c.protocol, Resolver: forward.Static{c.endpoint}, TLS: cliTLS,
+			Headers: map[string]string{"Authorization": "Bearer " + c.token}, Registerer: reg})
+		waitFor(t, "the record", 10*time.Second, func() bool { return d.Committed() == 1 })
+		stop()
+		got := len(b.requests(otlpwire.SignalLogs)) - before
+		refused := testutil.ToFloat64(gauge(t, reg, "wirehouse_forward_records_total", "outcome", "refused"))
+		if strings.HasPrefix(c.token, "wrong") {
+			if got != 0 || refused != 7 {
+				t.Errorf("%s with a wrong token: %d delivered, %v refused; want 0 and 7", c.protocol, got, refused)
+			}
+			continue
+		}
+		b.mu.Lock()
+		tenant := b.tenants[len(b.tenants)-1]
+		b.mu.Unlock()
+		if got != 1 || tenant != "team-a" {
+			t.Errorf("%s: %d requests delivered, tenant %q; want 1 and team-a", c.protocol, got, tenant)
+		}
+	}
 }
