@@ -79,6 +79,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			name = "the document"
 		}
 		return fmt.Errorf("line %d: %s must be a mapping of keys", n.Line, name)
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Struct &&
+		n.Kind != yaml.SequenceNode && n.Tag != "!!null":
+		return fmt.Errorf("line %d: %s must be a list", n.Line, strings.TrimSuffix(path, "."))
 	case n.Kind == yaml.DocumentNode:
 		for _, c := range n.Content {
 			if err := checkKeys(c, t, path); err != nil {

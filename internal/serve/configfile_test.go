@@ -91,12 +91,18 @@ func FuzzDecodeConfig(f *testing.F) {
 	if b, err := os.ReadFile("../../deploy/wirehouse.yaml"); err == nil {
 		f.Add(b)
 	}
-	for _, s := range []string{"data_dir: x\n", "otlp: {grpc: {lisen: x}}\n", "log: [1]\n", "lake:\n  max_delay: ${env:X:-1m}\n", "spool: 3\n", "- a\n", "&a [*a]\n"} {
+	for _, s := range []string{"data_dir: x\n", "otlp: {grpc: {lisen: x}}\n", "log: [1]\n", "lake:\n  max_delay: ${env:X:-1m}\n", "spool: 3\n", "- a\n", "&a [*a]\n",
+		"store: {logs: false}\nforward: [{name: a, endpoints: [x:1], routing_key: {traces: service}, dns: {port: 1}}]\n",
+		"remote_write: [{url: 'http://x/api/v1/write', protobuf_message: io.prometheus.write.v2.Request, queue_config: {max_shards: 2}}]\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := DefaultConfig()
-		if _, err := decodeConfig(b, &c); err != nil && strings.Contains(err.Error(), "serve.") {
+		_, err := decodeConfig(b, &c)
+		if err == nil {
+			err = c.Validate() // destinations and remote write are checked here
+		}
+		if err != nil && strings.Contains(err.Error(), "serve.") {
 			t.Fatalf("error names a Go type: %v", err)
 		}
 	})
