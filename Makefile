@@ -99,7 +99,9 @@ FUZZ_TARGETS := \
 	./internal/lakeread/:FuzzTraceFile ./internal/lakeread/:FuzzLogFile ./internal/jaegerstorage/:FuzzRequests ./internal/jaegerhttp/:FuzzTraceJSON ./internal/jaegerhttp/:FuzzSearchParams ./internal/tempohttp/:FuzzParseTraceID ./internal/logql/:FuzzParse ./internal/lokiapi/:FuzzPipeline \
 	./internal/otlpfile/:FuzzSplitDelimited ./internal/otlpfile/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
-	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig
+	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig \
+	./internal/serve/:FuzzParseLakeURL ./internal/lake/:FuzzDataFiles ./internal/lake/:FuzzParseFile \
+	./otlpwire/:FuzzRoute ./internal/forward/:FuzzResponses
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
