@@ -49,7 +49,15 @@ import (
 //
 // An entry is dropped when no request used it for a whole cache epoch
 // (two head truncations; see Store.syncCache), and all when the TSDB is
-// reopened, whose references are the WAL's.
+// reopened, whose references are the WAL's. What a dropped entry knew of
+// commits is lost, so a request whose entry was dropped since it looked
+// it up is stale, and a new entry takes every commit made so far as
+// possibly one of its series: a request that made it after a commit it
+// did not see redoes its appends under the commit lock. (A new store's
+// first commits move the head's minimum time, starting epochs that drop
+// entries in use; TestFreshStoreRacesAccounted.) The head is read with
+// readers at least as new as the commit the entry knows of: the TSDB's
+// isolation hides later commits from older readers.
 
 // ledgerShards is the number of independently locked parts of the ledger.
 const ledgerShards = 64
@@ -115,12 +123,19 @@ func (l *ledger) lookup(ref storage.SeriesRef, epoch, snap uint64, read *headRea
 		sh.mu.Unlock()
 		return m
 	}
-	var gen uint64 // the last commit of ref the entry knows of
+	// The last commit of ref the entry knows of; without an entry (never
+	// made, or dropped by a sweep with what it knew), any commit so far
+	// may have stored samples of ref.
+	var gen uint64
 	if e != nil {
 		gen = e.gen
+	} else {
+		gen = l.gen.Load()
 	}
 	sh.mu.Unlock()
-	last, has := read.last(ref)
+	// The head is read at an isolation state: readers opened before
+	// ref's last commit would not see its samples.
+	last, has := read.last(ref, gen, l.gen.Load)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := l.entry(ref); e != nil {
@@ -155,11 +170,19 @@ func (l *ledger) current(start uint64, marks []seriesMark) bool {
 		ref := m.ref
 		sh := l.shard(ref)
 		sh.mu.Lock()
-		e := m.e
-		if e == nil || !e.present {
-			e = l.entry(ref)
+		var stale bool
+		if m.e != nil && !m.e.present {
+			// Dropped (a sweep, a reopen) since the request looked it
+			// up: commits it recorded are not in the entry that may
+			// have replaced it, so nothing can be known.
+			stale = true
+		} else {
+			e := m.e
+			if e == nil {
+				e = l.entry(ref)
+			}
+			stale = e == nil || e.gen > m.gen
 		}
-		stale := e == nil || e.gen > m.gen
 		sh.mu.Unlock()
 		if stale {
 			return false
@@ -247,9 +270,11 @@ type seriesMark struct {
 }
 
 // headReader reads the last sample of series from the head of a TSDB,
-// its readers opened on first use and kept until close.
+// its readers opened on first use and kept until close, or until a read
+// needs a commit made after they were opened.
 type headReader struct {
 	db   *tsdb.DB
+	gen  uint64 // the ledger's gen before the readers were opened: they see its commits and those before
 	ir   tsdb.IndexReader
 	cr   tsdb.ChunkReader
 	chks []chunks.Meta
@@ -258,10 +283,17 @@ type headReader struct {
 	err  error
 }
 
-// last returns the last in-order sample the head holds for ref; false if
+// last returns the last in-order sample the head holds for ref, as of
+// the ledger's commit need or later (gen loads the ledger's gen); false if
 // none, or it cannot be read (then the TSDB's appender checks alone).
-func (r *headReader) last(ref storage.SeriesRef) (lastSample, bool) {
+// The head's readers see only the commits made before they were opened
+// (the TSDB's isolation), so readers older than need are opened again.
+func (r *headReader) last(ref storage.SeriesRef, need uint64, gen func() uint64) (lastSample, bool) {
+	if r.ir != nil && r.gen < need {
+		r.closeReaders()
+	}
 	if r.ir == nil && r.err == nil {
+		r.gen = gen() // before opening: every commit up to it is in the head
 		h := r.db.Head()
 		if r.ir, r.err = h.Index(); r.err == nil {
 			if r.cr, r.err = h.Chunks(); r.err != nil {
@@ -309,11 +341,17 @@ func (r *headReader) last(ref storage.SeriesRef) (lastSample, bool) {
 
 // close closes the readers, if opened.
 func (r *headReader) close() {
+	r.closeReaders()
+	r.db, r.err = nil, nil
+}
+
+// closeReaders closes the readers, if opened, keeping the TSDB.
+func (r *headReader) closeReaders() {
 	if r.ir != nil {
 		r.ir.Close()
 		r.cr.Close()
 	}
-	r.db, r.ir, r.cr, r.err = nil, nil, nil, nil
+	r.ir, r.cr = nil, nil
 }
 
 // storedAt looks the sample of series ls at t up in db: its value, and
