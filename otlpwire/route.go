@@ -201,7 +201,7 @@ func (r *Router) spans(dst [][]byte, field, body []byte, shard func(uint64) int)
 	ns := len(dst)
 	r.shardOf = r.shardOf[:0]
 	r.scopeN = r.scopeN[:0]
-	r.resN = growZero(r.resN, ns)
+	r.resN = extendZero(r.resN[:0], ns)
 	resHdr := 0
 	first, one := int32(-1), true
 	// Pass 1.
@@ -370,15 +370,6 @@ func spanTraceID(span []byte) ([]byte, error) {
 		}
 	}
 	return id, nil
-}
-
-func growZero(s []int, n int) []int {
-	if cap(s) < n {
-		s = append(s[:cap(s)], make([]int, n-cap(s))...)
-	}
-	s = s[:n]
-	clear(s)
-	return s
 }
 
 // extendZero returns s extended to length n with zeros.

@@ -19,42 +19,28 @@ import (
 // request is found, decoded by pdata, in exactly the shard its key names,
 // in its original order there, with its resource and scope.
 
-// spanLines flattens a traces request with pdata into one line per span
-// holding its resource, scope and span, each marshaled alone; and the
-// trace id of each.
-func spanLines(t testing.TB, b []byte) (lines []string, ids [][]byte) {
+// spanLines is flatRecords of a traces request (each span with its
+// resource and scope, as pdata reads them), and the trace id of each
+// span, nil for an empty one.
+func spanLines(t *testing.T, b []byte) (lines []string, ids [][]byte) {
 	td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(b)
 	if err != nil {
 		t.Fatalf("pdata: %v", err)
 	}
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		rs := td.ResourceSpans().At(i)
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			ss := rs.ScopeSpans().At(j)
-			for k := 0; k < ss.Spans().Len(); k++ {
-				one := ptrace.NewTraces()
-				ors := one.ResourceSpans().AppendEmpty()
-				rs.Resource().CopyTo(ors.Resource())
-				ors.SetSchemaUrl(rs.SchemaUrl())
-				oss := ors.ScopeSpans().AppendEmpty()
-				ss.Scope().CopyTo(oss.Scope())
-				oss.SetSchemaUrl(ss.SchemaUrl())
-				sp := ss.Spans().At(k)
-				sp.CopyTo(oss.Spans().AppendEmpty())
-				p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(one)
-				if err != nil {
-					t.Fatal(err)
-				}
-				lines = append(lines, string(p))
+		ss := td.ResourceSpans().At(i).ScopeSpans()
+		for j := 0; j < ss.Len(); j++ {
+			spans := ss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
 				var id []byte
-				if tid := sp.TraceID(); !tid.IsEmpty() {
+				if tid := spans.At(k).TraceID(); !tid.IsEmpty() {
 					id = tid[:]
 				}
 				ids = append(ids, id)
 			}
 		}
 	}
-	return lines, ids
+	return flatRecords(t, otlpwire.SignalTraces, b), ids
 }
 
 func modShard(n int) func(uint64) int { return func(k uint64) int { return int(k % uint64(n)) } }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -212,26 +211,12 @@ forward:
 	}
 }
 
-// scrapeValue sums a metric's series on an admin /metrics.
+// scrapeValue sums a metric's series on an admin /metrics (scrape).
 func scrapeValue(t *testing.T, admin, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := 0.0
-	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, name) || len(line) > len(name) && line[len(name)] != ' ' && line[len(name)] != '{' {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
+	for series, v := range scrape(t, admin) {
+		if series == name || strings.HasPrefix(series, name+"{") {
 			sum += v
 		}
 	}
@@ -252,25 +237,7 @@ forward: [{name: backend, endpoints: [%s], retry: {initial_interval: 100ms, max_
 		t.Fatal(err)
 	}
 	gw := startServeProc(t, t.TempDir(), "--config", cfg, "--spool-segment-size", "1MiB", "--spool-max-size", "2MiB")
-	var acked []int64
-	full := false
-	for i := int64(0); i < 2000 && !full; i++ {
-		ids := idRange(1000*i, 100)
-		switch code, retry := postLogs(t, gw, ids); code {
-		case http.StatusOK:
-			acked = append(acked, ids...)
-		case http.StatusTooManyRequests:
-			if retry == "" {
-				t.Error("429 without Retry-After")
-			}
-			full = true
-		default:
-			t.Fatalf("HTTP %d", code)
-		}
-	}
-	if !full {
-		t.Fatalf("the spool never filled after %d acknowledged logs", len(acked))
-	}
+	acked := fillSpool(t, gw)
 	if q := scrapeValue(t, gw.addrs["admin HTTP"], "wirehouse_forward_queue_bytes"); q < 1<<20 {
 		t.Errorf("wirehouse_forward_queue_bytes %v with the spool full", q)
 	}

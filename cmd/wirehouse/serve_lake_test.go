@@ -313,6 +313,31 @@ print(json.dumps(r))`
 	}
 }
 
+// fillSpool posts logs of 100 records, each with a new id, until serve
+// answers 429 (with a Retry-After), and returns the ids acknowledged
+// before; it fails the test on any other answer, or if the spool never
+// fills.
+func fillSpool(t *testing.T, p *serveProc) []int64 {
+	t.Helper()
+	var acked []int64
+	for i := int64(0); i < 2000; i++ {
+		ids := idRange(1000*i, 100)
+		switch code, retry := postLogs(t, p, ids); code {
+		case http.StatusOK:
+			acked = append(acked, ids...)
+		case http.StatusTooManyRequests:
+			if retry == "" {
+				t.Error("429 without Retry-After")
+			}
+			return acked
+		default:
+			t.Fatalf("HTTP %d", code)
+		}
+	}
+	t.Fatalf("the spool never filled after %d acknowledged logs", len(acked))
+	return nil
+}
+
 // postLogs posts a protobuf logs request of one log per id to serve's
 // OTLP/HTTP endpoint and returns the status code and Retry-After.
 func postLogs(t *testing.T, p *serveProc, ids []int64) (int, string) {
@@ -425,25 +450,7 @@ func TestServeSpoolFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startServeProc(t, data, "--lake-max-delay", "100ms", "--spool-segment-size", "1MiB", "--spool-max-size", "2MiB")
-	var acked []int64
-	full := false
-	for i := int64(0); i < 2000 && !full; i++ {
-		ids := idRange(1000*i, 100)
-		switch code, retry := postLogs(t, p, ids); code {
-		case http.StatusOK:
-			acked = append(acked, ids...)
-		case http.StatusTooManyRequests:
-			if retry == "" {
-				t.Error("429 without Retry-After")
-			}
-			full = true
-		default:
-			t.Fatalf("HTTP %d", code)
-		}
-	}
-	if !full {
-		t.Fatalf("the spool never filled after %d acknowledged logs", len(acked))
-	}
+	acked := fillSpool(t, p)
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), "lake write failed"); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no failed lake write in the log:\n%s", p.stderr)

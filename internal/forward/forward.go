@@ -276,10 +276,7 @@ func New(sp *spool.Spool, cfg Config) (*Destination, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forward %s: %w", cfg.Name, err)
 	}
-	m, err := newMetrics(cfg.Registerer)
-	if err != nil {
-		return nil, err
-	}
+	m := newMetrics(cfg.Registerer)
 	d := &Destination{
 		cfg: cfg, sp: sp, cons: cons, m: m,
 		log:       cfg.Logger.With("destination", cfg.Name),

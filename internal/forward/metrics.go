@@ -15,7 +15,7 @@ type metrics struct {
 	member   *prometheus.GaugeVec   // destination, endpoint: 1 while on the ring
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_forward_requests_total",
@@ -35,13 +35,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"destination", "endpoint"}),
 	}
 	if reg == nil {
-		return m, nil
+		return m
 	}
 	m.requests = register(reg, m.requests)
 	m.records = register(reg, m.records)
 	m.bytes = register(reg, m.bytes)
 	m.member = register(reg, m.member)
-	return m, nil
+	return m
 }
 
 // register registers c, or returns the collector registered before
