@@ -80,15 +80,32 @@ func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, [
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	cfg := lokiapi.DefaultConfig()
+	cfg.Reader, cfg.Tenant, cfg.OrgIDHeader, cfg.MaxLines = newReader(t, dir, nil), "default", true, 5000
+	return serveAPI(t, cfg), dir, sent
+}
+
+// newReader opens a lakeread.Reader on the lake in dir, with set (if
+// not nil) changing its config; it is closed when the test ends.
+func newReader(t *testing.T, dir string, set func(*lakeread.Config)) *lakeread.Reader {
+	t.Helper()
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(dir)
+	if set != nil {
+		set(&rcfg)
+	}
 	r, err := lakeread.New(rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	cfg := lokiapi.DefaultConfig()
-	cfg.Reader, cfg.Tenant, cfg.OrgIDHeader, cfg.MaxLines = r, "default", true, 5000
+	return r
+}
+
+// serveAPI serves the Loki API of cfg on a test server until the test
+// ends and returns its URL.
+func serveAPI(t *testing.T, cfg lokiapi.Config) string {
+	t.Helper()
 	h, err := lokiapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +114,7 @@ func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, [
 	h.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv.URL, dir, sent
+	return srv.URL
 }
 
 // get GETs path with params and decodes the JSON answer into v; it
@@ -395,25 +412,11 @@ func TestTenantsAndShapes(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := newReader(t, dir, nil)
 	serve := func(orgID bool) string {
 		cfg := lokiapi.DefaultConfig()
 		cfg.Reader, cfg.Tenant, cfg.OrgIDHeader = r, "acme", orgID
-		h, err := lokiapi.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mux := http.NewServeMux()
-		h.Register(mux)
-		srv := httptest.NewServer(mux)
-		t.Cleanup(srv.Close)
-		return srv.URL
+		return serveAPI(t, cfg)
 	}
 	withOrg, withoutOrg := serve(true), serve(false)
 	p := window(start.Add(-time.Hour), start.Add(time.Hour))
@@ -504,27 +507,13 @@ func TestBytesLimit(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket, rcfg.MaxBytes = bucket.NewLocal(dir), 1000
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	cfg := lokiapi.DefaultConfig()
-	cfg.Reader, cfg.Tenant = r, "default"
-	h, err := lokiapi.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	h.Register(mux)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	cfg.Reader, cfg.Tenant = newReader(t, dir, func(c *lakeread.Config) { c.MaxBytes = 1000 }), "default"
+	srvURL := serveAPI(t, cfg)
 	for _, q := range []string{`{service_name=~".+"}`, `sum(count_over_time({service_name=~".+"}[1h]))`} {
 		p := window(start.Add(-time.Hour), start.Add(time.Hour))
 		p.Set("query", q)
-		if code, body := get(t, srv.URL, "/loki/api/v1/query_range", p, nil); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "limit of 1000 bytes") {
+		if code, body := get(t, srvURL, "/loki/api/v1/query_range", p, nil); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "limit of 1000 bytes") {
 			t.Errorf("%s: %d %q, want 413 naming the limit", q, code, body)
 		}
 	}

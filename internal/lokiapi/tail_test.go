@@ -1,8 +1,6 @@
 package lokiapi_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,9 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
-	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -41,24 +37,10 @@ func TestTail(t *testing.T) {
 		return 30
 	}
 	write(1, now.Add(-10*time.Minute))
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	cfg := lokiapi.DefaultConfig()
-	cfg.Reader, cfg.Tenant = r, "default"
-	h, err := lokiapi.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	h.Register(mux)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/loki/api/v1/tail?" + url.Values{
+	cfg.Reader, cfg.Tenant = newReader(t, dir, nil), "default"
+	srvURL := serveAPI(t, cfg)
+	u := "ws" + strings.TrimPrefix(srvURL, "http") + "/loki/api/v1/tail?" + url.Values{
 		"query": {`{service_name=~".+"}`}, "limit": {"10"}, "start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)},
 	}.Encode()
 	conn, resp, err := websocket.DefaultDialer.Dial(u, nil)
