@@ -28,28 +28,13 @@ func FuzzTraceFile(f *testing.F) {
 	id := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
 	seedDir := f.TempDir()
 	writeLake(f, seedDir, body)
-	paths, _ := filepath.Glob(filepath.Join(seedDir, "traces", "*", "*", "*", "*.parquet"))
-	if len(paths) != 1 {
-		f.Fatalf("%d seed files", len(paths))
-	}
-	seed, err := os.ReadFile(paths[0])
-	if err != nil {
-		f.Fatal(err)
-	}
-	rel, _ := filepath.Rel(seedDir, paths[0])
+	seed, rel := onlyFile(f, seedDir, "traces")
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	// A file of schema version 1 under the same name: its own decoder.
 	v1Dir := f.TempDir()
 	writeLakeV1(f, v1Dir, body)
-	v1Paths, _ := filepath.Glob(filepath.Join(v1Dir, "traces", "*", "*", "*", "*.parquet"))
-	if len(v1Paths) != 1 {
-		f.Fatalf("%d version-1 seed files", len(v1Paths))
-	}
-	v1Seed, err := os.ReadFile(v1Paths[0])
-	if err != nil {
-		f.Fatal(err)
-	}
+	v1Seed, _ := onlyFile(f, v1Dir, "traces")
 	f.Add(v1Seed)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
@@ -92,15 +77,7 @@ func FuzzLogFile(f *testing.F) {
 	if err := w.Close(); err != nil {
 		f.Fatal(err)
 	}
-	paths, _ := filepath.Glob(filepath.Join(seedDir, "logs", "*", "*", "*", "*.parquet"))
-	if len(paths) != 1 {
-		f.Fatalf("%d seed files", len(paths))
-	}
-	seed, err := os.ReadFile(paths[0])
-	if err != nil {
-		f.Fatal(err)
-	}
-	rel, _ := filepath.Rel(seedDir, paths[0])
+	seed, rel := onlyFile(f, seedDir, "logs")
 	f.Add(seed)
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -122,4 +99,20 @@ func FuzzLogFile(f *testing.F) {
 		}
 		r.LogStreams(context.Background(), "acme", start.Add(-time.Hour), start.Add(time.Hour)) //nolint:errcheck
 	})
+}
+
+// onlyFile returns the one Parquet file of signal sig in the lake under
+// dir, and its path relative to dir.
+func onlyFile(f *testing.F, dir, sig string) (content []byte, rel string) {
+	f.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, sig, "*", "*", "*", "*.parquet"))
+	if len(paths) != 1 {
+		f.Fatalf("%d seed files", len(paths))
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	rel, _ = filepath.Rel(dir, paths[0])
+	return b, rel
 }
