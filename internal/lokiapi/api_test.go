@@ -49,12 +49,7 @@ func lokiServerDir(t *testing.T, bodies ...[]byte) (string, string) {
 
 func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, []sentLog) {
 	t.Helper()
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newLakeWriter(t, dir)
 	var sent []sentLog
 	for _, b := range bodies {
 		if _, err := w.Append(otlpwire.SignalLogs, "default", b); err != nil {
@@ -83,6 +78,18 @@ func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, [
 	cfg := lokiapi.DefaultConfig()
 	cfg.Reader, cfg.Tenant, cfg.OrgIDHeader, cfg.MaxLines = newReader(t, dir, nil), "default", true, 5000
 	return serveAPI(t, cfg), dir, sent
+}
+
+// newLakeWriter returns a lake writer of the defaults into dir.
+func newLakeWriter(t *testing.T, dir string) *lake.Writer {
+	t.Helper()
+	wcfg := lake.DefaultWriterConfig()
+	wcfg.Dir = dir
+	w, err := lake.NewWriter(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // newReader opens a lakeread.Reader on the lake in dir, with set (if
@@ -398,12 +405,7 @@ func TestLabelsAndErrors(t *testing.T) {
 func TestTenantsAndShapes(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newLakeWriter(t, dir)
 	for tn, seed := range map[string]int64{"acme": 1, "beta": 2} {
 		if _, err := w.Append(otlpwire.SignalLogs, tn, synth.Logs(synth.Config{Seed: seed, Resources: 1, ScopesPerResource: 1, TotalRecords: 50, Start: start})); err != nil {
 			t.Fatal(err)
@@ -495,12 +497,7 @@ func TestTenantsAndShapes(t *testing.T) {
 func TestBytesLimit(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newLakeWriter(t, dir)
 	if _, err := w.Append(otlpwire.SignalLogs, "default", synth.Logs(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 500, Start: start})); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -21,12 +20,7 @@ func TestTail(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC()
 	write := func(seed int64, start time.Time) int {
-		wcfg := lake.DefaultWriterConfig()
-		wcfg.Dir = dir
-		w, err := lake.NewWriter(wcfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := newLakeWriter(t, dir)
 		body := synth.Logs(synth.Config{Seed: seed, Resources: 1, ScopesPerResource: 1, TotalRecords: 30, Start: start})
 		if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
 			t.Fatal(err)
