@@ -119,46 +119,30 @@ func (c Config) withDefaults() Config {
 	if c.Signals == nil {
 		c.Signals = d.Signals
 	}
-	if c.Protocol == "" {
-		c.Protocol = d.Protocol
-	}
-	if c.ResolveEvery == 0 {
-		c.ResolveEvery = d.ResolveEvery
-	}
-	if c.RouteLogs == 0 {
-		c.RouteLogs = d.RouteLogs
-	}
-	if c.RouteMetrics == 0 {
-		c.RouteMetrics = d.RouteMetrics
-	}
-	if c.RouteTraces == 0 {
-		c.RouteTraces = d.RouteTraces
-	}
-	if c.Compression == "" {
-		c.Compression = d.Compression
-	}
-	if c.Timeout == 0 {
-		c.Timeout = d.Timeout
-	}
-	if c.RetryInitial == 0 {
-		c.RetryInitial = d.RetryInitial
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = max(d.RetryMax, c.RetryInitial)
-	}
-	if c.MaxBatchBytes == 0 {
-		c.MaxBatchBytes = d.MaxBatchBytes
-	}
-	if c.Window == 0 {
-		c.Window = d.Window
-	}
-	if c.Workers == 0 {
-		c.Workers = d.Workers
-	}
+	orDefault(&c.Protocol, d.Protocol)
+	orDefault(&c.ResolveEvery, d.ResolveEvery)
+	orDefault(&c.RouteLogs, d.RouteLogs)
+	orDefault(&c.RouteMetrics, d.RouteMetrics)
+	orDefault(&c.RouteTraces, d.RouteTraces)
+	orDefault(&c.Compression, d.Compression)
+	orDefault(&c.Timeout, d.Timeout)
+	orDefault(&c.RetryInitial, d.RetryInitial)
+	orDefault(&c.RetryMax, max(d.RetryMax, c.RetryInitial))
+	orDefault(&c.MaxBatchBytes, d.MaxBatchBytes)
+	orDefault(&c.Window, d.Window)
+	orDefault(&c.Workers, d.Workers)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// orDefault sets *v to d if it is the zero value.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
 }
 
 // ValidName reports whether name can name a destination.
