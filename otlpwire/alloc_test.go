@@ -1,27 +1,34 @@
-package otlpwire
+package otlpwire_test
 
 import (
 	"io"
 	"testing"
+
+	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // The zero-allocation promises, checked with testing.AllocsPerRun on the
-// benchmark fixture and on a large generated request.
+// benchmark fixture and on generated requests, from the external test
+// package: what a caller in another package pays.
 
-// AllocInputs returns the requests of signal s that TestZeroAllocs walks.
-// It is set by inputs_test.go (package otlpwire_test), because the
-// generator, internal/synth, imports this package for its Signal and so
-// cannot be imported by tests inside it.
-var AllocInputs func(s Signal) [][]byte
+// allocInputs returns the requests of signal s that TestZeroAllocs walks.
+func allocInputs(s otlpwire.Signal) [][]byte {
+	return [][]byte{
+		fixture(s),
+		synth.RealisticFixture(s, synth.Descending),
+		synth.Generate(s, synth.Config{Seed: 7, Resources: 3, ScopesPerResource: 2, RecordsPerScope: 200}),
+	}
+}
 
 func TestZeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	for _, s := range Signals {
-		for _, in := range AllocInputs(s) {
+	for _, s := range otlpwire.Signals {
+		for _, in := range allocInputs(s) {
 			buf := make([]byte, 0, len(in))
-			sp, err := NewSplitter(WithMaxRecords(50), WithMaxBytes(16<<10))
+			sp, err := otlpwire.NewSplitter(otlpwire.WithMaxRecords(50), otlpwire.WithMaxBytes(16<<10))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,19 +36,19 @@ func TestZeroAllocs(t *testing.T) {
 				"count": func() {
 					var err error
 					switch s {
-					case SignalLogs:
-						_, err = LogsRequest(in).LogRecordCount()
-					case SignalTraces:
-						_, err = TracesRequest(in).SpanCount()
+					case otlpwire.SignalLogs:
+						_, err = otlpwire.LogsRequest(in).LogRecordCount()
+					case otlpwire.SignalTraces:
+						_, err = otlpwire.TracesRequest(in).SpanCount()
 					default:
-						_, err = MetricsRequest(in).DataPointCount()
+						_, err = otlpwire.MetricsRequest(in).DataPointCount()
 					}
 					if err != nil {
 						t.Fatal(err)
 					}
 				},
 				"deepwalk": func() {
-					if _, err := DeepWalkWire(s, in); err != nil {
+					if _, err := deepWalkWire(s, in); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -52,8 +59,8 @@ func TestZeroAllocs(t *testing.T) {
 				},
 				"split-per-resource": func() {
 					switch s {
-					case SignalLogs:
-						for rl, err := range LogsRequest(in).ResourceLogs() {
+					case otlpwire.SignalLogs:
+						for rl, err := range otlpwire.LogsRequest(in).ResourceLogs() {
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -66,8 +73,8 @@ func TestZeroAllocs(t *testing.T) {
 								t.Fatal(err)
 							}
 						}
-					case SignalTraces:
-						for rs, err := range TracesRequest(in).ResourceSpans() {
+					case otlpwire.SignalTraces:
+						for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -77,7 +84,7 @@ func TestZeroAllocs(t *testing.T) {
 							}
 						}
 					default:
-						for rm, err := range MetricsRequest(in).ResourceMetrics() {
+						for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -98,13 +105,13 @@ func TestZeroAllocs(t *testing.T) {
 				},
 				"splitter": func() {
 					switch s {
-					case SignalLogs:
+					case otlpwire.SignalLogs:
 						for _, err := range sp.SplitLogs(in) {
 							if err != nil {
 								t.Fatal(err)
 							}
 						}
-					case SignalTraces:
+					case otlpwire.SignalTraces:
 						for _, err := range sp.SplitTraces(in) {
 							if err != nil {
 								t.Fatal(err)

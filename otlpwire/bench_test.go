@@ -3,6 +3,7 @@ package otlpwire_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
 
@@ -393,14 +394,14 @@ func BenchmarkDeepWalkRealistic(b *testing.B) {
 func benchDeepWalk(b *testing.B, fixture func(otlpwire.Signal) []byte) {
 	for _, s := range benchSignals {
 		in := fixture(s)
-		want, err := otlpwire.DeepWalkWire(s, in)
+		want, err := deepWalkWire(s, in)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("signal=%s/impl=otlpwire", s), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				n, err := otlpwire.DeepWalkWire(s, in)
+				n, err := deepWalkWire(s, in)
 				if err != nil || n != want {
 					b.Fatal(n, err)
 				}
@@ -425,6 +426,35 @@ func benchDeepWalk(b *testing.B, fixture func(otlpwire.Signal) []byte) {
 					b.Fatalf("pdata walk = %d, otlpwire %d", n, want)
 				}
 				sink += n
+			}
+		})
+	}
+}
+
+// BenchmarkValidate checks the request `wirehouse load` sends (1,000
+// records over 10 resources, synth.Generate) as the receiver does before
+// it acknowledges anything, against pdata's unmarshal, which is the check
+// a pdata receiver gets.
+//
+//	go test -run='^$' -bench=BenchmarkValidate -benchmem ./otlpwire/
+func BenchmarkValidate(b *testing.B) {
+	for _, s := range benchSignals {
+		in := synth.Generate(s, synth.Config{Seed: 1, Resources: 10, ScopesPerResource: 1, TotalRecords: 1000,
+			Start: time.Unix(1700000000, 0)})
+		b.Run(fmt.Sprintf("signal=%v/impl=otlpwire", s), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Validate(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("signal=%v/impl=pdata", s), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				pdataUnmarshal(b, s, in)
 			}
 		})
 	}

@@ -19,7 +19,7 @@ type LogsRequest []byte
 // header ends the iteration with a non-nil error as the last pair.
 func (r LogsRequest) ResourceLogs() iter.Seq2[ResourceLogs, error] {
 	return func(yield func(ResourceLogs, error) bool) {
-		seq(r, fieldResources, "resource_logs", yield)
+		seq(r, fieldResources, "resource_logs", func(b []byte, err error) bool { return yield(ResourceLogs(b), err) })
 	}
 }
 
@@ -51,7 +51,7 @@ func (rl ResourceLogs) SchemaURL() ([]byte, error) { return schemaURL(rl) }
 // ScopeLogs iterates the scope containers.
 func (rl ResourceLogs) ScopeLogs() iter.Seq2[ScopeLogs, error] {
 	return func(yield func(ScopeLogs, error) bool) {
-		seq(rl, fieldChildren, "scope_logs", yield)
+		seq(rl, fieldChildren, "scope_logs", func(b []byte, err error) bool { return yield(ScopeLogs(b), err) })
 	}
 }
 
@@ -85,7 +85,7 @@ func (sl ScopeLogs) SchemaURL() ([]byte, error) { return schemaURL(sl) }
 // LogRecords iterates the log records.
 func (sl ScopeLogs) LogRecords() iter.Seq2[LogRecord, error] {
 	return func(yield func(LogRecord, error) bool) {
-		seq(sl, fieldChildren, "log_records", yield)
+		seq(sl, fieldChildren, "log_records", func(b []byte, err error) bool { return yield(LogRecord(b), err) })
 	}
 }
 

@@ -19,7 +19,7 @@ type MetricsRequest []byte
 // header ends the iteration with a non-nil error as the last pair.
 func (r MetricsRequest) ResourceMetrics() iter.Seq2[ResourceMetrics, error] {
 	return func(yield func(ResourceMetrics, error) bool) {
-		seq(r, fieldResources, "resource_metrics", yield)
+		seq(r, fieldResources, "resource_metrics", func(b []byte, err error) bool { return yield(ResourceMetrics(b), err) })
 	}
 }
 
@@ -63,7 +63,7 @@ func (rm ResourceMetrics) SchemaURL() ([]byte, error) { return schemaURL(rm) }
 // ScopeMetrics iterates the scope containers.
 func (rm ResourceMetrics) ScopeMetrics() iter.Seq2[ScopeMetrics, error] {
 	return func(yield func(ScopeMetrics, error) bool) {
-		seq(rm, fieldChildren, "scope_metrics", yield)
+		seq(rm, fieldChildren, "scope_metrics", func(b []byte, err error) bool { return yield(ScopeMetrics(b), err) })
 	}
 }
 
@@ -102,7 +102,7 @@ func (sm ScopeMetrics) SchemaURL() ([]byte, error) { return schemaURL(sm) }
 // Metrics iterates the metrics.
 func (sm ScopeMetrics) Metrics() iter.Seq2[Metric, error] {
 	return func(yield func(Metric, error) bool) {
-		seq(sm, fieldChildren, "metrics", yield)
+		seq(sm, fieldChildren, "metrics", func(b []byte, err error) bool { return yield(Metric(b), err) })
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// deepWalkProtowire does the deep walk's work (DeepWalkWire: the same
+// deepWalkProtowire does the deep walk's work (deepWalkWire: the same
 // checksum of every record's timestamp and every attribute's key and typed
 // value) with nothing but google.golang.org/protobuf/encoding/protowire: the
 // straightforward wire-level scan, one callback per field, none of
@@ -218,7 +218,7 @@ func TestProtowireWalk(t *testing.T) {
 		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
 			for seed := range uint64(200) {
 				in := synth.Random(rand.New(rand.NewPCG(seed, 7)), s, o)
-				want, err := otlpwire.DeepWalkWire(s, in)
+				want, err := deepWalkWire(s, in)
 				if err != nil {
 					t.Fatalf("%v %v seed %d: otlpwire walk: %v", s, o, seed, err)
 				}

@@ -19,7 +19,7 @@ type TracesRequest []byte
 // header ends the iteration with a non-nil error as the last pair.
 func (r TracesRequest) ResourceSpans() iter.Seq2[ResourceSpans, error] {
 	return func(yield func(ResourceSpans, error) bool) {
-		seq(r, fieldResources, "resource_spans", yield)
+		seq(r, fieldResources, "resource_spans", func(b []byte, err error) bool { return yield(ResourceSpans(b), err) })
 	}
 }
 
@@ -51,7 +51,7 @@ func (rs ResourceSpans) SchemaURL() ([]byte, error) { return schemaURL(rs) }
 // ScopeSpans iterates the scope containers.
 func (rs ResourceSpans) ScopeSpans() iter.Seq2[ScopeSpans, error] {
 	return func(yield func(ScopeSpans, error) bool) {
-		seq(rs, fieldChildren, "scope_spans", yield)
+		seq(rs, fieldChildren, "scope_spans", func(b []byte, err error) bool { return yield(ScopeSpans(b), err) })
 	}
 }
 
@@ -85,7 +85,7 @@ func (ss ScopeSpans) SchemaURL() ([]byte, error) { return schemaURL(ss) }
 // Spans iterates the spans.
 func (ss ScopeSpans) Spans() iter.Seq2[Span, error] {
 	return func(yield func(Span, error) bool) {
-		seq(ss, fieldChildren, "spans", yield)
+		seq(ss, fieldChildren, "spans", func(b []byte, err error) bool { return yield(Span(b), err) })
 	}
 }
 

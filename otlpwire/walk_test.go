@@ -1,30 +1,33 @@
-package otlpwire
+package otlpwire_test
 
-// The deep walks the benchmarks and the allocation test share. They live in
-// the package so that TestZeroAllocs measures them as before; the
-// benchmarks (package otlpwire_test) call DeepWalkWire.
+import "github.com/wirehouse/wirehouse/otlpwire"
 
-func useValue(v Value) int {
+// The deep walks the benchmarks and the allocation test share. They are
+// in the external test package on purpose: what they cost is what a
+// caller in another package pays, and the package's promises (no heap
+// allocation) are about that caller.
+
+func useValue(v otlpwire.Value) int {
 	switch v.Type() {
-	case ValueString:
+	case otlpwire.ValueString:
 		return len(v.Str())
-	case ValueInt:
+	case otlpwire.ValueInt:
 		return int(v.Int())
-	case ValueDouble:
+	case otlpwire.ValueDouble:
 		return int(v.Double())
-	case ValueBool:
+	case otlpwire.ValueBool:
 		if v.Bool() {
 			return 1
 		}
-	case ValueBytes:
+	case otlpwire.ValueBytes:
 		return len(v.Bytes())
-	case ValueArray, ValueKVList:
+	case otlpwire.ValueArray, otlpwire.ValueKVList:
 		return 1
 	}
 	return 0
 }
 
-func walkAttrs(a Attributes) (int, error) {
+func walkAttrs(a otlpwire.Attributes) (int, error) {
 	n := 0
 	for kv, err := range a.All() {
 		if err != nil {
@@ -35,12 +38,12 @@ func walkAttrs(a Attributes) (int, error) {
 	return n, nil
 }
 
-func walkHeaders(r Resource, s Scope) (int, error) {
-	var rf ResourceFields
+func walkHeaders(r otlpwire.Resource, s otlpwire.Scope) (int, error) {
+	var rf otlpwire.ResourceFields
 	if err := r.Read(&rf); err != nil {
 		return 0, err
 	}
-	var sf ScopeFields
+	var sf otlpwire.ScopeFields
 	if err := s.Read(&sf); err != nil {
 		return 0, err
 	}
@@ -54,8 +57,8 @@ func walkHeaders(r Resource, s Scope) (int, error) {
 
 func deepWalkLogs(in []byte) (int, error) {
 	n := 0
-	var f LogRecordFields
-	for rl, err := range LogsRequest(in).ResourceLogs() {
+	var f otlpwire.LogRecordFields
+	for rl, err := range otlpwire.LogsRequest(in).ResourceLogs() {
 		if err != nil {
 			return 0, err
 		}
@@ -96,8 +99,8 @@ func deepWalkLogs(in []byte) (int, error) {
 
 func deepWalkTraces(in []byte) (int, error) {
 	n := 0
-	var f SpanFields
-	for rs, err := range TracesRequest(in).ResourceSpans() {
+	var f otlpwire.SpanFields
+	for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
 		if err != nil {
 			return 0, err
 		}
@@ -138,8 +141,8 @@ func deepWalkTraces(in []byte) (int, error) {
 
 func deepWalkMetrics(in []byte) (int, error) {
 	n := 0
-	var mf MetricFields
-	for rm, err := range MetricsRequest(in).ResourceMetrics() {
+	var mf otlpwire.MetricFields
+	for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
 		if err != nil {
 			return 0, err
 		}
@@ -178,9 +181,9 @@ func deepWalkMetrics(in []byte) (int, error) {
 	return n, nil
 }
 
-func walkPoints(mf *MetricFields) (int, error) {
+func walkPoints(mf *otlpwire.MetricFields) (int, error) {
 	n := 0
-	var nf NumberDataPointFields
+	var nf otlpwire.NumberDataPointFields
 	for p, err := range mf.NumberDataPoints().All() {
 		if err != nil {
 			return 0, err
@@ -194,7 +197,7 @@ func walkPoints(mf *MetricFields) (int, error) {
 		}
 		n += int(nf.Time&0xff) + a
 	}
-	var hf HistogramDataPointFields
+	var hf otlpwire.HistogramDataPointFields
 	for p, err := range mf.HistogramDataPoints().All() {
 		if err != nil {
 			return 0, err
@@ -208,7 +211,7 @@ func walkPoints(mf *MetricFields) (int, error) {
 		}
 		n += int(hf.Time&0xff) + a
 	}
-	var ef ExponentialHistogramDataPointFields
+	var ef otlpwire.ExponentialHistogramDataPointFields
 	for p, err := range mf.ExponentialHistogramDataPoints().All() {
 		if err != nil {
 			return 0, err
@@ -222,7 +225,7 @@ func walkPoints(mf *MetricFields) (int, error) {
 		}
 		n += int(ef.Time&0xff) + a
 	}
-	var sf SummaryDataPointFields
+	var sf otlpwire.SummaryDataPointFields
 	for p, err := range mf.SummaryDataPoints().All() {
 		if err != nil {
 			return 0, err
@@ -239,11 +242,11 @@ func walkPoints(mf *MetricFields) (int, error) {
 	return n, nil
 }
 
-func DeepWalkWire(s Signal, in []byte) (int, error) {
+func deepWalkWire(s otlpwire.Signal, in []byte) (int, error) {
 	switch s {
-	case SignalLogs:
+	case otlpwire.SignalLogs:
 		return deepWalkLogs(in)
-	case SignalTraces:
+	case otlpwire.SignalTraces:
 		return deepWalkTraces(in)
 	}
 	return deepWalkMetrics(in)

@@ -300,10 +300,16 @@ func repeated(msg []byte, num protowire.Number, name string, yield func(v []byte
 	return nil
 }
 
-// seq iterates the occurrences of the repeated message field num of msg
-// as T, for the container iterators. An error is yielded once, as the last
-// pair, with a zero T.
-func seq[T ~[]byte](msg []byte, num protowire.Number, name string, yield func(T, error) bool) {
+// seq iterates the occurrences of the repeated message field num of msg,
+// for the container iterators. An error is yielded once, as the last pair,
+// with a nil slice.
+//
+// It is not generic on purpose: a caller in another package that ranges
+// over an iterator passes its loop body as yield, and the compiler treats
+// a function value handed to a generic function of another package as
+// escaping, which would cost the caller heap allocations per loop. The
+// iterators convert the element type in a closure of their own instead.
+func seq(msg []byte, num protowire.Number, name string, yield func([]byte, error) bool) {
 	idx := 0
 	for i := 0; i < len(msg); {
 		t, _, s, j := field(msg, i)
@@ -321,7 +327,7 @@ func seq[T ~[]byte](msg []byte, num protowire.Number, name string, yield func(T,
 				yield(nil, within(newErr(ErrWireType, 0, ""), name, idx, i))
 				return
 			}
-			if !yield(T(s), nil) {
+			if !yield(s, nil) {
 				return
 			}
 			idx++

@@ -137,3 +137,27 @@ func TestInvalid(t *testing.T) {
 		t.Fatal("truncated request accepted")
 	}
 }
+
+// TestConsumeZeroAllocs checks, in a package that consumes otlpwire, that
+// ranging over its iterators in ordinary (non-test) code allocates
+// nothing: Consume walks every resource of a request, reads its
+// service.name and counts its records, and once each service's counters
+// exist, it allocates nothing per request.
+func TestConsumeZeroAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage instrumentation allocates")
+	}
+	s, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range otlpwire.Signals {
+		req := &pipeline.Request{Signal: sig, Body: synth.Generate(sig, synth.Config{Seed: 3, Resources: 5, ScopesPerResource: 2, TotalRecords: 200})}
+		if _, err := s.Consume(context.Background(), req); err != nil { // creates the counters
+			t.Fatal(err)
+		}
+		if a := testing.AllocsPerRun(20, func() { _, _ = s.Consume(context.Background(), req) }); a != 0 {
+			t.Errorf("%v: Consume allocated %v times per request, want 0", sig, a)
+		}
+	}
+}
