@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/internal/wirewalk"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -48,7 +49,7 @@ func TestZeroAllocs(t *testing.T) {
 					}
 				},
 				"deepwalk": func() {
-					if _, err := deepWalkWire(s, in); err != nil {
+					if _, err := wirewalk.Deep(s, in); err != nil {
 						t.Fatal(err)
 					}
 				},

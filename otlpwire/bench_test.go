@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/wirewalk"
 	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -394,14 +395,14 @@ func BenchmarkDeepWalkRealistic(b *testing.B) {
 func benchDeepWalk(b *testing.B, fixture func(otlpwire.Signal) []byte) {
 	for _, s := range benchSignals {
 		in := fixture(s)
-		want, err := deepWalkWire(s, in)
+		want, err := wirewalk.Deep(s, in)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("signal=%s/impl=otlpwire", s), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				n, err := deepWalkWire(s, in)
+				n, err := wirewalk.Deep(s, in)
 				if err != nil || n != want {
 					b.Fatal(n, err)
 				}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/internal/wirewalk"
 	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"github.com/cespare/xxhash/v2"
@@ -499,5 +500,27 @@ func bytesFields(msg []byte, num protowire.Number, f func([]byte)) {
 			f(s)
 		}
 		return nil
+	})
+}
+
+// FuzzValidatingWalk checks that wirewalk.ValidatingMetrics, a consumer's
+// one-pass walk that validates as it reads, accepts exactly what
+// MetricsRequest.Validate accepts, and on a valid request reads what the
+// plain deep walk reads.
+func FuzzValidatingWalk(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, _ uint8, b []byte) {
+		verr := otlpwire.MetricsRequest(b).Validate()
+		n, werr := wirewalk.ValidatingMetrics(b)
+		if (verr == nil) != (werr == nil) {
+			t.Fatalf("Validate: %v; the validating walk: %v", verr, werr)
+		}
+		if verr != nil {
+			return
+		}
+		d, err := wirewalk.Deep(otlpwire.SignalMetrics, b)
+		if err != nil || d != n {
+			t.Fatalf("deep walk %d (%v), validating walk %d", d, err, n)
+		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wirehouse/wirehouse/internal/wirewalk"
 	"github.com/wirehouse/wirehouse/otlpwire"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -13,7 +14,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// deepWalkProtowire does the deep walk's work (deepWalkWire: the same
+// deepWalkProtowire does the deep walk's work (wirewalk.Deep: the same
 // checksum of every record's timestamp and every attribute's key and typed
 // value) with nothing but google.golang.org/protobuf/encoding/protowire: the
 // straightforward wire-level scan, one callback per field, none of
@@ -218,7 +219,7 @@ func TestProtowireWalk(t *testing.T) {
 		for _, o := range []synth.Order{synth.Ascending, synth.Descending} {
 			for seed := range uint64(200) {
 				in := synth.Random(rand.New(rand.NewPCG(seed, 7)), s, o)
-				want, err := deepWalkWire(s, in)
+				want, err := wirewalk.Deep(s, in)
 				if err != nil {
 					t.Fatalf("%v %v seed %d: otlpwire walk: %v", s, o, seed, err)
 				}

@@ -134,6 +134,21 @@ func validateScope(b []byte) error {
 // and Exemplars the rest (see the request's Validate for the full list).
 func (a Attributes) Validate() error { return validateAttrs(a, 1) }
 
+// Validate checks a value's nested contents: every element of an array
+// and every pair of a key-value list, to MaxAnyValueDepth. A scalar value
+// has nothing left to check once read, and Validate returns nil for it at
+// once. Offsets in the error are relative to the value's bytes.
+//
+// With Attributes.All it lets a consumer check the attributes it reads as
+// it reads them: ranging over All checks each pair, Validate on a pair's
+// value checks what the pair holds.
+func (v Value) Validate() error {
+	if v.typ != ValueArray && v.typ != ValueKVList {
+		return nil
+	}
+	return validateValue(v, 1)
+}
+
 // Validate checks the resource's fields and attributes, as the request's
 // Validate does for each resource.
 func (r Resource) Validate() error { return validateResource(r) }
