@@ -192,6 +192,19 @@ func benchStructs(b *testing.B) {
 		var out bytes.Buffer
 		out.Grow(2 * len(in))
 		dv, sv := c.dave(), c.stellar()
+		// Streaming, as the baselines below do: xdr.Writer over the same
+		// reused bytes.Buffer, flushed per value.
+		w := xdr.NewWriter(&out)
+		run(b, "op=marshal_stream"+pre+"wirehouse", len(in), func(b *testing.B) {
+			for b.Loop() {
+				out.Reset()
+				w.Reset(&out)
+				w.Encode(v)
+				if err := w.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		run(b, "op=marshal"+pre+"davecgh", len(in), func(b *testing.B) {
 			for b.Loop() {
 				out.Reset()
