@@ -1,9 +1,11 @@
 package metricstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,10 +39,12 @@ func (c *counter) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v
 // BenchmarkMetricsIngest measures OTLP request bytes → TSDB append and
 // commit: the Store (otlpwire, series cache) against pdata unmarshal plus
 // Prometheus' OTLP translator into the same TSDB. Requests hold batch data
-// points of synth's Kubernetes metric set (40 names, 40 attributes per
-// point); as an exporter does, each request sends the same series again,
-// 15 s later (steadyRequests), so after the first request every sample
-// goes to a known series: the steady state of a metrics pipeline.
+// points drawn from the whole of synth's Kubernetes metric set (40 names
+// of every kind: gauges, sums, histograms, exponential histograms and
+// summaries; 40 attributes per point) in turn (mixedRequests), so every
+// batch size sees the full mix; each series comes back 15 s later once
+// the cycle of 120 points is through, so after the first cycle every
+// sample goes to a known series: the steady state of a metrics pipeline.
 //
 // Each iteration starts by copying its request into one reused buffer, on
 // both sides, as both receivers start from a buffer the transport just
@@ -54,7 +58,7 @@ func BenchmarkMetricsIngest(b *testing.B) {
 	for _, impl := range []string{"wirehouse", "pdata"} {
 		for _, batch := range []int{1, 8, 64, 100} {
 			b.Run(fmt.Sprintf("impl=%s/batch=%d", impl, batch), func(b *testing.B) {
-				reqs := steadyRequests(b, batch, k)
+				reqs := mixedRequests(b, batch, k)
 				var s *Store
 				reopen := func() {
 					if s != nil {
@@ -109,6 +113,113 @@ func BenchmarkMetricsIngest(b *testing.B) {
 				b.SetBytes(bytes / int64(b.N))
 			})
 		}
+	}
+}
+
+// mixedRequests returns k requests of batch data points each, drawn in
+// turn from the whole Kubernetes metric set: the first 3 points of each
+// of its 40 names (synth.Metrics seed 0 at 3,000 points, one target), in
+// a cycle that takes point 0 of every name, then point 1, then point 2, so
+// that consecutive points belong to different names and kinds. Request i
+// holds the batch points that follow request i-1's in the cycle
+// (wrapping), every point and exemplar moved i×15 s later. A batch of 40
+// or more holds every name; smaller ones go through them in turn. It uses
+// pdata, before the clock starts.
+func mixedRequests(b testing.TB, batch, k int) [][]byte {
+	key := [2]int{batch, k}
+	if reqs, ok := mixedCache[key]; ok { // the benchmark runs again for each b.N
+		return reqs
+	}
+	base := synth.Metrics(synth.Config{Seed: 0, Resources: 1, ScopesPerResource: 1, TotalRecords: 3000})
+	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rm := md.ResourceMetrics().At(0)
+	sm := rm.ScopeMetrics().At(0)
+	type pick struct {
+		m pmetric.Metric
+		j int
+	}
+	var cycle []pick
+	kinds := map[pmetric.MetricType]bool{}
+	for j := range 3 {
+		for _, m := range sm.Metrics().All() {
+			if pointCount(m) > j {
+				cycle = append(cycle, pick{m, j})
+				kinds[m.Type()] = true
+			}
+		}
+	}
+	if batch > len(cycle) || len(kinds) < 5 {
+		b.Fatalf("mixed requests: a cycle of %d points of %d kinds for batches of %d", len(cycle), len(kinds), batch)
+	}
+	reqs := make([][]byte, k)
+	pos := 0
+	for i := range reqs {
+		out := pmetric.NewMetrics()
+		orm := out.ResourceMetrics().AppendEmpty()
+		rm.Resource().CopyTo(orm.Resource())
+		orm.SetSchemaUrl(rm.SchemaUrl())
+		osm := orm.ScopeMetrics().AppendEmpty()
+		sm.Scope().CopyTo(osm.Scope())
+		osm.SetSchemaUrl(sm.SchemaUrl())
+		for range batch {
+			p := cycle[pos]
+			pos = (pos + 1) % len(cycle)
+			onePoint(p.m, p.j, osm.Metrics().AppendEmpty())
+		}
+		shift := func(t pcommon.Timestamp) pcommon.Timestamp { return t + pcommon.Timestamp(i)*15e9 }
+		eachPdataPoint(out, func(p pdataPoint, ex pmetric.ExemplarSlice) {
+			p.SetTimestamp(shift(p.Timestamp()))
+			for _, e := range ex.All() {
+				e.SetTimestamp(shift(e.Timestamp()))
+			}
+		})
+		if reqs[i], err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	mixedCache[key] = reqs
+	return reqs
+}
+
+// mixedCache keeps mixedRequests' requests by batch and count.
+var mixedCache = map[[2]int][][]byte{}
+
+// pointCount is the number of data points of m.
+func pointCount(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
+}
+
+// onePoint copies m into dst with only its data point j.
+func onePoint(m pmetric.Metric, j int, dst pmetric.Metric) {
+	m.CopyTo(dst)
+	idx := 0
+	drop := func() bool { idx++; return idx-1 != j } // every point but j
+	switch dst.Type() {
+	case pmetric.MetricTypeGauge:
+		dst.Gauge().DataPoints().RemoveIf(func(pmetric.NumberDataPoint) bool { return drop() })
+	case pmetric.MetricTypeSum:
+		dst.Sum().DataPoints().RemoveIf(func(pmetric.NumberDataPoint) bool { return drop() })
+	case pmetric.MetricTypeHistogram:
+		dst.Histogram().DataPoints().RemoveIf(func(pmetric.HistogramDataPoint) bool { return drop() })
+	case pmetric.MetricTypeExponentialHistogram:
+		dst.ExponentialHistogram().DataPoints().RemoveIf(func(pmetric.ExponentialHistogramDataPoint) bool { return drop() })
+	case pmetric.MetricTypeSummary:
+		dst.Summary().DataPoints().RemoveIf(func(pmetric.SummaryDataPoint) bool { return drop() })
 	}
 }
 
@@ -283,4 +394,145 @@ func BenchmarkRequestOrder(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkNativeWriteSweep is seed 003's native-write sweep: single
+// writes, one sample to one series each, committed on their own, cycling
+// over N series (1,000, 4,096, 32,768 and 100,000), every series written
+// once before the clock starts so that the sweep measures the steady
+// state (the seed's ~21 µs a write held from 1K to 100K series). A
+// series' samples are 10 ms apart, so that a long run stays in the past.
+//
+//   - impl=tsdb: Prometheus' TSDB appender directly, as a scrape loop
+//     writes: each series' labels built once and its reference kept from
+//     its first append (AppenderV2.Append, then Commit);
+//   - impl=wirehouse: Store.AppendOTLP of an OTLP request holding that one
+//     point (a gauge of synth's Kubernetes set with its 40 attributes, the
+//     series told apart by one more), copied into a reused buffer first as
+//     from a transport: the OTLP path a single write takes.
+func BenchmarkNativeWriteSweep(b *testing.B) {
+	tmpl, idOff, timeOff := singlePointRequest(b)
+	for _, n := range []int{1000, 4096, 32768, 100000} {
+		b.Run(fmt.Sprintf("series=%d/impl=tsdb", n), func(b *testing.B) {
+			s := open(b, b.TempDir())
+			defer s.Close()
+			ls := singlePointLabels(b, tmpl, timeOff)
+			refs := make([]storage.SeriesRef, n)
+			sets := make([]labels.Labels, n)
+			t0 := time.Now().Add(-time.Hour).UnixMilli()
+			write := func(i, round int) {
+				app := s.DB().AppenderV2(context.Background())
+				ref, err := app.Append(refs[i], sets[i], 0, t0+int64(round)*10, float64(round), nil, nil, storage.AOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := app.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				refs[i] = ref
+			}
+			for i := range n {
+				lb := labels.NewBuilder(ls)
+				lb.Set("series_id", fmt.Sprintf("series-%08d", i))
+				sets[i] = lb.Labels()
+				write(i, 0)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				write(i%n, 1+i/n)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+		})
+		b.Run(fmt.Sprintf("series=%d/impl=wirehouse", n), func(b *testing.B) {
+			s := open(b, b.TempDir())
+			defer s.Close()
+			buf := make([]byte, len(tmpl))
+			t0 := uint64(time.Now().Add(-time.Hour).UnixNano())
+			write := func(i, round int) {
+				copy(buf, tmpl)
+				copy(buf[idOff:idOff+8], fmt.Appendf(nil, "%08d", i))
+				binary.LittleEndian.PutUint64(buf[timeOff:], t0+uint64(round)*10e6)
+				res, err := s.AppendOTLP(context.Background(), "", buf)
+				if err != nil || res.Accepted != 1 {
+					b.Fatalf("write %d: %+v, %v", i, res, err)
+				}
+			}
+			for i := range n {
+				write(i, 0)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				write(i%n, 1+i/n)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+		})
+	}
+}
+
+// singlePointRequest returns an OTLP request holding one gauge point of
+// synth's Kubernetes set with one more attribute, series.id =
+// "series-00000000", and the offsets of that value's eight digits and of
+// the point's time_unix_nano in it.
+func singlePointRequest(b *testing.B) (req []byte, idOff, timeOff int) {
+	base := synth.Metrics(synth.Config{Seed: 0, Resources: 1, ScopesPerResource: 1, TotalRecords: 3000})
+	md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rm := md.ResourceMetrics().At(0)
+	sm := rm.ScopeMetrics().At(0)
+	out := pmetric.NewMetrics()
+	orm := out.ResourceMetrics().AppendEmpty()
+	rm.Resource().CopyTo(orm.Resource())
+	osm := orm.ScopeMetrics().AppendEmpty()
+	sm.Scope().CopyTo(osm.Scope())
+	for _, m := range sm.Metrics().All() {
+		if m.Type() == pmetric.MetricTypeGauge {
+			onePoint(m, 0, osm.Metrics().AppendEmpty())
+			break
+		}
+	}
+	p := osm.Metrics().At(0).Gauge().DataPoints().At(0)
+	p.Attributes().PutStr("series.id", "series-00000000")
+	const mark = 0x5eed5eed5eed5eed // a time to find in the bytes
+	p.SetTimestamp(mark)
+	if req, err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(out); err != nil {
+		b.Fatal(err)
+	}
+	idOff = bytes.Index(req, []byte("series-00000000")) + len("series-")
+	var m [8]byte
+	binary.LittleEndian.PutUint64(m[:], mark)
+	timeOff = bytes.Index(req, m[:])
+	if idOff < len("series-") || timeOff < 0 || bytes.Count(req, m[:]) != 1 {
+		b.Fatal("single point request: placeholders not found")
+	}
+	return req, idOff, timeOff
+}
+
+// singlePointLabels is the label set the store gives the template's point
+// (its series id aside), read back from a store it is written to, so that
+// the tsdb side writes series of the same shape.
+func singlePointLabels(b *testing.B, req []byte, timeOff int) labels.Labels {
+	s := open(b, b.TempDir())
+	defer s.Close()
+	r := append([]byte(nil), req...)
+	binary.LittleEndian.PutUint64(r[timeOff:], uint64(time.Now().Add(-time.Hour).UnixNano()))
+	if res, err := s.AppendOTLP(context.Background(), "", r); err != nil || res.Accepted != 1 {
+		b.Fatalf("single point labels: %+v, %v", res, err)
+	}
+	q, err := s.DB().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+	for ss.Next() {
+		if ls := ss.At().Labels(); ls.Has("series_id") {
+			return ls
+		}
+	}
+	b.Fatalf("single point labels: not found (%v)", ss.Err())
+	return labels.EmptyLabels()
 }
