@@ -37,7 +37,7 @@ type genFlags struct {
 	seed                         int64
 	fixture                      bool
 	seedLogs                     bool
-	repeat                       bool
+	repeat, noise                bool
 
 	sig otlpwire.Signal
 	ord synth.Order
@@ -64,6 +64,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		ScopesPerResource: f.scopes,
 		TotalRecords:      f.perRequest,
 		Repeat:            f.repeat,
+		Noise:             f.noise,
 	}
 	requests, records := f.requests, f.perRequest
 	if f.fixture {
@@ -138,6 +139,7 @@ func parseGenFlags(args []string, stderr io.Writer) (*genFlags, error) {
 	fs.StringVar(&f.order, "order", "asc", "field order: asc (OpenTelemetry SDKs) or desc (Collector pdata)")
 	fs.StringVar(&f.compress, "compress", "none", "compression: none, gzip or zstd")
 	fs.BoolVar(&f.repeat, "repeat", false, "every request carries the records of the first, one second later each: the same series with moving values, as a periodic exporter sends")
+	fs.BoolVar(&f.noise, "noise", false, "with --repeat and --signal metrics: values move as real ones do (scrape times jitter, counters grow by uneven steps, gauges jump) instead of along perfect lines")
 	fs.BoolVar(&f.fixture, "fixture", false, "write the benchmark fixture (5 resources × 100 records) as one file")
 	fs.BoolVar(&f.seedLogs, "seed-logs", false, "logs shaped like the lake seed's: ~47-byte bodies, ~15 attributes per log (with --signal logs)")
 	if err := fs.Parse(args); err != nil {
@@ -173,8 +175,11 @@ func (f *genFlags) check(rest []string, set map[string]bool) error {
 	if f.seedLogs && (f.sig != otlpwire.SignalLogs || f.fixture) {
 		return errors.New("--seed-logs: only with --signal logs and without --fixture")
 	}
+	if f.noise && (!f.repeat || f.sig != otlpwire.SignalMetrics) {
+		return errors.New("--noise: only with --repeat and --signal metrics")
+	}
 	if f.fixture {
-		for _, name := range []string{"requests", "per-request", "resources", "scopes", "seed", "repeat"} {
+		for _, name := range []string{"requests", "per-request", "resources", "scopes", "seed", "repeat", "noise"} {
 			if set[name] {
 				return fmt.Errorf("--%s: the fixture has a fixed shape; drop --%s or --fixture", name, name)
 			}

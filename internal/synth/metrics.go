@@ -110,6 +110,9 @@ func (g *metricsGen) metrics(_, _ int, n int) {
 		return
 	}
 	g.scrapeAt = g.now - uint64(g.r.IntN(1e9))
+	if g.jit != nil {
+		g.scrapeAt -= uint64(g.jit.IntN(20e6))
+	}
 	names := len(g.c.metrics)
 	nm := min(max((n+24)/25, min(n, int(numKinds))), names)
 	first := g.r.IntN(names)
@@ -206,7 +209,13 @@ func rate(mi, p int) float64 {
 // elapsed returns the series' start time and its age in seconds.
 func (g *metricsGen) elapsed(p int) (start uint64, seconds float64) {
 	start = g.base - g.c.pods[p].uptime
-	return start, float64(g.scrapeAt-start) / 1e9
+	seconds = float64(g.scrapeAt-start) / 1e9
+	if g.jit != nil {
+		// Up to 0.9 s more, drawn per scrape: counts still grow from one
+		// scrape to the next, a second later, by 0.1 to 1.9 seconds' worth.
+		seconds += 0.9 * g.jit.Float64()
+	}
+	return start, seconds
 }
 
 // numberPoint writes a NumberDataPoint of a gauge or sum.
@@ -228,7 +237,11 @@ func (g *metricsGen) numberPoint(mi, p, variant int) {
 	default:
 		u := g.r.Float64()
 		if g.drift {
-			u = min(max(u+0.2*math.Sin(g.wobble+2*math.Pi*rate(mi, p)), 0), 1)
+			d := 0.2 * math.Sin(g.wobble+2*math.Pi*rate(mi, p))
+			if g.jit != nil {
+				d += 0.1 * (g.jit.Float64() - 0.5)
+			}
+			u = min(max(u+d, 0), 1)
 		}
 		v = def.scale * (0.5 + u)
 	}

@@ -57,6 +57,14 @@ type Config struct {
 	// grow with it, and metric gauge values drift along a per-series sine
 	// of period 60 seeds.
 	Repeat bool
+	// Noise, with Repeat, makes the values move as real ones do rather
+	// than along perfect lines: each scrape's time jitters by up to 20 ms,
+	// a counter's or histogram's count grows by between 0.1 and 1.9 times
+	// its rate from one second to the next (never down), and gauges jump
+	// by up to ±5 % of their range around their drift. Without it counters
+	// are exactly linear in time and gauges a smooth sine, the best case
+	// for delta encodings and compressors.
+	Noise bool
 	// Copy, if positive, makes the metrics a distinct copy of the same
 	// records, as another exporter of the same targets would send: every
 	// resource's service.instance.id (the series' instance label) ends in
@@ -151,7 +159,9 @@ type gen struct {
 	// seed, by the phase wobble.
 	drift  bool
 	wobble float64
-	copy   int // Config.Copy
+	// jit, set by Config.Noise, draws the per-seed noise; nil without it.
+	jit  *rand.Rand
+	copy int // Config.Copy
 }
 
 // baseTime is 2026-01-01T00:00:00Z in Unix nanoseconds.
@@ -170,6 +180,9 @@ func newGen(cfg Config, stream uint64, p profile) gen {
 	g.now = g.base + uint64(cfg.Seed)%(366*24*3600)*1e9
 	if cfg.Repeat {
 		g.drift, g.wobble = true, 2*math.Pi*float64(cfg.Seed)/60
+		if cfg.Noise {
+			g.jit = rand.New(rand.NewPCG(uint64(cfg.Seed), stream^0x6e6f697365))
+		}
 	}
 	g.copy = cfg.Copy
 	return g

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -401,5 +402,78 @@ func TestRepeatMetrics(t *testing.T) {
 	}
 	if gauges == 0 || gaugesMoved < gauges/2 {
 		t.Errorf("%d of %d gauge values changed between seeds, want most", gaugesMoved, gauges)
+	}
+}
+
+// TestNoiseMetrics: with Noise, consecutive seeds still carry the same
+// series and counters never go down, but the steps are uneven: the
+// time between scrapes varies, and so do a counter's increments, where
+// without Noise both are exactly constant.
+func TestNoiseMetrics(t *testing.T) {
+	type sample struct {
+		ts    pcommon.Timestamp
+		value float64
+	}
+	sums := func(seed int64, noise bool) (names []string, out []sample) {
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(Metrics(Config{Seed: seed, Repeat: true, Noise: noise, Resources: 2, ScopesPerResource: 1, TotalRecords: 300})); err != nil {
+			t.Fatal(err)
+		}
+		for _, rm := range req.Metrics().ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Type() != pmetric.MetricTypeSum || !m.Sum().IsMonotonic() {
+						continue
+					}
+					for _, dp := range m.Sum().DataPoints().All() {
+						v := dp.DoubleValue()
+						if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+							v = float64(dp.IntValue())
+						}
+						names = append(names, fmt.Sprint(m.Name(), dp.Attributes().AsRaw()))
+						out = append(out, sample{dp.Timestamp(), v})
+					}
+				}
+			}
+		}
+		return names, out
+	}
+	for _, noise := range []bool{false, true} {
+		var seeds [][]sample
+		var names0 []string
+		for seed := range int64(6) {
+			names, s := sums(seed, noise)
+			if seed == 0 {
+				names0 = names
+			} else if !slices.Equal(names, names0) {
+				t.Fatalf("noise=%v seed %d: other series than seed 0", noise, seed)
+			}
+			seeds = append(seeds, s)
+		}
+		if len(names0) == 0 {
+			t.Fatal("no monotonic sums")
+		}
+		uneven, unevenTime := 0, 0
+		for i := range names0 {
+			for s := 1; s < len(seeds); s++ {
+				if seeds[s][i].value < seeds[s-1][i].value {
+					t.Fatalf("noise=%v %s: %g at seed %d after %g", noise, names0[i], seeds[s][i].value, s, seeds[s-1][i].value)
+				}
+			}
+			d1 := seeds[2][i].value - seeds[1][i].value
+			d2 := seeds[3][i].value - seeds[2][i].value
+			if math.Abs(d1-d2) > 0.05*max(math.Abs(d1), math.Abs(d2)) {
+				uneven++
+			}
+			if seeds[2][i].ts-seeds[1][i].ts != seeds[3][i].ts-seeds[2][i].ts {
+				unevenTime++
+			}
+		}
+		if noise && (uneven < len(names0)/2 || unevenTime < len(names0)/2) {
+			t.Errorf("noise: %d of %d counters grew unevenly, %d had uneven scrape intervals, want most", uneven, len(names0), unevenTime)
+		}
+		if !noise && (unevenTime != 0 || uneven > len(names0)/10) {
+			t.Errorf("without noise: %d of %d counters grew unevenly, %d had uneven scrape intervals, want (nearly) none", uneven, len(names0), unevenTime)
+		}
 	}
 }
