@@ -1,6 +1,7 @@
 package otlpwire_test
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -150,6 +151,153 @@ func BenchmarkResources(b *testing.B) {
 					b.Fatal("no resources")
 				}
 				sink += n
+			}
+		})
+	}
+}
+
+// BenchmarkIterate is seed 000's iteration-only row: range over the
+// resource containers and take nothing from them (pdata: unmarshal, then
+// loop over ResourceX().At(i)).
+func BenchmarkIterate(b *testing.B) {
+	for _, s := range benchSignals {
+		in := fixture(s)
+		b.Run(fmt.Sprintf("signal=%s/impl=otlpwire", s), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				switch s {
+				case otlpwire.SignalLogs:
+					for rl, err := range otlpwire.LogsRequest(in).ResourceLogs() {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n += len(rl)
+					}
+				case otlpwire.SignalTraces:
+					for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n += len(rs)
+					}
+				default:
+					for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n += len(rm)
+					}
+				}
+				sink += n
+			}
+		})
+		b.Run(fmt.Sprintf("signal=%s/impl=pdata", s), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				switch v := pdataUnmarshal(b, s, in).(type) {
+				case plog.Logs:
+					for i := 0; i < v.ResourceLogs().Len(); i++ {
+						_ = v.ResourceLogs().At(i)
+						n++
+					}
+				case ptrace.Traces:
+					for i := 0; i < v.ResourceSpans().Len(); i++ {
+						_ = v.ResourceSpans().At(i)
+						n++
+					}
+				case pmetric.Metrics:
+					for i := 0; i < v.ResourceMetrics().Len(); i++ {
+						_ = v.ResourceMetrics().At(i)
+						n++
+					}
+				}
+				sink += n
+			}
+		})
+	}
+}
+
+// BenchmarkSplitWriteTo is seed 000's split row as the seed measured it:
+// each resource written with WriteTo, as a standalone request, into a
+// reused bytes.Buffer (pdata: unmarshal, copy each resource into a new
+// request, marshal it, write it to the same buffer).
+func BenchmarkSplitWriteTo(b *testing.B) {
+	for _, s := range benchSignals {
+		in := fixture(s)
+		b.Run(fmt.Sprintf("signal=%s/impl=otlpwire", s), func(b *testing.B) {
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				switch s {
+				case otlpwire.SignalLogs:
+					for rl, e := range otlpwire.LogsRequest(in).ResourceLogs() {
+						buf.Reset()
+						if _, err = rl.WriteTo(&buf); err != nil || e != nil {
+							b.Fatal(err, e)
+						}
+					}
+				case otlpwire.SignalTraces:
+					for rs, e := range otlpwire.TracesRequest(in).ResourceSpans() {
+						buf.Reset()
+						if _, err = rs.WriteTo(&buf); err != nil || e != nil {
+							b.Fatal(err, e)
+						}
+					}
+				default:
+					for rm, e := range otlpwire.MetricsRequest(in).ResourceMetrics() {
+						buf.Reset()
+						if _, err = rm.WriteTo(&buf); err != nil || e != nil {
+							b.Fatal(err, e)
+						}
+					}
+				}
+				sink += buf.Len()
+			}
+		})
+		b.Run(fmt.Sprintf("signal=%s/impl=pdata", s), func(b *testing.B) {
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var out []byte
+				var err error
+				switch v := pdataUnmarshal(b, s, in).(type) {
+				case plog.Logs:
+					for i := 0; i < v.ResourceLogs().Len(); i++ {
+						one := plog.NewLogs()
+						v.ResourceLogs().At(i).CopyTo(one.ResourceLogs().AppendEmpty())
+						if out, err = (&plog.ProtoMarshaler{}).MarshalLogs(one); err != nil {
+							b.Fatal(err)
+						}
+						buf.Reset()
+						buf.Write(out)
+					}
+				case ptrace.Traces:
+					for i := 0; i < v.ResourceSpans().Len(); i++ {
+						one := ptrace.NewTraces()
+						v.ResourceSpans().At(i).CopyTo(one.ResourceSpans().AppendEmpty())
+						if out, err = (&ptrace.ProtoMarshaler{}).MarshalTraces(one); err != nil {
+							b.Fatal(err)
+						}
+						buf.Reset()
+						buf.Write(out)
+					}
+				case pmetric.Metrics:
+					for i := 0; i < v.ResourceMetrics().Len(); i++ {
+						one := pmetric.NewMetrics()
+						v.ResourceMetrics().At(i).CopyTo(one.ResourceMetrics().AppendEmpty())
+						if out, err = (&pmetric.ProtoMarshaler{}).MarshalMetrics(one); err != nil {
+							b.Fatal(err)
+						}
+						buf.Reset()
+						buf.Write(out)
+					}
+				}
+				sink += buf.Len()
 			}
 		})
 	}
