@@ -21,7 +21,11 @@ PYVENV := $(CURDIR)/bin/pyenv
 PROMTOOL := $(CURDIR)/bin/promtool
 PROMETHEUS := $(CURDIR)/bin/prometheus
 
-.PHONY: test licenses peers bench fuzz
+# Chromium from Debian's chromium package, which the web UI's tests
+# (internal/webui) drive headless; apt-get installs it once, as root.
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: test licenses peers bench fuzz screenshots
 
 # Each phase prints one line when it starts ("== phase") and one with its
 # time when it ends, so a first run on a fresh machine shows it is working.
@@ -35,13 +39,13 @@ test: licenses peers
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus, jaeger and weed (SeaweedFS) in bin/"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus, jaeger and weed (SeaweedFS) in bin/; chromium in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -80,6 +84,15 @@ $(PROMTOOL) $(PROMETHEUS) &:
 	cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
 		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $(PROMTOOL) && mv x/usr/bin/prometheus $(PROMETHEUS)
 	rm -rf $(CURDIR)/bin/tmp/deb
+
+$(CHROMIUM):
+	@echo "== peers: installing Debian's chromium package (apt-get; ~350 MB)"
+	apt-get install -y --no-install-recommends chromium || { apt-get update -qq && apt-get install -y --no-install-recommends chromium; }
+
+# The web UI's screenshots in docs/screenshots (the README's), taken by
+# its Chromium test against a serve fed by the load generator (~1 min).
+screenshots: $(CHROMIUM)
+	WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser$$' ./internal/webui/
 
 # Benchmarks of docs/BENCHMARKS.md (long; not part of test).
 bench:

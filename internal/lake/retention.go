@@ -78,20 +78,35 @@ func Prune(root string, r Retention, now time.Time) (Pruned, error) {
 // removed at once when b is a bucket.PrefixDeleter, else object by object
 // (a failure then leaves part of it, which the next pass removes).
 func PruneBucket(ctx context.Context, b bucket.Bucket, r Retention, now time.Time) (Pruned, error) {
+	p, _, err := PruneUsage(ctx, b, r, now)
+	return p, err
+}
+
+// Usage is what a lake keeps of one signal and tenant.
+type Usage struct {
+	Signal, Tenant string
+	Files          int   // Parquet files
+	Bytes          int64 // their bytes
+}
+
+// PruneUsage is PruneBucket that also returns, from the same listing,
+// what the lake keeps afterwards by signal and tenant, sorted by signal
+// then tenant (nil when it fails). The slice is the caller's.
+func PruneUsage(ctx context.Context, b bucket.Bucket, r Retention, now time.Time) (Pruned, []Usage, error) {
 	var p Pruned
 	if r.MaxAge < 0 || r.MaxSize < 0 {
-		return p, errors.New("prune lake: negative retention")
+		return p, nil, errors.New("prune lake: negative retention")
 	}
 	if s, ok := b.(bucket.Sweeper); ok {
 		n, err := s.Sweep(ctx, now.Add(-staleTemp))
 		p.Temps = n
 		if err != nil {
-			return p, fmt.Errorf("prune lake: %w", err)
+			return p, nil, fmt.Errorf("prune lake: %w", err)
 		}
 	}
 	parts, err := listPartitions(ctx, b)
 	if err != nil {
-		return p, fmt.Errorf("prune lake: %w", err)
+		return p, nil, fmt.Errorf("prune lake: %w", err)
 	}
 	slices.SortFunc(parts, func(a, b partitionUsage) int {
 		return cmp.Or(a.hour.Compare(b.hour), strings.Compare(a.prefix, b.prefix))
@@ -112,6 +127,7 @@ func PruneBucket(ctx context.Context, b bucket.Bucket, r Retention, now time.Tim
 	order := slices.Clone(parts[split:])
 	slices.Reverse(order)
 	order = append(order, parts[:split]...)
+	removed := map[string]bool{}
 	for _, pt := range order {
 		old := r.MaxAge > 0 && !pt.hour.Add(time.Hour).After(now.Add(-r.MaxAge))
 		over := r.MaxSize > 0 && total > r.MaxSize && (pt.hour.Before(current) || pt.hour.After(next))
@@ -120,8 +136,9 @@ func PruneBucket(ctx context.Context, b bucket.Bucket, r Retention, now time.Tim
 		}
 		if err := deletePartition(ctx, b, pt.prefix); err != nil {
 			p.Kept = total
-			return p, fmt.Errorf("prune lake: %w", err)
+			return p, nil, fmt.Errorf("prune lake: %w", err)
 		}
+		removed[pt.prefix] = true
 		total -= pt.bytes
 		p.Partitions++
 		p.Files += pt.files
@@ -129,7 +146,31 @@ func PruneBucket(ctx context.Context, b bucket.Bucket, r Retention, now time.Tim
 		p.KeptFiles -= pt.files
 	}
 	p.Kept = total
-	return p, nil
+	return p, usageOf(parts, removed), nil
+}
+
+// usageOf sums the partitions but those removed by signal and tenant.
+func usageOf(parts []partitionUsage, removed map[string]bool) []Usage {
+	var out []Usage
+	at := map[[2]string]int{}
+	for _, pt := range parts {
+		if removed[pt.prefix] {
+			continue
+		}
+		k := [2]string{pt.signal, pt.tenant}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Usage{Signal: pt.signal, Tenant: pt.tenant})
+		}
+		out[i].Files += pt.files
+		out[i].Bytes += pt.bytes
+	}
+	slices.SortFunc(out, func(a, b Usage) int {
+		return cmp.Or(strings.Compare(a.Signal, b.Signal), strings.Compare(a.Tenant, b.Tenant))
+	})
+	return out
 }
 
 // listPartitions lists the lake's hour partitions, in no particular order,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -214,5 +215,32 @@ func TestPruneWriterLayout(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, sig, "tenant=acme", "date=2030-05-01")); !os.IsNotExist(err) {
 			t.Errorf("%s: day 1's date directory left: %v", sig, err)
 		}
+	}
+}
+
+// TestPruneUsage: what the lake keeps after a pass, summed by signal and
+// tenant, leaves out the partitions the pass removed and files that are
+// not Parquet.
+func TestPruneUsage(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	put(t, root, "logs/tenant=a/date=2026-01-01/hour=00/a.parquet", 100) // removed by age
+	put(t, root, "logs/tenant=a/date=2026-01-02/hour=02/a.parquet", 10)
+	put(t, root, "logs/tenant=a/date=2026-01-02/hour=03/a.parquet", 20)
+	put(t, root, "logs/tenant=a/date=2026-01-02/hour=03/.b.parquet.tmp", 999)
+	put(t, root, "logs/tenant=b/date=2026-01-02/hour=03/a.parquet", 30)
+	put(t, root, "traces/tenant=a/date=2026-01-02/hour=03/a.parquet", 40)
+	put(t, root, "traces/tenant=a/date=2026-01-02/hour=03/b.parquet", 50)
+	p, usage, err := PruneUsage(t.Context(), bucket.NewLocal(root), Retention{MaxAge: 3 * time.Hour}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Usage{
+		{Signal: "logs", Tenant: "a", Files: 2, Bytes: 30},
+		{Signal: "logs", Tenant: "b", Files: 1, Bytes: 30},
+		{Signal: "traces", Tenant: "a", Files: 2, Bytes: 90},
+	}
+	if !slices.Equal(usage, want) || p.Partitions != 1 || p.Kept != 150 || p.KeptFiles != 5 {
+		t.Errorf("PruneUsage = %+v, %+v; want 1 partition removed, 150 bytes in 5 files kept: %+v", p, usage, want)
 	}
 }

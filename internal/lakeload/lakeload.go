@@ -174,6 +174,7 @@ type Loader struct {
 
 	pruneMu   sync.Mutex
 	pruned    lake.Pruned    // removals summed over passes; Kept* of the last pass
+	usage     []lake.Usage   // of the last pass; never changed once set
 	compacted lake.Compacted // summed over passes, Skipped left out
 	memo      lake.CompactMemo
 }
@@ -306,12 +307,45 @@ func (l *Loader) register(reg prometheus.Registerer) error {
 			return 0
 		}),
 		counter("wirehouse_lake_compaction_files_written_total", "Parquet files compaction wrote since start.", func() float64 { return float64(l.Compacted().Merges) }),
+		usageCollector{l},
 	} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("register lake loader metrics: %w", err)
 		}
 	}
 	return nil
+}
+
+// Usage returns the lake's Parquet files and bytes by signal and tenant
+// at the last retention pass (nil before the first, and on a node that
+// does not hold the compaction lease of a shared lake). The slice is
+// shared: the caller must not change it.
+func (l *Loader) Usage() []lake.Usage {
+	l.pruneMu.Lock()
+	defer l.pruneMu.Unlock()
+	return l.usage
+}
+
+// usageCollector exports Usage as gauges labelled by signal and tenant.
+type usageCollector struct{ l *Loader }
+
+var (
+	usageBytesDesc = prometheus.NewDesc("wirehouse_lake_usage_bytes",
+		"Bytes of the lake's Parquet files by signal and tenant, at the last retention pass (every minute).", []string{"signal", "tenant"}, nil)
+	usageFilesDesc = prometheus.NewDesc("wirehouse_lake_usage_files",
+		"The lake's Parquet files by signal and tenant, at the last retention pass (every minute).", []string{"signal", "tenant"}, nil)
+)
+
+func (usageCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- usageBytesDesc
+	ch <- usageFilesDesc
+}
+
+func (c usageCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, u := range c.l.Usage() {
+		ch <- prometheus.MustNewConstMetric(usageBytesDesc, prometheus.GaugeValue, float64(u.Bytes), u.Signal, u.Tenant)
+		ch <- prometheus.MustNewConstMetric(usageFilesDesc, prometheus.GaugeValue, float64(u.Files), u.Signal, u.Tenant)
+	}
 }
 
 // Run loads until ctx ends. Rows not yet written when it returns stay in
@@ -902,14 +936,15 @@ func (l *Loader) prune(ctx context.Context) {
 	c, cerr := lake.CompactBucket(ctx, l.store, l.cons.Committed(), time.Now(), o)
 	l.writeMu.Lock()
 	var p lake.Pruned
+	var usage []lake.Usage
 	var err error
 	if l.cfg.Bucket == nil {
-		p, err = lake.Prune(l.cfg.Dir, l.cfg.Retention, time.Now())
+		p, usage, err = lake.PruneUsage(ctx, bucket.NewLocal(l.cfg.Dir), l.cfg.Retention, time.Now())
 	} else if l.lease == nil || l.lease.Held() {
 		var swept int
 		swept, err = bucket.NewLocal(l.cfg.Dir).Sweep(ctx, time.Now().Add(-time.Hour))
 		if err == nil {
-			p, err = lake.PruneBucket(ctx, l.store, l.cfg.Retention, time.Now())
+			p, usage, err = lake.PruneUsage(ctx, l.store, l.cfg.Retention, time.Now())
 		}
 		p.Temps += swept
 	}
@@ -921,7 +956,7 @@ func (l *Loader) prune(ctx context.Context) {
 	l.pruned.Bytes += p.Bytes
 	l.pruned.Temps += p.Temps
 	if err == nil {
-		l.pruned.Kept, l.pruned.KeptFiles = p.Kept, p.KeptFiles
+		l.pruned.Kept, l.pruned.KeptFiles, l.usage = p.Kept, p.KeptFiles, usage
 	}
 	l.pruneMu.Unlock()
 	if err != nil {

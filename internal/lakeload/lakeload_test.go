@@ -219,6 +219,9 @@ func TestLoaderRetention(t *testing.T) {
 	if p.Kept != size || p.KeptFiles != files {
 		t.Errorf("lake size reported %d bytes in %d files, on disk %d in %d", p.Kept, p.KeptFiles, size, files)
 	}
+	if u := l.Usage(); len(u) != 1 || u[0] != (lake.Usage{Signal: "logs", Tenant: "t", Files: files, Bytes: size}) {
+		t.Errorf("lake usage by signal and tenant %+v, on disk %d bytes in %d files of logs of tenant t", u, size, files)
+	}
 	if _, err := New(sp, Config{Dir: lakeDir, Consumer: "x", MaxDelay: time.Second, Retention: lake.Retention{MaxAge: -1}}); err == nil {
 		t.Error("negative retention accepted")
 	}

@@ -19,11 +19,13 @@ import (
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/internal/webui"
 )
 
 // adminRoutes builds the admin server's mux: Prometheus' HTTP API over the
 // metric store, remote write and read, Jaeger's HTTP query API and Tempo's
-// trace by id over the lake's spans, Loki's query API over its logs, /metrics, pprof and the health and readiness probes.
+// trace by id over the lake's spans, Loki's query API over its logs,
+// /metrics, the web pages, pprof and the health and readiness probes.
 func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
 	pc := promapi.DefaultConfig()
@@ -82,6 +84,14 @@ func (s *Server) adminRoutes() error {
 	lh.Register(s.adminMux)
 	s.stack.push("loki live tails", lh.Close)
 	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
+	// The web pages at /, /graph, /traces, /trace/{id} and /logs, over
+	// the APIs above, and the status page's history of s.reg.
+	wc := webui.DefaultConfig()
+	wc.Gatherer, wc.Tenant, wc.Restrict, wc.Settings, wc.Logger = s.reg, s.cfg.Lake.Tenant, s.adminTokens != nil, s.settings, s.log
+	if s.webui, err = webui.New(wc); err != nil {
+		return err
+	}
+	s.webui.Register(s.adminMux)
 	if s.cfg.Admin.Pprof {
 		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
 		s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -137,17 +147,18 @@ func isProbe(path string) bool {
 }
 
 // adminHandler is the admin mux, behind the admin bearer tokens if any:
-// every path but the health and readiness probes needs one, and the
-// request then acts for the token's tenant (tenant.NewContext): the
-// metric store's reads, remote write and the admin API see that tenant's
-// metrics alone. Without tokens, and for a token naming no tenant, every
-// request is the default tenant's.
+// every path but the health and readiness probes and the web pages' code
+// (webui.Public: HTML, scripts, styles; their data comes from the APIs)
+// needs one, and the request then acts for the token's tenant
+// (tenant.NewContext): the metric store's reads, remote write and the
+// admin API see that tenant's metrics alone. Without tokens, and for a
+// token naming no tenant, every request is the default tenant's.
 func (s *Server) adminHandler() http.Handler {
 	if s.adminTokens == nil {
 		return s.adminMux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isProbe(r.URL.Path) {
+		if !isProbe(r.URL.Path) && !webui.Public(r) {
 			t, err := s.adminTokens.Authenticate(r.Header.Get("Authorization"))
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="wirehouse"`)

@@ -426,12 +426,21 @@ func TestAdminBearerTokens(t *testing.T) {
 			t.Errorf("GET %s without a token: %d, want 200 (probes stay open)", path, code)
 		}
 	}
+	// The web pages' code is open (a browser navigating sends no token);
+	// their data, from the APIs, is not.
+	for _, path := range []string{"/", "/graph", "/traces", "/trace/0af7651916cd43dd8448eb211c80319c", "/logs", "/static/js/app.js"} {
+		if code, _ := do(t, http.MethodGet, path, "", nil); code != http.StatusOK {
+			t.Errorf("GET %s without a token: %d, want 200 (the pages' code is public)", path, code)
+		}
+	}
 	for _, c := range []struct{ method, path string }{
 		{http.MethodGet, "/api/v1/query?query=1"},
 		{http.MethodPost, "/api/v1/query"},
 		{http.MethodGet, "/api/v1/labels"},
 		{http.MethodGet, "/metrics"},
 		{http.MethodGet, "/debug/pprof/cmdline"},
+		{http.MethodGet, "/api/wirehouse/status"},
+		{http.MethodGet, "/static/../metrics"},
 		{http.MethodPost, "/api/v1/write"},
 		{http.MethodPost, "/api/v1/read"},
 	} {

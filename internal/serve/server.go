@@ -2,11 +2,12 @@
 // store, the spool and the loader that moves it into the Parquet lake,
 // the quarantine), wires the OTLP receiver to the sinks that write into
 // it, and serves the admin HTTP API (Prometheus' API, remote write and
-// read, /metrics, the probes).
+// read, /metrics, the probes) and the web pages (internal/webui).
 //
 // The files follow the jobs: server.go the lifecycle (New, Start,
 // Shutdown), storage.go what is opened and closed, sinks.go what each
-// signal's requests go through, admin.go the admin routes.
+// signal's requests go through, admin.go the admin routes, webui.go the
+// settings the status page shows.
 package serve
 
 import (
@@ -41,6 +42,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
+	"github.com/wirehouse/wirehouse/internal/webui"
 )
 
 // Server is a configured wirehouse serve process.
@@ -63,6 +65,7 @@ type Server struct {
 	spool       *spool.Spool
 	loader      *lakeload.Loader
 	forwarders  []*forward.Destination
+	webui       *webui.Handler  // the web pages; its sampler runs from Start
 	remoteWrite *remote.Storage // Prometheus' remote write from the metric store's WAL; nil without remote_write
 	lakeBucket  bucket.Bucket   // the lake in an object store (lake.url); nil: <data_dir>/lake
 	lakeNode    string          // this node's name in it
@@ -228,6 +231,7 @@ func (s *Server) Start() error {
 			}
 		}
 	})
+	s.loading.Go(func() { s.webui.Run(ctx) }) // the status page's history
 	for _, d := range s.forwarders {
 		s.loading.Go(func() {
 			if err := d.Run(ctx); err != nil {

@@ -1,0 +1,172 @@
+// Package webui serves wirehouse's web pages on the admin port: a status
+// page (what comes in, what is refused, the spool, the lake, the metric
+// store, forwarding, the build and settings), a PromQL explorer, a trace
+// search and trace view, and a LogQL log browser.
+//
+// The pages are static files embedded in the binary (static/: HTML, CSS
+// and ES modules, no build step; uPlot, vendored, draws the charts) that
+// read the admin port's own APIs from the browser: Prometheus'
+// /api/v1/query_range, Jaeger's /jaeger/api/..., Loki's /loki/api/v1/...,
+// and one of this package, /api/wirehouse/status, which serves the
+// history of the server's own metrics that a Sampler keeps in memory, so
+// the status page draws the last minutes the moment it opens.
+//
+// Auth: the pages' code is the same for everyone and holds no data, so
+// the admin server serves it without a bearer token (Public says which
+// requests those are): a browser cannot send an Authorization header when
+// it navigates. The pages send the token, which they ask for when an API
+// answers 401 and keep in the tab's sessionStorage, with every API call;
+// every API, /api/wirehouse/status included, still needs it.
+//
+// The files: webui.go the Handler and its routes, assets.go the embedded
+// files, sampler.go the metrics history, status.go its JSON.
+package webui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
+)
+
+// Config configures a Handler. Start from DefaultConfig.
+type Config struct {
+	// Gatherer is what the status page's history samples: the server's
+	// registry. It must be set.
+	Gatherer prometheus.Gatherer
+	// Interval is the time between two samples. Default 5s.
+	Interval time.Duration
+	// Window is how much history is kept (Window/Interval samples).
+	// Default 15 minutes.
+	Window time.Duration
+	// Tenant is the tenant of a request whose context names none (the
+	// lake's default tenant).
+	Tenant string
+	// Restrict shows a request only its own tenant's series where a
+	// metric has a tenant label (serve sets it with admin bearer
+	// tokens); without it every tenant's are shown, as /metrics does.
+	Restrict bool
+	// Settings, if set, returns what the status page shows as the
+	// server's configuration in brief (called for each request, so it
+	// may name the addresses bound since). No secrets.
+	Settings func() []Setting
+	// Logger gets a line when a sample fails. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the sampler's clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Setting is one line of the status page's configuration summary.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// DefaultConfig returns the defaults, without a Gatherer.
+func DefaultConfig() Config {
+	return Config{Interval: 5 * time.Second, Window: 15 * time.Minute, Tenant: "default"}
+}
+
+// Validate reports the first field of c that New would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Gatherer == nil:
+		return errors.New("webui: Gatherer not set")
+	case c.Interval <= 0 || c.Window < c.Interval:
+		return fmt.Errorf("webui: Interval (%s) must be positive and at most Window (%s)", c.Interval, c.Window)
+	case c.Window/c.Interval > maxSamples:
+		return fmt.Errorf("webui: Window/Interval is %d samples, more than %d", c.Window/c.Interval, maxSamples)
+	case !tenant.Valid(c.Tenant):
+		return fmt.Errorf("webui: Tenant %q is not a valid tenant name", c.Tenant)
+	}
+	return nil
+}
+
+// Handler serves the pages and the status API.
+type Handler struct {
+	cfg     Config
+	assets  *assets
+	sampler *Sampler
+}
+
+// New validates cfg and returns a Handler; its sampler starts with Run.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{cfg: cfg, assets: a, sampler: newSampler(cfg)}, nil
+}
+
+// Run samples the Gatherer every Interval until ctx ends.
+func (h *Handler) Run(ctx context.Context) { h.sampler.Run(ctx) }
+
+// pages are the patterns of the pages' paths; each serves index.html,
+// whose script draws the page the path names. Public lets them through.
+var pages = []string{"/{$}", "/graph", "/traces", "/trace/{id}", "/logs"}
+
+// Register adds the pages, their files under /static/ and
+// /api/wirehouse/status to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	index := h.assets.handler("index.html")
+	for _, p := range pages {
+		mux.Handle("GET "+p, index)
+	}
+	mux.Handle("GET /static/{file...}", h.assets)
+	mux.Handle("GET /api/wirehouse/status", gzhttp.GzipHandler(http.HandlerFunc(h.status)))
+}
+
+// Public reports whether r asks for the pages' code only (an HTML page,
+// a script, a style sheet, an icon: the same for everyone, no data), which
+// the admin server serves without a bearer token. Paths that are not
+// clean are not public (the mux would redirect them elsewhere).
+func Public(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := r.URL.Path
+	if strings.Contains(p, "//") || strings.Contains(p, "/.") {
+		return false
+	}
+	for _, pat := range pages {
+		base, wild, ok := strings.Cut(pat, "{")
+		switch {
+		case !ok && p == pat, wild == "$}" && p == base:
+			return true
+		case ok && wild != "$}":
+			if rest, ok := strings.CutPrefix(p, base); ok && rest != "" && !strings.Contains(rest, "/") {
+				return true // one path segment: /trace/{id}
+			}
+		}
+	}
+	file, ok := strings.CutPrefix(p, "/static/")
+	return ok && file != ""
+}
+
+// tenantOf is the tenant whose series the request sees, "" for all.
+func (h *Handler) tenantOf(r *http.Request) string {
+	if !h.cfg.Restrict {
+		return ""
+	}
+	if t := tenant.FromContext(r.Context()); t != "" {
+		return t
+	}
+	return h.cfg.Tenant
+}
