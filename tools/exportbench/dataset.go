@@ -127,6 +127,11 @@ type genOptions struct {
 	Points    int  // data points per batch
 	Resources int  // scrape targets per batch
 	Churn     bool // every batch new series, not the same ones later
+	// Values is "noisy" (the default: scrape times jitter, counters grow
+	// by uneven steps, gauges jump, as real ones do) or "smooth" (counters
+	// exactly linear, scrapes exactly a second apart, gauges a sine: the
+	// best case for delta coding and zstd). Not used with Churn.
+	Values    string
 	Wirehouse string
 }
 
@@ -134,7 +139,8 @@ type genOptions struct {
 // metrics --repeat` into a temporary directory and loads it: a Kubernetes
 // cluster's scrape targets, 40 labels per series, every kind of metric;
 // batch i is the same targets i seconds later, so counters and histograms
-// grow and gauges drift from batch to batch, as a Collector's exports do.
+// grow and gauges drift from batch to batch, as a Collector's exports do,
+// with the noise real values have unless o.Values is "smooth".
 // With o.Churn every batch holds other series instead (no --repeat): the
 // worst case for an encoding that remembers what its stream has sent.
 //
@@ -151,6 +157,9 @@ func generate(ctx context.Context, o genOptions, stderr io.Writer) (*dataset, er
 		"--resources", strconv.Itoa(o.Resources)}
 	if !o.Churn {
 		args = append(args, "--repeat")
+		if o.Values != "smooth" {
+			args = append(args, "--noise")
+		}
 	}
 	var cmd *exec.Cmd
 	if o.Wirehouse != "" {

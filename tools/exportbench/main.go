@@ -79,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.gen.Points, "gen-points", 1000, "built-in dataset: data points per batch")
 	fs.IntVar(&c.gen.Resources, "gen-resources", 10, "built-in dataset: resources (scrape targets) per batch")
 	fs.BoolVar(&c.gen.Churn, "gen-churn", false, "built-in dataset: every batch other series, not the same targets a second later")
+	fs.StringVar(&c.gen.Values, "gen-values", "noisy", "built-in dataset: noisy (scrape times jitter, counters grow unevenly, gauges jump, as real values do) or smooth (exactly linear counters and sine gauges, the best case for delta coding)")
 	fs.StringVar(&c.gen.Wirehouse, "wirehouse", "", "wirehouse binary that generates the built-in dataset (default: go run ./cmd/wirehouse in this repository)")
 	fs.BoolVar(&asCSV, "csv", false, "write CSV instead of a markdown table")
 	fs.BoolVar(&asJSON, "json", false, "write JSON instead of a markdown table")
@@ -111,6 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--gen-batches: %d is less than 2 (one cold, at least one steady)", c.gen.Batches)
 	case c.gen.Points < 1 || c.gen.Resources < 1:
 		return nil, errors.New("--gen-points and --gen-resources: must be at least 1")
+	case c.gen.Values != "noisy" && c.gen.Values != "smooth":
+		return nil, fmt.Errorf("--gen-values: %q is not noisy or smooth", c.gen.Values)
 	}
 	return c, nil
 }
