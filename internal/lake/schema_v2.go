@@ -166,7 +166,8 @@ func commonColumnsV2(a *attrRows, scopeName, scopeVersion *Strings, n int) []fil
 func timeCol(name string, s []int64) fileCol {
 	return fileCol{name: name, node: parquet.Timestamp(parquet.Nanosecond), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, r := range sel {
-			dst = append(dst, parquet.Int64Value(s[r]).Level(0, 0, idx))
+			dst = append(dst, parquet.Int64Value(s[r]))
+			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
 	}}
@@ -187,7 +188,8 @@ func enumCol(name string, s []int32, names [][]byte) fileCol {
 				e.text = appendText(e.text, KindInt, uint64(int64(v)), nil)
 				b = e.text[start:len(e.text):len(e.text)]
 			}
-			dst = append(dst, parquet.ByteArrayValue(b).Level(0, 0, idx))
+			dst = append(dst, parquet.ByteArrayValue(b))
+			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
 	}}
@@ -223,7 +225,9 @@ func hotCol(a *attrRows, h hotKey, n int) fileCol {
 			if h.kind == KindString {
 				v = parquet.ByteArrayValue(c.Strs.At(int(i)))
 			}
-			dst = append(dst, v.Level(0, 1, idx))
+			dst = append(dst, v)
+			dst[len(dst)-1].SetDefinitionLevel(1)
+			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
 	}}
@@ -240,13 +244,25 @@ func mapNode() parquet.Node {
 func (e *encoder) pairValue(dst []parquet.Value, p staged, rep, def, idx int) []parquet.Value {
 	switch p.kind {
 	case 0:
-		return append(dst, parquet.Value{}.Level(rep, def-1, idx))
+		dst = append(dst, parquet.Value{})
+		dst[len(dst)-1].SetRepetitionLevel(rep)
+		dst[len(dst)-1].SetDefinitionLevel(def - 1)
+		dst[len(dst)-1].SetColumnIndex(idx)
+		return dst
 	case KindString, KindJSON:
-		return append(dst, parquet.ByteArrayValue(p.col.Strs.at(p.ref)).Level(rep, def, idx))
+		dst = append(dst, parquet.ByteArrayValue(p.col.Strs.at(p.ref)))
+		dst[len(dst)-1].SetRepetitionLevel(rep)
+		dst[len(dst)-1].SetDefinitionLevel(def)
+		dst[len(dst)-1].SetColumnIndex(idx)
+		return dst
 	}
 	start := len(e.text)
 	e.text = appendText(e.text, p.kind, p.num, p.col.Strs.at(p.ref))
-	return append(dst, parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)]).Level(rep, def, idx))
+	dst = append(dst, parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)]))
+	dst[len(dst)-1].SetRepetitionLevel(rep)
+	dst[len(dst)-1].SetDefinitionLevel(def)
+	dst[len(dst)-1].SetColumnIndex(idx)
+	return dst
 }
 
 // jsonCol is a required column of JSON objects (the JSON logical type),
@@ -255,7 +271,8 @@ func jsonCol(name string, s *Strings) fileCol {
 	node := parquet.Encoded(parquet.JSON(), &parquet.RLEDictionary)
 	return fileCol{name: name, node: node, fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, r := range sel {
-			dst = append(dst, parquet.ByteArrayValue(s.At(int(r))).Level(0, 0, idx))
+			dst = append(dst, parquet.ByteArrayValue(s.At(int(r))))
+			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
 	}}
@@ -268,7 +285,8 @@ func mapCol(name string, a *attrRows) fileCol {
 			for _, r := range sel {
 				pr := a.rowPairs[r]
 				if pr.len() == 0 {
-					dst = append(dst, parquet.Value{}.Level(0, 0, idx))
+					dst = append(dst, parquet.Value{})
+					dst[len(dst)-1].SetColumnIndex(idx)
 					continue
 				}
 				for j, p := range a.pairs[pr.lo:pr.hi] {
@@ -276,7 +294,10 @@ func mapCol(name string, a *attrRows) fileCol {
 					if value {
 						dst = e.pairValue(dst, p, rep, 2, idx)
 					} else {
-						dst = append(dst, parquet.ByteArrayValue(p.col.keyb).Level(rep, 1, idx))
+						dst = append(dst, parquet.ByteArrayValue(p.col.keyb))
+						dst[len(dst)-1].SetRepetitionLevel(rep)
+						dst[len(dst)-1].SetDefinitionLevel(1)
+						dst[len(dst)-1].SetColumnIndex(idx)
 					}
 				}
 			}
@@ -304,11 +325,15 @@ func (l nestedList) scalarLeaf(value func(e *encoder, i uint32) parquet.Value) f
 		for _, r := range sel {
 			rg := l.rows(r)
 			if rg.len() == 0 {
-				dst = append(dst, parquet.Value{}.Level(0, 0, idx))
+				dst = append(dst, parquet.Value{})
+				dst[len(dst)-1].SetColumnIndex(idx)
 				continue
 			}
 			for i := rg.lo; i < rg.hi; i++ {
-				dst = append(dst, value(e, i).Level(min(int(i-rg.lo), 1), 1, idx))
+				dst = append(dst, value(e, i))
+				dst[len(dst)-1].SetRepetitionLevel(min(int(i-rg.lo), 1))
+				dst[len(dst)-1].SetDefinitionLevel(1)
+				dst[len(dst)-1].SetColumnIndex(idx)
 			}
 		}
 		return dst
@@ -323,14 +348,18 @@ func (l nestedList) mapLeaves(a *attrRows, path ...string) []leafCol {
 			for _, r := range sel {
 				rg := l.rows(r)
 				if rg.len() == 0 {
-					dst = append(dst, parquet.Value{}.Level(0, 0, idx))
+					dst = append(dst, parquet.Value{})
+					dst[len(dst)-1].SetColumnIndex(idx)
 					continue
 				}
 				for i := rg.lo; i < rg.hi; i++ {
 					erep := min(int(i-rg.lo), 1)
 					pr := l.attrs(i)
 					if pr.len() == 0 {
-						dst = append(dst, parquet.Value{}.Level(erep, 1, idx))
+						dst = append(dst, parquet.Value{})
+						dst[len(dst)-1].SetRepetitionLevel(erep)
+						dst[len(dst)-1].SetDefinitionLevel(1)
+						dst[len(dst)-1].SetColumnIndex(idx)
 						continue
 					}
 					for j, p := range a.pairs[pr.lo:pr.hi] {
@@ -341,7 +370,10 @@ func (l nestedList) mapLeaves(a *attrRows, path ...string) []leafCol {
 						if value {
 							dst = e.pairValue(dst, p, rep, 3, idx)
 						} else {
-							dst = append(dst, parquet.ByteArrayValue(p.col.keyb).Level(rep, 2, idx))
+							dst = append(dst, parquet.ByteArrayValue(p.col.keyb))
+							dst[len(dst)-1].SetRepetitionLevel(rep)
+							dst[len(dst)-1].SetDefinitionLevel(2)
+							dst[len(dst)-1].SetColumnIndex(idx)
 						}
 					}
 				}
