@@ -738,7 +738,8 @@ type freshRecord struct {
 const freshMemory = 64 << 20
 
 // noteRead records that rec was read: its payload is kept for
-// Fresh until its files are in place.
+// Fresh until its files are in place (the spool's own copy when it has
+// one, so that a record held by both costs its bytes once).
 func (l *Loader) noteRead(rec spool.Record) {
 	l.freshMu.Lock()
 	defer l.freshMu.Unlock()
@@ -749,7 +750,11 @@ func (l *Loader) noteRead(rec spool.Record) {
 	if len(rec.Payload) > l.freshMax {
 		return
 	}
-	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: append([]byte(nil), rec.Payload...)})
+	payload := rec.Payload
+	if !rec.Kept { // the read buffer, reused by the next Next: copy it
+		payload = append([]byte(nil), payload...)
+	}
+	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: payload})
 	l.freshBytes += len(rec.Payload)
 	for l.freshBytes > l.freshMax {
 		l.freshBytes -= len(l.fresh[0].payload)

@@ -201,9 +201,10 @@ func (c *Consumer) Rewind() {
 // none yet it waits for an Append, for ctx (returning ctx.Err()) or for
 // Close (ErrClosed). Sequence numbers increase by one, except across
 // records lost to corruption. The payload is valid until the next call of
-// Next or Rewind (a record kept in memory, Config.TailBytes, is never
-// changed, but callers cannot tell which is which). A record that fails its checksum is a *CorruptError;
-// Next keeps returning it.
+// Next or Rewind, unless the record is Kept (served from the copy kept in
+// memory, Config.TailBytes, which is never changed: the caller may keep
+// it). A record that fails its checksum is a *CorruptError; Next keeps
+// returning it.
 func (c *Consumer) Next(ctx context.Context) (Record, error) {
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
@@ -221,7 +222,7 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 		want := max(c.want, c.Committed()+1)
 		if e := s.tailGet(want); e != nil {
 			// From memory; the file reader is moved past it.
-			rec := Record{Seq: e.seq, Signal: e.signal, Tenant: e.tenant, Received: fromUnixNano(e.received), Payload: e.payload}
+			rec := Record{Seq: e.seq, Signal: e.signal, Tenant: e.tenant, Received: fromUnixNano(e.received), Payload: e.payload, Kept: true}
 			c.seg, c.off, c.posSeq = e.seg, e.end, e.seq+1
 			c.want = e.seq + 1
 			s.mu.Unlock()

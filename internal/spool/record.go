@@ -22,8 +22,12 @@ type Record struct {
 	// Append was given the zero Time.
 	Received time.Time
 	// Payload aliases the Consumer's read buffer: it is valid until the
-	// next call of Next or Rewind on the same Consumer.
+	// next call of Next or Rewind on the same Consumer, unless Kept.
 	Payload []byte
+	// Kept reports that Payload is the spool's in-memory copy of the
+	// record (Config.TailBytes), which nothing ever changes or reuses: the
+	// caller may keep it as long as it likes instead of copying it.
+	Kept bool
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

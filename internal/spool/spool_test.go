@@ -479,11 +479,15 @@ func TestTail(t *testing.T) {
 		}
 		all = append(all, a)
 	}
+	var kept []Record // Kept records, held past the next Next
 	check := func(c *Consumer, r Record) {
 		t.Helper()
 		a := all[r.Seq-1]
 		if r.Signal != a.sig || r.Tenant != a.tenant || !r.Received.Equal(a.at) || !bytes.Equal(r.Payload, a.payload) {
 			t.Fatalf("%s: record %d differs from the one appended", c.Name(), r.Seq)
+		}
+		if r.Kept {
+			kept = append(kept, r)
 		}
 	}
 	fast, err := s.Consumer("fast")
@@ -519,6 +523,16 @@ func TestTail(t *testing.T) {
 	reads := fastSeq + slowSeq
 	if h := s.tailHits.Load(); h == 0 || h >= reads {
 		t.Fatalf("%d of %d reads from memory: want some, not all", h, reads)
+	}
+	// Every record read from memory says so, and its payload, held all
+	// along, is still the one appended.
+	if uint64(len(kept)) != s.tailHits.Load() {
+		t.Fatalf("%d records Kept, %d read from memory", len(kept), s.tailHits.Load())
+	}
+	for _, r := range kept {
+		if !bytes.Equal(r.Payload, all[r.Seq-1].payload) {
+			t.Fatalf("Kept record %d changed after later reads", r.Seq)
+		}
 	}
 	t.Logf("%d of %d reads from memory", s.tailHits.Load(), reads)
 	s.Close()
