@@ -104,6 +104,7 @@ FUZZTIME ?= 3m
 FUZZ_TARGETS := \
 	./otlpwire/:FuzzCount ./otlpwire/:FuzzValidate ./otlpwire/:FuzzIterate \
 	./otlpwire/:FuzzSplit ./otlpwire/:FuzzHash ./otlpwire/:FuzzMigrate ./otlpwire/:FuzzValidatingWalk \
+	./internal/promwrite/:FuzzSameAsPrometheus \
 	./xdr/:FuzzDecoder ./xdr/internal/xdrtest/:FuzzEverything \
 	./xdr/internal/xdrtest/:FuzzFile ./xdr/internal/xdrtest/:FuzzCompany \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \

@@ -17,6 +17,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/jaegerhttp"
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/promapi"
+	"github.com/wirehouse/wirehouse/internal/promwrite"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/webui"
@@ -46,8 +47,17 @@ func (s *Server) adminRoutes() error {
 	// Content-Type's proto parameter says which) into the same store, with
 	// Prometheus' own handler, as Prometheus' receiver with both messages
 	// accepted.
-	s.adminMux.Handle("POST /api/v1/write", s.whileMetricsAccepted(remote.NewWriteHandler(s.log, s.reg, s.metrics.Appendable(),
-		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false)))
+	// Plain 1.0 requests (float samples) are read on the wire
+	// (promwrite); every other one goes to Prometheus' handler as sent.
+	prw := remote.NewWriteHandler(s.log, s.reg, s.metrics.Appendable(),
+		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false)
+	pc2 := promwrite.DefaultConfig()
+	pc2.Appendable, pc2.Fallback = s.metrics.Appendable(), prw
+	fast, err := promwrite.New(pc2)
+	if err != nil {
+		return err
+	}
+	s.adminMux.Handle("POST /api/v1/write", s.whileMetricsAccepted(fast))
 	// Remote read, as Prometheus serves it (its flags' defaults: 5e7
 	// samples a query, 10 at once, 1 MiB frames), so a Prometheus can
 	// read wirehouse's metrics with remote_read; no external labels.

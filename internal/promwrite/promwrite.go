@@ -1,0 +1,439 @@
+// Package promwrite receives Prometheus remote write 1.0 on the wire: the
+// snappy-decoded WriteRequest is read with protowire in one pass, each
+// series' label set is decoded once and kept (keyed by its bytes as sent),
+// and every sample goes to a storage.AppenderV2, with no generated
+// structs, no per-request label strings and no garbage per sample.
+//
+// It is a fast path in front of Prometheus' own handler, not a
+// replacement: the requests it takes are the common ones (remote write
+// 1.0, snappy, float samples), and it answers them exactly as Prometheus'
+// handler would (204 once committed). Everything else goes to that
+// handler (Config.Fallback) with the body as sent: remote write 2.0,
+// histograms, exemplars, a label set Prometheus would refuse, a sample
+// the storage refuses or one too far in the future (the appended samples
+// are rolled back first), a malformed message, any unusual header. So
+// each answer, status code, log line and counter of an unusual request
+// is Prometheus' own.
+package promwrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Limits and rules of Prometheus' handler (client_golang's exp/api/remote
+// and prometheus/storage/remote), which the fast path keeps.
+const (
+	maxDecodedSize = 32 << 20         // body and decoded body bound
+	maxAheadTime   = 10 * time.Minute // samples later than now+this are refused
+)
+
+// DefaultMaxLabelSets is DefaultConfig's MaxLabelSets.
+const DefaultMaxLabelSets = 1 << 20
+
+// Config configures a Handler. Start from DefaultConfig.
+type Config struct {
+	// Appendable receives the samples, with the request's context (which
+	// carries its tenant). Required.
+	Appendable storage.AppendableV2
+	// Fallback is Prometheus' own remote write handler over the same
+	// storage, for every request the fast path does not take. Required.
+	Fallback http.Handler
+	// MaxLabelSets bounds the decoded label sets kept; past it they are
+	// all dropped and decoded again as they come (default
+	// DefaultMaxLabelSets).
+	MaxLabelSets int
+	// Now is the clock for the future-sample limit (default time.Now).
+	Now func() time.Time
+}
+
+// DefaultConfig returns the defaults: DefaultMaxLabelSets, time.Now.
+func DefaultConfig() Config { return Config{MaxLabelSets: DefaultMaxLabelSets, Now: time.Now} }
+
+// Validate reports what New would refuse.
+func (c Config) Validate() error {
+	switch {
+	case c.Appendable == nil:
+		return errors.New("promwrite: Appendable is required")
+	case c.Fallback == nil:
+		return errors.New("promwrite: Fallback is required")
+	case c.MaxLabelSets <= 0:
+		return fmt.Errorf("promwrite: MaxLabelSets %d, must be positive", c.MaxLabelSets)
+	case c.Now == nil:
+		return errors.New("promwrite: Now is required")
+	}
+	return nil
+}
+
+// Handler is the remote write endpoint. It is safe for concurrent use.
+type Handler struct {
+	cfg Config
+
+	mu   sync.RWMutex
+	sets map[string]labels.Labels // label fields as sent -> sorted, valid labels
+
+	bufs sync.Pool // *buffers
+}
+
+type buffers struct {
+	body, decoded []byte
+	series        []seriesAt
+	points        []point
+	sb            labels.ScratchBuilder
+}
+
+// seriesAt is a series of the request and its samples, points[lo:hi].
+type seriesAt struct {
+	ls     labels.Labels
+	lo, hi int
+}
+
+type point struct {
+	t int64
+	v float64
+}
+
+// New returns a Handler.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Handler{cfg: cfg, sets: map[string]labels.Labels{}}, nil
+}
+
+// plainV1 reports whether the headers are those of a remote write 1.0
+// request as Prometheus sends it: POST, snappy, protobuf of the 1.0
+// message (a Content-Type without proto= is 1.0).
+func plainV1(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Content-Encoding") != "snappy" {
+		return false
+	}
+	switch strings.TrimSpace(r.Header.Get("Content-Type")) {
+	case "", "application/x-protobuf", "application/x-protobuf;proto=prometheus.WriteRequest":
+		return true
+	}
+	return false
+}
+
+// ServeHTTP takes a plain remote write 1.0 request on the fast path and
+// passes every other request to the fallback.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !plainV1(r) {
+		h.cfg.Fallback.ServeHTTP(w, r)
+		return
+	}
+	b, _ := h.bufs.Get().(*buffers)
+	if b == nil {
+		b = &buffers{sb: labels.NewScratchBuilder(32)}
+	}
+	defer h.put(b)
+	body, err := readAll(b.body[:0], io.LimitReader(r.Body, maxDecodedSize+1))
+	b.body = body[:0]
+	if err != nil {
+		// As Prometheus' handler answers a body it cannot read.
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ok, err := h.write(r, b, body)
+	if err != nil {
+		// A failed commit, answered as Prometheus' handler answers it
+		// (the sender retries); not passed on, which would append again.
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	h.cfg.Fallback.ServeHTTP(w, r2)
+}
+
+// readAll appends r's bytes to dst.
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// maxPooled bounds the buffers kept between requests.
+const maxPooled = 8 << 20
+
+func (h *Handler) put(b *buffers) {
+	if cap(b.body) > maxPooled || cap(b.decoded) > maxPooled {
+		return
+	}
+	h.bufs.Put(b)
+}
+
+// write stores the request and reports true once committed, or reports
+// false for the fallback to answer, having appended nothing or rolled
+// back what it appended. err is a failed commit.
+//
+// The whole request is read and checked before the first sample is
+// appended: Prometheus' handler unmarshals it all first, and a sample
+// appended then rolled back still leaves its mark on an empty TSDB head
+// (the head's time range is set by the first sample it is given).
+func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) {
+	if len(body) > maxDecodedSize {
+		return false, nil
+	}
+	n, err := snappy.DecodedLen(body)
+	if err != nil || n > maxDecodedSize {
+		return false, nil
+	}
+	if cap(b.decoded) < n {
+		b.decoded = make([]byte, n)
+	}
+	req, err := snappy.Decode(b.decoded[:n], body)
+	if err != nil {
+		return false, nil
+	}
+	if !h.read(b, req) {
+		return false, nil
+	}
+	app := h.cfg.Appendable.AppenderV2(r.Context())
+	for _, s := range b.series {
+		var ref storage.SeriesRef
+		for _, p := range b.points[s.lo:s.hi] {
+			if ref, err = app.Append(ref, s.ls, 0, p.t, p.v, nil, nil, storage.AOptions{}); err != nil {
+				_ = app.Rollback()
+				return false, nil
+			}
+		}
+	}
+	if err := app.Commit(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// read decodes the WriteRequest req into b.series and b.points, or
+// reports false at the first thing the fast path leaves to Prometheus'
+// handler.
+func (h *Handler) read(b *buffers, req []byte) bool {
+	b.series, b.points = b.series[:0], b.points[:0]
+	notAfter := h.cfg.Now().Add(maxAheadTime).UnixMilli()
+	for len(req) > 0 {
+		num, typ, n := protowire.ConsumeTag(req)
+		if n < 0 {
+			return false
+		}
+		req = req[n:]
+		if num == 1 { // timeseries
+			if typ != protowire.BytesType {
+				return false
+			}
+			ts, n := protowire.ConsumeBytes(req)
+			if n < 0 || !h.readSeries(b, ts, notAfter) {
+				return false
+			}
+			req = req[n:]
+			continue
+		}
+		// metadata (3), which Prometheus' 1.0 handler does not store, and
+		// unknown fields, which its unmarshalling skips.
+		if n = skip(req, typ); n < 0 {
+			return false
+		}
+		req = req[n:]
+	}
+	return true
+}
+
+// skip returns the length of a field value of type typ at the head of b,
+// or -1 if it is malformed or a group (which the fast path leaves alone).
+func skip(b []byte, typ protowire.Type) int {
+	if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+		return -1
+	}
+	return protowire.ConsumeFieldValue(0, typ, b)
+}
+
+// readSeries decodes one TimeSeries into b.
+func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64) bool {
+	lstart, lend := -1, -1
+	lo := len(b.points)
+	for i := 0; i < len(ts); {
+		num, typ, n := protowire.ConsumeTag(ts[i:])
+		if n < 0 {
+			return false
+		}
+		at := i
+		i += n
+		switch num {
+		case 1, 2: // labels, samples
+			if typ != protowire.BytesType {
+				return false
+			}
+			v, m := protowire.ConsumeBytes(ts[i:])
+			if m < 0 {
+				return false
+			}
+			i += m
+			if num == 2 {
+				t, x, ok := sample(v)
+				if !ok || t > notAfter {
+					return false
+				}
+				b.points = append(b.points, point{t, x})
+				continue
+			}
+			if lstart < 0 {
+				lstart = at
+			} else if lend != at {
+				return false // labels not in one run: leave it to Prometheus
+			}
+			lend = i
+		case 3, 4: // exemplars, histograms: Prometheus' handler
+			return false
+		default:
+			m := skip(ts[i:], typ)
+			if m < 0 {
+				return false
+			}
+			i += m
+		}
+	}
+	var raw []byte
+	if lstart >= 0 {
+		raw = ts[lstart:lend]
+	}
+	ls, ok := h.labels(b, raw)
+	if !ok {
+		return false
+	}
+	b.series = append(b.series, seriesAt{ls: ls, lo: lo, hi: len(b.points)})
+	return true
+}
+
+// sample decodes a Sample: double value = 1, int64 timestamp = 2.
+func sample(s []byte) (t int64, v float64, ok bool) {
+	for len(s) > 0 {
+		num, typ, n := protowire.ConsumeTag(s)
+		if n < 0 {
+			return 0, 0, false
+		}
+		s = s[n:]
+		switch {
+		case num == 1 && typ == protowire.Fixed64Type:
+			x, m := protowire.ConsumeFixed64(s)
+			if m < 0 {
+				return 0, 0, false
+			}
+			v, s = math.Float64frombits(x), s[m:]
+		case num == 2 && typ == protowire.VarintType:
+			x, m := protowire.ConsumeVarint(s)
+			if m < 0 {
+				return 0, 0, false
+			}
+			t, s = int64(x), s[m:]
+		case num == 1 || num == 2:
+			return 0, 0, false // a known field of another wire type
+		default:
+			m := skip(s, typ)
+			if m < 0 {
+				return 0, 0, false
+			}
+			s = s[m:]
+		}
+	}
+	return t, v, true
+}
+
+// labels returns the label set of the label fields raw: decoded, sorted
+// and checked as Prometheus' handler does, kept for the next time the
+// same bytes come. ok is false for a set Prometheus would refuse.
+func (h *Handler) labels(b *buffers, raw []byte) (labels.Labels, bool) {
+	h.mu.RLock()
+	ls, ok := h.sets[string(raw)]
+	h.mu.RUnlock()
+	if ok {
+		return ls, true
+	}
+	sb := &b.sb
+	sb.Reset()
+	for rest := raw; len(rest) > 0; {
+		_, _, n := protowire.ConsumeTag(rest) // field 1, bytes: checked by series
+		rest = rest[n:]
+		l, m := protowire.ConsumeBytes(rest)
+		rest = rest[m:]
+		name, value, ok := label(l)
+		if !ok {
+			return labels.EmptyLabels(), false
+		}
+		sb.Add(name, value)
+	}
+	sb.Sort()
+	ls = sb.Labels()
+	if !ls.Has(model.MetricNameLabel) || !ls.IsValid(model.UTF8Validation) {
+		return labels.EmptyLabels(), false
+	}
+	if _, dup := ls.HasDuplicateLabelNames(); dup {
+		return labels.EmptyLabels(), false
+	}
+	h.mu.Lock()
+	if len(h.sets) >= h.cfg.MaxLabelSets {
+		clear(h.sets)
+	}
+	h.sets[string(raw)] = ls
+	h.mu.Unlock()
+	return ls, true
+}
+
+// label decodes a Label: string name = 1, string value = 2.
+func label(l []byte) (name, value string, ok bool) {
+	for len(l) > 0 {
+		num, typ, n := protowire.ConsumeTag(l)
+		if n < 0 {
+			return "", "", false
+		}
+		l = l[n:]
+		if num == 1 || num == 2 {
+			if typ != protowire.BytesType {
+				return "", "", false
+			}
+			v, m := protowire.ConsumeBytes(l)
+			if m < 0 {
+				return "", "", false
+			}
+			if num == 1 {
+				name = string(v)
+			} else {
+				value = string(v)
+			}
+			l = l[m:]
+			continue
+		}
+		m := skip(l, typ)
+		if m < 0 {
+			return "", "", false
+		}
+		l = l[m:]
+	}
+	return name, value, true
+}
