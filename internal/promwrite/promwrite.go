@@ -9,7 +9,7 @@
 // 1.0, snappy, float samples), and it answers them exactly as Prometheus'
 // handler would (204 once committed). Everything else goes to that
 // handler (Config.Fallback) with the body as sent: remote write 2.0,
-// histograms, exemplars, a label set Prometheus would refuse, a sample
+// histograms, exemplars, metadata, a label set Prometheus would refuse, a sample
 // the storage refuses or one too far in the future (the appended samples
 // are rolled back first), a malformed message, any unusual header. So
 // each answer, status code, log line and counter of an unusual request
@@ -255,8 +255,13 @@ func (h *Handler) read(b *buffers, req []byte) bool {
 			req = req[n:]
 			continue
 		}
-		// metadata (3), which Prometheus' 1.0 handler does not store, and
-		// unknown fields, which its unmarshalling skips.
+		if num == 3 {
+			// Metadata: Prometheus' 1.0 handler stores none, but its
+			// unmarshalling checks every field of it; such requests
+			// (Prometheus sends metadata alone, once a minute) are its.
+			return false
+		}
+		// Unknown fields, which its unmarshalling skips.
 		if n = skip(req, typ); n < 0 {
 			return false
 		}
