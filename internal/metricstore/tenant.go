@@ -413,6 +413,18 @@ func (a *tenantAppender) Commit() error {
 	return err
 }
 
+// Generation identifies the TSDB this appender writes to, for as long as
+// it stays open: a series reference Append returned, once committed, may
+// be given to a later appender of the same tenant (its series carry the
+// tenant) and the same Generation, and to no other. 0 means none may be
+// kept (the store refuses writes).
+func (a *tenantAppender) Generation() uint64 {
+	if g, ok := a.AppenderV2.(*guardedAppender); ok {
+		return g.g.id
+	}
+	return 0
+}
+
 func (a *tenantAppender) Rollback() error {
 	a.touched = nil
 	return a.AppenderV2.Rollback()

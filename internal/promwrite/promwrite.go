@@ -1,8 +1,10 @@
 // Package promwrite receives Prometheus remote write 1.0 on the wire: the
 // snappy-decoded WriteRequest is read with protowire in one pass, each
-// series' label set is decoded once and kept (keyed by its bytes as sent),
-// and every sample goes to a storage.AppenderV2, with no generated
-// structs, no per-request label strings and no garbage per sample.
+// series' label set is decoded once and kept (keyed by its bytes as sent,
+// per tenant, with the series reference it was last stored in when the
+// appender is Generational), and every sample goes to a
+// storage.AppenderV2, with no generated structs, no per-request label
+// strings and no garbage per sample.
 //
 // It is a fast path in front of Prometheus' own handler, not a
 // replacement: the requests it takes are the common ones (remote write
@@ -25,6 +27,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/snappy"
@@ -32,6 +35,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // Limits and rules of Prometheus' handler (client_golang's exp/api/remote
@@ -83,7 +88,8 @@ type Handler struct {
 	cfg Config
 
 	mu   sync.RWMutex
-	sets map[string]labels.Labels // label fields as sent -> sorted, valid labels
+	sets map[string]map[string]*labelSet // tenant -> label fields as sent -> their set
+	n    int                             // label sets in sets
 
 	bufs sync.Pool // *buffers
 }
@@ -95,10 +101,34 @@ type buffers struct {
 	sb            labels.ScratchBuilder
 }
 
-// seriesAt is a series of the request and its samples, points[lo:hi].
+// seriesAt is a series of the request and its samples, points[lo:hi]:
+// its label set, and the series reference to start from.
 type seriesAt struct {
-	ls     labels.Labels
+	set    *labelSet
+	ref    storage.SeriesRef
 	lo, hi int
+}
+
+// labelSet is a label set decoded once, and the series it was last
+// stored in.
+type labelSet struct {
+	ls     labels.Labels
+	stored atomic.Pointer[storedIn]
+}
+
+// storedIn is a series reference and the Generation it belongs to.
+type storedIn struct {
+	ref storage.SeriesRef
+	gen uint64
+}
+
+// Generational is an appender that says which lifetime of its storage
+// its series references belong to (metricstore's tenant appender): a
+// committed reference is given again, to skip the series lookup, only to
+// an appender of the same generation and tenant. Without it, or with
+// Generation 0, no reference is kept.
+type Generational interface {
+	Generation() uint64
 }
 
 type point struct {
@@ -111,7 +141,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{cfg: cfg, sets: map[string]labels.Labels{}}, nil
+	return &Handler{cfg: cfg, sets: map[string]map[string]*labelSet{}}, nil
 }
 
 // plainV1 reports whether the headers are those of a remote write 1.0
@@ -213,21 +243,35 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 	if err != nil {
 		return false, nil
 	}
-	if !h.read(b, req) {
+	app := h.cfg.Appendable.AppenderV2(r.Context())
+	var gen uint64
+	if g, ok := app.(Generational); ok {
+		gen = g.Generation()
+	}
+	if !h.read(b, req, tenant.FromContext(r.Context()), gen) {
+		_ = app.Rollback()
 		return false, nil
 	}
-	app := h.cfg.Appendable.AppenderV2(r.Context())
-	for _, s := range b.series {
-		var ref storage.SeriesRef
+	for i := range b.series {
+		s := &b.series[i]
+		ref := s.ref
 		for _, p := range b.points[s.lo:s.hi] {
-			if ref, err = app.Append(ref, s.ls, 0, p.t, p.v, nil, nil, storage.AOptions{}); err != nil {
+			if ref, err = app.Append(ref, s.set.ls, 0, p.t, p.v, nil, nil, storage.AOptions{}); err != nil {
 				_ = app.Rollback()
 				return false, nil
 			}
 		}
+		s.ref = ref
 	}
 	if err := app.Commit(); err != nil {
 		return false, err
+	}
+	if gen != 0 {
+		for _, s := range b.series {
+			if at := s.set.stored.Load(); s.ref != 0 && (at == nil || at.ref != s.ref || at.gen != gen) {
+				s.set.stored.Store(&storedIn{ref: s.ref, gen: gen})
+			}
+		}
 	}
 	return true, nil
 }
@@ -235,7 +279,7 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 // read decodes the WriteRequest req into b.series and b.points, or
 // reports false at the first thing the fast path leaves to Prometheus'
 // handler.
-func (h *Handler) read(b *buffers, req []byte) bool {
+func (h *Handler) read(b *buffers, req []byte, tenant string, gen uint64) bool {
 	b.series, b.points = b.series[:0], b.points[:0]
 	notAfter := h.cfg.Now().Add(maxAheadTime).UnixMilli()
 	for len(req) > 0 {
@@ -249,7 +293,7 @@ func (h *Handler) read(b *buffers, req []byte) bool {
 				return false
 			}
 			ts, n := protowire.ConsumeBytes(req)
-			if n < 0 || !h.readSeries(b, ts, notAfter) {
+			if n < 0 || !h.readSeries(b, ts, notAfter, tenant, gen) {
 				return false
 			}
 			req = req[n:]
@@ -280,7 +324,7 @@ func skip(b []byte, typ protowire.Type) int {
 }
 
 // readSeries decodes one TimeSeries into b.
-func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64) bool {
+func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64, tenant string, gen uint64) bool {
 	lstart, lend := -1, -1
 	lo := len(b.points)
 	for i := 0; i < len(ts); {
@@ -328,11 +372,15 @@ func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64) bool {
 	if lstart >= 0 {
 		raw = ts[lstart:lend]
 	}
-	ls, ok := h.labels(b, raw)
-	if !ok {
+	set := h.labels(b, raw, tenant)
+	if set == nil {
 		return false
 	}
-	b.series = append(b.series, seriesAt{ls: ls, lo: lo, hi: len(b.points)})
+	var ref storage.SeriesRef
+	if at := set.stored.Load(); gen != 0 && at != nil && at.gen == gen {
+		ref = at.ref
+	}
+	b.series = append(b.series, seriesAt{set: set, ref: ref, lo: lo, hi: len(b.points)})
 	return true
 }
 
@@ -370,44 +418,56 @@ func sample(s []byte) (t int64, v float64, ok bool) {
 	return t, v, true
 }
 
-// labels returns the label set of the label fields raw: decoded, sorted
-// and checked as Prometheus' handler does, kept for the next time the
-// same bytes come. ok is false for a set Prometheus would refuse.
-func (h *Handler) labels(b *buffers, raw []byte) (labels.Labels, bool) {
+// labels returns the label set of the label fields raw, for tenant:
+// decoded, sorted and checked as Prometheus' handler does, kept for the
+// next time the same bytes come. It returns nil for a set Prometheus
+// would refuse.
+func (h *Handler) labels(b *buffers, raw []byte, tenant string) *labelSet {
 	h.mu.RLock()
-	ls, ok := h.sets[string(raw)]
+	set := h.sets[tenant][string(raw)]
 	h.mu.RUnlock()
-	if ok {
-		return ls, true
+	if set != nil {
+		return set
 	}
 	sb := &b.sb
 	sb.Reset()
 	for rest := raw; len(rest) > 0; {
-		_, _, n := protowire.ConsumeTag(rest) // field 1, bytes: checked by series
+		_, _, n := protowire.ConsumeTag(rest) // field 1, bytes: checked by readSeries
 		rest = rest[n:]
 		l, m := protowire.ConsumeBytes(rest)
 		rest = rest[m:]
 		name, value, ok := label(l)
 		if !ok {
-			return labels.EmptyLabels(), false
+			return nil
 		}
 		sb.Add(name, value)
 	}
 	sb.Sort()
-	ls = sb.Labels()
+	ls := sb.Labels()
 	if !ls.Has(model.MetricNameLabel) || !ls.IsValid(model.UTF8Validation) {
-		return labels.EmptyLabels(), false
+		return nil
 	}
 	if _, dup := ls.HasDuplicateLabelNames(); dup {
-		return labels.EmptyLabels(), false
+		return nil
 	}
+	set = &labelSet{ls: ls}
 	h.mu.Lock()
-	if len(h.sets) >= h.cfg.MaxLabelSets {
+	defer h.mu.Unlock()
+	if h.n >= h.cfg.MaxLabelSets {
 		clear(h.sets)
+		h.n = 0
 	}
-	h.sets[string(raw)] = ls
-	h.mu.Unlock()
-	return ls, true
+	m := h.sets[tenant]
+	if m == nil {
+		m = map[string]*labelSet{}
+		h.sets[tenant] = m
+	}
+	if old := m[string(raw)]; old != nil {
+		return old // another request was first
+	}
+	m[string(raw)] = set
+	h.n++
+	return set
 }
 
 // label decodes a Label: string name = 1, string value = 2.

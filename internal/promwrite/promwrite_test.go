@@ -27,6 +27,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/promwrite"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // pair is two metric stores side by side: one behind the fast path (with
@@ -417,5 +418,78 @@ func BenchmarkRemoteWrite(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "samples/s")
 		})
+	}
+}
+
+// TestTenantsKeepTheirSeries: the same series written by two tenants in
+// turn, through the fast path with its kept series references, land in
+// each tenant's own series (a reference is kept per tenant), with every
+// sample, and the store's appender does give references to keep.
+func TestTenantsKeepTheirSeries(t *testing.T) {
+	c := metricstore.DefaultConfig()
+	c.Dir = t.TempDir()
+	s, err := metricstore.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	app := s.Appendable().AppenderV2(context.Background())
+	g, ok := app.(promwrite.Generational)
+	if !ok || g.Generation() == 0 {
+		t.Fatalf("the metric store's appender keeps no references (%v)", ok)
+	}
+	if err := app.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := promwrite.DefaultConfig()
+	cfg.Appendable = s.Appendable()
+	cfg.Fallback = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("a plain request went to the fallback") })
+	h, err := promwrite.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Add(-time.Minute).UnixMilli()
+	tenants := map[string]float64{"": 0, "a": 1000, "b": 2000}
+	for round := range 4 {
+		for tn, base := range tenants {
+			req := &prompb.WriteRequest{}
+			for i := range 10 {
+				req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: series("shared_total", i),
+					Samples: []prompb.Sample{{Value: base + float64(round), Timestamp: now + int64(round)*1000}}})
+			}
+			r := httptest.NewRequest(http.MethodPost, "/api/v1/write", bytes.NewReader(encode(t, req)))
+			r.Header = v1Header()
+			r = r.WithContext(tenant.NewContext(r.Context(), tn))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusNoContent {
+				t.Fatalf("tenant %q round %d: %d %s", tn, round, w.Code, w.Body)
+			}
+		}
+	}
+	for tn, base := range tenants {
+		ctx := tenant.NewContext(context.Background(), tn)
+		q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := q.Select(ctx, true, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "shared_total"))
+		n := 0
+		for ss.Next() {
+			n++
+			it := ss.At().Iterator(nil)
+			var got []float64
+			for it.Next() == chunkenc.ValFloat {
+				_, v := it.At()
+				got = append(got, v)
+			}
+			if want := []float64{base, base + 1, base + 2, base + 3}; !slices.Equal(got, want) {
+				t.Errorf("tenant %q %s: %v, want %v", tn, ss.At().Labels(), got, want)
+			}
+		}
+		q.Close()
+		if n != 10 {
+			t.Errorf("tenant %q: %d series, want 10", tn, n)
+		}
 	}
 }
