@@ -40,24 +40,28 @@ type pair struct {
 	fastHits, totals int
 }
 
+// openStore opens a metric store in a temporary directory, closed when
+// the test ends.
+func openStore(t testing.TB) *metricstore.Store {
+	t.Helper()
+	c := metricstore.DefaultConfig()
+	c.Dir = t.TempDir()
+	c.MaxExemplars = 100
+	s, err := metricstore.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func newPair(t testing.TB) *pair {
 	t.Helper()
-	open := func() *metricstore.Store {
-		c := metricstore.DefaultConfig()
-		c.Dir = t.TempDir()
-		c.MaxExemplars = 100
-		s, err := metricstore.Open(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
 	prom := func(s *metricstore.Store) http.Handler {
 		return remote.NewWriteHandler(slog.New(slog.DiscardHandler), prometheus.NewRegistry(), s.Appendable(),
 			remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false, false)
 	}
-	p := &pair{fast: open(), prom: open()}
+	p := &pair{fast: openStore(t), prom: openStore(t)}
 	cfg := promwrite.DefaultConfig()
 	cfg.Appendable, cfg.Fallback = p.fast.Appendable(), prom(p.fast)
 	h, err := promwrite.New(cfg)
@@ -297,13 +301,7 @@ func TestSameAsPrometheus(t *testing.T) {
 
 // TestFastPathTaken: plain requests never reach the fallback.
 func TestFastPathTaken(t *testing.T) {
-	c := metricstore.DefaultConfig()
-	c.Dir = t.TempDir()
-	s, err := metricstore.Open(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	fallbacks := 0
 	cfg := promwrite.DefaultConfig()
 	cfg.Appendable = s.Appendable()
@@ -426,13 +424,7 @@ func BenchmarkRemoteWrite(b *testing.B) {
 // each tenant's own series (a reference is kept per tenant), with every
 // sample, and the store's appender does give references to keep.
 func TestTenantsKeepTheirSeries(t *testing.T) {
-	c := metricstore.DefaultConfig()
-	c.Dir = t.TempDir()
-	s, err := metricstore.Open(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	app := s.Appendable().AppenderV2(context.Background())
 	g, ok := app.(promwrite.Generational)
 	if !ok || g.Generation() == 0 {
