@@ -53,6 +53,16 @@ func TestZeroAllocs(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
+				// The validating walk (metrics; on other signals it reads
+				// no metrics and finds nothing wrong) covers Value.Validate.
+				"validatingwalk": func() {
+					if s != otlpwire.SignalMetrics {
+						return
+					}
+					if _, err := wirewalk.ValidatingMetrics(in); err != nil {
+						t.Fatal(err)
+					}
+				},
 				"validate": func() {
 					if err := s.Validate(in); err != nil {
 						t.Fatal(err)
