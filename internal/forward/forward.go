@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -221,6 +222,10 @@ type Destination struct {
 	endpoints map[string]*endpoint
 	ringReady chan struct{} // closed once the ring has a member
 
+	// routed is the newest record handed on, by the reader or by the
+	// spool's tap: the tap takes a record only if it is the next one.
+	routed atomic.Uint64
+
 	// In flight: records read and not yet committed, in sequence order.
 	pmu      sync.Mutex
 	pending  []*record
@@ -344,6 +349,8 @@ func (d *Destination) Members() []string {
 // (up to the Timeout), commits what was delivered and returns.
 func (d *Destination) Run(ctx context.Context) error {
 	d.cons.Rewind() // from the cursor, also when the consumer was read before
+	d.routed.Store(d.cons.Committed())
+	d.cons.SetTap(d.tap)
 	var wg sync.WaitGroup
 	rctx, stopResolve := context.WithCancel(context.Background())
 	if err := d.resolve(ctx); err != nil {
@@ -355,6 +362,7 @@ func (d *Destination) Run(ctx context.Context) error {
 	cwg.Go(func() { d.commitLoop(cctx) })
 
 	err := d.read(ctx)
+	d.cons.SetTap(nil)
 
 	// Drain: wait for what is in flight, up to the timeout.
 	deadline := time.Now().Add(d.cfg.Timeout)
@@ -422,14 +430,8 @@ func (d *Destination) read(ctx context.Context) error {
 			// Not sent here: done at once. Consecutive done records are
 			// one entry, so that records of other signals behind a stuck
 			// one do not pile up.
-			d.pmu.Lock()
-			if n := len(d.pending); n > 0 && d.pending[n-1].parts == 0 {
-				d.pending[n-1].seq = rec.Seq
-			} else {
-				d.pending = append(d.pending, &record{seq: rec.Seq, received: rec.Received})
-			}
-			d.pmu.Unlock()
-			d.kick()
+			d.passOver(rec)
+			d.routed.Store(rec.Seq)
 			continue
 		}
 		// One reference of the reader's own until routing ends, so that
@@ -447,13 +449,79 @@ func (d *Destination) read(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := d.route(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
-			n, _ := rec.Signal.Count(rec.Payload)
-			d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
-			d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
-		}
-		d.release([]*record{r})
+		d.routeMu.Lock()
+		d.mu.RLock()
+		d.routeRecord(rec, r)
+		d.mu.RUnlock()
+		d.routeMu.Unlock()
+		d.routed.Store(rec.Seq)
 	}
+}
+
+// passOver records rec, of a signal not sent here, as done at once.
+// Consecutive done records are one entry, so that records of other
+// signals behind a stuck one do not pile up.
+func (d *Destination) passOver(rec spool.Record) {
+	d.pmu.Lock()
+	if n := len(d.pending); n > 0 && d.pending[n-1].parts == 0 {
+		d.pending[n-1].seq = rec.Seq
+	} else {
+		d.pending = append(d.pending, &record{seq: rec.Seq, received: rec.Received})
+	}
+	d.pmu.Unlock()
+	d.kick()
+}
+
+// routeRecord routes rec, whose entry r is in pending, and drops r's
+// reference of the reader's own. routeMu and mu's read lock are held.
+func (d *Destination) routeRecord(rec spool.Record, r *record) {
+	if err := d.routeLocked(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
+		n, _ := rec.Signal.Count(rec.Payload)
+		d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
+		d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
+	}
+	d.release([]*record{r})
+}
+
+// tap is the consumer's spool tap: while the reader has handed on every
+// record before rec and rec fits in the window, rec is routed as it is
+// appended, from the receiver's buffer, instead of being kept in memory
+// by the spool and read back. Anything else (the reader behind, the
+// window full, the ring or a lock busy) leaves rec to the reader. It runs
+// under the spool's lock, so it never waits for a lock.
+func (d *Destination) tap(rec spool.Record) bool {
+	if d.routed.Load() != rec.Seq-1 {
+		return false
+	}
+	if !slices.Contains(d.cfg.Signals, rec.Signal) {
+		d.passOver(rec)
+		d.routed.Store(rec.Seq)
+		return true
+	}
+	select {
+	case <-d.ringReady:
+	default:
+		return false
+	}
+	if !d.routeMu.TryLock() {
+		return false
+	}
+	defer d.routeMu.Unlock()
+	if !d.mu.TryRLock() {
+		return false
+	}
+	defer d.mu.RUnlock()
+	d.pmu.Lock()
+	if d.stopping || d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window {
+		d.pmu.Unlock()
+		return false
+	}
+	r := &record{seq: rec.Seq, received: rec.Received, parts: 1}
+	d.pending = append(d.pending, r)
+	d.pmu.Unlock()
+	d.routeRecord(rec, r)
+	d.routed.Store(rec.Seq)
+	return true
 }
 
 // waitSpace waits on d.space (pmu held) until signalled or ctx ends.
@@ -474,6 +542,13 @@ func (d *Destination) waitSpace(ctx context.Context) {
 func (d *Destination) route(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
 	d.routeMu.Lock()
 	defer d.routeMu.Unlock()
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.routeLocked(sig, tenant, recs, body)
+}
+
+// routeLocked is route with routeMu and mu's read lock held.
+func (d *Destination) routeLocked(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
 	if len(body) <= d.cfg.MaxBatchBytes {
 		return d.routeOne(sig, tenant, recs, body)
 	}
@@ -518,11 +593,10 @@ func (d *Destination) route(sig otlpwire.Signal, tenant string, recs []*record, 
 	return nil
 }
 
-// routeOne routes body under the ring's read lock and every endpoint's
-// lock, so that neither the ring nor a batch changes meanwhile.
+// routeOne routes body under the ring's read lock (held by the caller)
+// and every endpoint's lock, so that neither the ring nor a batch changes
+// meanwhile.
 func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	eps := d.eps
 	n := len(eps)
 	if cap(d.dst) < n {

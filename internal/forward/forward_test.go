@@ -644,3 +644,67 @@ func TestTLSAndBearerToken(t *testing.T) {
 		}
 	}
 }
+
+// TestTapAndReaderTakeTurns: records appended while the destination
+// keeps up are routed as they are appended (the spool's tap); when it
+// falls behind (a window smaller than two records, concurrent appends)
+// the reader takes over from the spool and hands back once caught up.
+// Either way every record is delivered once, in a commit that reaches
+// the last one.
+func TestTapAndReaderTakeTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		window  int64
+		writers int
+	}{
+		{"one writer", 64 << 20, 1},
+		{"small window, four writers", 8 << 10, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := openSpool(t)
+			b := newBackend(t)
+			d, stop := runDest(t, sp, forward.Config{Name: "tap", Resolver: forward.Static{b.r.GRPCAddr().String()},
+				Window: tc.window, MaxBatchBytes: 16 << 10})
+			waitFor(t, "the ring", 5*time.Second, func() bool { return len(d.Members()) == 1 })
+			const per = 100
+			var want atomic.Int64
+			var wg sync.WaitGroup
+			for w := range tc.writers {
+				wg.Go(func() {
+					for i := range per {
+						body := synth.Generate(otlpwire.SignalLogs, synth.Config{Resources: 2, ScopesPerResource: 1, TotalRecords: 20, Seed: int64(w*per + i)})
+						n, _ := otlpwire.SignalLogs.Count(body)
+						want.Add(int64(n))
+						if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), body); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			last := sp.Stats().LastSeq
+			waitFor(t, "every record committed", 20*time.Second, func() bool { return d.Committed() == last })
+			stop()
+			got := 0
+			for _, req := range b.requests(otlpwire.SignalLogs) {
+				n, err := otlpwire.SignalLogs.Count(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got += n
+			}
+			if int64(got) != want.Load() {
+				t.Errorf("backend got %d log records, %d appended", got, want.Load())
+			}
+			tapped := sp.Stats().Tapped
+			t.Logf("%d of %d records routed as appended", tapped, last)
+			if tapped == 0 {
+				t.Errorf("no record was routed as it was appended")
+			}
+			if tc.window < 64<<20 && tapped == last {
+				t.Errorf("every record was routed as appended: the reader's turn was not tested")
+			}
+		})
+	}
+}

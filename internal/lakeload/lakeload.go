@@ -153,6 +153,9 @@ type Loader struct {
 	stopName    string             // ... under this name
 	isolateTo   uint64             // after a write that could not be encoded: write records alone up to this one
 	split       *otlpwire.Splitter // cuts large records into parts
+	took        uint64             // the newest record in a range, read or taken by the tap
+	handed      atomic.Uint64      // the newest record read, or taken by the tap
+	tapOK       atomic.Bool        // the tap may take records: not replaying, not isolating
 	inflightTo  uint64             // the last record of the background write
 	skipped     atomic.Int64
 	kept        map[uint64]bool // records quarantined by this process
@@ -357,12 +360,22 @@ func (l *Loader) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer stop()
 	tick := min(l.cfg.MaxDelay/4, time.Second)
+	l.took = l.cons.Committed()
+	l.handed.Store(l.took)
+	l.setTapOK()
+	l.cons.SetTap(l.tap)
+	defer l.cons.SetTap(nil)
 	for {
 		wait, cancel := context.WithTimeout(ctx, tick)
 		rec, err := l.cons.Next(wait)
 		cancel()
+		l.absorb()
 		switch {
 		case err == nil:
+			if rec.Seq > l.took {
+				l.took = rec.Seq
+				l.handed.Store(rec.Seq) // the tap cannot have moved it: rec was not taken
+			}
 			if len(rec.Payload) > largeRecord && l.isolateTo == 0 && l.stores(rec.Signal) {
 				if !l.writeLarge(ctx, rec) {
 					return nil
@@ -418,6 +431,36 @@ func (l *Loader) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// tap is the loader's spool tap: a record of a signal the lake does not
+// store (a gateway's, forwarded only) is taken as it is appended while
+// the loader has been given every record before it, so that the spool
+// need not keep it in memory for the loader to read and pass over. The
+// Run loop adds what the tap took to its range (absorb).
+func (l *Loader) tap(rec spool.Record) bool {
+	if l.stores(rec.Signal) || !l.tapOK.Load() {
+		return false
+	}
+	return l.handed.CompareAndSwap(rec.Seq-1, rec.Seq)
+}
+
+// absorb adds the records the tap took since the last call to the range
+// being gathered, as records without rows.
+func (l *Loader) absorb() {
+	h := l.handed.Load()
+	if h <= l.took || l.stopAt != 0 || l.isolateTo != 0 {
+		return
+	}
+	if l.first == 0 {
+		l.first, l.firstAt = l.took+1, time.Now()
+	}
+	l.last, l.took = h, h
+}
+
+// setTapOK lets the tap take records unless an interrupted write is
+// being replayed or records are being isolated: both write ranges the
+// Run loop reads one by one.
+func (l *Loader) setTapOK() { l.tapOK.Store(l.stopAt == 0 && l.isolateTo == 0) }
 
 // passDelay is the longest a range without rows waits to be committed.
 const passDelay = time.Second
@@ -510,6 +553,7 @@ func (l *Loader) writeNow(ctx context.Context) bool {
 		return false
 	}
 	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
+	l.setTapOK()
 	return true
 }
 
@@ -526,6 +570,7 @@ func (l *Loader) isolate(last uint64) {
 	l.spare.Discard()
 	l.first, l.last, l.stopAt, l.stopName = 0, 0, 0, ""
 	l.isolateTo = last
+	l.setTapOK() // before Rewind, which also forgets what the tap took
 	l.cons.Rewind()
 }
 
@@ -548,6 +593,7 @@ func (l *Loader) writeAlone(ctx context.Context, rec spool.Record) bool {
 	l.first, l.last = 0, 0
 	if rec.Seq >= l.isolateTo {
 		l.isolateTo = 0
+		l.setTapOK()
 		l.log.Info("lake writes resumed after isolating a record that could not be encoded", "seq", rec.Seq)
 	}
 	return true
@@ -576,6 +622,7 @@ func (l *Loader) writeLarge(ctx context.Context, rec spool.Record) bool {
 		return false
 	}
 	l.stopAt, l.stopName = 0, "" // a replayed range ends before rec: parts are written only here
+	l.setTapOK()
 	if l.first != 0 {
 		first, last := l.first, l.last
 		err := l.writeRetrying(ctx, l.w, first, last, l.rangeName(first, last))

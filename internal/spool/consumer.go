@@ -25,8 +25,10 @@ type Consumer struct {
 	s    *Spool
 	name string
 
-	committed atomic.Uint64 // written under s.mu, after the cursor file
-	removed   bool          // under s.mu
+	committed atomic.Uint64     // written under s.mu, after the cursor file
+	removed   bool              // under s.mu
+	tap       func(Record) bool // under s.mu; see SetTap
+	tapped    uint64            // under s.mu: Next returns nothing before it
 
 	commitMu sync.Mutex // serializes cursor file writes
 
@@ -193,7 +195,29 @@ func (c *Consumer) Commit(seq uint64) error {
 func (c *Consumer) Rewind() {
 	c.readMu.Lock()
 	c.want, c.seg = 0, nil
+	c.s.mu.Lock()
+	c.tapped = 0
+	c.s.mu.Unlock()
 	c.readMu.Unlock()
+}
+
+// SetTap hands the consumer each record as it is appended, while the
+// consumer keeps up: Append calls fn with the record just written, in
+// sequence order and under the spool's lock, before the record can be
+// read with Next. When fn returns true the consumer has taken the
+// record: Next never returns it (until Rewind), and when every consumer
+// took it the spool keeps no in-memory copy (Config.TailBytes). When fn
+// returns false, Next returns the record as usual.
+//
+// fn must take a record only if the consumer has already been given
+// every record before it, and must be quick: it holds up every Append.
+// It must not call the Spool or its Consumers. The Payload is the
+// caller of Append's buffer: fn must copy what it keeps. SetTap(nil)
+// stops the calls; once it returns, fn is not running and will not run.
+func (c *Consumer) SetTap(fn func(Record) bool) {
+	c.s.mu.Lock()
+	c.tap = fn
+	c.s.mu.Unlock()
 }
 
 // Next returns the first record after the last one it returned (at first,
@@ -219,7 +243,7 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			s.mu.Unlock()
 			return Record{}, ErrConsumerRemoved
 		}
-		want := max(c.want, c.Committed()+1)
+		want := max(c.want, c.Committed()+1, c.tapped)
 		if e := s.tailGet(want); e != nil {
 			// From memory; the file reader is moved past it.
 			rec := Record{Seq: e.seq, Signal: e.signal, Tenant: e.tenant, Received: fromUnixNano(e.received), Payload: e.payload, Kept: true}

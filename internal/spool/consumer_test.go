@@ -404,3 +404,78 @@ func TestScan(t *testing.T) {
 		t.Errorf("fn's error: %v after %d records", err, n)
 	}
 }
+
+// TestTap: records a consumer's tap takes are never returned by Next
+// (until Rewind); the others are, in order. A record every consumer took
+// is not kept in memory; one another consumer did not take is.
+func TestTap(t *testing.T) {
+	s := open(t, t.TempDir(), func(c *Config) { c.TailBytes = 1 << 20 })
+	a, err := s.Consumer("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the contract asks, the tap takes a record only when a has been
+	// given every record before it; busy makes it decline.
+	var handed uint64
+	busy := false
+	var got []uint64
+	a.SetTap(func(r Record) bool {
+		if busy || r.Seq != handed+1 {
+			return false
+		}
+		if !bytes.Equal(r.Payload, payloadOf(int(r.Seq), 100)) {
+			t.Errorf("tap: record %d's payload differs", r.Seq)
+		}
+		handed = r.Seq
+		got = append(got, r.Seq)
+		return true
+	})
+	appendN(t, s, 1, 4)
+	busy = true
+	appendN(t, s, 4, 7) // 4 declined, hence 5 and 6 too
+	busy = false
+	if !slices.Equal(got, []uint64{1, 2, 3}) {
+		t.Fatalf("tap took %v, want [1 2 3]", got)
+	}
+	for seq := uint64(4); seq <= 6; seq++ {
+		if r := next(t, a, seq); !r.Kept {
+			t.Fatalf("record %d, not taken, was not kept in memory", seq)
+		}
+		handed = seq
+	}
+	appendN(t, s, 7, 8) // taken: a has been given 1..6
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if r, err := a.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next returned record %d (err %v); the tap took every record", r.Seq, err)
+	}
+	if st := s.Stats(); st.Tapped != 4 {
+		t.Fatalf("Tapped %d, want 4 (a is the only consumer)", st.Tapped)
+	}
+	// Another consumer without a tap: records are kept in memory for it.
+	b, err := s.Consumer("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 8, 10) // a's tap takes 8 and 9, b's copy is kept
+	if st := s.Stats(); st.Tapped != 4 {
+		t.Fatalf("Tapped %d with a consumer that took nothing, want 4", st.Tapped)
+	}
+	if r := next(t, b, 1); r.Kept {
+		t.Fatal("record 1 was kept in memory although every consumer took it")
+	}
+	for seq := uint64(2); seq <= 7; seq++ {
+		next(t, b, seq)
+	}
+	if r := next(t, b, 8); !r.Kept {
+		t.Fatal("record 8, which b did not take, was not kept in memory")
+	}
+	// Rewind forgets what the tap took.
+	a.SetTap(nil)
+	a.Rewind()
+	for seq := uint64(1); seq <= 9; seq++ {
+		next(t, a, seq)
+	}
+	appendN(t, s, 10, 11)
+	next(t, a, 10) // no tap: nothing taken
+}

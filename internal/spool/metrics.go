@@ -21,6 +21,7 @@ func (s *Spool) register(reg prometheus.Registerer) error {
 		gauge("wirehouse_spool_last_seq", "Sequence number of the newest spooled record.", func(st Stats) uint64 { return st.LastSeq }),
 		counter("wirehouse_spool_appends_total", "Records appended to the spool since start.", func(st Stats) uint64 { return st.Appends }),
 		counter("wirehouse_spool_syncs_total", "Fsync batches of spool data since start.", func(st Stats) uint64 { return st.Syncs }),
+		counter("wirehouse_spool_tapped_total", "Records every consumer took as they were appended, with no copy kept in memory for reading back.", func(st Stats) uint64 { return st.Tapped }),
 		counter("wirehouse_spool_full_total", "Appends refused because the spool was at its size limit.", func(st Stats) uint64 { return st.Full }),
 	} {
 		if err := reg.Register(c); err != nil {

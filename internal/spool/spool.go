@@ -54,7 +54,7 @@ type Spool struct {
 	stop chan struct{} // closed by Close: stops the interval syncer
 	wg   sync.WaitGroup
 
-	appends, syncs, fulls atomic.Uint64
+	appends, syncs, fulls, tapped atomic.Uint64
 }
 
 // Stats are a Spool's counters.
@@ -72,6 +72,9 @@ type Stats struct {
 	Appends   uint64 // records appended since Open
 	Syncs     uint64 // fsync batches of segment data since Open
 	Full      uint64 // Appends refused with ErrFull since Open
+	// Tapped counts the records every consumer took as they were
+	// appended (Consumer.SetTap), of which no in-memory copy was kept.
+	Tapped uint64
 }
 
 // Open checks cfg with Validate and opens the spool in cfg.Dir, creating
@@ -314,7 +317,15 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		return 0, drop, fmt.Errorf("spool: append: %w", err)
 	}
 	cur.add(h.Seq, n)
-	s.tailAdd(h, payload, cur)
+	if !s.tapLocked(h, payload) {
+		s.tailAdd(h, payload, cur)
+	} else {
+		// Every consumer took the record, and with it every record
+		// before it: nothing kept in memory is wanted any more.
+		s.tapped.Add(1)
+		clear(s.tail)
+		s.tail, s.tailBytes = s.tail[:0], 0
+	}
 	s.bytes += n
 	s.written += uint64(n)
 	s.next++
@@ -324,6 +335,33 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		s.notify = nil
 	}
 	return h.Seq, drop, nil
+}
+
+// tapLocked offers the record just written to the consumers' taps and
+// reports whether every consumer took it. s.mu is held.
+func (s *Spool) tapLocked(h *RecordHeader, payload []byte) bool {
+	if len(s.consumers) == 0 {
+		return false
+	}
+	all, made := true, false
+	var rec Record
+	for _, c := range s.consumers {
+		if c.tap == nil || c.removed {
+			all = false
+			continue
+		}
+		if !made {
+			made = true
+			rec = Record{Seq: h.Seq, Signal: otlpwire.Signal(h.Signal), Tenant: h.Tenant,
+				Received: fromUnixNano(h.ReceivedUnixNano), Payload: payload}
+		}
+		if c.tap(rec) {
+			c.tapped = h.Seq + 1
+		} else {
+			all = false
+		}
+	}
+	return all
 }
 
 // tailEntry is a record kept in memory (Config.TailBytes): its header
@@ -479,6 +517,7 @@ func (s *Spool) Stats() Stats {
 		Appends:   s.appends.Load(),
 		Syncs:     s.syncs.Load(),
 		Full:      s.fulls.Load(),
+		Tapped:    s.tapped.Load(),
 	}
 	for _, g := range s.segs {
 		if !g.empty() {
