@@ -272,6 +272,9 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 		}
 		g, limit := c.seg, c.seg.size
 		s.mu.Unlock()
+		if testHookRead != nil {
+			testHookRead()
+		}
 
 		if c.r.name != g.name || c.f == nil {
 			if err := c.open(g); errors.Is(err, os.ErrNotExist) {
@@ -289,6 +292,12 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			}
 			if err != nil {
 				c.seg = nil
+				if s.collected(g) {
+					// Every consumer committed past g meanwhile (a
+					// Commit beyond Next), and its file may have been
+					// recycled and written over: look again.
+					break
+				}
 				return Record{}, err
 			}
 			c.off += n
@@ -304,8 +313,20 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 				}, nil
 			}
 		}
-		c.seg = nil // cannot happen: g held want; look again
+		c.seg = nil // g was collected meanwhile, or (cannot happen) did not hold want: look again
 	}
+}
+
+// testHookRead, when set by a test, runs in Next just before it reads a
+// segment file without the spool's lock.
+var testHookRead func()
+
+// collected reports whether segment g was removed from the spool (every
+// consumer committed past it); segments go oldest first.
+func (s *Spool) collected(g *segment) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.segs) == 0 || g.base < s.segs[0].base
 }
 
 // findLocked returns the first non-empty segment whose last record is at

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -478,4 +479,244 @@ func TestTap(t *testing.T) {
 	}
 	appendN(t, s, 10, 11)
 	next(t, a, 10) // no tap: nothing taken
+}
+
+// freeFiles lists the names of the consumed segment files kept for reuse.
+func freeFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+freeSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRecycledSegments: consumed segment files are kept (at most
+// maxFree) and written over as new segments; readers get every record
+// right, and after Close the files hold only their own records.
+func TestRecycledSegments(t *testing.T) {
+	dir := t.TempDir()
+	set := func(c *Config) { c.SegmentSize = 3 * recLen }
+	s := open(t, dir, set)
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1, 10) // segments 1, 4, 7
+	old := map[string]os.FileInfo{}
+	for _, name := range segFiles(t, dir) {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[name] = fi
+	}
+	for seq := uint64(1); seq <= 9; seq++ {
+		next(t, c, seq)
+	}
+	if err := c.Commit(9); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(freeFiles(t, dir)); n != 2 {
+		t.Fatalf("%d free files after consuming two segments, want 2", n)
+	}
+	appendN(t, s, 10, 18) // segments 10, 13, 16: two of them recycled
+	reused := 0
+	for _, name := range []string{segName(10), segName(13), segName(16)} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range old {
+			if os.SameFile(fi, o) {
+				reused++
+			}
+		}
+	}
+	if reused != 2 {
+		t.Fatalf("%d new segments written over consumed files, want 2", reused)
+	}
+	for seq := uint64(10); seq <= 17; seq++ {
+		next(t, c, seq) // payloads checked
+	}
+	s.Close()
+	// Every file now holds its own records and nothing else.
+	for _, name := range segFiles(t, dir) {
+		base, _ := parseSegName(name)
+		if n := fileSize(t, filepath.Join(dir, name)); n != int64(min(3, 18-int(base)))*recLen {
+			t.Errorf("%s: %d bytes, want %d", name, n, int64(min(3, 18-int(base)))*recLen)
+		}
+	}
+	s = open(t, dir, set)
+	if r := s.Repairs(); len(r) != 0 {
+		t.Fatalf("repairs after a clean close: %v", r)
+	}
+	if c, err = s.Consumer("c"); err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(10); seq <= 17; seq++ {
+		next(t, c, seq)
+	}
+	// No more than maxFree are kept.
+	appendN(t, s, 18, 18+3*(maxFree+3))
+	if err := c.Commit(s.Stats().LastSeq); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(freeFiles(t, dir)); n != maxFree {
+		t.Fatalf("%d free files, want %d", n, maxFree)
+	}
+}
+
+// TestFullDeletesFreeFiles: the files kept for reuse count against
+// MaxBytes and are deleted before an append is refused.
+func TestFullDeletesFreeFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, func(c *Config) { c.SegmentSize = 3 * recLen; c.MaxBytes = 9 * recLen })
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1, 10) // segments 1, 4, 7: the limit
+	if err := c.Commit(9); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(freeFiles(t, dir)); n != 2 {
+		t.Fatalf("%d free files, want 2", n)
+	}
+	appendN(t, s, 10, 11) // over the limit with the free files: they go
+	if st := s.Stats(); st.Full != 0 {
+		t.Fatalf("an append was refused: %+v", st)
+	}
+	if n := len(freeFiles(t, dir)); n != 0 {
+		t.Fatalf("%d free files left at the size limit", n)
+	}
+	var total int64
+	for _, name := range append(segFiles(t, dir), freeFiles(t, dir)...) {
+		total += fileSize(t, filepath.Join(dir, filepath.Base(name)))
+	}
+	if total > 9*recLen {
+		t.Fatalf("%d bytes of files, over the limit of %d", total, 9*recLen)
+	}
+}
+
+// TestRecycledSegmentAfterCrash: a crash leaves a recycled current
+// segment with its earlier records past the new ones. Open keeps every
+// new record and cuts the rest: whole old records (same sizes) silently,
+// a cut into an old record (other sizes) as a reported repair.
+func TestRecycledSegmentAfterCrash(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		oldPayload int
+		repair     bool
+	}{
+		{"old records whole", 100, false},
+		{"cut into an old record", 130, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			set := func(c *Config) { c.SegmentSize = 40 * recLen; c.Sync = SyncNever }
+			s := open(t, dir, set)
+			c, err := s.Consumer("c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// First life: segments 1 and 41, of oldPayload-byte records.
+			var last uint64
+			for i := 1; i <= 60; i++ {
+				if last, err = s.Append(otlpwire.SignalLogs, fmt.Sprint("tenant-", i%3), time.Unix(int64(i), 0), payloadOf(i, tc.oldPayload)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Commit(last); err != nil {
+				t.Fatal(err)
+			}
+			if len(freeFiles(t, dir)) == 0 {
+				t.Fatal("no consumed file kept for reuse")
+			}
+			// Second life: 100-byte records until five of them are at
+			// the start of a recycled file.
+			current := func() *segment {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return s.segs[len(s.segs)-1]
+			}
+			for !current().reused || current().last < current().base+4 {
+				seq := s.Stats().LastSeq + 1
+				if _, err := s.Append(otlpwire.SignalLogs, fmt.Sprint("tenant-", seq%3), time.Unix(int64(seq), 0), payloadOf(int(seq), 100)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first, cur := current().base, current().name
+			// The crash: the files as they are now, copied before Close.
+			crash := t.TempDir()
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if strings.HasSuffix(e.Name(), segSuffix) || strings.HasSuffix(e.Name(), cursorSuffix) || strings.HasSuffix(e.Name(), freeSuffix) {
+					if err := os.WriteFile(filepath.Join(crash, e.Name()), readFile(t, filepath.Join(dir, e.Name())), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if n := fileSize(t, filepath.Join(crash, cur)); n <= 5*recLen {
+				t.Fatalf("the recycled segment has %d bytes: no old records past the new ones", n)
+			}
+			s2 := open(t, crash, set)
+			if got := len(s2.Repairs()) > 0; got != tc.repair {
+				t.Fatalf("repairs %v, want a repair: %v", s2.Repairs(), tc.repair)
+			}
+			c2, err := s2.Consumer("c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c2.Commit(first - 1); err != nil {
+				t.Fatal(err)
+			}
+			for i := uint64(0); i < 5; i++ {
+				next(t, c2, first+i)
+			}
+			if st := s2.Stats(); st.LastSeq != first+4 {
+				t.Fatalf("last seq %d after the crash, want %d", st.LastSeq, first+4)
+			}
+			if seq, err := s2.Append(otlpwire.SignalLogs, "t", time.Now(), payloadOf(0, 10)); err != nil || seq != first+5 {
+				t.Fatalf("append after the crash: seq %d, %v", seq, err)
+			}
+		})
+	}
+}
+
+// TestCommitAheadWhileRecycling: a consumer whose cursor is committed
+// past the segment Next is about to read from its open file (so that the
+// segment is collected, and its file recycled and written over, before
+// the read) gets the next record after its cursor, not an error.
+func TestCommitAheadWhileRecycling(t *testing.T) {
+	s := open(t, t.TempDir(), func(c *Config) { c.SegmentSize = 4 * recLen; c.Sync = SyncNever; c.TailBytes = 0 })
+	c, err := s.Consumer("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1, 2)
+	next(t, c, 1)        // segment 1's file is open, its one record read
+	appendN(t, s, 2, 10) // segments 1 (full), 5, 9
+	once := false
+	testHookRead = func() {
+		if once {
+			return
+		}
+		once = true
+		if err := c.Commit(8); err != nil { // segments 1 and 5 go, kept for reuse
+			t.Error(err)
+		}
+		appendN(t, s, 10, 21) // 13 and 17 are written over them
+	}
+	defer func() { testHookRead = nil }()
+	next(t, c, 9) // read from segment 9: segment 1's file holds 17-20 now
+	if !once {
+		t.Fatal("the hook did not run")
+	}
+	for seq := uint64(10); seq <= 20; seq++ {
+		next(t, c, seq)
+	}
 }

@@ -16,6 +16,7 @@
 //
 //	00000000000000000001.seg  segment files, named after their first record's sequence number
 //	00000000000000004711.seg  the last one is the current segment, which Append extends
+//	<segment name>.free       a consumed segment file kept for reuse (at most 8)
 //	<name>.cursor             one per consumer: its committed sequence number
 //	<name>.cursor.tmp         a cursor being replaced; Open removes it
 //	LOCK                      flock'ed while a Spool has the directory open
@@ -103,6 +104,14 @@
 // is repaired to 0, so that the consumer reads every retained record
 // again (at-least-once delivery), and reported the same way.
 //
+// A segment file may be a recycled one (see Consumers): past its records
+// it may still hold whole records of its earlier life, numbered below
+// the segment's first. The scan ends the segment at the first of them
+// and truncates the file there without calling it a repair; a torn
+// record of its earlier life (the new records ending inside one) is a
+// repair like any other. Close truncates a recycled current segment, so
+// a clean restart finds only its own records.
+//
 // Appending continues after the last valid record. Next checks each
 // record's CRC again when it reads it back.
 //
@@ -123,11 +132,23 @@
 //
 // A segment is deleted once every consumer has committed all of its
 // records. The current segment is never deleted, and with no consumer at
-// all nothing is deleted (records are kept for the first consumer).
+// all nothing is deleted (records are kept for the first consumer). Up to
+// eight consumed segment files are renamed <name>.free instead and
+// written over as later segments: the kernel then reuses the pages it
+// still caches, which costs less than filling new files and deleting old
+// ones. A Next that was reading a segment collected meanwhile (its
+// consumer committed beyond it) looks for its next record again rather
+// than reading the file's new contents.
+//
+// SetTap lets a consumer take records as they are appended, under the
+// spool's lock, when it has been given every record before them: Next
+// then skips them, and a record every consumer took is not copied into
+// memory (Config.TailBytes).
 //
 // # Disk usage
 //
-// Config.MaxBytes bounds the total size of the segment files. An Append that
+// Config.MaxBytes bounds the total size of the segment files, those kept
+// for reuse included; these are deleted first when it is reached. An Append that
 // would go past it returns ErrFull (serve answers 429 / RESOURCE_EXHAUSTED) and
 // the spool stays as it was. To let the space be reclaimed, a full spool
 // starts a new current segment so that the previous one can be deleted

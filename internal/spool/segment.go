@@ -20,6 +20,9 @@ type segment struct {
 	// consumer can start reading near a sequence number. index[0] is the
 	// first record.
 	index []indexEntry
+	// reused: the file is a recycled one, whose old records may lie past
+	// size until it is truncated (when it stops being the current one).
+	reused bool
 }
 
 type indexEntry struct {
@@ -53,6 +56,23 @@ func (g *segment) seek(seq uint64) (int64, uint64) {
 
 const segSuffix = ".seg"
 
+// freeSuffix ends the name of a consumed segment file kept for reuse
+// (<segment name>.free), at most maxFree of them.
+const freeSuffix = ".free"
+
+// maxFree is how many consumed segment files are kept for reuse. Writing
+// over a file whose pages the page cache still holds costs the kernel
+// less than filling a new file, and deleting a file costs too. Their
+// bytes count against Config.MaxBytes, and they are deleted first when
+// the spool is full.
+const maxFree = 8
+
+// freeFile is a consumed segment file kept for reuse.
+type freeFile struct {
+	name string
+	size int64
+}
+
 // segName is the file name of the segment whose first record is seq: 20
 // decimal digits, so that names sort like numbers.
 func segName(seq uint64) string {
@@ -81,7 +101,9 @@ func parseSegName(name string) (uint64, bool) {
 // index, and truncates the file at the first bad record: one that is cut
 // short, fails its checksum or a header check, or whose sequence number is
 // not the next one (starting at g.base, staying below before). The repair
-// is returned as a *CorruptError; err is any other failure.
+// is returned as a *CorruptError; err is any other failure. A whole record
+// numbered below g.base is what a recycled file held before: the file is
+// truncated there too, but that is no repair.
 func scanSegment(dir string, g *segment, before uint64, sync bool) (repair *CorruptError, err error) {
 	path := filepath.Join(dir, g.name)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -98,8 +120,15 @@ func scanSegment(dir string, g *segment, before uint64, sync bool) (repair *Corr
 	r.reset(f, g.name)
 	var h RecordHeader
 	g.last, g.size, g.index = g.base-1, 0, g.index[:0]
+	stale := false
 	for g.size < end {
 		_, n, err := r.record(g.size, end, &h)
+		if err == nil && h.Seq < g.base {
+			// A whole record of the file's earlier life as another
+			// segment (it was recycled): this segment ends here.
+			stale = true
+			break
+		}
 		if err == nil && (h.Seq != g.last+1 || h.Seq >= before) {
 			err = &CorruptError{Segment: g.name, Offset: g.size,
 				Err: fmt.Errorf("%w: sequence number %d, want %d", ErrHeader, h.Seq, g.last+1)}
@@ -112,10 +141,12 @@ func scanSegment(dir string, g *segment, before uint64, sync bool) (repair *Corr
 		}
 		g.add(h.Seq, n)
 	}
-	if repair == nil {
+	if repair == nil && !stale {
 		return nil, nil
 	}
-	repair.Dropped = end - g.size
+	if repair != nil {
+		repair.Dropped = end - g.size
+	}
 	if err := f.Truncate(g.size); err != nil {
 		return nil, fmt.Errorf("spool: repair %s: %w", g.name, err)
 	}

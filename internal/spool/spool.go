@@ -35,6 +35,8 @@ type Spool struct {
 	next      uint64     // sequence number of the next record
 	bytes     int64      // total size of segs
 	consumers map[string]*Consumer
+	free      []freeFile  // consumed segment files kept for reuse (freeSuffix), at most maxFree
+	freeBytes int64       // their total size
 	tail      []tailEntry // the newest records, consecutive (Config.TailBytes)
 	tailBytes int64
 	tailHits  atomic.Uint64 // records Next served from tail
@@ -131,6 +133,14 @@ func (s *Spool) load() error {
 			if err := os.Remove(filepath.Join(s.dir, name)); err != nil {
 				return fmt.Errorf("spool: %w", err)
 			}
+		case strings.HasSuffix(name, freeSuffix) && e.Type().IsRegular():
+			info, err := e.Info()
+			if err == nil && len(s.free) < maxFree {
+				s.free = append(s.free, freeFile{name, info.Size()})
+				s.freeBytes += info.Size()
+			} else if err := os.Remove(filepath.Join(s.dir, name)); err != nil {
+				return fmt.Errorf("spool: %w", err)
+			}
 		case strings.HasSuffix(name, cursorSuffix):
 			c, repair, err := s.loadCursor(name)
 			if err != nil {
@@ -176,7 +186,7 @@ func (s *Spool) load() error {
 	}
 	if n := len(s.segs); n > 0 && s.segs[n-1].last+1 == s.next {
 		path := filepath.Join(s.dir, s.segs[n-1].name)
-		if s.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0); err != nil {
+		if s.f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
 			return fmt.Errorf("spool: %w", err)
 		}
 	} else if err := s.createSegment(); err != nil {
@@ -195,11 +205,38 @@ func (s *Spool) load() error {
 // policy is SyncNever, kept open for the next fsync batch.
 func (s *Spool) createSegment() error {
 	g := &segment{name: segName(s.next), base: s.next, last: s.next - 1}
-	f, err := os.OpenFile(filepath.Join(s.dir, g.name), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("spool: new segment: %w", err)
+	path := filepath.Join(s.dir, g.name)
+	var f *os.File
+	for len(s.free) > 0 && f == nil {
+		// Reuse a consumed segment's file: what it held stays past the
+		// records written now until it is truncated, and a scan after a
+		// crash tells it apart by its sequence numbers (scanSegment).
+		free := s.free[len(s.free)-1]
+		s.free = s.free[:len(s.free)-1]
+		s.freeBytes -= free.size
+		if err := os.Rename(filepath.Join(s.dir, free.name), path); err != nil {
+			os.Remove(filepath.Join(s.dir, free.name))
+			continue
+		}
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {
+			os.Remove(path)
+			f = nil
+			continue
+		}
+		g.reused = true
+	}
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return fmt.Errorf("spool: new segment: %w", err)
+		}
 	}
 	if s.f != nil {
+		if err := s.truncateCurrentLocked(); err != nil {
+			f.Close()
+			return err
+		}
 		if s.cfg.Sync == SyncNever {
 			s.f.Close()
 		} else {
@@ -209,6 +246,21 @@ func (s *Spool) createSegment() error {
 	s.f = f
 	s.dirDirty = true
 	s.segs = append(s.segs, g)
+	return nil
+}
+
+// truncateCurrentLocked cuts a recycled current segment's file to its
+// records, so that what it held before never outlives it being current.
+// s.mu is held.
+func (s *Spool) truncateCurrentLocked() error {
+	cur := s.segs[len(s.segs)-1]
+	if !cur.reused {
+		return nil
+	}
+	if err := s.f.Truncate(cur.size); err != nil {
+		return fmt.Errorf("spool: truncate %s: %w", cur.name, err)
+	}
+	cur.reused = false
 	return nil
 }
 
@@ -275,15 +327,20 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		if n > max {
 			return 0, nil, fmt.Errorf("%w: record of %d bytes, spool limit %d", ErrTooLarge, n, max)
 		}
-		if s.bytes+n > max {
+		if s.bytes+s.freeBytes+n > max {
 			// Start a new segment so that the current one can be
-			// deleted once consumed, then delete what is consumed.
+			// deleted once consumed, then delete what is consumed,
+			// and the files kept for reuse.
 			if !s.segs[len(s.segs)-1].empty() {
 				if err := s.createSegment(); err != nil {
 					return 0, nil, err
 				}
 			}
 			drop = s.collectLocked()
+			for _, f := range s.free {
+				drop = append(drop, f.name)
+			}
+			s.free, s.freeBytes = nil, 0
 			if s.bytes+n > max {
 				s.fulls.Add(1)
 				return 0, drop, ErrFull
@@ -299,14 +356,16 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 	}
 	if len(payload) <= smallPayload {
 		b = append(b, payload...)
-		_, err = s.f.Write(b)
-	} else if _, err = s.f.Write(b); err == nil {
-		_, err = s.f.Write(payload)
+		_, err = s.f.WriteAt(b, cur.size)
+	} else if _, err = s.f.WriteAt(b, cur.size); err == nil {
+		_, err = s.f.WriteAt(payload, cur.size+int64(len(b)))
 	}
 	s.buf = b[:0]
 	if err != nil {
 		// Undo a partial write, so that the file stays a sequence of
-		// whole records; if that fails too, stop appending.
+		// whole records (a recycled file loses its old records past
+		// them too); if that fails too, stop appending.
+		cur.reused = false
 		if terr := s.f.Truncate(cur.size); terr != nil {
 			s.err = fmt.Errorf("spool: write failed (%v) and could not be undone: %w", err, terr)
 		}
@@ -428,7 +487,13 @@ func (s *Spool) collectLocked() []string {
 	}
 	var drop []string
 	for len(s.segs) > 1 && s.segs[0].last <= done {
-		drop = append(drop, s.segs[0].name)
+		name := s.segs[0].name
+		if len(s.free) < maxFree && os.Rename(filepath.Join(s.dir, name), filepath.Join(s.dir, name+freeSuffix)) == nil {
+			s.free = append(s.free, freeFile{name + freeSuffix, s.segs[0].size})
+			s.freeBytes += s.segs[0].size
+		} else {
+			drop = append(drop, name)
+		}
 		s.bytes -= s.segs[0].size
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
@@ -549,9 +614,20 @@ func (s *Spool) Close() error {
 	s.wg.Wait()
 
 	s.mu.Lock()
-	var err error
+	// A recycled current segment loses what it held before, so that a
+	// clean restart finds only its records.
+	cur := s.segs[len(s.segs)-1]
+	reused := cur.reused
+	err := s.truncateCurrentLocked()
+	if reused && err == nil && s.cfg.Sync != SyncNever {
+		if err = s.f.Sync(); err != nil {
+			err = fmt.Errorf("spool: sync %s: %w", cur.name, err)
+		}
+	}
 	if s.cfg.Sync != SyncNever {
-		err = s.syncBatchLocked()
+		if serr := s.syncBatchLocked(); err == nil {
+			err = serr
+		}
 	}
 	for s.syncing {
 		s.syncDone.Wait()
