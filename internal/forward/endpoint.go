@@ -18,8 +18,9 @@ type endpoint struct {
 	mu     sync.Mutex
 	cond   sync.Cond
 	open   map[batchKey]*batch // being filled by routing, one per signal (and tenant); taken whole by an idle worker
-	ready  []*batch            // full, waiting for a worker
-	closed bool
+	ready   []*batch            // full, waiting for a worker
+	sending int                 // workers sending a batch
+	closed  bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -76,8 +77,10 @@ func (ep *endpoint) stop() {
 
 func (ep *endpoint) wait() { ep.wg.Wait() }
 
-// take waits for a batch: the oldest full one, else an open one; nil
-// once the endpoint stops.
+// take waits for a batch: the oldest full one, else an open one if no
+// other worker is sending (so that, while one request is in flight, the
+// parts routed meanwhile gather into one larger request rather than
+// each going out alone); nil once the endpoint stops.
 func (ep *endpoint) take() *batch {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
@@ -89,12 +92,16 @@ func (ep *endpoint) take() *batch {
 			b := ep.ready[0]
 			ep.ready[0] = nil
 			ep.ready = ep.ready[1:]
+			ep.sending++
 			return b
 		}
-		for k, b := range ep.open {
-			if len(b.recs) > 0 {
-				delete(ep.open, k)
-				return b
+		if ep.sending == 0 {
+			for k, b := range ep.open {
+				if len(b.recs) > 0 {
+					delete(ep.open, k)
+					ep.sending++
+					return b
+				}
 			}
 		}
 		ep.cond.Wait()
@@ -125,12 +132,16 @@ func (ep *endpoint) work() {
 		if b == nil {
 			return
 		}
-		if !ep.send(b) {
-			ep.mu.Lock()
+		ok := ep.send(b)
+		ep.mu.Lock()
+		ep.sending--
+		if !ok {
 			ep.ready = append([]*batch{b}, ep.ready...)
 			ep.mu.Unlock()
 			return
 		}
+		ep.cond.Signal() // an open batch may go now
+		ep.mu.Unlock()
 	}
 }
 

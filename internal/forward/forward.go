@@ -627,7 +627,9 @@ func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*recor
 				r.parts++
 			}
 			added += int64(len(part))
-			ep.cond.Signal()
+			if ep.sending == 0 || len(ep.ready) > 0 {
+				ep.cond.Signal() // else the worker sending takes it when done
+			}
 		}
 	}
 	d.inflight += added
