@@ -121,7 +121,13 @@ type LogRecordFields struct {
 // Read decodes every field of the record into f in one scan. Attributes are
 // located, not decoded: iterating f.Attributes reads only their bytes. Trace
 // and span ids must be empty or of their proper length (ErrIDLength).
-func (lr LogRecord) Read(f *LogRecordFields) error {
+func (lr LogRecord) Read(f *LogRecordFields) error { return lr.read(f, nil) }
+
+// read is Read; given pairs, it also checks every attribute pair as
+// Attributes.Validate would, as it passes over them (counting them in
+// *pairs, for error paths), so that validating a record reads its
+// attributes once.
+func (lr LogRecord) read(f *LogRecordFields, pairs *int) error {
 	*f = LogRecordFields{}
 	var attrs span
 	for i := 0; i < len(lr); {
@@ -156,7 +162,16 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 					continue
 				}
 			case 0x32: // attributes
-				if j := skipRun(lr, i, 0x32); j > i {
+				j := i
+				if pairs != nil {
+					var err error
+					if j, err = checkPairRun(lr, i, 0x32, pairs); err != nil {
+						return err
+					}
+				} else {
+					j = skipRun(lr, i, 0x32)
+				}
+				if j > i {
 					attrs.add(i, j)
 					i = j
 					continue
@@ -202,7 +217,18 @@ func (lr LogRecord) Read(f *LogRecordFields) error {
 				f.Body = body
 			}
 		case 6:
-			j = skipRun(lr, j, 0x32)
+			if pairs != nil {
+				if err := checkPair(s, *pairs, j-len(s)); err != nil {
+					return err
+				}
+				*pairs++
+				var err error
+				if j, err = checkPairRun(lr, j, 0x32, pairs); err != nil {
+					return err
+				}
+			} else {
+				j = skipRun(lr, j, 0x32)
+			}
 			attrs.add(i, j)
 		case 7:
 			f.DroppedAttributesCount = uint32(v)

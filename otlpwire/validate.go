@@ -197,13 +197,64 @@ func validateValue(v Value, depth int) error {
 
 func validateLogRecord(b []byte) error {
 	var f LogRecordFields
-	if err := LogRecord(b).Read(&f); err != nil {
+	pairs := 0
+	if err := LogRecord(b).read(&f, &pairs); err != nil { // attributes checked on the way
 		return err
 	}
-	if err := validateValue(f.Body, 1); err != nil {
-		return err
+	return validateValue(f.Body, 1)
+}
+
+// checkPairRun checks the KeyValue fields with the one-byte tag tag and
+// one-byte lengths that follow at b[i:], as validateAttrs would, and
+// returns where they end; *idx counts the pairs, for error paths.
+func checkPairRun(b []byte, i int, tag byte, idx *int) (int, error) {
+	for i+1 < len(b) && b[i] == tag {
+		l := int(b[i+1])
+		if l >= 0x80 || l > len(b)-i-2 {
+			break
+		}
+		if err := checkPair(b[i+2:i+2+l], *idx, i+2); err != nil {
+			return i, err
+		}
+		*idx++
+		i += 2 + l
 	}
-	return validateAttrs(f.Attributes, 1)
+	return i, nil
+}
+
+// checkPair checks one KeyValue, the idx-th pair, whose bytes start at off
+// of the message, as validateAttrs would: a malformed pair is an error
+// within attributes[idx], what its value holds is checked by
+// validateValue. A pair of a short key and a short value is recognized
+// without parseKeyValue, as Attributes.All does.
+func checkPair(s []byte, idx, off int) error {
+	if len(s) >= 4 {
+		f0, l0 := s[0], int(s[1])
+		p := 2 + l0
+		if l0 < 0x80 && p+2 <= len(s) {
+			f1, l1 := s[p], int(s[p+1])
+			if l1 < 0x80 && p+2+l1 == len(s) {
+				var v []byte
+				switch {
+				case f0 == 0x0a && f1 == 0x12:
+					v = s[p+2:]
+				case f0 == 0x12 && f1 == 0x0a:
+					v = s[2:p]
+				}
+				if len(v) > 2 && v[0] == 0x0a && int(v[1]) == len(v)-2 {
+					return nil // a string
+				}
+				if val, ok := shortAnyValue(v); ok {
+					return validateValue(val, 1)
+				}
+			}
+		}
+	}
+	kv, err := parseKeyValue(s)
+	if err != nil {
+		return within(err, "attributes", idx, off)
+	}
+	return validateValue(kv.Value, 1)
 }
 
 func validateSpan(b []byte) error {
