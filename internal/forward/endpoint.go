@@ -15,9 +15,9 @@ type endpoint struct {
 	name string
 	exp  exporter
 
-	mu     sync.Mutex
-	cond   sync.Cond
-	open   map[batchKey]*batch // being filled by routing, one per signal (and tenant); taken whole by an idle worker
+	mu      sync.Mutex
+	cond    sync.Cond
+	open    map[batchKey]*batch // being filled by routing, one per signal (and tenant); taken whole by an idle worker
 	ready   []*batch            // full, waiting for a worker
 	sending int                 // workers sending a batch
 	closed  bool
