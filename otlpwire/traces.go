@@ -129,7 +129,12 @@ type SpanFields struct {
 
 // Read decodes every field of the span into f in one scan. Attributes,
 // events and links are located, not decoded.
-func (sp Span) Read(f *SpanFields) error {
+func (sp Span) Read(f *SpanFields) error { return sp.read(f, nil) }
+
+// read is Read; given pairs, it also checks the span's own attribute
+// pairs as Attributes.Validate would, as it passes over them (counting
+// them in *pairs), as LogRecord.read does.
+func (sp Span) read(f *SpanFields, pairs *int) error {
 	*f = SpanFields{}
 	var attrs, events, links span
 	for i := 0; i < len(sp); {
@@ -174,7 +179,16 @@ func (sp Span) Read(f *SpanFields) error {
 					continue
 				}
 			case 0x4a: // attributes
-				if j := skipRun(sp, i, 0x4a); j > i {
+				j := i
+				if pairs != nil {
+					var err error
+					if j, err = checkPairRun(sp, i, 0x4a, pairs); err != nil {
+						return err
+					}
+				} else {
+					j = skipRun(sp, i, 0x4a)
+				}
+				if j > i {
 					attrs.add(i, j)
 					i = j
 					continue
@@ -219,7 +233,18 @@ func (sp Span) Read(f *SpanFields) error {
 		case 8:
 			f.EndTime = v
 		case 9:
-			j = skipRun(sp, j, 0x4a)
+			if pairs != nil {
+				if err := checkPair(s, *pairs, j-len(s)); err != nil {
+					return err
+				}
+				*pairs++
+				var err error
+				if j, err = checkPairRun(sp, j, 0x4a, pairs); err != nil {
+					return err
+				}
+			} else {
+				j = skipRun(sp, j, 0x4a)
+			}
 			attrs.add(i, j)
 		case 10:
 			f.DroppedAttributesCount = uint32(v)

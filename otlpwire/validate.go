@@ -259,10 +259,8 @@ func checkPair(s []byte, idx, off int) error {
 
 func validateSpan(b []byte) error {
 	var f SpanFields
-	if err := Span(b).Read(&f); err != nil {
-		return err
-	}
-	if err := validateAttrs(f.Attributes, 1); err != nil {
+	pairs := 0
+	if err := Span(b).read(&f, &pairs); err != nil { // its attributes checked on the way
 		return err
 	}
 	err := f.Events.each(func(e SpanEvent) error {
