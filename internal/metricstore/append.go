@@ -695,7 +695,7 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		return
 	}
 	gen := a.s.ledger.gen.Load() // before the sample is appended
-	if cs.ref != 0 && a.follows(cs.ref, cs.lset, gen, t, v, h) {
+	if cs.ref != 0 && a.follows(cs.ref, cs.lset, cs.led, gen, t, v, h) {
 		a.ex = nil
 		return
 	}
@@ -715,7 +715,7 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 		}
 		return
 	}
-	if ref == cs.ref || !a.follows(ref, cs.lset, gen, t, v, h) {
+	if ref == cs.ref || !a.follows(ref, cs.lset, cs.led, gen, t, v, h) {
 		// Not after a sample of its series this request appended
 		// (checked above, or now for the reference Append found): the
 		// commit stores it.

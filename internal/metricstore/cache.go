@@ -64,6 +64,10 @@ type cacheEntry struct {
 type cachedSeries struct {
 	ref  storage.SeriesRef
 	lset labels.Labels // empty: the slot has no series (a +Inf bound)
+	// led remembers the series' ledger entry, so that a request finds it
+	// without the ledger's map (see ledgerHint). Shared by the copies of
+	// an entry; nil in an empty slot.
+	led *ledgerHint
 }
 
 func (c *seriesCache) init(max int) {

@@ -78,8 +78,8 @@ type oooKey struct {
 // request cannot meet, when it is replayed). A sample before the head's
 // last is left to the appender to refuse, unless an out-of-order window
 // would take it; see beforeLast.
-func (a *appendState) follows(ref storage.SeriesRef, ls labels.Labels, gen uint64, t int64, v float64, h *histogram.Histogram) bool {
-	m := a.mark(ref, gen)
+func (a *appendState) follows(ref storage.SeriesRef, ls labels.Labels, led *ledgerHint, gen uint64, t int64, v float64, h *histogram.Histogram) bool {
+	m := a.mark(ref, gen, led)
 	if !m.has || t > m.last.t {
 		return false
 	}
@@ -161,7 +161,7 @@ const maxLookups = 4096
 // note records a sample appended to ref: the request's last of it if
 // after the last one known, else one appended out of order.
 func (a *appendState) note(ref storage.SeriesRef, t int64, v float64, h *histogram.Histogram) {
-	m := a.mark(ref, 0) // follows made it
+	m := a.mark(ref, 0, nil) // follows made it
 	s := sampleOf(t, v, h)
 	if !m.has || t > m.last.t {
 		m.last, m.has, m.own, m.inOrder = s, true, true, true
@@ -175,15 +175,16 @@ func (a *appendState) note(ref storage.SeriesRef, t int64, v float64, h *histogr
 }
 
 // mark returns the request's mark of series ref, made from the ledger
-// (gen: the ledger's before the sample was appended) the first time. It
-// points into a.marks, valid until the next new mark.
-func (a *appendState) mark(ref storage.SeriesRef, gen uint64) *seriesMark {
+// (gen: the ledger's before the sample was appended; led: the series'
+// hint, if known) the first time. It points into a.marks, valid until the
+// next new mark.
+func (a *appendState) mark(ref storage.SeriesRef, gen uint64, led *ledgerHint) *seriesMark {
 	if a.markRef == ref && a.markRef != 0 {
 		return &a.marks[a.markIdx]
 	}
 	i, ok := a.last[ref]
 	if !ok {
-		m := a.s.ledger.lookup(ref, a.epoch, gen, &a.head)
+		m := a.s.ledger.lookup(ref, a.epoch, gen, &a.head, led)
 		m.ref = ref
 		i = int32(len(a.marks))
 		a.marks = append(a.marks, m)
@@ -291,7 +292,12 @@ func (a *appendState) replay() {
 		if c := a.s.cache.getKey(e.key); c != nil && c.epoch == a.epoch && c.shape == e.shape && len(c.series) == len(e.series) {
 			e = c
 		} else {
-			fresh = true // dropped from the cache since: store it again
+			// Dropped from the cache since: store it again, a copy of
+			// its own (p.e may be an entry other requests hold, which
+			// nothing may change).
+			c := *e
+			c.series = append([]cachedSeries(nil), e.series...)
+			e, fresh = &c, true
 		}
 		a.curTarget, a.curMeta = p.target, int(p.meta)
 		a.beginPoint(e)

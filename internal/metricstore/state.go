@@ -314,7 +314,7 @@ func (a *appendState) current(e *cacheEntry) *cacheEntry {
 	}
 	c.series = make([]cachedSeries, len(e.series))
 	for i, cs := range e.series {
-		c.series[i].lset = cs.lset
+		c.series[i].lset, c.series[i].led = cs.lset, cs.led
 		c.unborn = c.unborn || !cs.lset.IsEmpty()
 	}
 	a.fresh = true
@@ -382,7 +382,7 @@ func (a *appendState) build(kind seriesKind, attrs otlpwire.Attributes, shape []
 	}
 	name := a.name
 	add := func(suffix, extra, v string) {
-		e.series = append(e.series, cachedSeries{lset: a.addLabels(base, name+suffix, extra, v)})
+		e.series = append(e.series, cachedSeries{lset: a.addLabels(base, name+suffix, extra, v), led: new(ledgerHint)})
 	}
 	switch kind {
 	case kindNumber, kindExpHistogram:
@@ -445,7 +445,7 @@ func (a *appendState) buildTarget() (*cacheEntry, error) {
 	if a.job == "" && a.inst == "" {
 		return e, nil
 	}
-	series := []cachedSeries{{lset: a.addLabels(base, "target_info", "", "")}}
+	series := []cachedSeries{{lset: a.addLabels(base, "target_info", "", ""), led: new(ledgerHint)}}
 	if a.checkSeries(series) == "" {
 		e.series = series
 		e.hash = series[0].lset.Hash()
