@@ -26,6 +26,9 @@ func TestZeroAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	for _, s := range otlpwire.Signals {
 		for _, in := range allocInputs(s) {
 			buf := make([]byte, 0, len(in))

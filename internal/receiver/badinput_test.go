@@ -107,7 +107,7 @@ func TestHTTPBadInput(t *testing.T) {
 			mustServe(t, r)
 		})
 	}
-	if used := r.budget.used.Load(); used != 0 {
+	if used := drained(r); used != 0 {
 		t.Errorf("in-flight bytes %d after all requests finished", used)
 	}
 }
@@ -256,7 +256,7 @@ func TestOverload(t *testing.T) {
 	if s := <-held; s != fmt.Sprint(http.StatusOK, nil, "") {
 		t.Errorf("held request: %s", s)
 	}
-	if used := r.budget.used.Load(); used != 0 {
+	if used := drained(r); used != 0 {
 		t.Errorf("in-flight bytes %d after all requests finished", used)
 	}
 	mustServe(t, r)

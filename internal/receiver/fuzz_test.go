@@ -86,7 +86,7 @@ func FuzzHTTPBody(f *testing.F) {
 		if got := w.h.Get("Content-Type"); got != ct {
 			t.Fatalf("response Content-Type %q for a %s request", got, ct)
 		}
-		if used := r.budget.used.Load(); used != 0 {
+		if used := drained(r); used != 0 {
 			t.Fatalf("%d in-flight bytes not released", used)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/pipeline"
@@ -129,7 +130,7 @@ func TestGRPCErrors(t *testing.T) {
 	if err := exportGRPC(ctx, conn, otlpwire.SignalLogs, good, nil); err != nil {
 		t.Fatalf("server stopped serving: %v", err)
 	}
-	if used := r.budget.used.Load(); used != 0 {
+	if used := drained(r); used != 0 {
 		t.Errorf("in-flight bytes %d after all requests finished", used)
 	}
 }
@@ -300,7 +301,22 @@ func TestGRPCReservesAtTap(t *testing.T) {
 			t.Errorf("held call ended %v", c)
 		}
 	}
-	if used := r.budget.used.Load(); used != 0 {
+	if used := drained(r); used != 0 {
 		t.Errorf("in-flight bytes %d after all calls ended", used)
+	}
+}
+
+// drained returns the receiver's in-flight bytes once they are 0, or
+// what they are after a second: a gRPC call's reservation is released by
+// the stats handler's End, which grpc-go may run after the client has
+// its response.
+func drained(r *Receiver) int64 {
+	deadline := time.Now().Add(time.Second)
+	for {
+		used := r.budget.used.Load()
+		if used == 0 || time.Now().After(deadline) {
+			return used
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package otlpwire_test
+
+const raceEnabled = false
