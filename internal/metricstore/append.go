@@ -188,7 +188,7 @@ func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) e
 		defer s.ledger.commit.Unlock()
 	}
 	l := &s.ledger
-	if !l.current(a.gen0, a.marks) {
+	if !l.current(a.gen0, a.marks, &a.shardOrder) {
 		if err := a.app.Rollback(); err != nil {
 			return storeError("roll back", err)
 		}
@@ -197,16 +197,10 @@ func (a *appendState) attempt(ctx context.Context, g *generation, locked bool) e
 	gen := l.begin()
 	defer l.publish(gen)
 	if err := a.app.Commit(); err != nil {
-		for _, m := range a.marks {
-			l.committed(m.ref, m.e, gen, lastSample{}, false, false) // what it stored is not known
-		}
+		l.committedMarks(a.marks, gen, false, &a.shardOrder) // what it stored is not known
 		return storeError("commit", err)
 	}
-	for _, m := range a.marks {
-		if m.inOrder || m.outOrder {
-			l.committed(m.ref, m.e, gen, m.last, true, m.inOrder)
-		}
-	}
+	l.committedMarks(a.marks, gen, true, &a.shardOrder)
 	return nil
 }
 

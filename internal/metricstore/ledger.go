@@ -197,31 +197,67 @@ func (l *ledger) lookup(ref storage.SeriesRef, epoch, snap uint64, read *headRea
 // marks since the request loaded the gens of its marks: since start (the
 // gen it loaded when it began) if no commit was made since, else entry by
 // entry. The caller holds l.commit.
-func (l *ledger) current(start uint64, marks []seriesMark) bool {
+func (l *ledger) current(start uint64, marks []seriesMark, order *[]int32) bool {
 	if l.gen.Load() == start {
 		return true // no commit since the request began (all are published: l.commit is held)
 	}
-	for _, m := range marks {
-		ref := m.ref
-		sh := l.shard(ref)
-		sh.mu.Lock()
-		var stale bool
+	return l.byShard(marks, order, func(m *seriesMark) bool { return true }, func(m *seriesMark) bool {
 		if m.e != nil && !m.e.present {
 			// Dropped (a sweep, a reopen) since the request looked it
 			// up: commits it recorded are not in the entry that may
 			// have replaced it, so nothing can be known.
-			stale = true
-		} else {
-			e := m.e
-			if e == nil {
-				e = l.entry(ref)
-			}
-			stale = e == nil || e.gen > m.gen
-		}
-		sh.mu.Unlock()
-		if stale {
 			return false
 		}
+		e := m.e
+		if e == nil {
+			e = l.entry(m.ref)
+		}
+		return e != nil && e.gen <= m.gen
+	})
+}
+
+// byShard calls fn for each of the marks that pick selects, holding its
+// series' shard lock, taking each shard's lock once for all of its marks
+// (order is a buffer the caller keeps), until fn returns false; it
+// returns whether every call returned true. A request's marks are
+// hundreds or thousands of series (a classic histogram point is one per
+// bucket): one lock each cost more than the work under them.
+func (l *ledger) byShard(marks []seriesMark, order *[]int32, pick, fn func(*seriesMark) bool) bool {
+	var at [ledgerShards + 1]int32
+	for i := range marks {
+		if pick(&marks[i]) {
+			at[uint64(marks[i].ref)%ledgerShards+1]++
+		}
+	}
+	for i := 1; i <= ledgerShards; i++ {
+		at[i] += at[i-1]
+	}
+	n := int(at[ledgerShards])
+	if cap(*order) < n {
+		*order = make([]int32, n)
+	}
+	o := (*order)[:n]
+	next := at
+	for i := range marks {
+		if pick(&marks[i]) {
+			s := uint64(marks[i].ref) % ledgerShards
+			o[next[s]] = int32(i)
+			next[s]++
+		}
+	}
+	for s := range ledgerShards {
+		if at[s] == at[s+1] {
+			continue
+		}
+		sh := &l.shards[s]
+		sh.mu.Lock()
+		for _, i := range o[at[s]:at[s+1]] {
+			if !fn(&marks[i]) {
+				sh.mu.Unlock()
+				return false
+			}
+		}
+		sh.mu.Unlock()
 	}
 	return true
 }
@@ -245,6 +281,27 @@ func (l *ledger) publish(gen uint64) { l.gen.Store(gen) }
 func (l *ledger) committed(ref storage.SeriesRef, e *ledgerEntry, gen uint64, last lastSample, keeps, inOrder bool) {
 	sh := l.shard(ref)
 	sh.mu.Lock()
+	l.committedLocked(ref, e, gen, last, keeps, inOrder)
+	sh.mu.Unlock()
+}
+
+// committedMarks is committed for every mark of a request that stored
+// samples (keeps: of all of them, not knowing what was stored), taking
+// each shard lock once (byShard).
+func (l *ledger) committedMarks(marks []seriesMark, gen uint64, keeps bool, order *[]int32) {
+	pick := func(m *seriesMark) bool { return !keeps || m.inOrder || m.outOrder }
+	l.byShard(marks, order, pick, func(m *seriesMark) bool {
+		if keeps {
+			l.committedLocked(m.ref, m.e, gen, m.last, true, m.inOrder)
+		} else {
+			l.committedLocked(m.ref, m.e, gen, lastSample{}, false, false)
+		}
+		return true
+	})
+}
+
+// committedLocked is committed with ref's shard lock held.
+func (l *ledger) committedLocked(ref storage.SeriesRef, e *ledgerEntry, gen uint64, last lastSample, keeps, inOrder bool) {
 	if e == nil || !e.present {
 		e = l.entry(ref)
 	}
@@ -259,7 +316,6 @@ func (l *ledger) committed(ref storage.SeriesRef, e *ledgerEntry, gen uint64, la
 	case !e.unread && inOrder && (!e.has || last.t > e.last.t):
 		e.last, e.has = last, true
 	}
-	sh.mu.Unlock()
 }
 
 // sweep drops the entries not used since the epoch before epoch.

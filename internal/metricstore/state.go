@@ -128,6 +128,7 @@ type appendState struct {
 	// the metadata of the families they may create.
 	last                 map[storage.SeriesRef]int32 // index in marks
 	marks                []seriesMark
+	shardOrder           []int32           // the ledger's byShard buffer
 	markRef              storage.SeriesRef // the last mark returned, at marks[markIdx]
 	markIdx              int32
 	ooo                  map[oooKey]lastSample // samples appended before their series' last
@@ -179,8 +180,9 @@ func (a *appendState) reset() {
 	if len(names) > 4096 {
 		clear(names)
 	}
+	shardOrder := a.shardOrder
 	if len(last) > maxKeptLast {
-		last, marks = make(map[storage.SeriesRef]int32), nil // let huge ones go
+		last, marks, shardOrder = make(map[storage.SeriesRef]int32), nil, nil // let huge ones go
 	}
 	clear(last)
 	clear(marks)
@@ -194,7 +196,7 @@ func (a *appendState) reset() {
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
 		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
 		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
-		last: last, marks: marks[:0], ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
+		last: last, marks: marks[:0], shardOrder: shardOrder[:0], ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
 	}
 	a.lb.Reset(labels.EmptyLabels())
 }
