@@ -1,6 +1,7 @@
 package forward_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -707,4 +708,66 @@ func TestTapAndReaderTakeTurns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTapBesideAnotherConsumer: with a second consumer that takes nothing
+// as it is appended (the lake loader of a node that stores logs and
+// forwards them too), the destination still routes records as they are
+// appended, and the other consumer reads every record, in order and
+// whole, from the spool's memory or its files.
+func TestTapBesideAnotherConsumer(t *testing.T) {
+	sp := openSpool(t)
+	other, err := sp.Consumer("lake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t)
+	d, stop := runDest(t, sp, forward.Config{Name: "tap", Resolver: forward.Static{b.r.GRPCAddr().String()}})
+	waitFor(t, "the ring", 5*time.Second, func() bool { return len(d.Members()) == 1 })
+	const n = 50
+	bodies := make([][]byte, n)
+	want := 0
+	for i := range n {
+		bodies[i] = synth.Generate(otlpwire.SignalLogs, synth.Config{Resources: 2, ScopesPerResource: 1, TotalRecords: 20, Seed: int64(i)})
+		c, _ := otlpwire.SignalLogs.Count(bodies[i])
+		want += c
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), bodies[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range n {
+		rec, err := other.Next(ctx)
+		if err != nil {
+			t.Fatalf("the other consumer, record %d: %v", i+1, err)
+		}
+		if rec.Seq != uint64(i+1) || !bytes.Equal(rec.Payload, bodies[i]) {
+			t.Fatalf("the other consumer read record %d as %d, payload equal: %v", i+1, rec.Seq, bytes.Equal(rec.Payload, bodies[i]))
+		}
+	}
+	waitFor(t, "every record committed", 20*time.Second, func() bool { return d.Committed() == n })
+	stop()
+	got := 0
+	for _, req := range b.requests(otlpwire.SignalLogs) {
+		c, err := otlpwire.SignalLogs.Count(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += c
+	}
+	if got != want {
+		t.Errorf("backend got %d log records, %d appended", got, want)
+	}
+	if tapped := sp.Stats().Tapped; tapped != 0 {
+		t.Errorf("%d records counted as taken by every consumer; the other consumer took none", tapped)
+	}
+	cons, err := sp.Consumer(forward.ConsumerName("tap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cons.Taken() == 0 {
+		t.Error("the destination routed no record as it was appended")
+	}
+	t.Logf("%d of %d records routed as appended", cons.Taken(), n)
 }

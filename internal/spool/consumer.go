@@ -29,6 +29,7 @@ type Consumer struct {
 	removed   bool              // under s.mu
 	tap       func(Record) bool // under s.mu; see SetTap
 	tapped    uint64            // under s.mu: Next returns nothing before it
+	taken     atomic.Uint64     // records the tap took
 
 	commitMu sync.Mutex // serializes cursor file writes
 
@@ -200,6 +201,9 @@ func (c *Consumer) Rewind() {
 	c.s.mu.Unlock()
 	c.readMu.Unlock()
 }
+
+// Taken returns how many records the consumer's tap took since Open.
+func (c *Consumer) Taken() uint64 { return c.taken.Load() }
 
 // SetTap hands the consumer each record as it is appended, while the
 // consumer keeps up: Append calls fn with the record just written, in

@@ -416,6 +416,7 @@ func (s *Spool) tapLocked(h *RecordHeader, payload []byte) bool {
 		}
 		if c.tap(rec) {
 			c.tapped = h.Seq + 1
+			c.taken.Add(1)
 		} else {
 			all = false
 		}
