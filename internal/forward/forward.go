@@ -306,6 +306,10 @@ func (d *Destination) registerGauges() error {
 			Name: "wirehouse_forward_queue_age_seconds", ConstLabels: labels,
 			Help: "How long ago the oldest record this destination is sending was received; 0 when it has sent everything it read.",
 		}, func() float64 { return d.age().Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "wirehouse_forward_routed_on_append_total", ConstLabels: labels,
+			Help: "Spool records this destination routed as they were appended (keeping up), rather than reading them back from the spool.",
+		}, func() float64 { return float64(d.cons.Taken()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wirehouse_forward_ring_members", ConstLabels: labels,
 			Help: "Endpoints on this destination's consistent-hash ring.",

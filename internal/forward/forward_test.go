@@ -771,3 +771,23 @@ func TestTapBesideAnotherConsumer(t *testing.T) {
 	}
 	t.Logf("%d of %d records routed as appended", cons.Taken(), n)
 }
+
+// TestRoutedOnAppendMetric: the destination's count of records routed
+// as they were appended is on its registry.
+func TestRoutedOnAppendMetric(t *testing.T) {
+	sp := openSpool(t)
+	b := newBackend(t)
+	reg := prometheus.NewRegistry()
+	d, stop := runDest(t, sp, forward.Config{Name: "m", Resolver: forward.Static{b.r.GRPCAddr().String()}, Registerer: reg})
+	waitFor(t, "the ring", 5*time.Second, func() bool { return len(d.Members()) == 1 })
+	for i := range 5 {
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), synth.Generate(otlpwire.SignalLogs, synth.Config{Resources: 1, ScopesPerResource: 1, TotalRecords: 3, Seed: int64(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every record committed", 10*time.Second, func() bool { return d.Committed() == 5 })
+	if got := metricSum(t, reg, "wirehouse_forward_routed_on_append_total", "destination", "m"); got != 5 {
+		t.Errorf("wirehouse_forward_routed_on_append_total = %v, want 5 (the destination kept up)", got)
+	}
+	stop()
+}
