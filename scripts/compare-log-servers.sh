@@ -14,6 +14,8 @@
 # requests (synth logs, 10 resources per request).
 #
 # Usage: scripts/compare-log-servers.sh [REQUESTS [RUNS]]
+# WIREHOUSE_ENV="GOGC=50" (say) sets environment variables for wirehouse
+# serve alone, to measure the runtime's memory/CPU trade-off.
 # Markdown on stdout, progress on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,7 @@ run() {
 	g=$(port) a=$(port)
 	rm -rf "$work/data"
 	if [ "$server" = wirehouse ]; then
-		/usr/bin/time -f "%U %S %M" -o "$work/time" "$bin/wirehouse" serve --data-dir "$work/data" \
+		env ${WIREHOUSE_ENV:-} /usr/bin/time -f "%U %S %M" -o "$work/time" "$bin/wirehouse" serve --data-dir "$work/data" \
 			--grpc-listen 127.0.0.1:$g --http-listen "" --admin-listen 127.0.0.1:$a --jaeger-storage-listen "" \
 			--log-level warn 2>"$work/server.log" &
 	else
