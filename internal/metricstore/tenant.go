@@ -444,7 +444,19 @@ func (a *tenantAppender) relabel(ls labels.Labels) labels.Labels {
 }
 
 func (a *tenantAppender) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
-	ref, err := a.AppenderV2.Append(ref, a.relabel(ls), st, t, v, h, fh, opts)
+	return a.AppendRelabeled(ref, a.relabel(ls), st, t, v, h, fh, opts)
+}
+
+// Relabel returns ls as this appender stores it: with the tenant's label
+// for a tenant, without any for the default one. The result depends on
+// the tenant only, so a caller may keep it for the appenders of the same
+// tenant, and give it to AppendRelabeled.
+func (a *tenantAppender) Relabel(ls labels.Labels) labels.Labels { return a.relabel(ls) }
+
+// AppendRelabeled is Append for labels Relabel returned for this tenant,
+// which it stores as they are.
+func (a *tenantAppender) AppendRelabeled(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	ref, err := a.AppenderV2.Append(ref, ls, st, t, v, h, fh, opts)
 	if ref != 0 {
 		a.touched = append(a.touched, ref)
 	}

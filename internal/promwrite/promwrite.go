@@ -32,6 +32,7 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -114,6 +115,19 @@ type seriesAt struct {
 type labelSet struct {
 	ls     labels.Labels
 	stored atomic.Pointer[storedIn]
+	// as is ls as the appenders of its tenant store it (Relabeler), set
+	// by the first request that appends it.
+	as atomic.Pointer[labels.Labels]
+}
+
+// storedAs returns the labels rel stores s under, relabelling them once.
+func (s *labelSet) storedAs(rel Relabeler) labels.Labels {
+	if p := s.as.Load(); p != nil {
+		return *p
+	}
+	ls := rel.Relabel(s.ls)
+	s.as.Store(&ls)
+	return ls
 }
 
 // storedIn is a series reference and the Generation it belongs to.
@@ -129,6 +143,16 @@ type storedIn struct {
 // Generation 0, no reference is kept.
 type Generational interface {
 	Generation() uint64
+}
+
+// Relabeler is an appender that stores a series under other labels than
+// it is given (metricstore's tenant appender: the tenant's label).
+// Relabel says which, depending on the tenant only, and AppendRelabeled
+// takes labels Relabel returned as they are, so that a label set kept
+// across requests is relabelled once, not at every sample.
+type Relabeler interface {
+	Relabel(labels.Labels) labels.Labels
+	AppendRelabeled(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error)
 }
 
 type point struct {
@@ -252,11 +276,17 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 		_ = app.Rollback()
 		return false, nil
 	}
+	rel, _ := app.(Relabeler)
 	for i := range b.series {
 		s := &b.series[i]
 		ref := s.ref
 		for _, p := range b.points[s.lo:s.hi] {
-			if ref, err = app.Append(ref, s.set.ls, 0, p.t, p.v, nil, nil, storage.AOptions{}); err != nil {
+			if rel != nil {
+				ref, err = rel.AppendRelabeled(ref, s.set.storedAs(rel), 0, p.t, p.v, nil, nil, storage.AOptions{})
+			} else {
+				ref, err = app.Append(ref, s.set.ls, 0, p.t, p.v, nil, nil, storage.AOptions{})
+			}
+			if err != nil {
 				_ = app.Rollback()
 				return false, nil
 			}
