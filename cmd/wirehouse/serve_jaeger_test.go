@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
@@ -47,7 +48,7 @@ func startJaeger(t *testing.T, bin, storage string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config", filepath.Join("..", "..", "deploy", "jaeger-query.yaml"))
 	cmd.Env = append(os.Environ(), "JAEGER_QUERY_HTTP="+httpAddr, "JAEGER_QUERY_GRPC="+freeAddr(t), "WIREHOUSE_JAEGER_STORAGE="+storage)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		cancel()

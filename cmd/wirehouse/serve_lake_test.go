@@ -37,13 +37,15 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
 // serveProc is a `wirehouse serve` child process (this test binary run
 // as the command, see TestMain).
 type serveProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	addrs  map[string]string
 }
 
@@ -51,7 +53,7 @@ func startServeProc(t *testing.T, dataDir string, extra ...string) *serveProc {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", dataDir, "--grpc-listen", "127.0.0.1:0",
 		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, extra...)
-	p := &serveProc{cmd: exec.Command(os.Args[0], args...), stderr: &syncBuffer{}}
+	p := &serveProc{cmd: exec.Command(os.Args[0], args...), stderr: &syncbuf.Buffer{}}
 	p.cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
 // TestServePrometheusRemoteWrite runs a real Prometheus server (Debian's
@@ -71,7 +73,7 @@ remote_write:
 // startPrometheus runs the Prometheus server at prom with the given
 // configuration on a loopback port until the test ends, and returns its
 // address and its log.
-func startPrometheus(t *testing.T, prom, config string) (string, *syncBuffer) {
+func startPrometheus(t *testing.T, prom, config string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	// Prometheus 2.42 needs a fixed web port: take one the OS hands out.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -86,7 +88,7 @@ func startPrometheus(t *testing.T, prom, config string) (string, *syncBuffer) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
 // TestServeRemoteWriteToPrometheus: serve sends the metrics it stores to
@@ -29,7 +31,7 @@ func TestServeRemoteWriteToPrometheus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(promDir, "prometheus.yml"), []byte("global: {scrape_interval: 1m}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var promLog syncBuffer
+	var promLog syncbuf.Buffer
 	startProm := func() *exec.Cmd {
 		cmd := exec.Command(prom, "--config.file="+filepath.Join(promDir, "prometheus.yml"),
 			"--storage.tsdb.path="+filepath.Join(promDir, "data"), "--web.listen-address="+promAddr,

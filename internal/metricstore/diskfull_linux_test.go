@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/wirehouse/wirehouse/internal/diskfull"
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
 // fillDisk fills the file system of dir with a file in it, and returns
@@ -130,24 +131,6 @@ func TestMendWlogTears(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Load for the disk-full tests: dfWorkers senders, each request of worker
@@ -359,7 +342,7 @@ func dirState(t *testing.T, dir, skip string) map[string]string {
 // is stored then, and after a restart.
 func TestStoreDiskFull(t *testing.T) {
 	dir := diskfull.Tmpfs(t, 24<<20)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	reg := prometheus.NewRegistry()
 	cfg := testConfig(filepath.Join(dir, "metrics"), func(c *Config) {
 		c.Logger, c.Registerer = slog.New(slog.NewTextHandler(logs, nil)), reg
@@ -423,7 +406,7 @@ func TestStoreDiskFull(t *testing.T) {
 // acknowledged point.
 func TestStoreDiskFullRestart(t *testing.T) {
 	dir := diskfull.Tmpfs(t, 24<<20)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	mdir := filepath.Join(dir, "metrics")
 	cfg := testConfig(mdir, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	recoverLate := func(c *config) { c.recoverEvery = time.Hour }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,8 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
 // sample is one stored sample: its time in ms and its float value (for a
@@ -429,7 +430,7 @@ func TestOrderModel(t *testing.T) {
 // since; a tenant's example does not show the tenant label.
 func TestRejectionReport(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	now := t0
 	s := openWith(t, testConfig(t.TempDir(), func(c *Config) {
 		c.Registerer = reg
@@ -483,24 +484,6 @@ func TestRejectionReport(t *testing.T) {
 			t.Errorf("metrics lack %s:\n%s", want, text)
 		}
 	}
-}
-
-// lockedBuffer is a strings.Builder safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // gatheredText is what reg exposes, in the text format.

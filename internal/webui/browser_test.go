@@ -1,7 +1,6 @@
 package webui_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/loadgen"
 	"github.com/wirehouse/wirehouse/internal/serve"
+	"github.com/wirehouse/wirehouse/internal/syncbuf"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -242,7 +242,7 @@ func startServe(t *testing.T, edit func(*serve.Config)) server {
 	if edit != nil {
 		edit(&cfg)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	s, err := serve.New(cfg, &logs)
 	if err != nil {
 		t.Fatal(err)
@@ -519,22 +519,4 @@ func getJSON(t *testing.T, u, token string, v any) int {
 		}
 	}
 	return resp.StatusCode
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
