@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // How a file is laid out (see docs/ARCHITECTURE.md, "Lake"):
@@ -31,10 +30,6 @@ import (
 //     in the key-value metadata "wirehouse.columns".
 //   - Everything is zstd compressed; string columns of resources, scopes and
 //     low-cardinality fields are dictionary encoded.
-
-// zstdCodec is the compression of every column. The fastest level: the
-// lake is written on the ingest path; a later compaction can recompress.
-var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
 
 // buildVersion and buildRevision name the build in each file's created_by.
 var buildVersion, buildRevision = func() (string, string) {

@@ -1,7 +1,10 @@
 package lakeload
 
 import (
+	"bytes"
 	"context"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -62,11 +66,24 @@ func checkOnce(t *testing.T, stage string, r *lakeread.Reader, want map[pcommon.
 
 // TestFreshTracesOnce: a span is read back as soon as it is spooled, and
 // exactly once whatever the loader has done with it: not read by the
-// loader yet (from the spool), read and buffered (from memory, or from the
-// spool past the memory bound), written (from the files), and a mix.
+// loader yet (from the spool), read and buffered (from memory when the
+// spool kept it there, or from the spool past the memory bound or when
+// the loader read it from the file), written (from the files), and a mix.
 func TestFreshTracesOnce(t *testing.T) {
-	for _, mem := range []int{freshMemory, 1} {
-		sp, dir := openSpool(t)
+	for _, tc := range []struct {
+		mem  int
+		tail int64 // spool.Config.TailBytes
+	}{{freshMemory, 1 << 20}, {freshMemory, 0}, {1, 1 << 20}} {
+		mem := tc.mem
+		dir := t.TempDir()
+		scfg := spoolConfig(filepath.Join(dir, "spool"))
+		scfg.TailBytes = tc.tail
+		sp, err := spool.Open(scfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sp.Close() })
+		dir = filepath.Join(dir, "lake")
 		start := time.Now().Add(-time.Hour)
 		var bodies [][]byte
 		for i := range 3 {
@@ -108,8 +125,8 @@ func TestFreshTracesOnce(t *testing.T) {
 		l.freshMu.Lock()
 		inMemory := len(l.fresh)
 		l.freshMu.Unlock()
-		if wantMem := map[bool]int{true: 5, false: 0}[mem > 1]; inMemory != wantMem {
-			t.Fatalf("memory bound %d: %d traces records in memory (of both signals), want %d", mem, inMemory, wantMem)
+		if wantMem := map[bool]int{true: 5, false: 0}[mem > 1 && tc.tail > 0]; inMemory != wantMem {
+			t.Fatalf("memory bound %d, spool tail %d: %d records in memory (of both signals), want %d", mem, tc.tail, inMemory, wantMem)
 		}
 		checkOnce(t, "read, buffered", r, want)
 
@@ -164,5 +181,48 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met in 10 s")
 		}
+	}
+}
+
+// TestFreshKeepsConsecutiveRun: the loader keeps in memory only records
+// the spool kept (Kept), a consecutive run up to the last one read; a
+// record read from the file drops the run, and Fresh still gives every
+// record not in the lake once, in order.
+func TestFreshKeepsConsecutiveRun(t *testing.T) {
+	sp, dir := openSpool(t)
+	var bodies [][]byte
+	for i := range 4 {
+		b := logsWithIDs(t, int64(i+1))
+		bodies = append(bodies, b)
+		if _, err := sp.Append(otlpwire.SignalLogs, "acme", time.Now(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(sp, Config{Dir: dir, Consumer: "lake", MaxDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i, kept := range []bool{true, false, true, true} {
+		l.noteRead(spool.Record{Seq: uint64(i + 1), Signal: otlpwire.SignalLogs, Tenant: "acme", Payload: bodies[i], Kept: kept})
+	}
+	l.freshMu.Lock()
+	var inMemory []uint64
+	for _, r := range l.fresh {
+		inMemory = append(inMemory, r.seq)
+	}
+	l.freshMu.Unlock()
+	if !slices.Equal(inMemory, []uint64{3, 4}) {
+		t.Fatalf("records %v in memory, want [3 4] (the run after the one read from the file)", inMemory)
+	}
+	var got [][]byte
+	if _, err := l.Fresh(context.Background(), otlpwire.SignalLogs, "acme", func(p []byte) error {
+		got = append(got, bytes.Clone(p))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, bodies, bytes.Equal) {
+		t.Fatalf("Fresh gave %d payloads, want the 4 spooled, once each and in order", len(got))
 	}
 }

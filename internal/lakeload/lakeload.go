@@ -776,17 +776,21 @@ type freshRecord struct {
 	seq     uint64
 	signal  otlpwire.Signal
 	tenant  string
-	payload []byte // a copy; never changed
+	payload []byte // the spool's kept copy (spool.Record.Kept); never changed
 }
 
 // freshMemory bounds the bytes of fresh records kept in memory; past it
 // the oldest are dropped, and Fresh reads them from the spool
 // (which keeps every record until its files are in place).
-const freshMemory = 64 << 20
+const freshMemory = 16 << 20
 
-// noteRead records that rec was read: its payload is kept for
-// Fresh until its files are in place (the spool's own copy when it has
-// one, so that a record held by both costs its bytes once).
+// noteRead records that rec was read: its payload is kept for Fresh
+// until its files are in place, if the spool kept it in memory (Kept),
+// whose copy is then shared. A record read from the file is not copied:
+// the kept records stay a consecutive run up to the last one read, so it
+// drops them, and Fresh reads them all from the spool instead. The spool
+// stops keeping records while the loader lags behind what it keeps, and
+// then this one holds no payload either.
 func (l *Loader) noteRead(rec spool.Record) {
 	l.freshMu.Lock()
 	defer l.freshMu.Unlock()
@@ -794,13 +798,12 @@ func (l *Loader) noteRead(rec spool.Record) {
 		return // read again (a rewind): kept already
 	}
 	l.consumed = rec.Seq
-	if len(rec.Payload) > l.freshMax {
+	if !rec.Kept || len(rec.Payload) > l.freshMax {
+		clear(l.fresh)
+		l.fresh, l.freshBytes = l.fresh[:0], 0
 		return
 	}
 	payload := rec.Payload
-	if !rec.Kept { // the read buffer, reused by the next Next: copy it
-		payload = append([]byte(nil), payload...)
-	}
 	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: payload})
 	l.freshBytes += len(rec.Payload)
 	for l.freshBytes > l.freshMax {
@@ -832,8 +835,8 @@ func (l *Loader) noteInLake(last uint64) {
 // place, and files of later records (a write under way, or one a crash
 // interrupted, being replayed) hold records fn was given, so readers pass
 // them over (lake.DataFile.First > through). The records the loader read
-// last come from memory (up to freshMemory bytes), the others from the
-// spool (spool.Scan). The payload is valid only during fn.
+// last come from memory when the spool kept them (up to freshMemory
+// bytes; see noteRead), the others from the spool (spool.Scan). The payload is valid only during fn.
 func (l *Loader) Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, fn func(payload []byte) error) (through uint64, err error) {
 	l.freshMu.Lock()
 	through, consumed := l.inLake, l.consumed

@@ -216,7 +216,7 @@ func DefaultConfig() Config {
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
-	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 32 << 20}
+	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.ShutdownTimeout = 30 * time.Second

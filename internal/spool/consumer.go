@@ -29,6 +29,7 @@ type Consumer struct {
 	removed   bool              // under s.mu
 	tap       func(Record) bool // under s.mu; see SetTap
 	tapped    uint64            // under s.mu: Next returns nothing before it
+	reading   atomic.Uint64     // the record Next looks for next (for the spool's tail)
 	taken     atomic.Uint64     // records the tap took
 
 	commitMu sync.Mutex // serializes cursor file writes
@@ -248,11 +249,13 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			return Record{}, ErrConsumerRemoved
 		}
 		want := max(c.want, c.Committed()+1, c.tapped)
+		c.reading.Store(want)
 		if e := s.tailGet(want); e != nil {
 			// From memory; the file reader is moved past it.
 			rec := Record{Seq: e.seq, Signal: e.signal, Tenant: e.tenant, Received: fromUnixNano(e.received), Payload: e.payload, Kept: true}
 			c.seg, c.off, c.posSeq = e.seg, e.end, e.seq+1
 			c.want = e.seq + 1
+			c.reading.Store(c.want)
 			s.mu.Unlock()
 			s.tailHits.Add(1)
 			return rec, nil
@@ -308,6 +311,7 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			c.posSeq++
 			if c.hdr.Seq >= want {
 				c.want = c.hdr.Seq + 1
+				c.reading.Store(c.want)
 				return Record{
 					Seq:      c.hdr.Seq,
 					Signal:   otlpwire.Signal(c.hdr.Signal),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,6 +40,7 @@ type Spool struct {
 	freeBytes int64       // their total size
 	tail      []tailEntry // the newest records, consecutive (Config.TailBytes)
 	tailBytes int64
+	tailOff   bool          // keeping is paused: a consumer fell behind the tail (tailAdd)
 	tailHits  atomic.Uint64 // records Next served from tail
 	notify    chan struct{} // closed by the next Append; made by waiting readers
 	closed    bool
@@ -382,8 +384,7 @@ func (s *Spool) appendLocked(h *RecordHeader, crc uint32, payload []byte) (seq u
 		// Every consumer took the record, and with it every record
 		// before it: nothing kept in memory is wanted any more.
 		s.tapped.Add(1)
-		clear(s.tail)
-		s.tail, s.tailBytes = s.tail[:0], 0
+		s.tailDrop()
 	}
 	s.bytes += n
 	s.written += uint64(n)
@@ -438,11 +439,30 @@ type tailEntry struct {
 
 // tailAdd keeps a copy of the record just appended, dropping the oldest
 // past TailBytes. s.mu is held.
+//
+// A copy is kept only while a consumer can read it from memory. Once
+// every consumer reads behind the oldest record kept, they read from the
+// files until one has caught up, since every record kept meanwhile would
+// be dropped before they got there: keeping stops, and starts again when
+// a consumer next asks for the record just appended. Consumers that lag
+// (the lake loader under a load it cannot keep up with) thus cost no
+// copies and hold no memory, while one that keeps up still reads from
+// memory whatever the others do.
 func (s *Spool) tailAdd(h *RecordHeader, payload []byte, seg *segment) {
 	if s.cfg.TailBytes <= 0 || int64(len(payload)) > s.cfg.TailBytes {
-		clear(s.tail)                       // drop the payloads
-		s.tail, s.tailBytes = s.tail[:0], 0 // keep the entries consecutive
+		s.tailDrop()
 		return
+	}
+	reading := s.leadReadLocked(h.Seq)
+	if len(s.tail) > 0 && reading < s.tail[0].seq {
+		s.tailDrop()
+		s.tailOff = true
+	}
+	if s.tailOff {
+		if reading < h.Seq {
+			return
+		}
+		s.tailOff = false
 	}
 	s.tail = append(s.tail, tailEntry{seq: h.Seq, signal: otlpwire.Signal(h.Signal), tenant: h.Tenant,
 		received: h.ReceivedUnixNano, payload: append([]byte(nil), payload...), seg: seg, end: seg.size})
@@ -459,6 +479,28 @@ func (s *Spool) tailAdd(h *RecordHeader, payload []byte, seg *segment) {
 			s.tail = append([]tailEntry(nil), s.tail...)
 		}
 	}
+}
+
+// tailDrop empties the tail. s.mu is held.
+func (s *Spool) tailDrop() {
+	clear(s.tail)                       // drop the payloads
+	s.tail, s.tailBytes = s.tail[:0], 0 // keep the entries consecutive
+}
+
+// leadReadLocked returns the highest sequence number a consumer that
+// did not take record seq (SetTap) reads next, 0 if there is none and
+// math.MaxUint64 without consumers. s.mu is held.
+func (s *Spool) leadReadLocked(seq uint64) uint64 {
+	if len(s.consumers) == 0 {
+		return math.MaxUint64
+	}
+	lead := uint64(0)
+	for _, c := range s.consumers {
+		if !c.removed && c.tapped <= seq {
+			lead = max(lead, c.reading.Load(), c.Committed()+1, c.tapped)
+		}
+	}
+	return lead
 }
 
 // tailGet returns the kept record seq, nil if it is not kept. s.mu is

@@ -455,6 +455,54 @@ func TestMetricsRecordsAndBytesAfter(t *testing.T) {
 	}
 }
 
+// TestTailPausedBehindConsumers: once every consumer reads behind the
+// records kept in memory, the spool stops keeping copies (they would be
+// dropped before being read) and starts again when one has caught up; a
+// consumer that keeps up is served from memory whatever another one does.
+func TestTailPausedBehindConsumers(t *testing.T) {
+	s := open(t, t.TempDir(), func(c *Config) { c.TailBytes = 400 }) // four records
+	lag, err := s.Consumer("lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, 1, 11)
+	s.mu.Lock()
+	kept := len(s.tail)
+	s.mu.Unlock()
+	if kept != 0 {
+		t.Fatalf("%d records kept in memory behind the only consumer, want none", kept)
+	}
+	for seq := uint64(1); seq <= 10; seq++ {
+		if r := next(t, lag, seq); r.Kept {
+			t.Fatalf("record %d read from memory, kept while the consumer lagged", seq)
+		}
+	}
+	appendN(t, s, 11, 13) // caught up: kept again
+	for seq := uint64(11); seq <= 12; seq++ {
+		if r := next(t, lag, seq); !r.Kept {
+			t.Fatalf("record %d, appended after the consumer caught up, not kept in memory", seq)
+		}
+	}
+
+	// A second consumer that never reads does not stop the tail for one
+	// that keeps up, and the memory stays bounded.
+	if _, err := s.Consumer("idle"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 13; i <= 40; i++ {
+		appendN(t, s, i, i+1)
+		if r := next(t, lag, uint64(i)); !r.Kept {
+			t.Fatalf("record %d not read from memory by the consumer that keeps up", i)
+		}
+	}
+	s.mu.Lock()
+	kept, n := len(s.tail), s.tailBytes
+	s.mu.Unlock()
+	if kept == 0 || n > 400 {
+		t.Fatalf("%d records, %d bytes kept, want some, at most 400 bytes", kept, n)
+	}
+}
+
 // TestTail: with TailBytes, consumers that keep up read the newest
 // records from memory and the others from the files, interleaved at
 // random (records of random sizes, some larger than the tail, segments
