@@ -317,25 +317,16 @@ func compactRuns(ctx context.Context, b bucket.Bucket, pt partition, files []ran
 		return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.last, b.last), strings.Compare(a.name, b.name))
 	})
 	dir := pt.dir()
-	// Runs of about equal size, at most MaxBytes each (so no short run is
-	// left over), each merged when it has MinFiles files.
-	var total int64
-	for _, f := range files {
-		total += f.size
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		sizes[i] = f.size
 	}
-	runs := max(1, (total+o.MaxBytes-1)/o.MaxBytes)
-	target := (total + runs - 1) / runs
-	for len(files) > 0 {
+	for _, n := range planRuns(sizes, o.MaxBytes) {
 		if _, ok := present[intentFile]; ok {
 			break // a merge's upload failed: the next pass settles it first
 		}
 		if o.Hold != nil && !o.Hold() {
 			break // the lease is lost: another node may compact now
-		}
-		n, size := 0, int64(0)
-		for n < len(files) && size < target && (n == 0 || size+files[n].size <= o.MaxBytes) {
-			size += files[n].size
-			n++
 		}
 		run := files[:n]
 		files = files[n:]
@@ -364,6 +355,44 @@ func compactRuns(ctx context.Context, b bucket.Bucket, pt partition, files []ran
 		c.Rows += rows
 	}
 	return nil
+}
+
+// planRuns cuts files of these sizes, in order, into runs to merge, each
+// merged when it has MinFiles files, and returns each run's number of
+// files. The runs are of about equal size and at most maxBytes each, so
+// that no short run is left over at the end: for the fewest runs r that
+// allow it, run k ends at the first file whose end, in the files' running
+// total, reaches k/r of the total, which keeps every run within a file of
+// total/r. A file larger than maxBytes is a run of its own.
+func planRuns(sizes []int64, maxBytes int64) []int {
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	var plan []int
+	for r := max(1, (total+maxBytes-1)/maxBytes); ; r++ {
+		plan = plan[:0]
+		ok := true
+		var cum int64
+		for i, k := 0, int64(1); i < len(sizes); k++ {
+			end := (total*k + r - 1) / r // k/r of the total, rounded up
+			n, size := 0, int64(0)
+			for i+n < len(sizes) && (n == 0 || cum+size < end) {
+				if n > 0 && size+sizes[i+n] > maxBytes {
+					break
+				}
+				size += sizes[i+n]
+				n++
+			}
+			ok = ok && (cum+size >= end || i+n == len(sizes)) // not cut short by maxBytes
+			plan = append(plan, n)
+			cum += size
+			i += n
+		}
+		if ok || r >= int64(len(sizes)) {
+			return plan
+		}
+	}
 }
 
 func runSignature(run []rangeFile) string {

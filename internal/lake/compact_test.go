@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -468,5 +469,64 @@ func TestCompactCorruptInput(t *testing.T) {
 	cancel()
 	if c, err := Compact(ctx, root, seq, now, CompactOptions{}); err != nil || c.Merges != 0 || len(c.Skipped) != 0 {
 		t.Errorf("Compact with an ended context = %+v, %v", c, err)
+	}
+}
+
+// TestPlanRuns: compaction's runs take every file once, in order, at most
+// maxBytes each (a larger file alone), and about equal in size, so no
+// short run is left over at the end, whatever the sizes; the 2 MiB runs
+// over 60 files of ~350 KB once left the last 3 files unmerged.
+func TestPlanRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(sizes []int64, maxBytes int64) {
+		t.Helper()
+		plan := planRuns(sizes, maxBytes)
+		var total, largest int64
+		for _, n := range sizes {
+			total += n
+			largest = max(largest, n)
+		}
+		i := 0
+		var runSizes []int64
+		for _, n := range plan {
+			if n < 1 || i+n > len(sizes) {
+				t.Fatalf("sizes %v, max %d: plan %v does not cut them", sizes, maxBytes, plan)
+			}
+			var size int64
+			for _, s := range sizes[i : i+n] {
+				size += s
+			}
+			if size > maxBytes && n > 1 {
+				t.Fatalf("sizes %v, max %d: plan %v has a run of %d bytes", sizes, maxBytes, plan, size)
+			}
+			runSizes = append(runSizes, size)
+			i += n
+		}
+		if i != len(sizes) {
+			t.Fatalf("sizes %v, max %d: plan %v takes %d of %d files", sizes, maxBytes, plan, i, len(sizes))
+		}
+		if largest > maxBytes || len(plan) < 2 {
+			return
+		}
+		even := total / int64(len(plan))
+		for _, size := range runSizes {
+			if size < even-largest {
+				t.Fatalf("sizes %v, max %d: plan %v has a short run of %d bytes (runs of %d on average)", sizes, maxBytes, plan, size, even)
+			}
+		}
+		if fewest := (total + maxBytes - 1) / maxBytes; int64(len(plan)) > 2*fewest+1 {
+			t.Fatalf("sizes %v, max %d: %d runs, where %d could hold them", sizes, maxBytes, len(plan), fewest)
+		}
+	}
+	check(nil, 1<<20)
+	check([]int64{5 << 20}, 1<<20)
+	check([]int64{100, 5 << 20, 100, 100}, 1<<20)
+	for range 2000 {
+		sizes := make([]int64, 1+rng.IntN(80))
+		lo, spread := 1+rng.Int64N(400<<10), 1+rng.Int64N(200<<10)
+		for j := range sizes {
+			sizes[j] = lo + rng.Int64N(spread)
+		}
+		check(sizes, []int64{1 << 20, 2 << 20, 4 << 20, 8 << 20}[rng.IntN(4)])
 	}
 }
