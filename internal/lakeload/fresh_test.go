@@ -73,7 +73,7 @@ func TestFreshTracesOnce(t *testing.T) {
 	for _, tc := range []struct {
 		mem  int
 		tail int64 // spool.Config.TailBytes
-	}{{freshMemory, 1 << 20}, {freshMemory, 0}, {1, 1 << 20}} {
+	}{{FreshMemory, 1 << 20}, {FreshMemory, 0}, {1, 1 << 20}} {
 		mem := tc.mem
 		dir := t.TempDir()
 		scfg := spoolConfig(filepath.Join(dir, "spool"))

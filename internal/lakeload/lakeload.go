@@ -168,7 +168,7 @@ type Loader struct {
 	freshMu    sync.Mutex
 	fresh      []freshRecord
 	freshBytes int
-	freshMax   int    // freshMemory; tests lower it
+	freshMax   int    // FreshMemory; tests lower it
 	inLake     uint64 // every file of records up to this one is in place
 	consumed   uint64 // the last record read from the spool
 
@@ -254,7 +254,7 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 			return nil, fmt.Errorf("lake loader: %w", err)
 		}
 	}
-	l.inLake, l.consumed, l.freshMax = cons.Committed(), cons.Committed(), freshMemory
+	l.inLake, l.consumed, l.freshMax = cons.Committed(), cons.Committed(), FreshMemory
 	first, last, ok, err := readIntent(filepath.Join(cfg.Dir, intentFile))
 	if err != nil {
 		return nil, err
@@ -779,10 +779,11 @@ type freshRecord struct {
 	payload []byte // the spool's kept copy (spool.Record.Kept); never changed
 }
 
-// freshMemory bounds the bytes of fresh records kept in memory; past it
-// the oldest are dropped, and Fresh reads them from the spool
-// (which keeps every record until its files are in place).
-const freshMemory = 16 << 20
+// FreshMemory bounds the bytes of fresh records a Loader keeps in memory
+// (copies the spool kept, which may outlive its tail); past it the oldest
+// are dropped, and Fresh reads them from the spool (which keeps every
+// record until its files are in place).
+const FreshMemory = 16 << 20
 
 // noteRead records that rec was read: its payload is kept for Fresh
 // until its files are in place, if the spool kept it in memory (Kept),
@@ -835,7 +836,7 @@ func (l *Loader) noteInLake(last uint64) {
 // place, and files of later records (a write under way, or one a crash
 // interrupted, being replayed) hold records fn was given, so readers pass
 // them over (lake.DataFile.First > through). The records the loader read
-// last come from memory when the spool kept them (up to freshMemory
+// last come from memory when the spool kept them (up to FreshMemory
 // bytes; see noteRead), the others from the spool (spool.Scan). The payload is valid only during fn.
 func (l *Loader) Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, fn func(payload []byte) error) (through uint64, err error) {
 	l.freshMu.Lock()

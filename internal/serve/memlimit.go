@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/wirehouse/wirehouse/internal/lakeload"
 )
 
 // Memory the ceiling counts besides the limits (docs/ARCHITECTURE.md,
@@ -24,14 +26,16 @@ const lakeRowFactor = 3
 // whatever clients send (docs/ARCHITECTURE.md, "Memory"):
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
-//	     + spool.tail_size + forward destinations × 2 × 64 MiB
+//	     + spool.tail_size + 16 MiB + forward destinations × 2 × 64 MiB
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
 // record the lake loader reads, up to the largest request; and the lake
 // loader's two batches, each up to the max buffer plus the request under
 // 8 MiB that crossed it (larger ones are decoded 4 MiB at a time), as
-// decoded rows; the newest spool records kept in memory; and each
+// decoded rows; the newest spool records kept in memory, and those of
+// them the lake loader keeps for queries after the spool let them go
+// (lakeload.FreshMemory); and each
 // forward destination's window of bytes read and not yet delivered,
 // with the batches being sent (about as much again). The metric store's head grows with the series stored and
 // is not bounded by it.
@@ -39,7 +43,7 @@ func (c Config) MemoryCeiling() int64 {
 	largest := max(int64(c.Limits.MaxDecompressedSize), int64(c.OTLP.GRPC.MaxRecvMsgSize))
 	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
 	forward := int64(len(c.Forward)) * 2 * forwardWindow
-	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + forward
+	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + lakeload.FreshMemory + forward
 }
 
 // forwardWindow is each forward destination's window
