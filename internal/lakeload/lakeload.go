@@ -837,7 +837,8 @@ func (l *Loader) noteInLake(last uint64) {
 // interrupted, being replayed) hold records fn was given, so readers pass
 // them over (lake.DataFile.First > through). The records the loader read
 // last come from memory when the spool kept them (up to FreshMemory
-// bytes; see noteRead), the others from the spool (spool.Scan). The payload is valid only during fn.
+// bytes; see noteRead), the others from the spool (spool.Scan). The
+// payload is valid only during fn.
 func (l *Loader) Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, fn func(payload []byte) error) (through uint64, err error) {
 	l.freshMu.Lock()
 	through, consumed := l.inLake, l.consumed

@@ -79,8 +79,9 @@ type Config struct {
 	// TailBytes keeps a copy of the newest records' payloads in memory,
 	// up to this many bytes (default 0: none), from which Next serves
 	// consumers that keep up without reading the file back or checking
-	// the checksum again (the bytes were never off the process). It
-	// must not be negative.
+	// the checksum again (the bytes were never off the process). While
+	// every consumer reads behind the oldest copy, no copies are made
+	// until one has caught up. It must not be negative.
 	TailBytes int64
 	// Registerer, if not nil, gets the spool's metrics (default none):
 	// wirehouse_spool_bytes, _segments, _last_seq, _appends_total,
