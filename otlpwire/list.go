@@ -16,11 +16,16 @@ type List[T ~[]byte] struct {
 	name string
 }
 
-func newList[T ~[]byte](msg []byte, s span, num protowire.Number, name string) List[T] {
+// set makes l the occurrences s of field num of msg. It stores each
+// field in place: a Read that built the List and copied it into its
+// Fields stalled on the copy (a 16-byte load of a temporary just written
+// 8 bytes at a time), a tenth of a deep metrics walk.
+func (l *List[T]) set(msg []byte, s span, num protowire.Number, name string) {
 	if s.last == 0 {
-		return List[T]{}
+		*l = List[T]{}
+		return
 	}
-	return List[T]{b: s.of(msg), off: s.first, num: num, name: name}
+	l.b, l.off, l.num, l.name = s.of(msg), s.first, num, name
 }
 
 // Each calls f with every element in order and returns the first error,
@@ -105,7 +110,7 @@ func (r Resource) Read(f *ResourceFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(r, attrs, 1)
+	f.Attributes.set(r, attrs, 1)
 	return nil
 }
 
@@ -131,11 +136,14 @@ func (r Resource) ServiceName() ([]byte, error) {
 	return v.Str(), err
 }
 
-func newAttributes(msg []byte, s span, num protowire.Number) Attributes {
+// set makes a the occurrences s of field num of msg, in place (see
+// List.set).
+func (a *Attributes) set(msg []byte, s span, num protowire.Number) {
 	if s.last == 0 {
-		return Attributes{}
+		*a = Attributes{}
+		return
 	}
-	return Attributes{b: s.of(msg), off: s.first, num: num}
+	a.b, a.off, a.num = s.of(msg), s.first, num
 }
 
 // Scope is the encoded body of an
@@ -180,7 +188,7 @@ func (sc Scope) Read(f *ScopeFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(sc, attrs, 3)
+	f.Attributes.set(sc, attrs, 3)
 	return nil
 }
 

@@ -249,7 +249,7 @@ func (lr LogRecord) read(f *LogRecordFields, pairs *int) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(lr, attrs, 6)
+	f.Attributes.set(lr, attrs, 6)
 	return nil
 }
 

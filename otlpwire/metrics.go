@@ -232,7 +232,7 @@ func (m Metric) Read(f *MetricFields) error {
 		}
 		i = j
 	}
-	f.Metadata = newAttributes(m, meta, 12)
+	f.Metadata.set(m, meta, 12)
 	if f.Type == MetricTypeEmpty {
 		return nil
 	}

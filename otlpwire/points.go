@@ -102,8 +102,8 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(p, attrs, 7)
-	f.Exemplars = newList[Exemplar](p, exemplars, 5, "exemplars")
+	f.Attributes.set(p, attrs, 7)
+	f.Exemplars.set(p, exemplars, 5, "exemplars")
 	return nil
 }
 
@@ -182,10 +182,10 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(p, attrs, 9)
+	f.Attributes.set(p, attrs, 9)
 	f.BucketCounts = Fixed64s{newPacked(p, buckets, 6)}
 	f.ExplicitBounds = Float64s{newPacked(p, bounds, 7)}
-	f.Exemplars = newList[Exemplar](p, exemplars, 8, "exemplars")
+	f.Exemplars.set(p, exemplars, 8, "exemplars")
 	return nil
 }
 
@@ -289,8 +289,8 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(p, attrs, 1)
-	f.Exemplars = newList[Exemplar](p, exemplars, 11, "exemplars")
+	f.Attributes.set(p, attrs, 1)
+	f.Exemplars.set(p, exemplars, 11, "exemplars")
 	return nil
 }
 
@@ -383,8 +383,8 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(p, attrs, 7)
-	f.QuantileValues = newList[ValueAtQuantile](p, quantiles, 6, "quantile_values")
+	f.Attributes.set(p, attrs, 7)
+	f.QuantileValues.set(p, quantiles, 6, "quantile_values")
 	return nil
 }
 
@@ -473,7 +473,7 @@ func (e Exemplar) Read(f *ExemplarFields) error {
 		}
 		i = j
 	}
-	f.FilteredAttributes = newAttributes(e, attrs, 7)
+	f.FilteredAttributes.set(e, attrs, 7)
 	return nil
 }
 

@@ -267,9 +267,9 @@ func (sp Span) read(f *SpanFields, pairs *int) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(sp, attrs, 9)
-	f.Events = newList[SpanEvent](sp, events, 11, "events")
-	f.Links = newList[SpanLink](sp, links, 13, "links")
+	f.Attributes.set(sp, attrs, 9)
+	f.Events.set(sp, events, 11, "events")
+	f.Links.set(sp, links, 13, "links")
 	return nil
 }
 
@@ -346,7 +346,7 @@ func (e SpanEvent) Read(f *SpanEventFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(e, attrs, 3)
+	f.Attributes.set(e, attrs, 3)
 	return nil
 }
 
@@ -405,7 +405,7 @@ func (l SpanLink) Read(f *SpanLinkFields) error {
 		}
 		i = j
 	}
-	f.Attributes = newAttributes(l, attrs, 4)
+	f.Attributes.set(l, attrs, 4)
 	return nil
 }
 
