@@ -138,10 +138,13 @@ func TestLoadPayloadServerCPU(t *testing.T) {
 	defer p.stop(t)
 	stdout, stderr, err := runArgs(t, "load", "--signal", "metrics", "--transport", "http",
 		"--endpoint", "http://"+p.addrs["OTLP/HTTP"], "--payload", "rich", "--series", "300", "--batch", "30",
-		"--count", "60", "--concurrency", "3", "--server-pid", strconv.Itoa(p.cmd.Process.Pid), "--server-settle", "100ms",
+		"--count", "1200", "--concurrency", "3", "--server-pid", strconv.Itoa(p.cmd.Process.Pid), "--server-settle", "100ms",
 		"--quiet", "--verify", "--query-endpoint", "http://"+p.addrs["admin HTTP"])
-	// Found counts the 3 targets' target_info series too.
-	if err != nil || !strings.Contains(stdout, "series 300 expected") || !strings.Contains(stdout, "samples 1800 expected") ||
+	// Found counts the 3 targets' target_info series too. The load is
+	// large enough for the server to spend several of the kernel's 10 ms
+	// clock ticks on it: with 60 requests it sometimes spent less than
+	// one, and the server line (CPU time over zero) was left out.
+	if err != nil || !strings.Contains(stdout, "series 300 expected") || !strings.Contains(stdout, "samples 36000 expected") ||
 		!strings.Contains(stdout, "missing 0 series, 0 samples") ||
 		!strings.Contains(stdout, "records accepted per server CPU-second") ||
 		!strings.Contains(stdout, "CPU-seconds while sending") {
