@@ -804,8 +804,7 @@ func (l *Loader) noteRead(rec spool.Record) {
 		l.fresh, l.freshBytes = l.fresh[:0], 0
 		return
 	}
-	payload := rec.Payload
-	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: payload})
+	l.fresh = append(l.fresh, freshRecord{seq: rec.Seq, signal: rec.Signal, tenant: rec.Tenant, payload: rec.Payload})
 	l.freshBytes += len(rec.Payload)
 	for l.freshBytes > l.freshMax {
 		l.freshBytes -= len(l.fresh[0].payload)
