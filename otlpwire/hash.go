@@ -56,7 +56,7 @@ func (r Resource) Hash() (uint64, error) {
 
 func setHash(a Attributes, depth int) (sum, n uint64, err error) {
 	if depth > MaxAnyValueDepth {
-		return 0, 0, newErr(ErrTooDeep, a.off, "")
+		return 0, 0, newErr(ErrTooDeep, int(a.off), "")
 	}
 	for kv, err := range a.All() {
 		if err != nil {

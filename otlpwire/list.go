@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"iter"
+	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -10,22 +11,42 @@ import (
 // a scope, the events of a span, the exemplars of a data point. It aliases
 // the request. The zero value is an empty list.
 type List[T ~[]byte] struct {
-	b    []byte // the range of the message holding every occurrence
-	off  int    // offset of b within the message, for error positions
-	num  protowire.Number
-	name string
+	b   []byte // the range of the message holding every occurrence
+	off int32  // offset of b within the message, for error positions (clamped)
+	num uint16 // the field number (OTLP's are all below 2^16)
+	// name names the field in errors. Index and narrow integers keep a
+	// List at four words, which the compiler holds in registers; a larger
+	// one is copied through memory at every call that takes it by value
+	// (a point's exemplars, each point list's All).
+	name listName
 }
+
+// listName indexes listNames: the repeated fields a List views.
+type listName uint8
+
+const (
+	nameNone listName = iota
+	nameDataPoints
+	nameExemplars
+	nameQuantileValues
+	nameEvents
+	nameLinks
+)
+
+var listNames = [...]string{"", "data_points", "exemplars", "quantile_values", "events", "links"}
+
+func (n listName) String() string { return listNames[n] }
 
 // set makes l the occurrences s of field num of msg. It stores each
 // field in place: a Read that built the List and copied it into its
 // Fields stalled on the copy (a 16-byte load of a temporary just written
 // 8 bytes at a time), a tenth of a deep metrics walk.
-func (l *List[T]) set(msg []byte, s span, num protowire.Number, name string) {
+func (l *List[T]) set(msg []byte, s span, num uint16, name listName) {
 	if s.last == 0 {
 		*l = List[T]{}
 		return
 	}
-	l.b, l.off, l.num, l.name = s.of(msg), s.first, num, name
+	l.b, l.off, l.num, l.name = s.of(msg), clampOff(s.first), num, name
 }
 
 // Each calls f with every element in order and returns the first error,
@@ -54,12 +75,12 @@ func (l List[T]) All() iter.Seq2[T, error] {
 			return
 		}
 		ok := true
-		err := repeated(l.b, l.num, l.name, func(v []byte, _ int) bool {
+		err := repeated(l.b, protowire.Number(l.num), l.name.String(), func(v []byte, _ int) bool {
 			ok = yield(T(v), nil)
 			return ok
 		})
 		if err != nil && ok {
-			yield(nil, shift(err, l.off))
+			yield(nil, shift(err, int(l.off)))
 		}
 	}
 }
@@ -69,8 +90,8 @@ func (l List[T]) Len() (int, error) {
 	if len(l.b) == 0 {
 		return 0, nil
 	}
-	n, err := count(l.b, l.num, l.name)
-	return n, shift(err, l.off)
+	n, err := count(l.b, protowire.Number(l.num), l.name.String())
+	return n, shift(err, int(l.off))
 }
 
 // Resource is the encoded body of an opentelemetry.proto.resource.v1.Resource:
@@ -143,7 +164,7 @@ func (a *Attributes) set(msg []byte, s span, num protowire.Number) {
 		*a = Attributes{}
 		return
 	}
-	a.b, a.off, a.num = s.of(msg), s.first, num
+	a.b, a.off, a.num = s.of(msg), clampOff(s.first), num
 }
 
 // Scope is the encoded body of an
@@ -193,3 +214,6 @@ func (sc Scope) Read(f *ScopeFields) error {
 }
 
 var scopeSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("name"), 2: bytesf("version"), 3: bytesf("attributes"), 4: varintf("dropped_attributes_count")})
+
+// clampOff narrows a message offset for a view's error positions.
+func clampOff(off int) int32 { return int32(min(off, math.MaxInt32)) }

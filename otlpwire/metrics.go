@@ -199,7 +199,7 @@ func pointList[T ~[]byte](m *MetricFields, a, b MetricType) List[T] {
 	if (m.Type != a && m.Type != b) || len(m.points.b) == 0 {
 		return List[T]{}
 	}
-	return List[T]{b: m.points.b, off: m.points.off, num: 1, name: "data_points"}
+	return List[T]{b: m.points.b, off: m.points.off, num: 1, name: nameDataPoints}
 }
 
 // Read decodes the metric and its data container into f in one scan of
@@ -239,7 +239,7 @@ func (m Metric) Read(f *MetricFields) error {
 	if err := readMetricData(data, f); err != nil {
 		return within(err, metricDataNames[f.Type], -1, dataOff)
 	}
-	f.points.off += dataOff
+	f.points.off = clampOff(int(f.points.off) + dataOff)
 	return nil
 }
 

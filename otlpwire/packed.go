@@ -12,7 +12,7 @@ import (
 // parser must accept both, and their concatenation.
 type packed struct {
 	b   []byte
-	off int
+	off int32 // clamped, as List's: four words, held in registers
 	num protowire.Number
 }
 
@@ -20,7 +20,7 @@ func newPacked(msg []byte, s span, num protowire.Number) packed {
 	if s.last == 0 {
 		return packed{}
 	}
-	return packed{b: s.of(msg), off: s.first, num: num}
+	return packed{b: s.of(msg), off: clampOff(s.first), num: num}
 }
 
 // each calls fn with every element in order, decoded as elem.
@@ -28,11 +28,11 @@ func (p packed) each(elem protowire.Type, fn func(uint64) bool) error {
 	for i := 0; i < len(p.b); {
 		n, typ, j, err := tag(p.b, i)
 		if err != nil {
-			return shift(err, p.off)
+			return shift(err, int(p.off))
 		}
 		if n != p.num {
 			if i, err = skip(p.b, j, typ); err != nil {
-				return shift(err, p.off)
+				return shift(err, int(p.off))
 			}
 			continue
 		}
@@ -44,7 +44,7 @@ func (p packed) each(elem protowire.Type, fn func(uint64) bool) error {
 				x, i, err = fixed64(p.b, j)
 			}
 			if err != nil {
-				return shift(err, p.off)
+				return shift(err, int(p.off))
 			}
 			if !fn(x) {
 				return nil
@@ -53,7 +53,7 @@ func (p packed) each(elem protowire.Type, fn func(uint64) bool) error {
 		}
 		v, k, err := bytesField(p.b, j)
 		if err != nil {
-			return shift(err, p.off)
+			return shift(err, int(p.off))
 		}
 		for q := 0; q < len(v); {
 			var x uint64
@@ -63,7 +63,7 @@ func (p packed) each(elem protowire.Type, fn func(uint64) bool) error {
 				x, q, err = fixed64(v, q)
 			}
 			if err != nil {
-				return shift(err, p.off+k-len(v))
+				return shift(err, int(p.off)+k-len(v))
 			}
 			if !fn(x) {
 				return nil

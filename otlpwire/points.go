@@ -103,7 +103,7 @@ func (p NumberDataPoint) Read(f *NumberDataPointFields) error {
 		i = j
 	}
 	f.Attributes.set(p, attrs, 7)
-	f.Exemplars.set(p, exemplars, 5, "exemplars")
+	f.Exemplars.set(p, exemplars, 5, nameExemplars)
 	return nil
 }
 
@@ -185,7 +185,7 @@ func (p HistogramDataPoint) Read(f *HistogramDataPointFields) error {
 	f.Attributes.set(p, attrs, 9)
 	f.BucketCounts = Fixed64s{newPacked(p, buckets, 6)}
 	f.ExplicitBounds = Float64s{newPacked(p, bounds, 7)}
-	f.Exemplars.set(p, exemplars, 8, "exemplars")
+	f.Exemplars.set(p, exemplars, 8, nameExemplars)
 	return nil
 }
 
@@ -290,7 +290,7 @@ func (p ExponentialHistogramDataPoint) Read(f *ExponentialHistogramDataPointFiel
 		i = j
 	}
 	f.Attributes.set(p, attrs, 1)
-	f.Exemplars.set(p, exemplars, 11, "exemplars")
+	f.Exemplars.set(p, exemplars, 11, nameExemplars)
 	return nil
 }
 
@@ -324,7 +324,7 @@ func readBuckets(b []byte, side *ExponentialBuckets, base int) error {
 	}
 	if counts.last != 0 {
 		side.BucketCounts = Uint64s{newPacked(b, counts, 2)}
-		side.BucketCounts.p.off += base
+		side.BucketCounts.p.off = clampOff(int(side.BucketCounts.p.off) + base)
 	}
 	return nil
 }
@@ -384,7 +384,7 @@ func (p SummaryDataPoint) Read(f *SummaryDataPointFields) error {
 		i = j
 	}
 	f.Attributes.set(p, attrs, 7)
-	f.QuantileValues.set(p, quantiles, 6, "quantile_values")
+	f.QuantileValues.set(p, quantiles, 6, nameQuantileValues)
 	return nil
 }
 

@@ -268,8 +268,8 @@ func (sp Span) read(f *SpanFields, pairs *int) error {
 		i = j
 	}
 	f.Attributes.set(sp, attrs, 9)
-	f.Events.set(sp, events, 11, "events")
-	f.Links.set(sp, links, 13, "links")
+	f.Events.set(sp, events, 11, nameEvents)
+	f.Links.set(sp, links, 13, nameLinks)
 	return nil
 }
 

@@ -61,8 +61,8 @@ func (l List[T]) each(fn func(T) error) error {
 	if len(l.b) == 0 {
 		return nil
 	}
-	err := eachChild(l.b, l.num, l.name, func(c []byte) error { return fn(T(c)) })
-	return shift(err, l.off)
+	err := eachChild(l.b, protowire.Number(l.num), l.name.String(), func(c []byte) error { return fn(T(c)) })
+	return shift(err, int(l.off))
 }
 
 func containerSchema(header, child string) *schema {

@@ -265,8 +265,12 @@ var keyValueSchema = newSchema(map[protowire.Number]fieldSpec{1: bytesf("key"), 
 // (attributes, a key-value list, metric metadata). It aliases the request.
 // The zero value is an empty list.
 type Attributes struct {
-	b   []byte // the range of the message holding every occurrence
-	off int    // offset of b within that message, for error positions
+	b []byte // the range of the message holding every occurrence
+	// off is the offset of b within that message, for error positions
+	// (clamped: protobuf messages are below 2 GiB). With off and num in
+	// one word an Attributes is four words, which the compiler keeps in
+	// registers: a larger one is copied through memory at every call.
+	off int32
 	num protowire.Number
 }
 
@@ -322,17 +326,17 @@ func (a Attributes) All() iter.Seq2[KeyValue, error] {
 			}
 			n, typ, _, s, j, err := next(b, i)
 			if err != nil {
-				yield(KeyValue{}, shift(err, a.off))
+				yield(KeyValue{}, shift(err, int(a.off)))
 				return
 			}
 			if n == a.num {
 				if typ != wireBytes {
-					yield(KeyValue{}, within(newErr(ErrWireType, 0, ""), "attributes", idx, i+a.off))
+					yield(KeyValue{}, within(newErr(ErrWireType, 0, ""), "attributes", idx, i+int(a.off)))
 					return
 				}
 				kv, err := parseKeyValue(s)
 				if err != nil {
-					yield(KeyValue{}, within(err, "attributes", idx, j-len(s)+a.off))
+					yield(KeyValue{}, within(err, "attributes", idx, j-len(s)+int(a.off)))
 					return
 				}
 				if !yield(kv, nil) {
@@ -395,5 +399,5 @@ func (a Attributes) Len() (int, error) {
 		return 0, nil
 	}
 	n, err := count(a.b, a.num, "attributes")
-	return n, shift(err, a.off)
+	return n, shift(err, int(a.off))
 }
