@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -535,4 +536,194 @@ func singlePointLabels(b *testing.B, req []byte, timeOff int) labels.Labels {
 	}
 	b.Fatalf("single point labels: not found (%v)", ss.Err())
 	return labels.EmptyLabels()
+}
+
+// BenchmarkPayloadFloor puts the TSDB's own share of a request beside the
+// Store's, on the payloads the server comparison sends
+// (scripts/compare-metric-servers.sh: 2,000 series, 100 points a request,
+// synth.SeriesRequest; rich with every resource attribute promoted):
+//
+//   - impl=wirehouse: Store.AppendOTLP of each request, copied into a
+//     reused buffer first as from a transport;
+//   - impl=tsdb: the same samples (read back from a store that took the
+//     requests) appended straight to the TSDB head with the references
+//     kept from their series' creation, and committed every as many
+//     samples as a request holds: Append and Commit only, no request to
+//     read, no labels to build, no order or duplicate checks. It is the
+//     floor of the Store's cost while Prometheus' TSDB stores the samples.
+//
+// Both start with every series created (round 0, outside the clock) and
+// report ns/sample, so the difference is what the Store adds to the TSDB.
+func BenchmarkPayloadFloor(b *testing.B) {
+	const series, batch, rounds = 2000, 100, 30
+	perRound := series / batch
+	for _, p := range []synth.Payload{synth.PayloadHistogram, synth.PayloadRich, synth.PayloadGauge} {
+		set := func(c *Config) { c.PromoteAllResourceAttributes = p == synth.PayloadRich }
+		start := time.Now().Add(-time.Duration(rounds+10) * time.Second).Truncate(time.Second)
+		reqs := make([][]byte, rounds*perRound)
+		for i := range reqs {
+			reqs[i] = synth.SeriesRequest(synth.SeriesConfig{Payload: p, Series: series, Batch: batch, Start: start}, int64(i))
+		}
+		b.Run(fmt.Sprintf("payload=%s/impl=wirehouse", p), func(b *testing.B) {
+			var s *Store
+			var buf []byte
+			appendReq := func(r []byte) int64 {
+				buf = append(buf[:0], r...)
+				res, err := s.AppendOTLP(context.Background(), "", buf)
+				if err != nil || res.Rejected != 0 {
+					b.Fatalf("append: %+v, %v", res, err)
+				}
+				return res.Samples
+			}
+			warm := func() {
+				if s != nil {
+					s.Close()
+				}
+				s = open(b, b.TempDir(), set)
+				for _, r := range reqs[:perRound] {
+					appendReq(r)
+				}
+			}
+			warm()
+			defer func() { s.Close() }()
+			var samples int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := i % (len(reqs) - perRound)
+				if i > 0 && j == 0 {
+					b.StopTimer()
+					warm()
+					b.StartTimer()
+				}
+				samples += appendReq(reqs[perRound+j])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+			b.ReportMetric(float64(samples)/float64(b.N), "samples/op")
+		})
+		b.Run(fmt.Sprintf("payload=%s/impl=tsdb", p), func(b *testing.B) {
+			sets, rows := storedSamples(b, reqs, set)
+			per := (len(rows) * len(rows[0])) / len(reqs) // samples a request holds
+			var s *Store
+			refs := make([]storage.SeriesRef, len(sets))
+			var app storage.AppenderV2
+			n := 0
+			add := func(k int, smp storedSample) {
+				if app == nil {
+					app = s.DB().AppenderV2(context.Background())
+				}
+				ref, err := app.Append(refs[k], sets[k], 0, smp.t, smp.v, nil, nil, storage.AOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				refs[k] = ref
+				if n++; n == per {
+					if err := app.Commit(); err != nil {
+						b.Fatal(err)
+					}
+					app, n = nil, 0
+				}
+			}
+			flush := func() {
+				if app != nil {
+					if err := app.Commit(); err != nil {
+						b.Fatal(err)
+					}
+					app, n = nil, 0
+				}
+			}
+			warm := func() {
+				if s != nil {
+					s.Close()
+				}
+				s = open(b, b.TempDir(), set)
+				clear(refs)
+				for k := range sets {
+					add(k, rows[0][k])
+				}
+				flush()
+			}
+			warm()
+			defer func() { s.Close() }()
+			// One op is one request's worth of samples: per of them, in
+			// series order round after round.
+			total := (len(rows) - 1) * len(sets)
+			next := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for range per {
+					if next == total {
+						b.StopTimer()
+						flush()
+						warm()
+						next = 0
+						b.StartTimer()
+					}
+					r, k := 1+next/len(sets), next%len(sets)
+					add(k, rows[r][k])
+					next++
+				}
+			}
+			flush()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/sample")
+			b.ReportMetric(float64(per), "samples/op")
+		})
+	}
+}
+
+type storedSample struct {
+	t int64
+	v float64
+}
+
+// storedSamples appends reqs to a new store configured by set and reads
+// back what it stored: every series' labels (sorted by them) and, for each
+// round, the series' sample of that round (rows[round][series]). Each
+// series must hold exactly one float sample per round.
+func storedSamples(b *testing.B, reqs [][]byte, set func(*Config)) ([]labels.Labels, [][]storedSample) {
+	s := open(b, b.TempDir(), set)
+	defer s.Close()
+	for _, r := range reqs {
+		if res, err := s.AppendOTLP(context.Background(), "", append([]byte(nil), r...)); err != nil || res.Rejected != 0 {
+			b.Fatalf("append: %+v, %v", res, err)
+		}
+	}
+	q, err := s.DB().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	var sets []labels.Labels
+	var rows [][]storedSample
+	ss := q.Select(context.Background(), true, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+	for ss.Next() {
+		k := len(sets)
+		sets = append(sets, ss.At().Labels())
+		it := ss.At().Iterator(nil)
+		r := 0
+		for typ := it.Next(); typ != chunkenc.ValNone; typ = it.Next() {
+			if typ != chunkenc.ValFloat {
+				b.Fatalf("series %s: a %v sample", sets[k], typ)
+			}
+			t, v := it.At()
+			if r == len(rows) {
+				rows = append(rows, nil)
+			}
+			rows[r] = append(rows[r], storedSample{t, v})
+			r++
+		}
+		if err := it.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		b.Fatal(err)
+	}
+	for r, row := range rows {
+		if len(row) != len(sets) {
+			b.Fatalf("round %d: %d of %d series have a sample", r, len(row), len(sets))
+		}
+	}
+	return sets, rows
 }
