@@ -366,10 +366,7 @@ func tsdbHistogram() *histogram.Histogram {
 // series (a Kubernetes-like label set of 12 labels, one sample each, the
 // same series every request, 15 s later) through the fast path and
 // through Prometheus' handler, each into its own metric store, in
-// process: decoding, labels, append and commit. impl=snappy-decode is
-// the first step alone, the body's decompression (snappy.Decode into a reused
-// buffer, as the handler decodes it): what any receiver of these requests
-// pays before it reads a label.
+// process: decoding, labels, append and commit.
 //
 //	go test -run '^$' -bench BenchmarkRemoteWrite -benchmem ./internal/promwrite
 func BenchmarkRemoteWrite(b *testing.B) {
@@ -395,24 +392,6 @@ func BenchmarkRemoteWrite(b *testing.B) {
 		}
 		reqs[r] = encode(b, req)
 	}
-	b.Run("impl=snappy-decode", func(b *testing.B) {
-		var dst []byte
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			body := reqs[i%k]
-			n, err := snappy.DecodedLen(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if cap(dst) < n {
-				dst = make([]byte, n)
-			}
-			if _, err := snappy.Decode(dst[:n], body); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "samples/s")
-	})
 	for _, impl := range []string{"wire", "prometheus"} {
 		b.Run("impl="+impl, func(b *testing.B) {
 			p := newPair(b)
