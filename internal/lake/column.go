@@ -38,11 +38,19 @@ type Column struct {
 // staged is a resource or scope value decoded once and repeated on every
 // row of its resource or scope.
 type staged struct {
-	col  *Column
+	col *Column
+	stagedType
+	num uint64
+	ref Ref
+}
+
+// stagedType is a staged value's kinds, one field of staged: with four
+// fields and four words a staged value is kept in registers when Column.stage
+// returns it, where five were stored to memory and reloaded at every
+// attribute (a store-forwarding stall, ~7 % of staging a log's attributes).
+type stagedType struct {
 	kind Kind
 	vt   otlpwire.ValueType // the AnyValue's kind, which KindJSON does not tell (schema version 2)
-	num  uint64
-	ref  Ref
 }
 
 // add appends a value in row. A second value for the same row (a key
