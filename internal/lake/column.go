@@ -3,6 +3,8 @@ package lake
 import (
 	"math"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -26,13 +28,18 @@ type Column struct {
 	Origin Origin
 	Key    string // the attribute key as sent
 	keyb   []byte // Key's bytes, for the map columns
-	hot    bool   // a hot key of schema version 2 (hotKeys)
-	Rows   []int32
-	Kinds  []Kind
-	Nums   []uint64
-	Strs   Strings
-	taken  int32 // 1 + the last row given a value or a null, 0 if none
-	gen    uint32
+	// keyv is keyb as a Parquet value, made once: the map columns' key
+	// leaf appends it for every pair. A parquet.Value made per pair by
+	// ByteArrayValue (six fields, not inlined) is stored field by field
+	// and reloaded 16 bytes at a time, a store-forwarding stall.
+	keyv  parquet.Value
+	hot   bool // a hot key of schema version 2 (hotKeys)
+	Rows  []int32
+	Kinds []Kind
+	Nums  []uint64
+	Strs  Strings
+	taken int32 // 1 + the last row given a value or a null, 0 if none
+	gen   uint32
 }
 
 // staged is a resource or scope value decoded once and repeated on every
@@ -134,6 +141,7 @@ func (cs *columns) get(o Origin, key []byte) *Column {
 			cs.index[o] = make(map[string]*Column)
 		}
 		c = &Column{Origin: o, Key: string(key), keyb: []byte(string(key)), gen: cs.gen}
+		c.keyv = parquet.ByteArrayValue(c.keyb)
 		_, c.hot = hotSet[hotKey{origin: o, key: c.Key}]
 		cs.index[o][c.Key] = c
 		cs.list = append(cs.list, c)

@@ -294,7 +294,7 @@ func mapCol(name string, a *attrRows) fileCol {
 					if value {
 						dst = e.pairValue(dst, p, rep, 2, idx)
 					} else {
-						dst = append(dst, parquet.ByteArrayValue(p.col.keyb))
+						dst = append(dst, p.col.keyv)
 						dst[len(dst)-1].SetRepetitionLevel(rep)
 						dst[len(dst)-1].SetDefinitionLevel(1)
 						dst[len(dst)-1].SetColumnIndex(idx)
@@ -370,7 +370,7 @@ func (l nestedList) mapLeaves(a *attrRows, path ...string) []leafCol {
 						if value {
 							dst = e.pairValue(dst, p, rep, 3, idx)
 						} else {
-							dst = append(dst, parquet.ByteArrayValue(p.col.keyb))
+							dst = append(dst, p.col.keyv)
 							dst[len(dst)-1].SetRepetitionLevel(rep)
 							dst[len(dst)-1].SetDefinitionLevel(2)
 							dst[len(dst)-1].SetColumnIndex(idx)
