@@ -150,7 +150,8 @@ func (ov *overflow) fill(e *encoder, dst []parquet.Value, sel []int32, idx int) 
 			e.text = appendJSONValue(e.text, c.Kinds[en.i], c.Nums[en.i], c.Strs.At(int(en.i)))
 		}
 		e.text = append(e.text, '}')
-		dst = append(dst, parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)]))
+		dst = append(dst, parquet.Value{})
+		dst[len(dst)-1] = parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)])
 		dst[len(dst)-1].SetDefinitionLevel(1)
 		dst[len(dst)-1].SetColumnIndex(idx)
 	}

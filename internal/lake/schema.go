@@ -60,7 +60,8 @@ func bodyCol(r *LogRows) fileCol {
 				dst[len(dst)-1].SetColumnIndex(idx)
 				continue
 			}
-			dst = append(dst, parquet.ByteArrayValue(r.Body.At(int(i))))
+			dst = append(dst, parquet.Value{})
+			dst[len(dst)-1] = parquet.ByteArrayValue(r.Body.At(int(i)))
 			dst[len(dst)-1].SetDefinitionLevel(1)
 			dst[len(dst)-1].SetColumnIndex(idx)
 		}

@@ -166,7 +166,8 @@ func commonColumnsV2(a *attrRows, scopeName, scopeVersion *Strings, n int) []fil
 func timeCol(name string, s []int64) fileCol {
 	return fileCol{name: name, node: parquet.Timestamp(parquet.Nanosecond), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, r := range sel {
-			dst = append(dst, parquet.Int64Value(s[r]))
+			dst = append(dst, parquet.Value{})
+			dst[len(dst)-1] = parquet.Int64Value(s[r])
 			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
@@ -188,7 +189,8 @@ func enumCol(name string, s []int32, names [][]byte) fileCol {
 				e.text = appendText(e.text, KindInt, uint64(int64(v)), nil)
 				b = e.text[start:len(e.text):len(e.text)]
 			}
-			dst = append(dst, parquet.ByteArrayValue(b))
+			dst = append(dst, parquet.Value{})
+			dst[len(dst)-1] = parquet.ByteArrayValue(b)
 			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
@@ -221,11 +223,12 @@ func hotCol(a *attrRows, h hotKey, n int) fileCol {
 				dst = append(dst, null)
 				continue
 			}
-			v := parquet.Int64Value(int64(c.Nums[i]))
+			dst = append(dst, parquet.Value{}) // then set in place: see fillFunc
 			if h.kind == KindString {
-				v = parquet.ByteArrayValue(c.Strs.At(int(i)))
+				dst[len(dst)-1] = parquet.ByteArrayValue(c.Strs.At(int(i)))
+			} else {
+				dst[len(dst)-1] = parquet.Int64Value(int64(c.Nums[i]))
 			}
-			dst = append(dst, v)
 			dst[len(dst)-1].SetDefinitionLevel(1)
 			dst[len(dst)-1].SetColumnIndex(idx)
 		}
@@ -250,7 +253,8 @@ func (e *encoder) pairValue(dst []parquet.Value, p staged, rep, def, idx int) []
 		dst[len(dst)-1].SetColumnIndex(idx)
 		return dst
 	case KindString, KindJSON:
-		dst = append(dst, parquet.ByteArrayValue(p.col.Strs.at(p.ref)))
+		dst = append(dst, parquet.Value{})
+		dst[len(dst)-1] = parquet.ByteArrayValue(p.col.Strs.at(p.ref))
 		dst[len(dst)-1].SetRepetitionLevel(rep)
 		dst[len(dst)-1].SetDefinitionLevel(def)
 		dst[len(dst)-1].SetColumnIndex(idx)
@@ -258,7 +262,8 @@ func (e *encoder) pairValue(dst []parquet.Value, p staged, rep, def, idx int) []
 	}
 	start := len(e.text)
 	e.text = appendText(e.text, p.kind, p.num, p.col.Strs.at(p.ref))
-	dst = append(dst, parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)]))
+	dst = append(dst, parquet.Value{})
+	dst[len(dst)-1] = parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)])
 	dst[len(dst)-1].SetRepetitionLevel(rep)
 	dst[len(dst)-1].SetDefinitionLevel(def)
 	dst[len(dst)-1].SetColumnIndex(idx)
@@ -271,7 +276,8 @@ func jsonCol(name string, s *Strings) fileCol {
 	node := parquet.Encoded(parquet.JSON(), &parquet.RLEDictionary)
 	return fileCol{name: name, node: node, fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, r := range sel {
-			dst = append(dst, parquet.ByteArrayValue(s.At(int(r))))
+			dst = append(dst, parquet.Value{})
+			dst[len(dst)-1] = parquet.ByteArrayValue(s.At(int(r)))
 			dst[len(dst)-1].SetColumnIndex(idx)
 		}
 		return dst
