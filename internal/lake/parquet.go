@@ -97,8 +97,8 @@ type fileCol struct {
 // which the compiler keeps in memory, and appended directly a
 // constructor's result is stored to a temporary field by field and copied
 // into dst 16 bytes at a time, a reload that stalls on store forwarding
-// (twice the time per value in a micro-benchmark, ~6 % of serve's CPU on a
-// logs load).
+// (BenchmarkAppendValue: twice the time per value; ~6 % of serve's CPU on
+// a logs load).
 type fillFunc func(e *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value
 
 // leafCol is a leaf of a nested fileCol: its path below the column's name
