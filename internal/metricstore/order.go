@@ -184,10 +184,13 @@ func (a *appendState) mark(ref storage.SeriesRef, gen uint64, led *ledgerHint) *
 	}
 	i, ok := a.last[ref]
 	if !ok {
-		m := a.s.ledger.lookup(ref, a.epoch, gen, &a.head, led)
-		m.ref = ref
+		// Grown by a zero mark and then assigned in place: a seriesMark
+		// is kept in memory, and appending lookup's result directly
+		// copies it through a temporary (see lake's fillFunc).
 		i = int32(len(a.marks))
-		a.marks = append(a.marks, m)
+		a.marks = append(a.marks, seriesMark{})
+		a.marks[i] = a.s.ledger.lookup(ref, a.epoch, gen, &a.head, led)
+		a.marks[i].ref = ref
 		a.last[ref] = i
 	}
 	a.markRef, a.markIdx = ref, i
