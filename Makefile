@@ -98,7 +98,7 @@ screenshots: $(CHROMIUM)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/ ./internal/lake/
 
-# The race detector over the unit-tested packages (~6 min on 2 vCPUs; not
+# The race detector over the unit-tested packages (~4 min on 2 vCPUs; not
 # part of test, which must stay under 15 minutes cold). It found a real
 # race in the metric store's replay on 2026-11-26.
 race:

@@ -361,8 +361,8 @@ func dynamicFill(c *Column, k Kind) func(*encoder, []parquet.Value, []int32, int
 				e.text = appendText(e.text, ck, c.Nums[i], c.Strs.At(int(i)))
 				*v = parquet.ByteArrayValue(e.text[start:len(e.text):len(e.text)])
 			}
-			dst[len(dst)-1].SetDefinitionLevel(1)
-			dst[len(dst)-1].SetColumnIndex(idx)
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(idx)
 		}
 		return dst
 	}
