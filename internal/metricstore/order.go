@@ -182,7 +182,7 @@ func (a *appendState) mark(ref storage.SeriesRef, gen uint64, led *ledgerHint) *
 	if a.markRef == ref && a.markRef != 0 {
 		return &a.marks[a.markIdx]
 	}
-	i, ok := a.last[ref]
+	i, ok := a.last.get(ref)
 	if !ok {
 		// Grown by a zero mark and then assigned in place: a seriesMark
 		// is kept in memory, and appending lookup's result directly
@@ -191,7 +191,7 @@ func (a *appendState) mark(ref storage.SeriesRef, gen uint64, led *ledgerHint) *
 		a.marks = append(a.marks, seriesMark{})
 		a.marks[i] = a.s.ledger.lookup(ref, a.epoch, gen, &a.head, led)
 		a.marks[i].ref = ref
-		a.last[ref] = i
+		a.last.put(ref, i)
 	}
 	a.markRef, a.markIdx = ref, i
 	return &a.marks[i]
@@ -238,7 +238,7 @@ func (a *appendState) startSorted() {
 // checked, created and queued (metadata) stays.
 func (a *appendState) again() {
 	a.res = Result{}
-	clear(a.last)
+	a.last.clear()
 	clear(a.marks)
 	a.marks, a.markRef = a.marks[:0], 0
 	clear(a.ooo)

@@ -126,7 +126,7 @@ type appendState struct {
 	// appended again, sorted); recording and replaying, the two halves of
 	// that sorted pass; the points recorded, their samples, exemplars and
 	// the metadata of the families they may create.
-	last                 map[storage.SeriesRef]int32 // index in marks
+	last                 refIndex // index in marks
 	marks                []seriesMark
 	shardOrder           []int32           // the ledger's byShard buffer
 	markRef              storage.SeriesRef // the last mark returned, at marks[markIdx]
@@ -159,7 +159,6 @@ type labelPair struct{ name, value string }
 func newAppendState() *appendState {
 	return &appendState{
 		seenTarget: make(map[targetKey]struct{}),
-		last:       make(map[storage.SeriesRef]int32),
 		lb:         labels.NewBuilder(labels.EmptyLabels()),
 		names:      make(map[string]string),
 		// Prometheus' defaults for the UnderscoreEscapingWithSuffixes
@@ -181,10 +180,10 @@ func (a *appendState) reset() {
 		clear(names)
 	}
 	shardOrder := a.shardOrder
-	if len(last) > maxKeptLast {
-		last, marks, shardOrder = make(map[storage.SeriesRef]int32), nil, nil // let huge ones go
+	if last.n > maxKeptLast {
+		last, marks, shardOrder = refIndex{}, nil, nil // let huge ones go
 	}
-	clear(last)
+	last.clear()
 	clear(marks)
 	if len(ooo) > maxKeptLast {
 		ooo = nil
