@@ -14,6 +14,12 @@
 #              promoted to a label on every server
 #   histogram  cumulative classic histogram, 16 bounds
 #
+# A fourth row, "bare", is tools/grpcecho --http-listen: a bare Go
+# net/http server that reads each body and answers 200, doing nothing
+# else. Its CPU a request is the transport's floor on this machine, which
+# every Go receiver here (wirehouse, Prometheus, VictoriaMetrics) pays
+# before it stores a point. It stores nothing, so it has no verify.
+#
 # Usage: scripts/compare-metric-servers.sh [REQUESTS [RUNS]]
 # Results (markdown) on stdout, progress on stderr. The servers are built
 # into ./bin/compare on first use (a few minutes): VictoriaMetrics v1.150.0
@@ -29,6 +35,7 @@ mkdir -p "$bin"
 log() { echo "compare: $*" >&2; }
 
 go build -o "$bin/wirehouse" ./cmd/wirehouse
+go build -o "$bin/grpcecho" ./tools/grpcecho
 if [ ! -x "$bin/victoria-metrics" ]; then
 	log "building VictoriaMetrics v1.150.0"
 	GOBIN=$bin go install github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics@v1.150.0
@@ -75,12 +82,23 @@ run() {
 		pid=$!
 		ep=http://127.0.0.1:$p/opentelemetry q=http://127.0.0.1:$p ready=$q/health
 		;;
+	bare)
+		local p
+		p=$(port)
+		"$bin/grpcecho" --listen 127.0.0.1:0 --http-listen 127.0.0.1:$p 2>"$dir/log" &
+		pid=$!
+		ep=http://127.0.0.1:$p q="" ready=""
+		;;
 	esac
-	for _ in $(seq 200); do curl -sf "$ready" >/dev/null 2>&1 && break; sleep 0.1; done
+	if [ -n "$ready" ]; then
+		for _ in $(seq 200); do curl -sf "$ready" >/dev/null 2>&1 && break; sleep 0.1; done
+	else
+		for _ in $(seq 200); do grep -q "bare OTLP/HTTP" "$dir/log" 2>/dev/null && break; sleep 0.1; done
+	fi
 	sleep 1
 	local verify=() out
 	# --verify checks number points; histograms are counted, not verified.
-	[ "$payload" != histogram ] && verify=(--verify --query-endpoint "$q")
+	[ "$payload" != histogram ] && [ "$server" != bare ] && verify=(--verify --query-endpoint "$q")
 	out=$("$bin/wirehouse" load --signal metrics --transport http --endpoint "$ep" --payload "$payload" \
 		--series 2000 --batch 100 --count "$requests" --concurrency 2 --server-pid "$pid" --server-settle 6s --csv --quiet "${verify[@]}" 2>&1) || true
 	kill "$pid" 2>/dev/null || true
@@ -98,7 +116,7 @@ run() {
 echo "| payload | server | points accepted | server CPU-s (median of $runs) | points per server CPU-second (median; all runs) | verify |"
 echo "|---|---|--:|--:|--:|---|"
 for payload in gauge rich histogram; do
-	for server in wirehouse prometheus victoriametrics; do
+	for server in wirehouse prometheus victoriametrics bare; do
 		rates=() cpus=() acc="" ver=""
 		for i in $(seq "$runs"); do
 			read -r acc cpu rate ver < <(run "$server" "$payload")

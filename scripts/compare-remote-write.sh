@@ -9,6 +9,10 @@
 # 1000 --concurrency 2 for DURATION (snappy WriteRequests, one sample per
 # series, the same series every round).
 #
+# A third server, "bare", is tools/grpcecho --http-listen: a bare Go
+# net/http server that reads each body and answers 204, without even
+# decompressing it: the floor of the transport on this machine.
+#
 # Usage: scripts/compare-remote-write.sh [DURATION [RUNS]]
 # Markdown on stdout, progress on stderr. VictoriaMetrics v1.150.0 is
 # built into ./bin/compare on first use (as compare-metric-servers.sh).
@@ -20,6 +24,7 @@ bin=$PWD/bin/compare
 mkdir -p "$bin"
 log() { echo "compare-rw: $*" >&2; }
 go build -o "$bin/wirehouse" ./cmd/wirehouse
+go build -o "$bin/grpcecho" ./tools/grpcecho
 if [ ! -x "$bin/victoria-metrics" ]; then
 	log "building VictoriaMetrics v1.150.0"
 	GOBIN=$bin go install github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics@v1.150.0
@@ -35,6 +40,10 @@ run() {
 			--admin-listen 127.0.0.1:$a --jaeger-storage-listen "" --log-level warn 2>"$dir/log" &
 		pid=$! ep=http://127.0.0.1:$a/api/v1/write
 		for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$a/readyz" && break; sleep 0.1; done
+	elif [ "$server" = bare ]; then
+		"$bin/grpcecho" --listen 127.0.0.1:0 --http-listen 127.0.0.1:$a 2>"$dir/log" &
+		pid=$! ep=http://127.0.0.1:$a/api/v1/write
+		for _ in $(seq 100); do grep -q "bare OTLP/HTTP" "$dir/log" 2>/dev/null && break; sleep 0.1; done
 	else
 		"$bin/victoria-metrics" -storageDataPath "$dir/vm" -httpListenAddr 127.0.0.1:$a -loggerLevel ERROR >"$dir/log" 2>&1 &
 		pid=$! ep=http://127.0.0.1:$a/api/v1/write
@@ -54,4 +63,5 @@ echo "|---|---|---|---|"
 for _ in $(seq "$runs"); do
 	run wirehouse
 	run victoriametrics
+	run bare
 done

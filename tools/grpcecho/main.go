@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
@@ -50,6 +51,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	variant := fs.String("variant", "receiver", "server options: receiver (wirehouse's), no-workers (a goroutine per stream), "+
 		"no-buffers (WriteBufferSize and ReadBufferSize 0) or shared-buffer (SharedWriteBuffer)")
 	statsAddr := fs.String("stats-listen", "", "serve the records received, by signal, as JSON on GET /stats at this address; empty: do not count")
+	httpAddr := fs.String("http-listen", "", "also serve bare OTLP/HTTP and remote write at this address; empty: do not")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -116,7 +118,59 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer hs.Close()
 		fmt.Fprintln(stderr, "grpcecho: stats on", sln.Addr())
 	}
+	if *httpAddr != "" {
+		hln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: bareHTTP(), ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(hln) //nolint:errcheck // closed below
+		defer hs.Close()
+		fmt.Fprintln(stderr, "grpcecho: bare OTLP/HTTP and remote write on", hln.Addr())
+	}
 	fmt.Fprintln(stderr, "grpcecho: serving on", ln.Addr())
 	go func() { <-ctx.Done(); s.Stop() }()
 	return s.Serve(ln)
+}
+
+// bareHTTP answers OTLP/HTTP exports with 200 and an empty protobuf
+// response, and remote writes with 204, once it has read the body.
+func bareHTTP() http.Handler {
+	bufs := sync.Pool{New: func() any { return new([]byte) }}
+	read := func(w http.ResponseWriter, r *http.Request) bool {
+		p := bufs.Get().(*[]byte)
+		defer bufs.Put(p)
+		b := (*p)[:0]
+		for {
+			if len(b) == cap(b) {
+				b = append(b, 0)[:len(b)]
+			}
+			n, err := r.Body.Read(b[len(b):cap(b)])
+			b = b[:len(b)+n]
+			if err == io.EOF {
+				*p = b
+				return true
+			}
+			if err != nil {
+				*p = b
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return false
+			}
+		}
+	}
+	mux := http.NewServeMux()
+	for _, path := range []string{"/v1/logs", "/v1/traces", "/v1/metrics"} {
+		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+			if read(w, r) {
+				w.Header().Set("Content-Type", "application/x-protobuf")
+				w.WriteHeader(http.StatusOK)
+			}
+		})
+	}
+	mux.HandleFunc("POST /api/v1/write", func(w http.ResponseWriter, r *http.Request) {
+		if read(w, r) {
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	return mux
 }
