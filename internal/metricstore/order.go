@@ -59,7 +59,9 @@ type lastSample struct {
 	other bool                 // or a float histogram, equal to nothing appended here
 }
 
-// maxKeptLast is the largest appendState.last kept for the next request.
+// maxKeptLast is the most series a request's buffers are kept for, for
+// the next request: appendState.last's table holds up to twice as many
+// slots (512 KiB), a bigger one is let go.
 const maxKeptLast = 1 << 14
 
 // oooKey is a sample appended out of order: its series and time.

@@ -115,3 +115,25 @@ func BenchmarkRefIndex(b *testing.B) {
 		}
 	})
 }
+
+// TestResetLetsHugeRefIndexGo checks that a pooled appendState keeps the
+// table of an ordinary request and lets go of one grown past
+// maxKeptLast.
+func TestResetLetsHugeRefIndexGo(t *testing.T) {
+	for _, tc := range []struct {
+		series int
+		kept   bool
+	}{{1900, true}, {4 * maxKeptLast, false}} {
+		a := newAppendState()
+		for i := 0; i < tc.series; i++ {
+			a.last.put(storage.SeriesRef(i+1), int32(i))
+		}
+		a.reset()
+		if got := len(a.last.slots) > 0; got != tc.kept {
+			t.Errorf("%d series: table kept = %v (%d slots), want %v", tc.series, got, len(a.last.slots), tc.kept)
+		}
+		if _, ok := a.last.get(1); ok {
+			t.Errorf("%d series: reset left a reference in the table", tc.series)
+		}
+	}
+}

@@ -180,7 +180,7 @@ func (a *appendState) reset() {
 		clear(names)
 	}
 	shardOrder := a.shardOrder
-	if last.n > maxKeptLast {
+	if len(last.slots) > 2*maxKeptLast {
 		last, marks, shardOrder = refIndex{}, nil, nil // let huge ones go
 	}
 	last.clear()
