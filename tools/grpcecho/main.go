@@ -12,27 +12,28 @@
 package main
 
 import (
-	"encoding/json"
-	"net/http"
-	"sync/atomic"
-	"time"
-
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/otlpwire"
-	"google.golang.org/grpc"
 )
 
 func main() {
@@ -136,27 +137,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 // bareHTTP answers OTLP/HTTP exports with 200 and an empty protobuf
 // response, and remote writes with 204, once it has read the body.
 func bareHTTP() http.Handler {
-	bufs := sync.Pool{New: func() any { return new([]byte) }}
+	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	read := func(w http.ResponseWriter, r *http.Request) bool {
-		p := bufs.Get().(*[]byte)
-		defer bufs.Put(p)
-		b := (*p)[:0]
-		for {
-			if len(b) == cap(b) {
-				b = append(b, 0)[:len(b)]
-			}
-			n, err := r.Body.Read(b[len(b):cap(b)])
-			b = b[:len(b)+n]
-			if err == io.EOF {
-				*p = b
-				return true
-			}
-			if err != nil {
-				*p = b
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return false
-			}
+		b := bufs.Get().(*bytes.Buffer)
+		defer bufs.Put(b)
+		b.Reset()
+		if _, err := b.ReadFrom(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return false
 		}
+		return true
 	}
 	mux := http.NewServeMux()
 	for _, path := range []string{"/v1/logs", "/v1/traces", "/v1/metrics"} {
