@@ -63,7 +63,10 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.StringVar(&cfg.OTLP.HTTP.Listen, "http-listen", cfg.OTLP.HTTP.Listen, "OTLP/HTTP listen address; empty disables HTTP")
 	fs.StringVar(&cfg.Admin.Listen, "admin-listen", cfg.Admin.Listen, "admin and query HTTP listen address (/metrics, /healthz, /readyz, /-/healthy, /-/ready)")
 	fs.StringVar(&cfg.Jaeger.StorageListen, "jaeger-storage-listen", cfg.Jaeger.StorageListen, "Jaeger remote storage gRPC (jaeger.storage.v2) listen address, for the Jaeger query service's grpc backend; empty disables it")
-	fs.StringVar(&cfg.Jaeger.TenantHeader, "jaeger-tenant-header", cfg.Jaeger.TenantHeader, "gRPC metadata key of a Jaeger storage call's tenant (Jaeger's multi_tenancy header); without one a call reads --lake-tenant's")
+	fs.StringVar(&cfg.Jaeger.TenantHeader, "jaeger-tenant-header", cfg.Jaeger.TenantHeader, "gRPC metadata key of a Jaeger storage call's tenant (Jaeger's multi_tenancy header); without one a call reads --lake-tenant's; with --admin-bearer-tokens-file only the token's tenant")
+	fs.StringVar(&cfg.Jaeger.StorageTLS.CertFile, "jaeger-storage-tls-cert-file", cfg.Jaeger.StorageTLS.CertFile, "serve Jaeger remote storage gRPC over TLS with this PEM certificate chain (re-read when it changes)")
+	fs.StringVar(&cfg.Jaeger.StorageTLS.KeyFile, "jaeger-storage-tls-key-file", cfg.Jaeger.StorageTLS.KeyFile, "PEM private key of --jaeger-storage-tls-cert-file")
+	fs.StringVar(&cfg.Jaeger.StorageTLS.ClientCAFile, "jaeger-storage-tls-client-ca-file", cfg.Jaeger.StorageTLS.ClientCAFile, "require Jaeger storage clients to present a certificate signed by a CA in this PEM file (mutual TLS)")
 	fs.StringVar(&cfg.OTLP.Auth.BearerTokensFile, "otlp-bearer-tokens-file", cfg.OTLP.Auth.BearerTokensFile, "require OTLP requests to carry one of this file's bearer tokens (Authorization: Bearer <token>); a line is a token, optionally followed by the tenant of its data (lake partition, metrics tenant); re-read when it changes")
 	fs.Func("otlp-http-cors-allowed-origins", "comma-separated origins whose web pages may export over OTLP/HTTP (CORS), e.g. https://app.example.com,https://*.example.org; * for any", func(v string) error {
 		cfg.OTLP.HTTP.CORS.AllowedOrigins = nil
@@ -95,6 +98,14 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Limits.MaxInflight, "max-inflight", "bytes all requests in flight may hold; past it requests are refused with 429 / RESOURCE_EXHAUSTED")
 	fs.DurationVar(&cfg.Limits.RetryAfter, "retry-after", cfg.Limits.RetryAfter, "retry delay suggested to refused clients (Retry-After, RetryInfo)")
 	fs.IntVar(&cfg.Limits.MaxServices, "max-services", cfg.Limits.MaxServices, "distinct service.name values counted per signal on /metrics")
+	q := &cfg.Limits.Queries
+	fs.IntVar(&q.MaxConcurrent, "query-max-concurrent", q.MaxConcurrent, "queries of the read APIs running at once, all tenants together (0: one less than the processors, at least 1); others wait --query-queue-wait, then get 429/503 with Retry-After")
+	fs.IntVar(&q.MaxConcurrentPerTenant, "query-max-concurrent-per-tenant", q.MaxConcurrentPerTenant, "queries of one tenant running at once (0: three quarters of --query-max-concurrent, at least 1)")
+	fs.DurationVar(&q.QueueWait, "query-queue-wait", q.QueueWait, "how long a query waits for a slot before it is refused")
+	fs.Var(&q.Memory, "query-memory", "bytes the queries running may hold together: their share of the memory ceiling")
+	fs.Var(&q.MaxQueryMemory, "query-max-memory", "bytes one query may hold (413 past it); 0: half of --query-memory")
+	fs.IntVar(&q.MaxTails, "query-max-tails", q.MaxTails, "live tails (Loki /tail WebSockets) open at once")
+	fs.IntVar(&q.MaxTailsPerTenant, "query-max-tails-per-tenant", q.MaxTailsPerTenant, "live tails of one tenant open at once")
 	var streams uint
 	fs.UintVar(&streams, "grpc-max-concurrent-streams", uint(cfg.OTLP.GRPC.MaxConcurrentStreams), "concurrent gRPC calls per connection")
 	fs.DurationVar(&cfg.OTLP.HTTP.ReadHeaderTimeout, "read-header-timeout", cfg.OTLP.HTTP.ReadHeaderTimeout, "time a client has to send request headers (and the gRPC handshake)")

@@ -44,9 +44,17 @@ func freeAddr(t *testing.T) string {
 // returns its HTTP address.
 func startJaeger(t *testing.T, bin, storage string) string {
 	t.Helper()
+	return startJaegerConfig(t, bin, filepath.Join("..", "..", "deploy", "jaeger-query.yaml"), storage)
+}
+
+// startJaegerConfig is startJaeger with the configuration file config,
+// which takes its endpoints from the environment variables
+// deploy/jaeger-query.yaml reads.
+func startJaegerConfig(t *testing.T, bin, config, storage string) string {
+	t.Helper()
 	httpAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config", filepath.Join("..", "..", "deploy", "jaeger-query.yaml"))
+	cmd := exec.CommandContext(ctx, bin, "--config", config)
 	cmd.Env = append(os.Environ(), "JAEGER_QUERY_HTTP="+httpAddr, "JAEGER_QUERY_GRPC="+freeAddr(t), "WIREHOUSE_JAEGER_STORAGE="+storage)
 	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -75,26 +83,8 @@ func startJaeger(t *testing.T, bin, storage string) string {
 // data into v; it returns the status.
 func jaegerGet(t *testing.T, addr, path string, v any) int {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var env struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Msg string `json:"msg"`
-		} `json:"errors"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-		t.Fatalf("GET %s: %d, body not a Jaeger envelope: %v", path, resp.StatusCode, err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(env.Data, v); err != nil {
-			t.Fatalf("GET %s: data: %v", path, err)
-		}
-	}
-	return resp.StatusCode
+	code, _ := jaegerAs(t, addr, path, "", "", v)
+	return code
 }
 
 // TestServeJaegerQuery: the real Jaeger query service, its storage backend

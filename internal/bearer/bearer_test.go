@@ -62,6 +62,38 @@ func TestAuthenticate(t *testing.T) {
 	}
 }
 
+// TestIdentify: role=operator marks an operator's token, with or without
+// a tenant; once a file names a tenant or marks a token, the others are
+// not operators', and a file of bare tokens (one tenant) makes all of
+// them operators', as before the mark existed.
+func TestIdentify(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content string
+		want          map[string]Identity
+	}{
+		{"marked", tokA + " a role=operator\n" + tokB + " role=operator\n" + tokC + "\n", map[string]Identity{
+			tokA: {Tenant: "a", Operator: true}, tokB: {Operator: true}, tokC: {}}},
+		{"tenants", tokA + " a\n" + tokB + "\n", map[string]Identity{tokA: {Tenant: "a"}, tokB: {}}},
+		{"bare", "# one tenant\n" + tokA + "\n" + tokB + "\n", map[string]Identity{tokA: {Operator: true}, tokB: {Operator: true}}},
+	} {
+		path := filepath.Join(dir, tc.name)
+		write(t, path, tc.content)
+		tok, err := Load(path, noDots, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for token, want := range tc.want {
+			if got, err := tok.Identify("Bearer " + token); err != nil || got != want {
+				t.Errorf("%s: Identify(%s) = %+v, %v; want %+v", tc.name, token[:1], got, err, want)
+			}
+			if got, err := tok.Authenticate("Bearer " + token); err != nil || got != want.Tenant {
+				t.Errorf("%s: Authenticate(%s) = %q, %v; want %q", tc.name, token[:1], got, err, want.Tenant)
+			}
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
@@ -70,6 +102,9 @@ func TestLoadErrors(t *testing.T) {
 		"control byte":   tokA[:20] + "\x01bcd\n",
 		"duplicate":      tokA + "\n" + tokA + " x\n",
 		"bad tenant":     tokA + " a.b\n",
+		"unknown role":   tokA + " a role=admin\n",
+		"role first":     tokA + " role=operator a\n",
+		"role twice":     tokA + " role=operator role=operator\n",
 		"empty":          "# nothing\n\n",
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))

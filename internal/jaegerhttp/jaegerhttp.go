@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
@@ -122,13 +124,23 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, resp response) {
 	}
 }
 
+// WriteError answers err as the API answers a failed query, for the
+// query budget's admission (readapi.Admit).
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	h.fail(w, r, err, http.StatusInternalServerError)
+}
+
 // fail answers err as Jaeger does: its envelope with the error, as
 // text/plain, with code (500s logged); a read past a limit is 413, a
-// client gone 499.
+// query the budget cannot take now 429 with a Retry-After, a client gone
+// 499.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
 	var le *lakeread.LimitError
+	var qe *querybudget.LimitError
 	switch {
-	case errors.As(err, &le):
+	case readapi.SetRetryAfter(w, err):
+		code = http.StatusTooManyRequests
+	case errors.As(err, &le), errors.As(err, &qe):
 		code = http.StatusRequestEntityTooLarge
 	case r.Context().Err() != nil:
 		code = 499 // the client went away: nobody reads this

@@ -1,16 +1,3 @@
-// Package jaegerstorage serves Jaeger's remote storage API — the
-// jaeger.storage.v2 TraceReader and DependencyReader gRPC services, whose
-// messages jaeger-idl's storage/v2 protos define — from the lake, so that
-// the Jaeger query service (the jaeger binary with a grpc storage backend)
-// runs on wirehouse unchanged. Messages are read and written with
-// protowire; traces go out as OTLP TracesData (docs/notes/
-// jaeger-tempo-contracts.md has the contract and its traps).
-//
-// Served: GetTraces (a stream of one chunk per trace found, none for an id
-// not found), FindTraces (likewise, for the traces a search finds, most
-// recent first), FindTraceIDs, GetServices, GetOperations, and
-// GetDependencies (always empty: wirehouse does not derive dependencies
-// yet).
 package jaegerstorage
 
 import (
@@ -22,14 +9,16 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -44,6 +33,15 @@ type Config struct {
 	// TenantHeader is the gRPC metadata key a call's tenant comes in,
 	// as Jaeger's multi_tenancy forwards it. Default "x-tenant".
 	TenantHeader string
+	// Auth, if set, requires a known token on every call, which then
+	// reads its token's tenant alone (see the package doc). Default
+	// none: a call reads the tenant its TenantHeader names.
+	Auth Authenticator
+	// Gate, if set, admits every call into the query budget (after its
+	// tenant is known): a call it cannot take now is ResourceExhausted
+	// with a RetryInfo, and the call's ticket is in the context of the
+	// reads, which charge it.
+	Gate *querybudget.Gate
 	// Logger gets a line per failed call. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -83,8 +81,8 @@ func Register(s *grpc.Server, cfg Config) error {
 			{MethodName: "FindTraceIDs", Handler: h.unary(h.findTraceIDs)},
 		},
 		Streams: []grpc.StreamDesc{
-			{StreamName: "GetTraces", Handler: h.getTraces, ServerStreams: true},
-			{StreamName: "FindTraces", Handler: h.findTraces, ServerStreams: true},
+			{StreamName: "GetTraces", Handler: h.stream(h.getTraces), ServerStreams: true},
+			{StreamName: "FindTraces", Handler: h.stream(h.findTraces), ServerStreams: true},
 		},
 		Metadata: "storage/v2/trace_storage.proto",
 	}, struct{}{})
@@ -99,16 +97,27 @@ func Register(s *grpc.Server, cfg Config) error {
 
 type handler struct{ cfg Config }
 
-// unary adapts fn, from a request's bytes to a response's, to a gRPC
-// method handler.
-func (h *handler) unary(fn func(context.Context, []byte) ([]byte, error)) grpc.MethodHandler {
+// unary adapts fn, from the call's tenant and request's bytes to a
+// response's, to a gRPC method handler; a call refused by tenantOf is not
+// read.
+func (h *handler) unary(fn func(ctx context.Context, tenant string, req []byte) ([]byte, error)) grpc.MethodHandler {
 	return func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		t, err := h.tenantOf(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tk, err := h.cfg.Gate.Admit(ctx, t)
+		if err != nil {
+			return nil, h.status(ctx, err)
+		}
+		defer tk.Done()
+		ctx = querybudget.NewContext(ctx, tk)
 		var in otlpgrpc.Message
 		if err := dec(&in); err != nil {
 			return nil, err
 		}
 		defer in.Release()
-		out, err := fn(ctx, in.B)
+		out, err := fn(ctx, t, in.B)
 		if err != nil {
 			return nil, h.status(ctx, err)
 		}
@@ -117,17 +126,26 @@ func (h *handler) unary(fn func(context.Context, []byte) ([]byte, error)) grpc.M
 }
 
 // status is the gRPC status of err: InvalidArgument for a malformed
-// request, ResourceExhausted past a read limit, the context's code when
-// it ended, else Internal (logged).
+// request, ResourceExhausted past a read limit, or with a RetryInfo when
+// the query budget cannot take the call now, the context's code when it
+// ended, else Internal (logged).
 func (h *handler) status(ctx context.Context, err error) error {
 	var le *lakeread.LimitError
+	var qe *querybudget.LimitError
+	var be *querybudget.BusyError
 	var bad badRequest
 	switch {
 	case status.Code(err) != codes.Unknown:
 		return err
 	case errors.As(err, &bad):
 		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.As(err, &le):
+	case errors.As(err, &be):
+		st, derr := status.New(codes.ResourceExhausted, err.Error()).WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(be.RetryAfter)})
+		if derr != nil {
+			return status.Error(codes.ResourceExhausted, err.Error())
+		}
+		return st.Err()
+	case errors.As(err, &le), errors.As(err, &qe):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case ctx.Err() != nil:
 		return status.FromContextError(ctx.Err()).Err()
@@ -136,32 +154,41 @@ func (h *handler) status(ctx context.Context, err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
+// stream adapts fn, given the call's tenant, to a gRPC stream handler; a
+// call refused by tenantOf is not read.
+func (h *handler) stream(fn func(stream grpc.ServerStream, tenant string) error) grpc.StreamHandler {
+	return func(_ any, stream grpc.ServerStream) error {
+		t, err := h.tenantOf(stream.Context())
+		if err != nil {
+			return err
+		}
+		tk, err := h.cfg.Gate.Admit(stream.Context(), t)
+		if err != nil {
+			return h.status(stream.Context(), err)
+		}
+		defer tk.Done()
+		return fn(ticketStream{stream, querybudget.NewContext(stream.Context(), tk)}, t)
+	}
+}
+
+// ticketStream is a server stream whose context carries the call's
+// query budget ticket.
+type ticketStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s ticketStream) Context() context.Context { return s.ctx }
+
 // badRequest is a malformed request message.
 type badRequest struct{ err error }
 
 func (b badRequest) Error() string { return "malformed request: " + b.err.Error() }
 func (b badRequest) Unwrap() error { return b.err }
 
-// tenantOf is the call's tenant: its tenant header, else the default.
-func (h *handler) tenantOf(ctx context.Context) (string, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get(h.cfg.TenantHeader)
-	if len(vals) == 0 || vals[0] == "" {
-		return h.cfg.Tenant, nil
-	}
-	if !tenant.Valid(vals[0]) {
-		return "", status.Errorf(codes.PermissionDenied, "tenant %q is not a valid tenant name", vals[0])
-	}
-	return vals[0], nil
-}
-
 // getServices answers GetServicesRequest{} with GetServicesResponse
 // {repeated string services = 1}.
-func (h *handler) getServices(ctx context.Context, _ []byte) ([]byte, error) {
-	t, err := h.tenantOf(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (h *handler) getServices(ctx context.Context, t string, _ []byte) ([]byte, error) {
 	svcs, err := h.cfg.Reader.Services(ctx, t, time.Time{}, time.Time{})
 	if err != nil {
 		return nil, err
@@ -183,7 +210,7 @@ var jaegerKinds = map[string]string{
 // getOperations answers GetOperationsRequest{string service = 1; string
 // span_kind = 2} with GetOperationsResponse{repeated Operation operations
 // = 1}, Operation{string name = 1; string span_kind = 2}.
-func (h *handler) getOperations(ctx context.Context, req []byte) ([]byte, error) {
+func (h *handler) getOperations(ctx context.Context, t string, req []byte) ([]byte, error) {
 	var service, kind string
 	err := eachField(req, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		switch {
@@ -196,10 +223,6 @@ func (h *handler) getOperations(ctx context.Context, req []byte) ([]byte, error)
 	})
 	if err != nil {
 		return nil, badRequest{err}
-	}
-	t, err := h.tenantOf(ctx)
-	if err != nil {
-		return nil, err
 	}
 	ops, err := h.cfg.Reader.Operations(ctx, t, service, "", time.Time{}, time.Time{})
 	if err != nil {
@@ -224,13 +247,13 @@ func (h *handler) getOperations(ctx context.Context, req []byte) ([]byte, error)
 }
 
 // getDependencies answers with an empty GetDependenciesResponse.
-func (h *handler) getDependencies(context.Context, []byte) ([]byte, error) { return nil, nil }
+func (h *handler) getDependencies(context.Context, string, []byte) ([]byte, error) { return nil, nil }
 
 // getTraces answers GetTracesRequest{repeated GetTraceParams query = 1},
 // GetTraceParams{bytes trace_id = 1; Timestamp start_time = 2; Timestamp
 // end_time = 3}, with a stream of TracesData: one per trace found, none
 // for one not found.
-func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
+func (h *handler) getTraces(stream grpc.ServerStream, t string) error {
 	ctx := stream.Context()
 	var in otlpgrpc.Message
 	if err := stream.RecvMsg(&in); err != nil {
@@ -240,10 +263,6 @@ func (h *handler) getTraces(_ any, stream grpc.ServerStream) error {
 	qs, err := traceQueries(in.B)
 	if err != nil {
 		return h.status(ctx, badRequest{err})
-	}
-	t, err := h.tenantOf(ctx)
-	if err != nil {
-		return err
 	}
 	if len(qs) == 0 {
 		return nil
@@ -500,37 +519,32 @@ func duration(b []byte) (time.Duration, error) {
 // search_depth.
 const maxSearch = 1000
 
-// find runs the search of a FindTracesRequest.
-func (h *handler) find(ctx context.Context, req []byte) (string, []lakeread.FoundTrace, error) {
+// find runs the search of a FindTracesRequest in tenant t's spans.
+func (h *handler) find(ctx context.Context, t string, req []byte) ([]lakeread.FoundTrace, error) {
 	q, err := query(req)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	q.Limit = min(q.Limit, maxSearch) // <= 0: lakeread's default
-	t, err := h.tenantOf(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	found, err := h.cfg.Reader.FindTraces(ctx, t, q)
-	return t, found, err
+	return h.cfg.Reader.FindTraces(ctx, t, q)
 }
 
 // findTraceIDs answers FindTraceIDsResponse{repeated FoundTraceID
 // trace_ids = 1}, FoundTraceID{bytes trace_id = 1; Timestamp start = 2;
 // Timestamp end = 3}.
-func (h *handler) findTraceIDs(ctx context.Context, req []byte) ([]byte, error) {
-	_, found, err := h.find(ctx, req)
+func (h *handler) findTraceIDs(ctx context.Context, t string, req []byte) ([]byte, error) {
+	found, err := h.find(ctx, t, req)
 	if err != nil {
 		return nil, err
 	}
 	var out, f []byte
-	for _, t := range found {
+	for _, ft := range found {
 		f = protowire.AppendTag(f[:0], 1, protowire.BytesType)
-		f = protowire.AppendBytes(f, t.ID[:])
+		f = protowire.AppendBytes(f, ft.ID[:])
 		f = protowire.AppendTag(f, 2, protowire.BytesType)
-		f = protowire.AppendBytes(f, appendTimestamp(nil, t.Start))
+		f = protowire.AppendBytes(f, appendTimestamp(nil, ft.Start))
 		f = protowire.AppendTag(f, 3, protowire.BytesType)
-		f = protowire.AppendBytes(f, appendTimestamp(nil, t.End))
+		f = protowire.AppendBytes(f, appendTimestamp(nil, ft.End))
 		out = protowire.AppendTag(out, 1, protowire.BytesType)
 		out = protowire.AppendBytes(out, f)
 	}
@@ -550,14 +564,14 @@ func appendTimestamp(b []byte, t time.Time) []byte {
 // findTraces answers a FindTracesRequest with a stream of TracesData, one
 // per trace found, most recent first: each whole, read by its id in the
 // hours its matching spans cover.
-func (h *handler) findTraces(_ any, stream grpc.ServerStream) error {
+func (h *handler) findTraces(stream grpc.ServerStream, t string) error {
 	ctx := stream.Context()
 	var in otlpgrpc.Message
 	if err := stream.RecvMsg(&in); err != nil {
 		return err
 	}
 	defer in.Release()
-	t, found, err := h.find(ctx, in.B)
+	found, err := h.find(ctx, t, in.B)
 	if err != nil {
 		return h.status(ctx, err)
 	}

@@ -31,10 +31,18 @@ import (
 // returns a client connection.
 func serve(t *testing.T, body []byte) *grpc.ClientConn {
 	t.Helper()
-	r := lakereadtest.Reader(t, map[string][]byte{"default": body})
+	return serveTenants(t, map[string][]byte{"default": body}, nil)
+}
+
+// serveTenants writes each tenant's body to a lake and serves it, with
+// the default tenant "default" and auth, if not nil, as Config.Auth, on
+// a loopback listener; it returns a plaintext client connection.
+func serveTenants(t *testing.T, bodies map[string][]byte, auth jaegerstorage.Authenticator) *grpc.ClientConn {
+	t.Helper()
+	r := lakereadtest.Reader(t, bodies)
 	s := grpc.NewServer(otlpgrpc.ServerOption())
 	cfg := jaegerstorage.DefaultConfig()
-	cfg.Reader, cfg.Tenant = r, "default"
+	cfg.Reader, cfg.Tenant, cfg.Auth = r, "default", auth
 	if err := jaegerstorage.Register(s, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -863,6 +863,9 @@ func (l *Loader) Fresh(ctx context.Context, sig otlpwire.Signal, tenant string, 
 		return through, err
 	}
 	for _, r := range mine {
+		if err := ctx.Err(); err != nil {
+			return through, err // the query was canceled
+		}
 		if err := fn(r.payload); err != nil {
 			return through, err
 		}

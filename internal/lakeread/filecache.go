@@ -18,12 +18,17 @@ import (
 // was most of the time. Entries are keyed by name, size and upload time
 // (a replaced object is a new entry), the least recently used closed past
 // the bound, and those of objects a listing no longer shows dropped.
+//
+// An open file serves one query at a time: a query that finds every open
+// copy of a file in use opens another (kept too, within the bound). So
+// the bytes read through a copy while a query holds it are that query's
+// alone, and its byte budget is never charged with another's reads.
 type fileCache struct {
 	max int
 
 	mu      sync.Mutex
-	entries map[fileKey]*list.Element // of *cachedFile
-	lru     list.List                 // most recent first
+	entries map[fileKey][]*list.Element // idle copies of the key, of *cachedFile
+	lru     list.List                   // every cached copy, most recent first
 }
 
 type fileKey struct {
@@ -32,16 +37,17 @@ type fileKey struct {
 	mod  time.Time
 }
 
-// cachedFile is an open file. Reads through it are counted in read, which
-// queries charge to their budgets (by the difference over their use).
+// cachedFile is an open copy of a file. Reads through it are counted in
+// read, which the query holding it charges to its budget.
 type cachedFile struct {
 	key  fileKey
 	obj  bucket.Object
 	pf   *parquet.File
 	read atomic.Int64
 
-	refs    int  // queries using it; guarded by fileCache.mu
-	dropped bool // out of the cache: closed when refs reaches 0
+	elem    *list.Element // in fileCache.lru; nil when not cached
+	busy    bool          // held by a query; guarded by fileCache.mu
+	dropped bool          // out of the cache: closed when released
 }
 
 // countingReader counts the bytes read through it.
@@ -57,55 +63,78 @@ func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func newFileCache(max int) *fileCache {
-	return &fileCache{max: max, entries: map[fileKey]*list.Element{}}
+	return &fileCache{max: max, entries: map[fileKey][]*list.Element{}}
 }
 
-// get returns the open file of key, opening it with open (whose reads it
-// must count in read) on a miss, and holds it until release; hit tells
-// whether it was open already. A cache of size 0 opens every time.
+// get returns an idle open copy of key, or one opened with open (whose
+// reads it must count in read), and holds it for the caller alone until
+// release; hit tells whether it was open already. A cache of size 0
+// opens every time.
 func (c *fileCache) get(key fileKey, open func(read *atomic.Int64) (bucket.Object, *parquet.File, error)) (cf *cachedFile, hit bool, err error) {
 	c.mu.Lock()
-	if e, ok := c.entries[key]; ok {
+	if idle := c.entries[key]; len(idle) > 0 {
+		e := idle[len(idle)-1]
+		c.setIdle(key, idle[:len(idle)-1])
 		cf := e.Value.(*cachedFile)
-		cf.refs++
+		cf.busy = true
 		c.lru.MoveToFront(e)
 		c.mu.Unlock()
 		return cf, true, nil
 	}
 	c.mu.Unlock()
-	cf = &cachedFile{key: key, refs: 1}
+	cf = &cachedFile{key: key, busy: true}
 	if cf.obj, cf.pf, err = open(&cf.read); err != nil {
 		return nil, false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok || c.max <= 0 {
-		cf.dropped = true // another query opened it meanwhile, or no cache
+	if c.max <= 0 {
+		cf.dropped = true
 		return cf, false, nil
 	}
-	c.entries[key] = c.lru.PushFront(cf)
+	cf.elem = c.lru.PushFront(cf)
 	for c.lru.Len() > c.max {
 		c.dropLocked(c.lru.Back())
 	}
 	return cf, false, nil
 }
 
-// release ends a query's use of cf.
+func (c *fileCache) setIdle(key fileKey, idle []*list.Element) {
+	if len(idle) == 0 {
+		delete(c.entries, key)
+		return
+	}
+	c.entries[key] = idle
+}
+
+// release ends a query's use of cf: it is idle again, or closed if it
+// left the cache meanwhile.
 func (c *fileCache) release(cf *cachedFile) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cf.refs--
-	if cf.dropped && cf.refs == 0 {
+	cf.busy = false
+	if cf.dropped {
 		cf.obj.Close()
+		return
 	}
+	c.entries[cf.key] = append(c.entries[cf.key], cf.elem)
 }
 
+// dropLocked takes copy e out of the cache, closing it unless a query
+// holds it (release closes it then).
 func (c *fileCache) dropLocked(e *list.Element) {
 	cf := e.Value.(*cachedFile)
 	c.lru.Remove(e)
-	delete(c.entries, cf.key)
 	cf.dropped = true
-	if cf.refs == 0 {
+	if !cf.busy {
+		idle := c.entries[cf.key]
+		for i, x := range idle {
+			if x == e {
+				idle = append(idle[:i], idle[i+1:]...)
+				break
+			}
+		}
+		c.setIdle(cf.key, idle)
 		cf.obj.Close()
 	}
 }
@@ -114,10 +143,13 @@ func (c *fileCache) dropLocked(e *list.Element) {
 func (c *fileCache) keepOnly(prefix string, listed map[fileKey]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, e := range c.entries {
+	for e := c.lru.Front(); e != nil; {
+		next := e.Next()
+		k := e.Value.(*cachedFile).key
 		if len(k.name) >= len(prefix) && k.name[:len(prefix)] == prefix && !listed[k] {
 			c.dropLocked(e)
 		}
+		e = next
 	}
 }
 

@@ -72,6 +72,7 @@ func tracesInFresh(payload []byte, byID map[[16]byte]*Spans) error {
 			}
 			spans := byID[id]
 			spans.extra = append(spans.extra, kept)
+			spans.size += int64(len(kept))
 			spans.n += n
 		}
 	}

@@ -6,15 +6,18 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -92,8 +95,12 @@ const (
 	lcAttrValue
 )
 
-// logBatch is how many records Logs decodes at a time in order.
-const logBatch = 1000
+// logBatch is how many records Logs decodes at a time in order, at
+// first; each later batch is twice as large, up to maxLogBatch.
+const (
+	logBatch    = 1000
+	maxLogBatch = 1 << 16
+)
 
 // Logs calls fn with the log records of tenant that q selects: from the
 // lake's files (schema version 2; the hours that overlap [Start, End),
@@ -109,10 +116,39 @@ func (r *Reader) Logs(ctx context.Context, tenant string, q LogQuery, fn func(*L
 	fq.signal = otlpwire.SignalLogs
 	// The spool's first: the newest records are there, and the high-water
 	// mark tells which files hold what they hold.
+	// The memory the query holds is charged to its ticket (querybudget)
+	// while it holds it: the spool's records it selected, an hour's
+	// candidates, a decoded batch.
+	tk := querybudget.FromContext(ctx)
 	var fresh []*LogRecord
+	var freshBytes int64
+	defer func() { tk.Release(freshBytes) }()
+	// A query in no order takes the spool's records as they are read:
+	// none is held.
+	unordered, stopped := !q.Newest && !q.Oldest, false
 	err := fq.fresh(ctx, func(p []byte) error {
-		return freshLogs(p, &q, func(rec *LogRecord) { fresh = append(fresh, rec) })
+		var cerr error
+		err := freshLogs(p, &q, func(rec *LogRecord) {
+			if unordered {
+				stopped = stopped || !fn(rec)
+				return
+			}
+			fresh = append(fresh, rec)
+			n := recordBytes(rec)
+			if cerr == nil {
+				if cerr = tk.Charge(n); cerr == nil {
+					freshBytes += n
+				}
+			}
+		})
+		if stopped {
+			return errStopped
+		}
+		return cmp.Or(cerr, err)
 	})
+	if errors.Is(err, errStopped) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -152,14 +188,41 @@ func (r *Reader) Logs(ctx context.Context, tenant string, q LogQuery, fn func(*L
 	return nil
 }
 
-// candidate is a record a query selects, before it is decoded.
-type candidate struct {
-	time  int64
-	file  int // index in the hour's files; -1: fresh[row]
-	rg    int
-	row   int64
-	fresh *LogRecord
+// errStopped ends a walk over the spool's records when the caller has
+// what it wants.
+var errStopped = errors.New("stopped")
+
+// recordBytes estimates the memory a decoded record holds, for the
+// query's ticket. Its Resource is shared with the other records of its
+// resource (decodeLogs parses each distinct one once, freshLogs once a
+// ResourceLogs): not counted.
+func recordBytes(r *LogRecord) int64 {
+	n := int(unsafe.Sizeof(LogRecord{})) + len(r.Line) + len(r.Service) + len(r.ScopeName) + len(r.ScopeVersion) +
+		len(r.SeverityText) + len(r.TraceID) + len(r.SpanID)
+	for _, kv := range r.Attrs {
+		n += int(unsafe.Sizeof(kv)) + len(kv.Key) + len(kv.Value)
+	}
+	return int64(n)
 }
+
+// candidate is a record a query selects, before it is decoded: its time
+// and where it is, in 16 bytes (a query in order holds one per record of
+// an hour that passes the column filters).
+type candidate struct {
+	time int64
+	at   uint64 // file<<48 | row group<<32 | row; file freshFile: fresh[row]
+}
+
+// freshFile is a candidate's file when it is a spool record.
+const freshFile = 1<<16 - 1
+
+func fileCandidate(t int64, file, rg int, row int64) candidate {
+	return candidate{t, uint64(file)<<48 | uint64(rg)<<32 | uint64(row)}
+}
+
+func (c candidate) file() int  { return int(c.at >> 48) }
+func (c candidate) rg() int    { return int(c.at >> 32 & (1<<16 - 1)) }
+func (c candidate) row() int64 { return int64(c.at & (1<<32 - 1)) }
 
 // logsOfHour gives the records of one hour partition: the candidates of
 // its files (filtered on columns) and its fresh records, in order if the
@@ -170,10 +233,23 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			err = fmt.Errorf("lakeread: read a logs file: damaged file: %v", p)
 		}
 	}()
+	tk := querybudget.FromContext(ctx)
 	var cands []candidate
-	for _, rec := range fresh {
-		cands = append(cands, candidate{time: rec.Time, file: -1, fresh: rec})
+	var candBytes int64 // charged for cands' capacity
+	defer func() { tk.Release(candBytes) }()
+	var chargeErr error
+	// grown charges cands' capacity when it grew.
+	grown := func() {
+		if n := int64(cap(cands)) * int64(unsafe.Sizeof(candidate{})); n > candBytes && chargeErr == nil {
+			if chargeErr = tk.Charge(n - candBytes); chargeErr == nil {
+				candBytes = n
+			}
+		}
 	}
+	for _, rec := range fresh {
+		cands = append(cands, candidate{rec.Time, freshFile<<48 | uint64(len(cands))})
+	}
+	grown()
 	type openFile struct {
 		f    lake.DataFile
 		pf   *parquet.File
@@ -191,6 +267,12 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			size = 1 << 16 // in file order: a row group or two at a time
 		}
 		for start := 0; start < len(cands); start += size {
+			if start > 0 {
+				// A caller that did not stop after a batch reads on: in
+				// time order a batch reads pages for few of their rows,
+				// so larger ones read each page fewer times.
+				size = min(2*size, maxLogBatch)
+			}
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
@@ -200,18 +282,18 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			type at struct{ file, rg int }
 			rows := map[at][]int{} // indexes into batch
 			for i, c := range batch {
-				if c.file < 0 {
-					recs[i] = c.fresh
+				if c.file() == freshFile {
+					recs[i] = fresh[c.row()]
 					continue
 				}
-				k := at{c.file, c.rg}
+				k := at{c.file(), c.rg()}
 				rows[k] = append(rows[k], i)
 			}
 			for k, idx := range rows {
-				slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row, batch[b].row) })
+				slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row(), batch[b].row()) })
 				sel := make([]int64, len(idx))
 				for j, i := range idx {
-					sel[j] = batch[i].row
+					sel[j] = batch[i].row()
 				}
 				pf := opened[k.file].pf
 				decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
@@ -225,11 +307,22 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			if err := fq.charge(); err != nil {
 				return false, err
 			}
+			var held int64
+			for i, rec := range recs {
+				if batch[i].file() != freshFile {
+					held += recordBytes(rec)
+				}
+			}
+			if err := tk.Charge(held); err != nil {
+				return false, err
+			}
 			for _, rec := range recs {
 				if !fn(rec) {
+					tk.Release(held)
 					return false, nil
 				}
 			}
+			tk.Release(held)
 		}
 		return true, nil
 	}
@@ -246,11 +339,19 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		if v, ok := cf.pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
 			continue // version 1 logs are not read by this API
 		}
+		if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
+			return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
+		}
+		// At most a candidate per row: grown once, not doubled.
+		cands = slices.Grow(cands, int(cf.pf.NumRows()))
 		err = logCandidates(cf.pf, q, func(rg int, row, t int64) {
-			cands = append(cands, candidate{time: t, file: i, rg: rg, row: row})
+			cands = append(cands, fileCandidate(t, i, rg, row))
 		})
 		if err != nil {
 			return false, fmt.Errorf("lakeread: %s: %w", f.Name, err)
+		}
+		if grown(); chargeErr != nil {
+			return false, chargeErr
 		}
 		if !q.Newest && !q.Oldest {
 			// No order: this file's records now, so that memory holds

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -18,7 +19,11 @@ type Spans struct {
 	resources []*resourceGroup
 	extra     [][]byte // encoded ResourceSpans of spans not read from files
 	n         int
+	size      int64 // bytes the spans hold, about (for the query's ticket)
 }
+
+// Size returns about how many bytes of memory the spans hold.
+func (s *Spans) Size() int64 { return s.size }
 
 type resourceGroup struct {
 	attrs, url []byte
@@ -35,6 +40,7 @@ func (s *Spans) Len() int { return s.n }
 
 func (s *Spans) add(sp span) {
 	s.n++
+	s.size += sp.size()
 	var rg *resourceGroup
 	for _, g := range s.resources {
 		if bytes.Equal(g.attrs, sp.resourceAttrs) && bytes.Equal(g.url, sp.resourceURL) {
@@ -54,6 +60,29 @@ func (s *Spans) add(sp span) {
 		}
 	}
 	rg.scopes = append(rg.scopes, &scopeGroup{name: sp.scopeName, version: sp.scopeVersion, attrs: sp.scopeAttrs, url: sp.scopeURL, spans: []span{sp}})
+}
+
+// size is about how many bytes sp holds.
+func (sp *span) size() int64 {
+	n := int(unsafe.Sizeof(*sp)) + len(sp.traceID) + len(sp.spanID) + len(sp.parentSpanID) + len(sp.traceState) +
+		len(sp.name) + len(sp.kind) + len(sp.statusMessage) + len(sp.statusCode) + len(sp.resourceAttrs) +
+		len(sp.scopeAttrs) + len(sp.resourceURL) + len(sp.scopeURL) + len(sp.scopeName) + len(sp.scopeVersion) + len(sp.types)
+	for _, a := range sp.attrs {
+		n += int(unsafe.Sizeof(a)) + len(a.key) + len(a.text)
+	}
+	for _, e := range sp.events {
+		n += int(unsafe.Sizeof(e)) + len(e.name) + len(e.types)
+		for _, a := range e.attrs {
+			n += int(unsafe.Sizeof(a)) + len(a.key) + len(a.text)
+		}
+	}
+	for _, l := range sp.links {
+		n += int(unsafe.Sizeof(l)) + len(l.traceID) + len(l.spanID) + len(l.traceState) + len(l.types)
+		for _, a := range l.attrs {
+			n += int(unsafe.Sizeof(a)) + len(a.key) + len(a.text)
+		}
+	}
+	return int64(n)
 }
 
 // AppendProto appends the spans to dst as an encoded OTLP TracesData

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -147,10 +148,24 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 		out[i] = byID[id]
 		hexIDs[i] = hex.AppendEncode(nil, id[:])
 	}
+	// The spans found are charged to the query's ticket (querybudget)
+	// as they come; the caller holds them, so they stay charged until
+	// the query ends.
+	tk := querybudget.FromContext(ctx)
+	var charged int64
+	var chargeErr error
 	total := func() int {
 		n := 0
+		var size int64
 		for _, s := range byID {
 			n += s.Len()
+			size += s.Size()
+		}
+		if size > charged {
+			if err := tk.Charge(size - charged); err != nil {
+				chargeErr = err
+			}
+			charged = size
 		}
 		return n
 	}
@@ -163,7 +178,7 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 		if total() > r.cfg.MaxSpans {
 			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
 		}
-		return nil
+		return chargeErr
 	})
 	if err != nil {
 		return out, res, wrapLimit(err)
@@ -175,7 +190,7 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 		if total() > r.cfg.MaxSpans {
 			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
 		}
-		return nil
+		return chargeErr
 	})
 	res.BytesRead = r.cfg.MaxBytes - q.budget.left.Load()
 	return out, res, err
@@ -323,9 +338,9 @@ func (q *fileQuery) open(ctx context.Context, f lake.DataFile) (*cachedFile, err
 	if q.stats != nil {
 		q.stats.FilesOpened++
 	}
-	// The bytes this query reads through the shared file are charged to
-	// its budget at release (with queries at once on one file, each is
-	// charged the others' reads too: never less than its own).
+	// The bytes this query reads through the file are charged to its
+	// budget at release: the copy is its alone meanwhile (fileCache), so
+	// they are its own reads, never another query's.
 	from := int64(0)
 	if hit {
 		from = cf.read.Load()

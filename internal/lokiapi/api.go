@@ -19,10 +19,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
@@ -46,6 +49,10 @@ type Config struct {
 	MaxPoints int
 	// Timeout bounds a query's time. Default 2 minutes.
 	Timeout time.Duration
+	// Gate is the query budget live tails take their slots from and
+	// run their scans in (queries are admitted by readapi.Admit around
+	// the handlers); nil: no bound.
+	Gate *querybudget.Gate
 	// Logger gets a line per failed query. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the default time ranges. Default time.Now.
@@ -76,6 +83,9 @@ type Handler struct {
 	eng   *Engine
 	tails context.Context // ends the live tails on Close
 	stop  context.CancelFunc
+
+	tailMu     sync.Mutex
+	tailGroups map[tailKey]*tailGroup // the scans live tails share
 }
 
 // New returns a Handler of cfg.
@@ -89,7 +99,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Handler{cfg: cfg, eng: NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints)}
+	h := &Handler{cfg: cfg, eng: NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints), tailGroups: map[tailKey]*tailGroup{}}
 	h.tails, h.stop = context.WithCancel(context.Background())
 	return h, nil
 }
@@ -144,19 +154,26 @@ var (
 	errForbidden = errors.New("X-Scope-OrgID names another tenant than the bearer token's")
 )
 
+// WriteError answers err as the API answers a failed query (fail), for
+// the query budget's admission (readapi.Admit).
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) { h.fail(w, r, err) }
+
 // fail answers err: 400 for a malformed request or query, 403, 413 past
-// a limit, 504 past the timeout, 500 else (logged). Loki answers errors as
-// text.
+// a limit, 429 with a Retry-After when the query budget is busy, 504 past
+// the timeout, 500 else (logged). Loki answers errors as text.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *logql.ParseError
 	var le *lakeread.LimitError
+	var qe *querybudget.LimitError
 	code := http.StatusInternalServerError
 	switch {
 	case errors.As(err, &pe), errors.Is(err, errBad):
 		code = http.StatusBadRequest
 	case errors.Is(err, errForbidden):
 		code = http.StatusForbidden
-	case errors.As(err, &le), errors.Is(err, ErrLimit):
+	case readapi.SetRetryAfter(w, err):
+		code = http.StatusTooManyRequests
+	case errors.As(err, &le), errors.As(err, &qe), errors.Is(err, ErrLimit):
 		code = http.StatusRequestEntityTooLarge
 	case errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusGatewayTimeout

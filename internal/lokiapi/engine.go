@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 )
 
 // Query is a LogQL query to evaluate.
@@ -86,7 +88,7 @@ func NewEngine(r *lakeread.Reader, maxSeries, maxPoints int) *Engine {
 
 // Exec evaluates q.
 func (e *Engine) Exec(ctx context.Context, q Query) (Result, error) {
-	ev := &evaluator{e: e, q: q}
+	ev := &evaluator{e: e, q: q, tk: querybudget.FromContext(ctx)}
 	if lq, ok := q.Expr.(*logql.LogQuery); ok {
 		streams, err := ev.logs(ctx, lq)
 		return Result{Type: "streams", Streams: streams, Stats: ev.stats}, err
@@ -157,6 +159,10 @@ type evaluator struct {
 	q     Query
 	steps []int64 // ns
 	stats Stats
+	// tk is the query's ticket (querybudget), charged with what the
+	// answer holds: lines, series and their steps. It is given back
+	// whole when the query ends.
+	tk *querybudget.Ticket
 }
 
 // selection is a log query compiled: what the lake reader can filter, and
@@ -263,6 +269,7 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 	byKey := map[string]*Stream{}
 	var order []string
 	n := 0
+	var chargeErr error
 	err = ev.each(ctx, s, func(e *entry) bool {
 		ls := e.sorted()
 		k := ls.key()
@@ -271,6 +278,10 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 			st = &Stream{Labels: ls}
 			byKey[k] = st
 			order = append(order, k)
+		}
+		if cerr := ev.tk.Charge(int64(len(e.line)) + int64(unsafe.Sizeof(Entry{}))); cerr != nil {
+			chargeErr = cerr
+			return false
 		}
 		st.Entries = append(st.Entries, Entry{Time: e.ts, Line: string(e.line)})
 		n++
@@ -281,7 +292,7 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 		out = append(out, *byKey[k])
 	}
 	ev.stats.Returned = int64(n)
-	return out, err
+	return out, cmp.Or(err, chargeErr)
 }
 
 // value is a metric expression's value: a scalar per step, or series.
@@ -403,6 +414,11 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 				overErr = fmt.Errorf("%w: more than %d series; aggregate with sum by (...) or narrow the selector", ErrLimit, ev.e.maxSeries)
 				return false
 			}
+			// The series' steps here and in its result (newSeries).
+			if err := ev.tk.Charge(int64(len(ev.steps))*(8+9) + int64(len(k))); err != nil {
+				overErr = err
+				return false
+			}
 			accs = make([]*acc, len(ev.steps))
 			byKey[k] = accs
 			seriesLabels[k] = ls
@@ -413,6 +429,10 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 		for i := lo; i < len(ev.steps) && ev.steps[i]-int64(rng) < ts; i++ {
 			a := accs[i]
 			if a == nil {
+				if err := ev.tk.Charge(int64(unsafe.Sizeof(acc{}))); err != nil {
+					overErr = err
+					return false
+				}
 				a = &acc{min: math.Inf(1), max: math.Inf(-1), firstT: math.MaxInt64, lastT: math.MinInt64}
 				accs[i] = a
 			}
@@ -426,6 +446,10 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 				a.lastT, a.last = ets, v
 			}
 			if needVals {
+				if err := ev.tk.Charge(8); err != nil {
+					overErr = err
+					return false
+				}
 				a.vals = append(a.vals, v)
 			}
 		}

@@ -10,6 +10,9 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/util/annotations"
+
+	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
 // errorType is the errorType of an error response.
@@ -180,4 +183,25 @@ func writeArray[T any](s *jsoniter.Stream, xs []T, each func(T)) {
 		each(x)
 	}
 	s.WriteArrayEnd()
+}
+
+// WriteError answers err in Prometheus' error shape, for the query
+// budget's admission (readapi.Admit): a query the budget cannot take now
+// is errorType "unavailable", 503, with a Retry-After (the status
+// Prometheus' clients retry); one past its own memory "execution", 422,
+// as Prometheus answers a query past its samples limit.
+func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var qe *querybudget.LimitError
+	switch {
+	case readapi.SetRetryAfter(w, err):
+		a.fail(w, &apiError{typ: errUnavail, err: err})
+	case errors.As(err, &qe):
+		a.fail(w, &apiError{typ: errExec, err: err})
+	case errors.Is(err, context.Canceled):
+		a.fail(w, &apiError{typ: errCanceled, err: err})
+	case errors.Is(err, context.DeadlineExceeded):
+		a.fail(w, &apiError{typ: errTimeout, err: err})
+	default:
+		a.fail(w, &apiError{typ: errInternal, err: err})
+	}
 }

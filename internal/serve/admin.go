@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/pprof"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
@@ -18,6 +20,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/promwrite"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/webui"
@@ -38,11 +41,20 @@ func (s *Server) adminRoutes() error {
 	if eq := s.metrics.ExemplarQueryable(); eq != nil {
 		pc.Exemplars = eq
 	}
+	// PromQL cannot charge the query budget as it goes: a query's samples
+	// are bounded to its slot's share of the budget at 16 bytes each.
+	qc := s.gate.Config()
+	pc.MaxSamples = int(qc.Memory / int64(qc.MaxConcurrent) / 16)
 	api, err := promapi.New(pc, s.metrics.Queryable())
 	if err != nil {
 		return err
 	}
-	api.Register(s.adminMux)
+	// Every read API's queries go through the query budget (readapi.Admit),
+	// each refused in its own error shape; the cheap endpoints (build
+	// info, metadata, rules) and the live tails (their own slots) do not.
+	promMux := http.NewServeMux()
+	api.Register(promMux)
+	s.adminMux.Handle("/api/v1/", s.admitQueries(api.WriteError, promQuery, promMux))
 	// Prometheus remote write 1.0 and 2.0 (snappy protobuf; the
 	// Content-Type's proto parameter says which) into the same store, with
 	// Prometheus' own handler, as Prometheus' receiver with both messages
@@ -61,8 +73,8 @@ func (s *Server) adminRoutes() error {
 	// Remote read, as Prometheus serves it (its flags' defaults: 5e7
 	// samples a query, 10 at once, 1 MiB frames), so a Prometheus can
 	// read wirehouse's metrics with remote_read; no external labels.
-	s.adminMux.Handle("POST /api/v1/read", remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(),
-		func() config.Config { return config.Config{} }, 5e7, 10, 1<<20))
+	s.adminMux.Handle("POST /api/v1/read", s.admitQueries(textError, func(string) bool { return true },
+		remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(), func() config.Config { return config.Config{} }, 5e7, 10, 1<<20)))
 	// Jaeger's HTTP query API over the lake's spans, under /jaeger (its
 	// /api/traces/{id} would clash with Tempo's).
 	traces, err := s.lakeReader()
@@ -75,39 +87,48 @@ func (s *Server) adminRoutes() error {
 	if err != nil {
 		return err
 	}
-	jh.Register(s.adminMux, "/jaeger")
+	jaegerMux := http.NewServeMux()
+	jh.Register(jaegerMux, "/jaeger")
+	s.adminMux.Handle("/jaeger/", s.admitQueries(jh.WriteError, func(string) bool { return true }, jaegerMux))
 	// Tempo's trace by id, under /tempo, for Grafana's Tempo data source.
 	th, err := tempohttp.New(tempohttp.Config{Reader: traces, Tenant: s.cfg.Lake.Tenant, Logger: s.log})
 	if err != nil {
 		return err
 	}
-	th.Register(s.adminMux, "/tempo")
+	tempoMux := http.NewServeMux()
+	th.Register(tempoMux, "/tempo")
+	s.adminMux.Handle("/tempo/", s.admitQueries(th.WriteError, func(p string) bool { return strings.Contains(p, "/traces/") }, tempoMux))
 	// Loki's query API over the lake's logs, for Grafana's Loki data
 	// source: X-Scope-OrgID names the tenant only without admin tokens
 	// (with them, the token's tenant is the request's).
 	lc := lokiapi.DefaultConfig()
 	lc.Reader, lc.Tenant, lc.Logger, lc.OrgIDHeader = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
+	lc.Gate = s.gate
 	lh, err := lokiapi.New(lc)
 	if err != nil {
 		return err
 	}
-	lh.Register(s.adminMux)
+	lokiMux := http.NewServeMux()
+	lh.Register(lokiMux)
+	s.adminMux.Handle("/loki/", s.admitQueries(lh.WriteError, lokiQuery, lokiMux))
 	s.stack.push("loki live tails", lh.Close)
-	s.adminMux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true}))
+	// /metrics and pprof concern every tenant: operators' alone.
+	s.adminMux.Handle("GET /metrics", s.operatorOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true})))
 	// The web pages at /, /graph, /traces, /trace/{id} and /logs, over
 	// the APIs above, and the status page's history of s.reg.
 	wc := webui.DefaultConfig()
 	wc.Gatherer, wc.Tenant, wc.Restrict, wc.Settings, wc.Logger = s.reg, s.cfg.Lake.Tenant, s.adminTokens != nil, s.settings, s.log
+	wc.AllTenants = isOperator
 	if s.webui, err = webui.New(wc); err != nil {
 		return err
 	}
 	s.webui.Register(s.adminMux)
 	if s.cfg.Admin.Pprof {
-		s.adminMux.HandleFunc("/debug/pprof/", pprof.Index)
-		s.adminMux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		s.adminMux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		s.adminMux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		s.adminMux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		s.adminMux.Handle("/debug/pprof/", s.operatorOnly(http.HandlerFunc(pprof.Index)))
+		s.adminMux.Handle("/debug/pprof/profile", s.operatorOnly(http.HandlerFunc(pprof.Profile)))
+		s.adminMux.Handle("/debug/pprof/trace", s.operatorOnly(http.HandlerFunc(pprof.Trace)))
+		s.adminMux.Handle("/debug/pprof/symbol", s.operatorOnly(http.HandlerFunc(pprof.Symbol)))
+		s.adminMux.Handle("/debug/pprof/cmdline", s.operatorOnly(http.HandlerFunc(pprof.Cmdline)))
 	}
 	healthy := func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n") //nolint:errcheck
@@ -160,25 +181,104 @@ func isProbe(path string) bool {
 // every path but the health and readiness probes and the web pages' code
 // (webui.Public: HTML, scripts, styles; their data comes from the APIs)
 // needs one, and the request then acts for the token's tenant
-// (tenant.NewContext): the metric store's reads, remote write and the
-// admin API see that tenant's metrics alone. Without tokens, and for a
-// token naming no tenant, every request is the default tenant's.
+// (tenant.NewContext): the metric store's reads, remote write, the admin
+// API, the lake's APIs and the status page see that tenant's data alone.
+// Without tokens, and for a token naming no tenant, every request is the
+// default tenant's. An operator's token (bearer.Identity.Operator) is
+// marked in the context too (isOperator): it alone reads /metrics and
+// pprof, and every tenant's figures on the status page.
 func (s *Server) adminHandler() http.Handler {
 	if s.adminTokens == nil {
 		return s.adminMux
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isProbe(r.URL.Path) && !webui.Public(r) {
-			t, err := s.adminTokens.Authenticate(r.Header.Get("Authorization"))
+			id, err := s.adminTokens.Identify(r.Header.Get("Authorization"))
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="wirehouse"`)
 				http.Error(w, "unauthorized: "+err.Error(), http.StatusUnauthorized)
 				return
 			}
-			if t = s.metricsTenant(t); t != "" {
-				r = r.WithContext(tenant.NewContext(r.Context(), t))
+			ctx := r.Context()
+			if t := s.metricsTenant(id.Tenant); t != "" {
+				ctx = tenant.NewContext(ctx, t)
 			}
+			if id.Operator {
+				ctx = context.WithValue(ctx, operatorKey{}, true)
+			}
+			r = r.WithContext(ctx)
 		}
 		s.adminMux.ServeHTTP(w, r)
 	})
+}
+
+// operatorKey marks the context of a request made with an operator's
+// admin token.
+type operatorKey struct{}
+
+// isOperator reports whether r was made with an operator's admin token.
+func isOperator(r *http.Request) bool {
+	op, _ := r.Context().Value(operatorKey{}).(bool)
+	return op
+}
+
+// operatorOnly passes to h the requests of an operator's token, or every
+// request when the admin server has no tokens, and answers the others
+// 403: what h serves concerns every tenant (the server's own metrics name
+// each tenant's services; profiles show anyone's requests).
+func (s *Server) operatorOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.adminTokens != nil && !isOperator(r) {
+			http.Error(w, "forbidden: "+r.URL.Path+" needs an operator's token (role=operator in the admin bearer tokens file)", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// admitQueries returns h with the requests whose path isQuery admitted
+// into the query budget (readapi.Admit) for their tenant (the token's;
+// without tokens the X-Scope-OrgID header's, as Loki and Tempo take it),
+// refusals answered by fail; other requests pass. An answer must be
+// written within the query timeout and half a minute more.
+func (s *Server) admitQueries(fail readapi.ErrorWriter, isQuery func(path string) bool, h http.Handler) http.Handler {
+	rule := readapi.TenantRule{Default: s.cfg.Lake.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: s.adminTokens == nil}
+	admitted := readapi.Admit(s.gate, rule.Of, queryWriteTimeout, fail, h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isQuery(r.URL.Path) {
+			admitted.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// queryWriteTimeout bounds how long a query's answer may take, its run
+// (2 minutes at most in every API) and its writing.
+const queryWriteTimeout = 2*time.Minute + 30*time.Second
+
+// promQuery reports whether a path of Prometheus' API reads the store.
+func promQuery(p string) bool {
+	switch p {
+	case "/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/query_exemplars", "/api/v1/status/tsdb":
+		return true
+	}
+	return strings.HasPrefix(p, "/api/v1/label/")
+}
+
+// lokiQuery reports whether a path of Loki's API reads the lake (the
+// live tail takes slots of its own).
+func lokiQuery(p string) bool {
+	return strings.HasPrefix(p, "/loki/api/v1/") && p != "/loki/api/v1/tail" && p != "/loki/api/v1/status/buildinfo"
+}
+
+// textError answers a refused remote read as Prometheus' remote read
+// handler answers errors: text, 429 with a Retry-After when the query
+// budget is busy.
+func textError(w http.ResponseWriter, _ *http.Request, err error) {
+	code := http.StatusInternalServerError
+	if readapi.SetRetryAfter(w, err) {
+		code = http.StatusTooManyRequests
+	}
+	http.Error(w, err.Error(), code)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -70,9 +72,15 @@ type Config struct {
 	Jaeger struct {
 		// StorageListen is its address; "" turns it off.
 		StorageListen string `yaml:"storage_listen"`
+		// StorageTLS serves it over TLS, its certificate re-read when the
+		// files change; for Jaeger's grpc backend's tls.ca_file.
+		StorageTLS tlsfiles.Server `yaml:"storage_tls"`
 		// TenantHeader is the gRPC metadata key of a call's tenant, as
 		// Jaeger's multi_tenancy forwards it; a call without one reads
-		// lake.tenant.
+		// lake.tenant. With admin.auth, a call needs an admin bearer
+		// token (authorization metadata, or Jaeger's propagated
+		// bearer.token) and reads its token's tenant, which the header
+		// may repeat but not change (internal/jaegerstorage).
 		TenantHeader string `yaml:"tenant_header"`
 	} `yaml:"jaeger"`
 	Limits struct {
@@ -86,6 +94,9 @@ type Config struct {
 		MemoryLimit ByteSize      `yaml:"memory_limit"`
 		RetryAfter  time.Duration `yaml:"retry_after"`
 		MaxServices int           `yaml:"max_services"`
+		// Queries is the read APIs' budget (querybudget.Config): its
+		// Memory is the queries' share of the memory ceiling.
+		Queries QueryLimits `yaml:"queries"`
 	} `yaml:"limits"`
 	Metrics MetricsConfig `yaml:"metrics"`
 	Spool   SpoolConfig   `yaml:"spool"`
@@ -215,6 +226,10 @@ func DefaultConfig() Config {
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
+	qc := querybudget.DefaultConfig()
+	c.Limits.Queries = QueryLimits{ // max_concurrent 0: from the processors (querybudget.DefaultConfig)
+		QueueWait: qc.MaxQueueWait, Memory: ByteSize(qc.Memory), MaxTails: qc.MaxTails, MaxTailsPerTenant: qc.MaxTailsPerTenant,
+	}
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
@@ -303,6 +318,9 @@ func (c Config) Validate() error {
 	}
 	if c.Limits.MemoryLimit < 0 {
 		return errors.New("memory limit must not be negative")
+	}
+	if err := c.queryBudget().Validate(); err != nil {
+		return fmt.Errorf("limits.queries: %w", err)
 	}
 	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
 		return errors.New("lake retention and retention size must not be negative")
@@ -435,4 +453,39 @@ func ParseLakeURL(raw string) (bucketName, prefix string, err error) {
 		}
 	}
 	return u.Host, prefix, nil
+}
+
+// QueryLimits is the read APIs' budget: how many queries run at once, all
+// tenants (0: one less than the processors, at least 1) and per tenant
+// (0: three quarters of that, at least 1), how long one waits for a slot
+// before it is refused (429 or 503 with a Retry-After, in its API's error
+// shape), the memory they may hold together (the queries' share of the
+// ceiling) and one alone (0: half of it), and the live tails open at
+// once.
+type QueryLimits struct {
+	MaxConcurrent          int           `yaml:"max_concurrent"`
+	MaxConcurrentPerTenant int           `yaml:"max_concurrent_per_tenant"`
+	QueueWait              time.Duration `yaml:"queue_wait"`
+	Memory                 ByteSize      `yaml:"memory"`
+	MaxQueryMemory         ByteSize      `yaml:"max_query_memory"`
+	MaxTails               int           `yaml:"max_tails"`
+	MaxTailsPerTenant      int           `yaml:"max_tails_per_tenant"`
+}
+
+// queryBudget is the query budget's configuration (without its
+// Registerer).
+func (c Config) queryBudget() querybudget.Config {
+	q := c.Limits.Queries
+	def := querybudget.DefaultConfig()
+	if q.MaxConcurrent == 0 {
+		q.MaxConcurrent = def.MaxConcurrent
+	}
+	if q.MaxConcurrentPerTenant == 0 {
+		q.MaxConcurrentPerTenant = min(q.MaxConcurrent, max(1, q.MaxConcurrent*3/4))
+	}
+	return querybudget.Config{
+		MaxConcurrent: q.MaxConcurrent, MaxConcurrentPerTenant: q.MaxConcurrentPerTenant, MaxQueueWait: q.QueueWait,
+		Memory: int64(q.Memory), MaxQueryMemory: cmp.Or(int64(q.MaxQueryMemory), int64(q.Memory)/2),
+		MaxTails: q.MaxTails, MaxTailsPerTenant: q.MaxTailsPerTenant, RetryAfter: c.Limits.RetryAfter,
+	}
 }

@@ -27,6 +27,7 @@ const lakeRowFactor = 3
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
 //	     + spool.tail_size + 16 MiB + forward destinations × 2 × 64 MiB
+//	     + limits.queries.memory
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
@@ -37,13 +38,18 @@ const lakeRowFactor = 3
 // them the lake loader keeps for queries after the spool let them go
 // (lakeload.FreshMemory); and each
 // forward destination's window of bytes read and not yet delivered,
-// with the batches being sent (about as much again). The metric store's head grows with the series stored and
-// is not bounded by it.
+// with the batches being sent (about as much again); and the queries'
+// budget (querybudget): what the queries admitted hold, each charged
+// with the records, candidates, spans, lines and series it keeps, or for
+// PromQL bounded by its samples (a slot's share at 16 bytes a sample).
+// The metric store's head grows with the series stored and is not
+// bounded by it.
 func (c Config) MemoryCeiling() int64 {
 	largest := max(int64(c.Limits.MaxDecompressedSize), int64(c.OTLP.GRPC.MaxRecvMsgSize))
 	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
 	forward := int64(len(c.Forward)) * 2 * forwardWindow
-	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + lakeload.FreshMemory + forward
+	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + lakeload.FreshMemory + forward +
+		int64(c.Limits.Queries.Memory)
 }
 
 // forwardWindow is each forward destination's window

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/wirehouse/wirehouse/internal/bearer"
 	"github.com/wirehouse/wirehouse/internal/bucket"
@@ -38,6 +39,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -65,10 +67,11 @@ type Server struct {
 	spool       *spool.Spool
 	loader      *lakeload.Loader
 	forwarders  []*forward.Destination
-	webui       *webui.Handler  // the web pages; its sampler runs from Start
-	remoteWrite *remote.Storage // Prometheus' remote write from the metric store's WAL; nil without remote_write
-	lakeBucket  bucket.Bucket   // the lake in an object store (lake.url); nil: <data_dir>/lake
-	lakeNode    string          // this node's name in it
+	webui       *webui.Handler    // the web pages; its sampler runs from Start
+	gate        *querybudget.Gate // the read APIs' query budget
+	remoteWrite *remote.Storage   // Prometheus' remote write from the metric store's WAL; nil without remote_write
+	lakeBucket  bucket.Bucket     // the lake in an object store (lake.url); nil: <data_dir>/lake
+	lakeNode    string            // this node's name in it
 	stopLoad    context.CancelFunc
 	loading     sync.WaitGroup
 	ready       atomic.Bool
@@ -150,6 +153,14 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 	if err := s.step("admin"); err != nil {
 		return nil, err
 	}
+	qc := cfg.queryBudget()
+	qc.Registerer = s.reg
+	if s.gate, err = querybudget.New(qc); err != nil {
+		return nil, fmt.Errorf("limits.queries: %w", err)
+	}
+	s.log.Info("query budget", "memory_bytes", qc.Memory, "max_query_memory_bytes", qc.MaxQueryMemory,
+		"max_concurrent", qc.MaxConcurrent, "max_concurrent_per_tenant", qc.MaxConcurrentPerTenant,
+		"queue_wait", qc.MaxQueueWait, "max_tails", qc.MaxTails, "max_tails_per_tenant", qc.MaxTailsPerTenant)
 	if err := s.adminRoutes(); err != nil {
 		return nil, err
 	}
@@ -280,8 +291,10 @@ func (s *Server) Start() error {
 }
 
 // listenJaeger opens the listener of Jaeger's remote storage API, if
-// configured, and its gRPC server (otlpgrpc's codec: protobuf as bytes);
-// Start serves it.
+// configured, and its gRPC server (otlpgrpc's codec: protobuf as bytes;
+// TLS from jaeger.storage_tls; every call behind the admin bearer tokens,
+// if any, reading its token's tenant as the admin port does); Start
+// serves it.
 func (s *Server) listenJaeger() error {
 	if s.cfg.Jaeger.StorageListen == "" {
 		return nil
@@ -292,7 +305,19 @@ func (s *Server) listenJaeger() error {
 	}
 	jcfg := jaegerstorage.DefaultConfig()
 	jcfg.Reader, jcfg.Tenant, jcfg.TenantHeader, jcfg.Logger = r, s.cfg.Lake.Tenant, s.cfg.Jaeger.TenantHeader, s.log
-	g := grpc.NewServer(otlpgrpc.ServerOption())
+	if s.adminTokens != nil { // not a nil *bearer.Tokens in the interface
+		jcfg.Auth = s.adminTokens
+	}
+	jcfg.Gate = s.gate // every call within the query budget
+	opts := []grpc.ServerOption{otlpgrpc.ServerOption()}
+	tc, err := s.tlsConfig("jaeger.storage_tls", s.cfg.Jaeger.StorageTLS)
+	if err != nil {
+		return err
+	}
+	if tc != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
+	}
+	g := grpc.NewServer(opts...)
 	if err := jaegerstorage.Register(g, jcfg); err != nil {
 		return err
 	}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wirehouse/wirehouse/internal/pipeline"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
@@ -17,11 +21,11 @@ import (
 // sinks returns each signal's sinks, stores first: the metric store for
 // metrics, the spool (then the lake, or a forward destination) for logs,
 // traces and forwarded metrics, and after them the per-service usage
-// counters, which so count only what was stored. A signal this node
-// neither stores nor forwards is refused record by record (a partial
-// success), never dropped silently.
+// counters, which so count only what was stored, per tenant (see
+// tenantUsage). A signal this node neither stores nor forwards is refused
+// record by record (a partial success), never dropped silently.
 func (s *Server) sinks() (pipeline.Sinks, error) {
-	u, err := usage.New(usage.Config{Registerer: s.reg, MaxServices: s.cfg.Limits.MaxServices})
+	u, err := s.tenantUsage()
 	if err != nil {
 		return pipeline.Sinks{}, err
 	}
@@ -63,6 +67,106 @@ func (s *Server) sinks() (pipeline.Sinks, error) {
 		}
 	}
 	return out, nil
+}
+
+// tenantUsage returns the per-service usage counters
+// (wirehouse_sink_records_total, wirehouse_sink_resource_bytes_total),
+// one usage.Sink per tenant, each bounded to limits.max_services per
+// signal: the default tenant's series carry no tenant label, as in the
+// metric store (see metricsTenant), so that without tokens nothing
+// differs; another tenant's carry tenant="<name>", so the status page
+// shows a token its own tenant's services alone. A tenant's counters are
+// made at its first request; tenants come from the OTLP tokens file.
+func (s *Server) tenantUsage() (pipeline.Sink, error) {
+	def, err := usage.New(usage.Config{Registerer: s.reg, MaxServices: s.cfg.Limits.MaxServices})
+	if err != nil {
+		return nil, err
+	}
+	// The tenants' counters share the default tenant's names with one
+	// label more, which a registry takes only from a collector that
+	// describes nothing (unchecked).
+	tenants := &collectorSet{}
+	if err := s.reg.Register(tenants); err != nil {
+		return nil, fmt.Errorf("register sink metrics: %w", err)
+	}
+	tu := &tenantSinks{def: def, max: s.cfg.Limits.MaxServices, reg: tenants, log: s.log, sinks: map[string]*usage.Sink{}}
+	return pipeline.SinkFunc(func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
+		return tu.of(s.metricsTenant(req.Tenant)).Consume(ctx, req)
+	}), nil
+}
+
+// tenantSinks holds each tenant's usage counters.
+type tenantSinks struct {
+	def *usage.Sink // the default tenant's
+	max int
+	reg prometheus.Registerer
+	log *slog.Logger
+
+	mu    sync.RWMutex
+	sinks map[string]*usage.Sink // by tenant
+}
+
+// of returns tenant's sink ("" the default tenant's), made at its first
+// request. Should making one fail (it cannot: each tenant's labels differ),
+// the request is counted as the default tenant's and the failure logged.
+func (ts *tenantSinks) of(tenant string) *usage.Sink {
+	if tenant == "" {
+		return ts.def
+	}
+	ts.mu.RLock()
+	u := ts.sinks[tenant]
+	ts.mu.RUnlock()
+	if u != nil {
+		return u
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if u = ts.sinks[tenant]; u != nil {
+		return u
+	}
+	u, err := usage.New(usage.Config{MaxServices: ts.max,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"tenant": tenant}, ts.reg)})
+	if err != nil {
+		ts.log.Error("usage counters of a tenant; counting it as the default tenant", "tenant", tenant, "err", err)
+		return ts.def
+	}
+	ts.sinks[tenant] = u
+	return u
+}
+
+// collectorSet is a prometheus.Registerer whose collectors it collects as
+// one unchecked collector (its Describe sends nothing): registered in a
+// registry, their metrics are gathered with the registry's, though they
+// share names with its own collectors' and differ in label names.
+type collectorSet struct {
+	mu sync.Mutex
+	cs []prometheus.Collector
+}
+
+func (c *collectorSet) Register(col prometheus.Collector) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cs = append(c.cs, col)
+	return nil
+}
+
+func (c *collectorSet) MustRegister(cs ...prometheus.Collector) {
+	for _, col := range cs {
+		c.Register(col) //nolint:errcheck // never fails
+	}
+}
+
+func (c *collectorSet) Unregister(prometheus.Collector) bool { return false }
+
+func (c *collectorSet) Describe(chan<- *prometheus.Desc) {}
+
+func (c *collectorSet) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	cs := append([]prometheus.Collector(nil), c.cs...)
+	c.mu.Unlock()
+	for _, col := range cs {
+		col.Collect(ch)
+	}
 }
 
 // refuseSink refuses every record of a signal this node neither stores

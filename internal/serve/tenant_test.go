@@ -1,14 +1,19 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +25,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/prometheus/prometheus/storage/remote"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -40,13 +49,14 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// Tokens of TestServeMetricTenants: OTLP and admin tokens for tenants a
-// and b, and for the default tenant (one naming none, one naming the lake's
-// default tenant, "default").
+// Tokens of startTenantServer: OTLP and admin tokens for tenants a and b,
+// and for the default tenant (one naming none, one naming the lake's
+// default tenant, "default"), and an operator's admin token (naming no
+// tenant).
 const (
 	otlpTokA, otlpTokB, otlpTokDefault       = "otlp-tenant-a-0123456789", "otlp-tenant-b-0123456789", "otlp-default-0123456789"
 	adminTokA, adminTokB, adminTokDefault    = "admin-tenant-a-0123456789", "admin-tenant-b-0123456789", "admin-default-0123456789"
-	adminTokNamedDefault                     = "admin-named-default-01234"
+	adminTokNamedDefault, adminTokOperator   = "admin-named-default-01234", "admin-operator-0123456789"
 	tenantDefault, tenantA, tenantB          = "", "a", "b"
 	sharedTemp, rwShared, otlpOnlyB, rwOnlyB = "shared_temp", "rw_shared", "b_only_gauge", "b_only_rw"
 )
@@ -65,18 +75,7 @@ const (
 func TestServeMetricTenants(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Metrics.AdminAPI = true
-	dir := t.TempDir()
-	cfg.OTLP.Auth.BearerTokensFile = filepath.Join(dir, "otlp-tokens")
-	cfg.Admin.Auth.BearerTokensFile = filepath.Join(dir, "admin-tokens")
-	for path, content := range map[string]string{
-		cfg.OTLP.Auth.BearerTokensFile:  otlpTokA + " a\n" + otlpTokB + " b\n" + otlpTokDefault + "\n",
-		cfg.Admin.Auth.BearerTokensFile: adminTokA + " a\n" + adminTokB + " b\n" + adminTokDefault + "\n" + adminTokNamedDefault + " default\n",
-	} {
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := startServer(t, cfg)
+	s := startTenantServer(t, cfg)
 	a := s.Addrs()
 	admin := "http://" + a.Admin.String()
 	transport := &http.Transport{}
@@ -260,6 +259,25 @@ func TestServeMetricTenants(t *testing.T) {
 	}
 }
 
+// startTenantServer starts a server with cfg and the tokens above: an
+// OTLP tokens file and an admin tokens file.
+func startTenantServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	cfg.OTLP.Auth.BearerTokensFile = filepath.Join(dir, "otlp-tokens")
+	cfg.Admin.Auth.BearerTokensFile = filepath.Join(dir, "admin-tokens")
+	for path, content := range map[string]string{
+		cfg.OTLP.Auth.BearerTokensFile: otlpTokA + " a\n" + otlpTokB + " b\n" + otlpTokDefault + "\n",
+		cfg.Admin.Auth.BearerTokensFile: adminTokA + " a\n" + adminTokB + " b\n" + adminTokDefault + "\n" +
+			adminTokNamedDefault + " default\n" + adminTokOperator + " role=operator\n",
+	} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startServer(t, cfg)
+}
+
 // exportOTLP exports rm with the OpenTelemetry Go SDK's OTLP exporter
 // over transport ("http" or "grpc") with token.
 func exportOTLP(t *testing.T, transport string, a Addrs, token string, rm *metricdata.ResourceMetrics) {
@@ -394,4 +412,313 @@ func labelValues(vs model.LabelValues) []string {
 		out[i] = string(v)
 	}
 	return out
+}
+
+// A tenant's data in TestServeTenantIsolation: its service.name, metric
+// and trace id, each a secret from the other tenant.
+type tenantSecrets struct {
+	name, otlpToken, adminToken string
+	service, metric             string
+	traceID                     pcommon.TraceID
+}
+
+func (ts tenantSecrets) traceHex() string { return hex.EncodeToString(ts.traceID[:]) }
+
+// TestServeTenantIsolation: tenants a and b send logs, traces and metrics
+// over OTLP with their tokens, each under a service name, metric name and
+// trace id of its own. Through every read API (Loki's labels, label
+// values, query_range and series; Jaeger's services, search and trace;
+// Tempo's trace; Prometheus' label values, series and query; remote
+// read), the status page's JSON, /metrics and pprof, each finds its own
+// data and nothing of the other's: /metrics and pprof answer 403 but to
+// the operator's token, which sees both tenants there and on the status
+// page.
+func TestServeTenantIsolation(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Admin.Pprof = true
+	s := startTenantServer(t, cfg)
+	a := s.Addrs()
+	admin := "http://" + a.Admin.String()
+	tenants := []tenantSecrets{
+		{name: tenantA, otlpToken: otlpTokA, adminToken: adminTokA, service: "secret-svc-a", metric: "secret_metric_a",
+			traceID: pcommon.TraceID{0xa1, 0xa2, 0xa3, 0xa4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+		{name: tenantB, otlpToken: otlpTokB, adminToken: adminTokB, service: "secret-svc-b", metric: "secret_metric_b",
+			traceID: pcommon.TraceID{0xb1, 0xb2, 0xb3, 0xb4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}},
+	}
+	now := time.Now()
+	for _, ts := range tenants {
+		for path, body := range map[string][]byte{
+			"/v1/logs": secretLogs(t, ts, now), "/v1/traces": secretTraces(t, ts, now), "/v1/metrics": secretMetrics(t, ts, now),
+		} {
+			code, resp := request(t, http.MethodPost, "http://"+a.HTTP.String()+path, ts.otlpToken, "application/x-protobuf", body)
+			if code != http.StatusOK {
+				t.Fatalf("%s as %s: %d %s", path, ts.name, code, resp)
+			}
+		}
+	}
+
+	window := url.Values{"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)},
+		"end": {strconv.FormatInt(now.Add(time.Hour).UnixNano(), 10)}}
+	jaegerWindow := "start=" + strconv.FormatInt(now.Add(-time.Hour).UnixMicro(), 10) + "&end=" + strconv.FormatInt(now.Add(time.Hour).UnixMicro(), 10)
+	for i, me := range tenants {
+		other := tenants[1-i]
+		t.Run(me.name, func(t *testing.T) {
+			// get asks path as me and checks the answer's status, that
+			// it names none of other's secrets, and that it names want.
+			get := func(method, path string, wantCode int, want string, body []byte) string {
+				t.Helper()
+				ctype := "application/x-www-form-urlencoded"
+				if body != nil && method == http.MethodPost {
+					ctype = "application/x-protobuf"
+				}
+				code, resp := request(t, method, admin+path, me.adminToken, ctype, body)
+				if code != wantCode {
+					t.Errorf("%s %s: %d, want %d: %.300s", method, path, code, wantCode, resp)
+				}
+				for _, secret := range []string{other.service, other.metric, other.traceHex()} {
+					if strings.Contains(resp, secret) {
+						t.Errorf("%s %s as %s shows %s's %q: %.500s", method, path, me.name, other.name, secret, resp)
+					}
+				}
+				if want != "" && !strings.Contains(resp, want) {
+					t.Errorf("%s %s as %s lacks its own %q: %.500s", method, path, me.name, want, resp)
+				}
+				return resp
+			}
+			sel := url.QueryEscape(`{service_name=~".+"}`)
+			// Loki.
+			get("GET", "/loki/api/v1/labels?"+window.Encode(), 200, "service_name", nil)
+			get("GET", "/loki/api/v1/label/service_name/values?"+window.Encode(), 200, me.service, nil)
+			get("GET", "/loki/api/v1/query_range?limit=100&query="+sel+"&"+window.Encode(), 200, me.service, nil)
+			get("GET", "/loki/api/v1/query_range?limit=100&query="+url.QueryEscape(`{service_name="`+other.service+`"}`)+"&"+window.Encode(), 200, "", nil)
+			get("GET", "/loki/api/v1/series?match[]="+sel+"&"+window.Encode(), 200, me.service, nil)
+			// Jaeger.
+			get("GET", "/jaeger/api/services", 200, me.service, nil)
+			get("GET", "/jaeger/api/traces?limit=20&service="+me.service+"&"+jaegerWindow, 200, me.traceHex(), nil)
+			get("GET", "/jaeger/api/traces?limit=20&service="+other.service+"&"+jaegerWindow, 200, "", nil)
+			get("GET", "/jaeger/api/traces/"+me.traceHex(), 200, me.service, nil)
+			get("GET", "/jaeger/api/traces/"+other.traceHex(), 404, "", nil)
+			// Tempo.
+			get("GET", "/tempo/api/traces/"+me.traceHex(), 200, me.service, nil)
+			get("GET", "/tempo/api/traces/"+other.traceHex(), 404, "", nil)
+			// Prometheus.
+			get("GET", "/api/v1/label/__name__/values", 200, me.metric, nil)
+			get("GET", "/api/v1/label/job/values", 200, me.service, nil)
+			get("GET", "/api/v1/series?match[]="+url.QueryEscape(`{__name__=~".+"}`), 200, me.metric, nil)
+			get("GET", "/api/v1/query?query="+url.QueryEscape(`{__name__=~".+"}`)+"&time="+strconv.FormatInt(now.Unix(), 10), 200, me.service, nil)
+			get("GET", "/api/v1/query?query="+url.QueryEscape(other.metric)+"&time="+strconv.FormatInt(now.Unix(), 10), 200, "", nil)
+			// Remote read, a snappy protobuf ReadRequest; the answer is
+			// decoded before it is searched.
+			rr := rawRemoteRead(t, admin, me.adminToken, now)
+			for _, secret := range []string{other.service, other.metric} {
+				if strings.Contains(rr, secret) {
+					t.Errorf("remote read as %s shows %s's %q", me.name, other.name, secret)
+				}
+			}
+			if !strings.Contains(rr, me.metric) || !strings.Contains(rr, me.service) {
+				t.Errorf("remote read as %s lacks its own series: %.500s", me.name, rr)
+			}
+			// /metrics and pprof: operators' only.
+			get("GET", "/metrics", http.StatusForbidden, "", nil)
+			get("GET", "/debug/pprof/cmdline", http.StatusForbidden, "", nil)
+			get("GET", "/debug/pprof/", http.StatusForbidden, "", nil)
+			// The status page: its own services once sampled, no other
+			// tenant's series or name.
+			st := pollStatus(t, admin, me.adminToken, me.service)
+			if st.Tenant != me.name {
+				t.Errorf("status tenant %q, want %q", st.Tenant, me.name)
+			}
+			for view, series := range st.Views {
+				for _, sr := range series {
+					if tn, ok := sr.Labels["tenant"]; ok && tn != me.name {
+						t.Errorf("status view %s shows tenant %q's series %v", view, tn, sr.Labels)
+					}
+				}
+			}
+			for _, kv := range st.Settings {
+				if kv.Name == "Default tenant" || strings.Contains(kv.Value, "tenant") {
+					t.Errorf("status setting %s: %s names a tenant", kv.Name, kv.Value)
+				}
+			}
+			get("GET", "/api/wirehouse/status", 200, me.service, nil)
+		})
+	}
+	t.Run("operator", func(t *testing.T) {
+		code, metrics := request(t, http.MethodGet, admin+"/metrics", adminTokOperator, "", nil)
+		for _, ts := range tenants {
+			if want := `service="` + ts.service + `",signal="logs",tenant="` + ts.name + `"} 1`; code != 200 || !strings.Contains(metrics, want) {
+				t.Errorf("/metrics as the operator: %d, lacks %s:\n%s", code, want, grep(metrics, "wirehouse_sink_records_total"))
+			}
+		}
+		if code, _ := request(t, http.MethodGet, admin+"/debug/pprof/cmdline", adminTokOperator, "", nil); code != 200 {
+			t.Errorf("pprof as the operator: %d", code)
+		}
+		st := pollStatus(t, admin, adminTokOperator, tenants[1].service)
+		seen := map[string]string{}
+		for _, sr := range st.Views["services"] {
+			seen[sr.Labels["service"]] = sr.Labels["tenant"]
+		}
+		if st.Tenant != "" || seen[tenants[0].service] != tenantA || seen[tenants[1].service] != tenantB {
+			t.Errorf("status as the operator: tenant %q, services %v; want every tenant's", st.Tenant, seen)
+		}
+		if !slices.ContainsFunc(st.Settings, func(kv statusSetting) bool { return kv.Name == "Default tenant" && kv.Value == "default" }) {
+			t.Errorf("status settings as the operator %v lack the default tenant", st.Settings)
+		}
+	})
+}
+
+// request sends body (nil: none) to url with token and returns the
+// status and the body.
+func request(t *testing.T, method, url, token, contentType string, body []byte) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" && body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type statusSetting struct{ Name, Value string }
+
+// statusJSON is what the tests read of /api/wirehouse/status.
+type statusJSON struct {
+	Tenant   string
+	Settings []statusSetting
+	Views    map[string][]struct{ Labels map[string]string }
+}
+
+// pollStatus reads the status JSON as token until its services view
+// names service (the sampler samples every 5 s).
+func pollStatus(t *testing.T, admin, token, service string) statusJSON {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, body := request(t, http.MethodGet, admin+"/api/wirehouse/status", token, "", nil)
+		var st statusJSON
+		if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil {
+			t.Fatalf("status: %d %v %.300s", code, err, body)
+		}
+		for _, sr := range st.Views["services"] {
+			if sr.Labels["service"] == service {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed service %s: %.1000s", service, body)
+		}
+	}
+}
+
+// rawRemoteRead posts a remote read request for every series around at
+// as token, and returns the answer's series as text.
+func rawRemoteRead(t *testing.T, admin, token string, at time.Time) string {
+	t.Helper()
+	rreq := &prompb.ReadRequest{Queries: []*prompb.Query{{
+		StartTimestampMs: at.Add(-time.Hour).UnixMilli(), EndTimestampMs: at.Add(time.Hour).UnixMilli(),
+		Matchers: []*prompb.LabelMatcher{{Type: prompb.LabelMatcher_RE, Name: "__name__", Value: ".+"}},
+	}}}
+	pb, err := rreq.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, admin+"/api/v1/read", bytes.NewReader(snappy.Encode(nil, pb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("X-Prometheus-Remote-Read-Version", "0.1.0")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("remote read: %d %s", resp.StatusCode, b)
+	}
+	raw, err := snappy.Decode(nil, b)
+	if err != nil {
+		t.Fatalf("remote read answer: %v", err)
+	}
+	var rresp prompb.ReadResponse
+	if err := rresp.Unmarshal(raw); err != nil {
+		t.Fatalf("remote read answer: %v", err)
+	}
+	var out strings.Builder
+	for _, qr := range rresp.Results {
+		for _, ts := range qr.Timeseries {
+			for _, l := range ts.Labels {
+				out.WriteString(l.Name + "=" + l.Value + " ")
+			}
+			out.WriteString("\n")
+		}
+	}
+	return out.String()
+}
+
+// secretResource sets ts's service.name on r.
+func secretResource(r pcommon.Resource, ts tenantSecrets) {
+	r.Attributes().PutStr("service.name", ts.service)
+}
+
+func secretLogs(t *testing.T, ts tenantSecrets, now time.Time) []byte {
+	t.Helper()
+	req := plogotlp.NewExportRequest()
+	rl := req.Logs().ResourceLogs().AppendEmpty()
+	secretResource(rl.Resource(), ts)
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	lr.Body().SetStr("a log line of " + ts.service)
+	lr.SetTraceID(ts.traceID)
+	b, err := req.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func secretTraces(t *testing.T, ts tenantSecrets, now time.Time) []byte {
+	t.Helper()
+	req := ptraceotlp.NewExportRequest()
+	rs := req.Traces().ResourceSpans().AppendEmpty()
+	secretResource(rs.Resource(), ts)
+	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(ts.traceID)
+	sp.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
+	sp.SetName("op of " + ts.service)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-2 * time.Second)))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	b, err := req.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func secretMetrics(t *testing.T, ts tenantSecrets, now time.Time) []byte {
+	t.Helper()
+	req := pmetricotlp.NewExportRequest()
+	rm := req.Metrics().ResourceMetrics().AppendEmpty()
+	secretResource(rm.Resource(), ts)
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName(ts.metric)
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+	dp.SetDoubleValue(1)
+	b, err := req.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -12,8 +12,9 @@ import (
 // settings is the configuration in brief that the status page shows:
 // where the server listens (the bound addresses once started), what it
 // stores and keeps, where it forwards, and whether it asks for tokens.
-// Nothing secret: no token, header or credential, and of each remote
-// write queue only its count.
+// Nothing secret: no token, header or credential, of each remote write
+// queue only its count, and no tenant's name (the status API adds the
+// default tenant's for a request that sees every tenant's figures).
 func (s *Server) settings() []webui.Setting {
 	c := s.cfg
 	var out []webui.Setting
@@ -67,7 +68,7 @@ func (s *Server) settings() []webui.Setting {
 	if c.Lake.URL != "" {
 		lake = c.Lake.URL + " (node " + s.lakeNode + ")"
 	}
-	add("Lake", "%s, tenant %s, max delay %s, compaction %s", lake, c.Lake.Tenant, c.Lake.MaxDelay, onOff(c.Lake.Compact))
+	add("Lake", "%s, max delay %s, compaction %s", lake, c.Lake.MaxDelay, onOff(c.Lake.Compact))
 	add("Lake retention", "%s, %s", durationOrForever(c.Lake.Retention), sizeOrUnlimited(c.Lake.RetentionSize))
 	add("Metric store retention", "%s, %s", durationOrForever(c.Metrics.Retention), sizeOrUnlimited(c.Metrics.RetentionSize))
 	add("Exemplars kept", "%d", c.Metrics.MaxExemplars)

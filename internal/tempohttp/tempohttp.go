@@ -25,6 +25,8 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpjson"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -144,16 +146,9 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
 		t = h.cfg.Tenant
 	}
 	res, err := h.cfg.Reader.Trace(r.Context(), t, id, start, end)
-	var le *lakeread.LimitError
 	switch {
-	case errors.As(err, &le):
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
-		return
-	case err != nil && r.Context().Err() != nil:
-		return // the client went away
 	case err != nil:
-		h.cfg.Logger.Error("tempo HTTP API: read trace", "trace_id", hex.EncodeToString(id[:]), "err", err)
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		h.WriteError(w, r, err)
 		return
 	case res.Spans.Len() == 0:
 		http.Error(w, "trace not found", http.StatusNotFound)
@@ -203,4 +198,24 @@ func encode(td []byte, v2, proto bool) ([]byte, string, error) {
 		out = append(append(out, `{"batches":`...), js[len(key):]...)
 	}
 	return out, "application/json", nil
+}
+
+// WriteError answers a failed read as Tempo answers errors, as text: 413
+// past a limit, 429 with a Retry-After when the query budget cannot take
+// the query now, nothing when the client went away, 500 else (logged).
+// readapi.Admit answers its refusals with it too.
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var le *lakeread.LimitError
+	var qe *querybudget.LimitError
+	switch {
+	case readapi.SetRetryAfter(w, err):
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+	case errors.As(err, &le), errors.As(err, &qe):
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+	case r.Context().Err() != nil:
+		// the client went away
+	default:
+		h.cfg.Logger.Error("tempo HTTP API: read trace", "path", r.URL.Path, "err", err)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
 }

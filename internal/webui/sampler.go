@@ -21,11 +21,13 @@ type view struct {
 }
 
 // views are the metric families the sampler keeps. A family that is not
-// registered (no lake, no forwarding, no metric store) has no series.
+// registered (no lake, no forwarding, no metric store) has no series. A
+// view of a family whose series concern one tenant each keeps the tenant
+// label, by which the status API shows a request its own (status.go).
 var views = []view{
 	{name: "accepted", metric: "wirehouse_receiver_accepted_records_total", by: []string{"signal"}, rate: true},
 	{name: "refused", metric: "wirehouse_receiver_refused_records_total", by: []string{"signal", "reason"}, rate: true},
-	{name: "services", metric: "wirehouse_sink_records_total", by: []string{"signal", "service"}, rate: true, top: 8},
+	{name: "services", metric: "wirehouse_sink_records_total", by: []string{"signal", "service", "tenant"}, rate: true, top: 8},
 	{name: "inflight_bytes", metric: "wirehouse_receiver_inflight_bytes"},
 	{name: "inflight_limit", metric: "wirehouse_receiver_inflight_bytes_limit"},
 	{name: "spool_bytes", metric: "wirehouse_spool_bytes"},

@@ -33,9 +33,11 @@ type Status struct {
 		GoVersion string `json:"go_version"`
 		Platform  string `json:"platform"`
 	} `json:"build"`
+	// Settings are Config.Settings', and, when Tenant is "", the
+	// default tenant's name.
 	Settings []Setting `json:"settings"`
-	// Tenant is the tenant whose series a tenant-labelled view shows; ""
-	// when it shows every tenant's.
+	// Tenant is the tenant whose series a tenant-labelled view shows
+	// (services, lake files); "" when it shows every tenant's.
 	Tenant string `json:"tenant"`
 	// DroppedSeries counts series left out of the history past its
 	// bound of 5,000.
@@ -128,11 +130,16 @@ func round6(f float64) float64 {
 // rateWindow is what Series.Rate averages over.
 const rateWindow = 60_000 // ms
 
-// status serves GET /api/wirehouse/status.
+// status serves GET /api/wirehouse/status: a request restricted to a
+// tenant (Config.Restrict) sees no other tenant's series, nor its name.
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
-	st := h.sampler.status(h.tenantOf(r))
+	tenant := h.tenantOf(r)
+	st := h.sampler.status(tenant)
 	if h.cfg.Settings != nil {
 		st.Settings = h.cfg.Settings()
+		if tenant == "" {
+			st.Settings = append(st.Settings, Setting{Name: "Default tenant", Value: h.cfg.Tenant})
+		}
 	}
 	b := buildinfo.Get()
 	st.Build.Version, st.Build.Revision, st.Build.GoVersion, st.Build.Platform = b.Version, b.Revision, b.GoVersion, b.Platform
@@ -143,7 +150,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// status builds the Status of tenant's view ("" for every tenant).
+// status builds the Status of tenant's view ("" for every tenant): of a
+// view keeping the tenant label, the series of tenant alone, those
+// without the label counting as the default tenant's (Config.Tenant).
 func (s *Sampler) status(tenant string) Status {
 	hist := s.snapshot()
 	st := Status{
@@ -159,8 +168,14 @@ func (s *Sampler) status(tenant string) Status {
 		for i, name := range v.by {
 			labels[name] = sh.labels[i]
 		}
-		if t, ok := labels["tenant"]; ok && tenant != "" && t != tenant {
-			continue
+		if t, ok := labels["tenant"]; ok {
+			if t == "" {
+				t = s.cfg.Tenant
+				labels["tenant"] = t
+			}
+			if tenant != "" && t != tenant {
+				continue
+			}
 		}
 		out := Series{Labels: labels, Values: sh.vals, Last: Float(last(sh.vals)), Rate: Float(math.NaN())}
 		if v.rate {

@@ -53,10 +53,18 @@ type Config struct {
 	// Restrict shows a request only its own tenant's series where a
 	// metric has a tenant label (serve sets it with admin bearer
 	// tokens); without it every tenant's are shown, as /metrics does.
+	// A series without the label is the default tenant's (Tenant), as
+	// the metric store's are.
 	Restrict bool
+	// AllTenants, if set, tells the requests that see every tenant's
+	// series even with Restrict (serve: an operator's token's). Default:
+	// none.
+	AllTenants func(*http.Request) bool
 	// Settings, if set, returns what the status page shows as the
 	// server's configuration in brief (called for each request, so it
-	// may name the addresses bound since). No secrets.
+	// may name the addresses bound since). No secrets, and no tenant's
+	// name: the status API adds the default tenant's, as "Default
+	// tenant", for a request that sees every tenant's series.
 	Settings func() []Setting
 	// Logger gets a line when a sample fails. Default slog.Default().
 	Logger *slog.Logger
@@ -162,7 +170,7 @@ func Public(r *http.Request) bool {
 
 // tenantOf is the tenant whose series the request sees, "" for all.
 func (h *Handler) tenantOf(r *http.Request) string {
-	if !h.cfg.Restrict {
+	if !h.cfg.Restrict || h.cfg.AllTenants != nil && h.cfg.AllTenants(r) {
 		return ""
 	}
 	if t := tenant.FromContext(r.Context()); t != "" {

@@ -1,0 +1,50 @@
+// Package jaegerstorage serves Jaeger's remote storage API — the
+// jaeger.storage.v2 TraceReader and DependencyReader gRPC services, whose
+// messages jaeger-idl's storage/v2 protos define — from the lake, so that
+// the Jaeger query service (the jaeger binary with a grpc storage backend)
+// runs on wirehouse unchanged. Messages are read and written with
+// protowire; traces go out as OTLP TracesData (docs/notes/
+// jaeger-tempo-contracts.md has the contract and its traps).
+//
+// Served: GetTraces (a stream of one chunk per trace found, none for an id
+// not found), FindTraces (likewise, for the traces a search finds, most
+// recent first), FindTraceIDs, GetServices, GetOperations, and
+// GetDependencies (always empty: wirehouse does not derive dependencies
+// yet).
+//
+// # Tenants and authentication
+//
+// Every call reads one tenant's spans. Without Config.Auth it is the
+// tenant the call's tenant header (Config.TenantHeader, x-tenant) names,
+// as Jaeger's multi_tenancy forwards it, else Config.Tenant: whoever
+// reaches the listener reads any tenant.
+//
+// With Config.Auth (wirehouse serve passes its admin bearer tokens) every
+// call, GetDependencies too, needs a token, and reads its token's tenant
+// (Config.Tenant for a token naming none), before its request is read:
+//
+//   - no token, or an unknown one: Unauthenticated;
+//   - a tenant header naming another tenant: PermissionDenied (it may be
+//     absent, or repeat the token's tenant).
+//
+// The token comes in the authorization metadata, "Bearer <token>", which
+// Jaeger's grpc backend sends for a fixed token from its headers setting:
+//
+//	jaeger_storage:
+//	  backends:
+//	    wirehouse:
+//	      grpc:
+//	        endpoint: wirehouse:17271
+//	        headers:
+//	          authorization: "Bearer ${env:WIREHOUSE_TOKEN}"
+//
+// or, without authorization metadata, as the bare token of the
+// bearer.token metadata, which the Jaeger query service sends with
+// bearer_token_propagation: true, so that each request to Jaeger's HTTP
+// API reads with the token in its own Authorization header. (Jaeger's grpc
+// backend refuses an auth extension.)
+//
+// TLS is the gRPC server's own (the caller's grpc.Creds); wirehouse serve
+// sets it from jaeger.storage_tls, whose certificate it re-reads when the
+// files change, and Jaeger's grpc backend verifies it with tls.ca_file.
+package jaegerstorage

@@ -1,0 +1,83 @@
+package readapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/tenant"
+)
+
+// TenantRule says which tenant a read request acts for: the tenant of
+// its bearer token (put in its context by the admin port's
+// authentication, tenant.NewContext), else, when Header is set and the
+// server has no tokens, the tenant that header names, else Default.
+type TenantRule struct {
+	// Default is the tenant of a request that names none.
+	Default string
+	// Header is the request header that may name the tenant
+	// (X-Scope-OrgID, as Loki and Tempo take it) when HeaderAllowed.
+	Header        string
+	HeaderAllowed bool
+}
+
+// Of returns r's tenant by the rule. A header naming an invalid tenant
+// is ignored here (the API that honours it refuses it with its own
+// error).
+func (tr TenantRule) Of(r *http.Request) string {
+	if t := tenant.FromContext(r.Context()); t != "" {
+		return t
+	}
+	if tr.HeaderAllowed && tr.Header != "" {
+		if h := r.Header.Get(tr.Header); tenant.Valid(h) {
+			return h
+		}
+	}
+	return tr.Default
+}
+
+// ErrorWriter writes err as an API answers errors: a
+// *querybudget.BusyError as 429 or 503 with a Retry-After, a
+// *querybudget.LimitError as the API's "too large", others as it does.
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
+
+// Admit returns h behind g: each request is admitted for the tenant
+// tenantOf gives, waiting for a slot as g allows, or answered by fail;
+// while h runs its context carries the query's ticket
+// (querybudget.FromContext), and its answer must be written within
+// writeTimeout (0: no bound). A nil g passes every request.
+func Admit(g *querybudget.Gate, tenantOf func(*http.Request) string, writeTimeout time.Duration, fail ErrorWriter, h http.Handler) http.Handler {
+	if g == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tk, err := g.Admit(r.Context(), tenantOf(r))
+		if err != nil {
+			if r.Context().Err() != nil {
+				return // the client went away while it waited
+			}
+			fail(w, r, err)
+			return
+		}
+		defer tk.Done()
+		if writeTimeout > 0 {
+			// A client that does not read its answer cannot hold the slot.
+			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout)) //nolint:errcheck // not every writer has deadlines
+		}
+		h.ServeHTTP(w, r.WithContext(querybudget.NewContext(r.Context(), tk)))
+	})
+}
+
+// SetRetryAfter sets the Retry-After header of a refusal, in whole
+// seconds (at least 1), when err is a *querybudget.BusyError, and
+// reports whether it was.
+func SetRetryAfter(w http.ResponseWriter, err error) bool {
+	var be *querybudget.BusyError
+	if !errors.As(err, &be) {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int((be.RetryAfter+time.Second-1)/time.Second))))
+	return true
+}
