@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
-	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
@@ -131,19 +130,16 @@ func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // fail answers err as Jaeger does: its envelope with the error, as
-// text/plain, with code (500s logged); a read past a limit is 413, a
-// query the budget cannot take now 429 with a Retry-After, a client gone
-// 499.
+// text/plain, with the status of err's kind (readapi.Classify), or code
+// when err is of no known kind (500s logged); a query the budget cannot
+// take now gets a Retry-After; a client gone is not answered.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
-	var le *lakeread.LimitError
-	var qe *querybudget.LimitError
-	switch {
-	case readapi.SetRetryAfter(w, err):
-		code = http.StatusTooManyRequests
-	case errors.As(err, &le), errors.As(err, &qe):
-		code = http.StatusRequestEntityTooLarge
-	case r.Context().Err() != nil:
-		code = 499 // the client went away: nobody reads this
+	switch k := readapi.Classify(err); {
+	case k == readapi.KindCanceled || r.Context().Err() != nil:
+		return // the client went away: nobody reads this
+	case k != readapi.KindInternal:
+		code = k.HTTPStatus()
+		readapi.SetRetryAfter(w, err)
 	case code == http.StatusInternalServerError:
 		h.cfg.Logger.Error("jaeger HTTP API request failed", "path", r.URL.Path, "err", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -125,28 +126,27 @@ func (h *handler) unary(fn func(ctx context.Context, tenant string, req []byte) 
 	}
 }
 
-// status is the gRPC status of err: InvalidArgument for a malformed
-// request, ResourceExhausted past a read limit, or with a RetryInfo when
-// the query budget cannot take the call now, the context's code when it
-// ended, else Internal (logged).
+// status is the gRPC status of err: a status as it is; InvalidArgument
+// for a malformed request; else the code of err's kind (readapi.Classify:
+// ResourceExhausted past a limit, or with a RetryInfo when the query
+// budget cannot take the call now; DeadlineExceeded, Canceled), the
+// context's code when it ended, else Internal (logged).
 func (h *handler) status(ctx context.Context, err error) error {
-	var le *lakeread.LimitError
-	var qe *querybudget.LimitError
-	var be *querybudget.BusyError
 	var bad badRequest
-	switch {
+	var be *querybudget.BusyError
+	switch k := readapi.Classify(err); {
 	case status.Code(err) != codes.Unknown:
 		return err
 	case errors.As(err, &bad):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &be):
-		st, derr := status.New(codes.ResourceExhausted, err.Error()).WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(be.RetryAfter)})
+		st, derr := status.New(k.GRPCCode(), err.Error()).WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(be.RetryAfter)})
 		if derr != nil {
-			return status.Error(codes.ResourceExhausted, err.Error())
+			return status.Error(k.GRPCCode(), err.Error())
 		}
 		return st.Err()
-	case errors.As(err, &le), errors.As(err, &qe):
-		return status.Error(codes.ResourceExhausted, err.Error())
+	case k != readapi.KindInternal:
+		return status.Error(k.GRPCCode(), err.Error())
 	case ctx.Err() != nil:
 		return status.FromContextError(ctx.Err()).Err()
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/util/annotations"
 
-	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
@@ -185,23 +184,29 @@ func writeArray[T any](s *jsoniter.Stream, xs []T, each func(T)) {
 	s.WriteArrayEnd()
 }
 
-// WriteError answers err in Prometheus' error shape, for the query
-// budget's admission (readapi.Admit): a query the budget cannot take now
-// is errorType "unavailable", 503, with a Retry-After (the status
-// Prometheus' clients retry); one past its own memory "execution", 422,
-// as Prometheus answers a query past its samples limit.
+// WriteError answers err in Prometheus' error shape, by its kind
+// (readapi.Classify), for the query budget's admission (readapi.Admit):
+// a query the budget cannot take now is errorType "unavailable", 503,
+// with a Retry-After (the status Prometheus' clients retry); one past its
+// own memory "execution", 422, as Prometheus answers a query past its
+// samples limit; a bad request "bad_data", a timeout "timeout", a
+// canceled one "canceled".
 func (a *API) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var qe *querybudget.LimitError
-	switch {
-	case readapi.SetRetryAfter(w, err):
-		a.fail(w, &apiError{typ: errUnavail, err: err})
-	case errors.As(err, &qe):
-		a.fail(w, &apiError{typ: errExec, err: err})
-	case errors.Is(err, context.Canceled):
-		a.fail(w, &apiError{typ: errCanceled, err: err})
-	case errors.Is(err, context.DeadlineExceeded):
-		a.fail(w, &apiError{typ: errTimeout, err: err})
-	default:
-		a.fail(w, &apiError{typ: errInternal, err: err})
+	typ := errInternal
+	switch readapi.Classify(err) {
+	case readapi.KindBusy, readapi.KindUnavailable:
+		readapi.SetRetryAfter(w, err)
+		typ = errUnavail
+	case readapi.KindTooLarge:
+		typ = errExec
+	case readapi.KindBadRequest:
+		typ = errBadData
+	case readapi.KindForbidden:
+		typ = errForbidden
+	case readapi.KindCanceled:
+		typ = errCanceled
+	case readapi.KindTimeout:
+		typ = errTimeout
 	}
+	a.fail(w, &apiError{typ: typ, err: err})
 }

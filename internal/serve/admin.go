@@ -276,9 +276,6 @@ func lokiQuery(p string) bool {
 // handler answers errors: text, 429 with a Retry-After when the query
 // budget is busy.
 func textError(w http.ResponseWriter, _ *http.Request, err error) {
-	code := http.StatusInternalServerError
-	if readapi.SetRetryAfter(w, err) {
-		code = http.StatusTooManyRequests
-	}
-	http.Error(w, err.Error(), code)
+	readapi.SetRetryAfter(w, err)
+	http.Error(w, err.Error(), readapi.Classify(err).HTTPStatus())
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpjson"
-	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -135,7 +134,7 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
 		}
 	}
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		h.WriteError(w, r, &readapi.Error{Kind: readapi.KindBadRequest, Err: err})
 		return
 	}
 	if !end.IsZero() {
@@ -151,7 +150,7 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
 		h.WriteError(w, r, err)
 		return
 	case res.Spans.Len() == 0:
-		http.Error(w, "trace not found", http.StatusNotFound)
+		h.WriteError(w, r, readapi.Errorf(readapi.KindNotFound, "trace not found"))
 		return
 	}
 	td, err := res.Spans.AppendProto(nil)
@@ -200,22 +199,20 @@ func encode(td []byte, v2, proto bool) ([]byte, string, error) {
 	return out, "application/json", nil
 }
 
-// WriteError answers a failed read as Tempo answers errors, as text: 413
-// past a limit, 429 with a Retry-After when the query budget cannot take
-// the query now, nothing when the client went away, 500 else (logged).
+// WriteError answers a failed read as Tempo answers errors, as text,
+// with the status of its kind (readapi.Classify: 400 for a bad request,
+// 404 for a trace not found, 413 past a limit, 429 with a Retry-After
+// when the query budget cannot take the query now, 504 past the
+// timeout), nothing when the client went away, 500 else (logged).
 // readapi.Admit answers its refusals with it too.
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	var le *lakeread.LimitError
-	var qe *querybudget.LimitError
+	k := readapi.Classify(err)
 	switch {
-	case readapi.SetRetryAfter(w, err):
-		http.Error(w, err.Error(), http.StatusTooManyRequests)
-	case errors.As(err, &le), errors.As(err, &qe):
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
-	case r.Context().Err() != nil:
-		// the client went away
-	default:
+	case k == readapi.KindCanceled || r.Context().Err() != nil:
+		return // the client went away
+	case k == readapi.KindInternal:
 		h.cfg.Logger.Error("tempo HTTP API: read trace", "path", r.URL.Path, "err", err)
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
+	readapi.SetRetryAfter(w, err)
+	http.Error(w, err.Error(), k.HTTPStatus())
 }
