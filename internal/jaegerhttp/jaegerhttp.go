@@ -34,6 +34,12 @@ type Config struct {
 	// Tenant is the tenant of a request whose context names none
 	// (tenant.FromContext): the lake's default tenant.
 	Tenant string
+	// TenantHeader may name a request's tenant, as Jaeger's
+	// multi_tenancy sends it (default x-tenant): any tenant when
+	// AnyTenant (the server has no bearer tokens), else only the token's
+	// own (readapi.TenantRule).
+	TenantHeader string
+	AnyTenant    bool
 	// MaxTraces bounds the traces one search returns, whatever its
 	// limit. Default 1000.
 	MaxTraces int
@@ -45,7 +51,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults, without a Reader.
-func DefaultConfig() Config { return Config{MaxTraces: 1000} }
+func DefaultConfig() Config { return Config{MaxTraces: 1000, TenantHeader: "x-tenant"} }
 
 // Validate reports the first field of c that New would refuse.
 func (c Config) Validate() error {
@@ -105,11 +111,9 @@ type structError struct {
 	TraceID string `json:"traceID,omitempty"`
 }
 
-func (h *Handler) tenantOf(r *http.Request) string {
-	if t := tenant.FromContext(r.Context()); t != "" {
-		return t
-	}
-	return h.cfg.Tenant
+// tenantOf is r's tenant by the read side's one rule.
+func (h *Handler) tenantOf(r *http.Request) (string, error) {
+	return readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}.Resolve(r)
 }
 
 func (h *Handler) write(w http.ResponseWriter, r *http.Request, resp response) {
@@ -148,7 +152,12 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, code i
 }
 
 func (h *Handler) services(w http.ResponseWriter, r *http.Request) {
-	svcs, err := h.cfg.Reader.Services(r.Context(), h.tenantOf(r), time.Time{}, time.Time{})
+	t, err := h.tenantOf(r)
+	if err != nil {
+		h.fail(w, r, err, http.StatusInternalServerError)
+		return
+	}
+	svcs, err := h.cfg.Reader.Services(r.Context(), t, time.Time{}, time.Time{})
 	if err != nil {
 		h.fail(w, r, err, http.StatusInternalServerError)
 		return
@@ -168,7 +177,11 @@ type operation struct {
 }
 
 func (h *Handler) readOperations(r *http.Request, service, kind string) ([]operation, error) {
-	ops, err := h.cfg.Reader.Operations(r.Context(), h.tenantOf(r), service, "", time.Time{}, time.Time{})
+	t, err := h.tenantOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := h.cfg.Reader.Operations(r.Context(), t, service, "", time.Time{}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +251,12 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, http.StatusBadRequest)
 		return
 	}
-	tr, err := h.readTrace(r.Context(), h.tenantOf(r), id, start, end)
+	t, err := h.tenantOf(r)
+	if err != nil {
+		h.fail(w, r, err, http.StatusInternalServerError)
+		return
+	}
+	tr, err := h.readTrace(r.Context(), t, id, start, end)
 	switch {
 	case errors.Is(err, errNotFound):
 		h.fail(w, r, err, http.StatusNotFound)
@@ -378,7 +396,12 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err, http.StatusBadRequest)
 		return
 	}
-	ctx, t := r.Context(), h.tenantOf(r)
+	t, err := h.tenantOf(r)
+	if err != nil {
+		h.fail(w, r, err, http.StatusInternalServerError)
+		return
+	}
+	ctx := r.Context()
 	traces := []trace{}
 	var errs []structError
 	if len(p.traceIDs) > 0 {

@@ -207,3 +207,66 @@ func TestSearchDefaults(t *testing.T) {
 		t.Errorf("%d traces found, want the %d of an hour ago", len(got), len(want))
 	}
 }
+
+// TestTenantHeader: the read side's tenant rule (readapi.TenantRule).
+// Without tokens (AnyTenant) x-tenant names any tenant, and a header
+// that is no tenant name is 400; with tokens it may only repeat the
+// token's tenant: naming another is 403 in Jaeger's envelope.
+func TestTenantHeader(t *testing.T) {
+	a := synth.Traces(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 40})
+	r := lakereadtest.Reader(t, map[string][]byte{"tenant-a": a})
+	for _, anyTenant := range []bool{true, false} {
+		cfg := jaegerhttp.DefaultConfig()
+		cfg.Reader, cfg.Tenant, cfg.AnyTenant = r, "default", anyTenant
+		h, err := jaegerhttp.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		h.Register(mux, "/jaeger")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tn := r.Header.Get("Token-Tenant"); tn != "" { // as the admin port's bearer tokens do
+				r = r.WithContext(tenant.NewContext(r.Context(), tn))
+			}
+			mux.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		services := func(token, header string) (int, []string) {
+			req, _ := http.NewRequest("GET", srv.URL+"/jaeger/api/services", nil)
+			if token != "" {
+				req.Header.Set("Token-Tenant", token)
+			}
+			if header != "" {
+				req.Header.Set("x-tenant", header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var env envelope
+			json.NewDecoder(resp.Body).Decode(&env)
+			var svcs []string
+			json.Unmarshal(env.Data, &svcs)
+			return resp.StatusCode, svcs
+		}
+		if anyTenant {
+			if code, svcs := services("", "tenant-a"); code != 200 || len(svcs) == 0 {
+				t.Errorf("no tokens, x-tenant tenant-a: %d %q", code, svcs)
+			}
+			if code, _ := services("", "../etc"); code != 400 {
+				t.Errorf("no tokens, x-tenant ../etc: %d, want 400", code)
+			}
+			continue
+		}
+		if code, svcs := services("tenant-a", "tenant-a"); code != 200 || len(svcs) == 0 {
+			t.Errorf("token of tenant-a repeating it: %d %q", code, svcs)
+		}
+		if code, svcs := services("tenant-b", "tenant-a"); code != 403 || len(svcs) != 0 {
+			t.Errorf("token of tenant-b naming tenant-a: %d %q, want 403", code, svcs)
+		}
+		if code, svcs := services("", "tenant-a"); code != 403 || len(svcs) != 0 {
+			t.Errorf("default token naming tenant-a: %d %q, want 403", code, svcs)
+		}
+	}
+}

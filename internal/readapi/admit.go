@@ -10,32 +10,54 @@ import (
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
-// TenantRule says which tenant a read request acts for: the tenant of
-// its bearer token (put in its context by the admin port's
-// authentication, tenant.NewContext), else, when Header is set and the
-// server has no tokens, the tenant that header names, else Default.
+// TenantRule is the one rule of which tenant a read request acts for:
+// the tenant of its bearer token (put in its context by the admin port's
+// authentication, tenant.NewContext; "" a token of the default tenant);
+// a tenant header (X-Scope-OrgID for Loki and Tempo, x-tenant for
+// Jaeger) is honoured when the server has no tokens (HeaderAllowed), and
+// with tokens only when it names the token's own tenant; else Default.
 type TenantRule struct {
 	// Default is the tenant of a request that names none.
 	Default string
-	// Header is the request header that may name the tenant
-	// (X-Scope-OrgID, as Loki and Tempo take it) when HeaderAllowed.
-	Header        string
+	// Header is the request header that may name the tenant; "" for
+	// none.
+	Header string
+	// HeaderAllowed lets Header name any tenant: set when the server has
+	// no bearer tokens.
 	HeaderAllowed bool
 }
 
-// Of returns r's tenant by the rule. A header naming an invalid tenant
-// is ignored here (the API that honours it refuses it with its own
-// error).
+// Resolve returns r's tenant by the rule, or an *Error: BadRequest for a
+// header that is not a tenant name, Forbidden for one naming another
+// tenant than the token's.
+func (tr TenantRule) Resolve(r *http.Request) (string, error) {
+	t := tenant.FromContext(r.Context())
+	if t == "" {
+		t = tr.Default
+	}
+	h := ""
+	if tr.Header != "" {
+		h = r.Header.Get(tr.Header)
+	}
+	switch {
+	case h == "" || h == t:
+		return t, nil
+	case !tr.HeaderAllowed:
+		return "", Errorf(KindForbidden, "%s names another tenant than the bearer token's", tr.Header)
+	case !tenant.Valid(h):
+		return "", Errorf(KindBadRequest, "%s %q is not a valid tenant name", tr.Header, h)
+	}
+	return h, nil
+}
+
+// Of returns r's tenant by the rule, the default for a request Resolve
+// refuses (for admission: the API refuses it then).
 func (tr TenantRule) Of(r *http.Request) string {
-	if t := tenant.FromContext(r.Context()); t != "" {
-		return t
+	t, err := tr.Resolve(r)
+	if err != nil {
+		return tr.Default
 	}
-	if tr.HeaderAllowed && tr.Header != "" {
-		if h := r.Header.Get(tr.Header); tenant.Valid(h) {
-			return h
-		}
-	}
-	return tr.Default
+	return t
 }
 
 // ErrorWriter writes err as an API answers errors: a

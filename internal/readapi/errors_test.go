@@ -13,6 +13,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 func TestClassify(t *testing.T) {
@@ -43,5 +44,41 @@ func TestClassify(t *testing.T) {
 	}
 	if Kind(200).String() != "internal" {
 		t.Error("an unknown kind is not internal")
+	}
+}
+
+func TestTenantRule(t *testing.T) {
+	req := func(token, header string) *http.Request {
+		r, _ := http.NewRequest("GET", "/", nil)
+		if token != "" {
+			r = r.WithContext(tenant.NewContext(r.Context(), token))
+		}
+		if header != "" {
+			r.Header.Set("X-Scope-OrgID", header)
+		}
+		return r
+	}
+	open := TenantRule{Default: "default", Header: "X-Scope-OrgID", HeaderAllowed: true}
+	tokens := TenantRule{Default: "default", Header: "X-Scope-OrgID"}
+	for _, c := range []struct {
+		rule          TenantRule
+		token, header string
+		want          string
+		kind          Kind
+	}{
+		{open, "", "", "default", 0},
+		{open, "", "b", "b", 0},
+		{open, "", "../x", "", KindBadRequest},
+		{tokens, "a", "", "a", 0},
+		{tokens, "a", "a", "a", 0},
+		{tokens, "a", "b", "", KindForbidden},
+		{tokens, "", "default", "default", 0}, // a token of the default tenant
+		{tokens, "", "b", "", KindForbidden},
+		{TenantRule{Default: "default"}, "", "b", "default", 0}, // no header read
+	} {
+		got, err := c.rule.Resolve(req(c.token, c.header))
+		if got != c.want || (err == nil) != (c.kind == 0) || err != nil && Classify(err) != c.kind {
+			t.Errorf("%+v token %q header %q: %q %v, want %q %v", c.rule, c.token, c.header, got, err, c.want, c.kind)
+		}
 	}
 }

@@ -54,7 +54,7 @@ func (s *Server) adminRoutes() error {
 	// info, metadata, rules) and the live tails (their own slots) do not.
 	promMux := http.NewServeMux()
 	api.Register(promMux)
-	s.adminMux.Handle("/api/v1/", s.admitQueries(api.WriteError, promQuery, promMux))
+	s.adminMux.Handle("/api/v1/", s.admitQueries(api.WriteError, "", promQuery, promMux))
 	// Prometheus remote write 1.0 and 2.0 (snappy protobuf; the
 	// Content-Type's proto parameter says which) into the same store, with
 	// Prometheus' own handler, as Prometheus' receiver with both messages
@@ -73,7 +73,7 @@ func (s *Server) adminRoutes() error {
 	// Remote read, as Prometheus serves it (its flags' defaults: 5e7
 	// samples a query, 10 at once, 1 MiB frames), so a Prometheus can
 	// read wirehouse's metrics with remote_read; no external labels.
-	s.adminMux.Handle("POST /api/v1/read", s.admitQueries(textError, func(string) bool { return true },
+	s.adminMux.Handle("POST /api/v1/read", s.admitQueries(textError, "", func(string) bool { return true },
 		remote.NewReadHandler(s.log, s.reg, s.metrics.Queryable(), func() config.Config { return config.Config{} }, 5e7, 10, 1<<20)))
 	// Jaeger's HTTP query API over the lake's spans, under /jaeger (its
 	// /api/traces/{id} would clash with Tempo's).
@@ -82,22 +82,23 @@ func (s *Server) adminRoutes() error {
 		return err
 	}
 	jc := jaegerhttp.DefaultConfig()
-	jc.Reader, jc.Tenant, jc.Logger = traces, s.cfg.Lake.Tenant, s.log
+	jc.Reader, jc.Tenant, jc.Logger, jc.AnyTenant = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
 	jh, err := jaegerhttp.New(jc)
 	if err != nil {
 		return err
 	}
 	jaegerMux := http.NewServeMux()
 	jh.Register(jaegerMux, "/jaeger")
-	s.adminMux.Handle("/jaeger/", s.admitQueries(jh.WriteError, func(string) bool { return true }, jaegerMux))
+	s.adminMux.Handle("/jaeger/", s.admitQueries(jh.WriteError, jc.TenantHeader, func(string) bool { return true }, jaegerMux))
 	// Tempo's trace by id, under /tempo, for Grafana's Tempo data source.
-	th, err := tempohttp.New(tempohttp.Config{Reader: traces, Tenant: s.cfg.Lake.Tenant, Logger: s.log})
+	th, err := tempohttp.New(tempohttp.Config{Reader: traces, Tenant: s.cfg.Lake.Tenant, Logger: s.log,
+		TenantHeader: "X-Scope-OrgID", AnyTenant: s.adminTokens == nil})
 	if err != nil {
 		return err
 	}
 	tempoMux := http.NewServeMux()
 	th.Register(tempoMux, "/tempo")
-	s.adminMux.Handle("/tempo/", s.admitQueries(th.WriteError, func(p string) bool { return strings.Contains(p, "/traces/") }, tempoMux))
+	s.adminMux.Handle("/tempo/", s.admitQueries(th.WriteError, "X-Scope-OrgID", func(p string) bool { return strings.Contains(p, "/traces/") }, tempoMux))
 	// Loki's query API over the lake's logs, for Grafana's Loki data
 	// source: X-Scope-OrgID names the tenant only without admin tokens
 	// (with them, the token's tenant is the request's).
@@ -110,7 +111,7 @@ func (s *Server) adminRoutes() error {
 	}
 	lokiMux := http.NewServeMux()
 	lh.Register(lokiMux)
-	s.adminMux.Handle("/loki/", s.admitQueries(lh.WriteError, lokiQuery, lokiMux))
+	s.adminMux.Handle("/loki/", s.admitQueries(lh.WriteError, "X-Scope-OrgID", lokiQuery, lokiMux))
 	s.stack.push("loki live tails", lh.Close)
 	// /metrics and pprof concern every tenant: operators' alone.
 	s.adminMux.Handle("GET /metrics", s.operatorOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true})))
@@ -237,12 +238,12 @@ func (s *Server) operatorOnly(h http.Handler) http.Handler {
 }
 
 // admitQueries returns h with the requests whose path isQuery admitted
-// into the query budget (readapi.Admit) for their tenant (the token's;
-// without tokens the X-Scope-OrgID header's, as Loki and Tempo take it),
+// into the query budget (readapi.Admit) for their tenant by the read
+// side's rule (the token's; without tokens the one tenantHeader names),
 // refusals answered by fail; other requests pass. An answer must be
 // written within the query timeout and half a minute more.
-func (s *Server) admitQueries(fail readapi.ErrorWriter, isQuery func(path string) bool, h http.Handler) http.Handler {
-	rule := readapi.TenantRule{Default: s.cfg.Lake.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: s.adminTokens == nil}
+func (s *Server) admitQueries(fail readapi.ErrorWriter, tenantHeader string, isQuery func(path string) bool, h http.Handler) http.Handler {
+	rule := readapi.TenantRule{Default: s.cfg.Lake.Tenant, Header: tenantHeader, HeaderAllowed: s.adminTokens == nil}
 	admitted := readapi.Admit(s.gate, rule.Of, queryWriteTimeout, fail, h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isQuery(r.URL.Path) {

@@ -37,6 +37,12 @@ type Config struct {
 	// Tenant is the tenant of a request whose context names none
 	// (tenant.FromContext): the lake's default tenant.
 	Tenant string
+	// TenantHeader may name a request's tenant, as Grafana's Tempo data
+	// source sends X-Scope-OrgID: any tenant when AnyTenant (the server
+	// has no bearer tokens), else only the token's own
+	// (readapi.TenantRule). "" reads no header.
+	TenantHeader string
+	AnyTenant    bool
 	// Logger gets a line per failed request. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -140,9 +146,10 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
 	if !end.IsZero() {
 		end = end.Add(time.Second) // whole seconds: the end's second included
 	}
-	t := tenant.FromContext(r.Context())
-	if t == "" {
-		t = h.cfg.Tenant
+	t, err := readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}.Resolve(r)
+	if err != nil {
+		h.WriteError(w, r, err)
+		return
 	}
 	res, err := h.cfg.Reader.Trace(r.Context(), t, id, start, end)
 	switch {
