@@ -238,7 +238,7 @@ var errNotFound = errors.New("trace not found")
 // trace answers /api/traces/{traceID}?start=&end= (µs): a one-trace list,
 // or 404.
 func (h *Handler) trace(w http.ResponseWriter, r *http.Request) {
-	id, err := parseTraceID(r.PathValue("traceID"))
+	id, err := readapi.ParseTraceID(r.PathValue("traceID"))
 	if err != nil {
 		h.fail(w, r, err, http.StatusBadRequest)
 		return
@@ -312,7 +312,7 @@ func (h *Handler) parseSearch(r *http.Request) (searchParams, error) {
 	}
 	f := r.Form
 	for _, s := range f["traceID"] {
-		id, err := parseTraceID(s)
+		id, err := readapi.ParseTraceID(s)
 		if err != nil {
 			return p, err
 		}
@@ -380,11 +380,11 @@ func microsParam(r *http.Request, name string, def time.Time) (time.Time, error)
 	if s == "" {
 		return def, nil
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	t, err := readapi.ParseEpoch(s, time.Microsecond)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("unable to parse param '%s': %w", name, err)
 	}
-	return time.UnixMicro(n).UTC(), nil
+	return t, nil
 }
 
 // search answers /api/traces: the traces a search finds, most recent

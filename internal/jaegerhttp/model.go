@@ -736,28 +736,3 @@ func traceIDString(id [16]byte) string {
 
 func spanIDString(id uint64) string { return fmt.Sprintf("%016x", id) }
 
-// parseTraceID reads a trace id as Jaeger does: 1 to 32 hex digits, the
-// last 16 the low half.
-func parseTraceID(s string) ([16]byte, error) {
-	var id [16]byte
-	if len(s) == 0 || len(s) > 32 {
-		return id, fmt.Errorf("trace id %q: want 1 to 32 hex digits", s)
-	}
-	lo, hi := s, ""
-	if len(s) > 16 {
-		hi, lo = s[:len(s)-16], s[len(s)-16:]
-	}
-	l, err := strconv.ParseUint(lo, 16, 64)
-	if err != nil {
-		return id, fmt.Errorf("trace id %q: not hex", s)
-	}
-	var h uint64
-	if hi != "" {
-		if h, err = strconv.ParseUint(hi, 16, 64); err != nil {
-			return id, fmt.Errorf("trace id %q: not hex", s)
-		}
-	}
-	binary.BigEndian.PutUint64(id[:8], h)
-	binary.BigEndian.PutUint64(id[8:], l)
-	return id, nil
-}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +81,49 @@ func TestTenantRule(t *testing.T) {
 		got, err := c.rule.Resolve(req(c.token, c.header))
 		if got != c.want || (err == nil) != (c.kind == 0) || err != nil && Classify(err) != c.kind {
 			t.Errorf("%+v token %q header %q: %q %v, want %q %v", c.rule, c.token, c.header, got, err, c.want, c.kind)
+		}
+	}
+}
+
+func mustInt(s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func TestParseTimes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"1700000000", time.Unix(1700000000, 0)},
+		{"1700000000123456789", time.Unix(0, 1700000000123456789)},
+		{"1700000000.25", time.Unix(1700000000, 250_000_000)},
+		{"2026-11-28T10:00:00.5Z", time.Date(2026, 11, 28, 10, 0, 0, 500_000_000, time.UTC)},
+	} {
+		if got, err := ParseLokiTime(c.in); err != nil || !got.Equal(c.want) {
+			t.Errorf("ParseLokiTime(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "NaN", "yesterday", "Inf"} {
+		if _, err := ParseLokiTime(bad); err == nil {
+			t.Errorf("ParseLokiTime(%q) accepted", bad)
+		}
+	}
+	if got, err := ParseEpoch("1700000000123456", time.Microsecond); err != nil || !got.Equal(time.UnixMicro(1700000000123456)) {
+		t.Errorf("ParseEpoch µs: %v %v", got, err)
+	}
+	if _, err := ParseEpoch("9223372036854775807", time.Second); err == nil {
+		t.Error("ParseEpoch accepted seconds past int64 nanoseconds")
+	}
+	if id, err := ParseTraceID("abc"); err != nil || id[15] != 0xbc || id[14] != 0x0a {
+		t.Errorf("ParseTraceID(abc) = %x, %v", id, err)
+	}
+	for _, bad := range []string{"", "g", "+1", strings.Repeat("1", 33)} {
+		if _, err := ParseTraceID(bad); err == nil {
+			t.Errorf("ParseTraceID(%q) accepted", bad)
 		}
 	}
 }

@@ -84,23 +84,6 @@ func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	})
 }
 
-// ParseTraceID reads a trace id as Tempo does: up to 32 hex digits, the
-// missing leading ones zeros.
-func ParseTraceID(s string) ([16]byte, error) {
-	var id [16]byte
-	if len(s) == 0 || len(s) > 32 {
-		return id, fmt.Errorf("trace id %q: want 1 to 32 hex digits", s)
-	}
-	if len(s)%2 == 1 {
-		s = "0" + s
-	}
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return id, fmt.Errorf("trace id %q: not hex", s)
-	}
-	copy(id[16-len(b):], b)
-	return id, nil
-}
 
 // secondsParam reads parameter name, seconds since the epoch, or the zero
 // time if absent.
@@ -109,11 +92,11 @@ func secondsParam(r *http.Request, name string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	t, err := readapi.ParseEpoch(s, time.Second)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("invalid %s %q: want seconds since the epoch", name, s)
 	}
-	return time.Unix(n, 0).UTC(), nil
+	return t, nil
 }
 
 // wantsProtobuf reports whether the Accept header asks for protobuf.
@@ -132,7 +115,7 @@ func wantsProtobuf(r *http.Request) bool {
 // 1, "trace" in JSON). Unknown ids are 404, malformed requests 400, a
 // read past the reader's limits 413.
 func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
-	id, err := ParseTraceID(r.PathValue("traceID"))
+	id, err := readapi.ParseTraceID(r.PathValue("traceID"))
 	var start, end time.Time
 	if err == nil {
 		if start, err = secondsParam(r, "start"); err == nil {
