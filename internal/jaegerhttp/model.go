@@ -735,4 +735,3 @@ func traceIDString(id [16]byte) string {
 }
 
 func spanIDString(id uint64) string { return fmt.Sprintf("%016x", id) }
-

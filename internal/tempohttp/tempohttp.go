@@ -84,7 +84,6 @@ func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	})
 }
 
-
 // secondsParam reads parameter name, seconds since the epoch, or the zero
 // time if absent.
 func secondsParam(r *http.Request, name string) (time.Time, error) {
