@@ -106,6 +106,11 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&q.MaxQueryMemory, "query-max-memory", "bytes one query may hold (413 past it); 0: half of --query-memory")
 	fs.IntVar(&q.MaxTails, "query-max-tails", q.MaxTails, "live tails (Loki /tail WebSockets) open at once")
 	fs.IntVar(&q.MaxTailsPerTenant, "query-max-tails-per-tenant", q.MaxTailsPerTenant, "live tails of one tenant open at once")
+	fs.DurationVar(&q.Timeout, "query-timeout", q.Timeout, "longest a query of any read API runs (504 past it)")
+	fs.IntVar(&q.MaxTraces, "query-max-traces", q.MaxTraces, "most traces a trace search returns, whatever its limit")
+	fs.IntVar(&q.MaxLines, "query-max-lines", q.MaxLines, "largest limit of a log query")
+	fs.IntVar(&q.MaxSeries, "query-max-series", q.MaxSeries, "most series of a LogQL metric query")
+	fs.Var(&q.MaxBytesRead, "query-max-bytes-read", "most Parquet bytes one query reads (413 past it)")
 	var streams uint
 	fs.UintVar(&streams, "grpc-max-concurrent-streams", uint(cfg.OTLP.GRPC.MaxConcurrentStreams), "concurrent gRPC calls per connection")
 	fs.DurationVar(&cfg.OTLP.HTTP.ReadHeaderTimeout, "read-header-timeout", cfg.OTLP.HTTP.ReadHeaderTimeout, "time a client has to send request headers (and the gRPC handshake)")

@@ -51,7 +51,9 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults, without a Reader.
-func DefaultConfig() Config { return Config{MaxTraces: 1000, TenantHeader: "x-tenant"} }
+func DefaultConfig() Config {
+	return Config{MaxTraces: readapi.DefaultLimits().MaxTraces, TenantHeader: "x-tenant"}
+}
 
 // Validate reports the first field of c that New would refuse.
 func (c Config) Validate() error {

@@ -43,12 +43,20 @@ type Config struct {
 	// with a RetryInfo, and the call's ticket is in the context of the
 	// reads, which charge it.
 	Gate *querybudget.Gate
+	// MaxTraces bounds the traces one search returns, whatever its
+	// limit, and Timeout a call's run (readapi.Limits); defaults
+	// readapi.DefaultLimits'.
+	MaxTraces int
+	Timeout   time.Duration
 	// Logger gets a line per failed call. Default slog.Default().
 	Logger *slog.Logger
 }
 
 // DefaultConfig returns the defaults, without a Reader.
-func DefaultConfig() Config { return Config{TenantHeader: "x-tenant"} }
+func DefaultConfig() Config {
+	l := readapi.DefaultLimits()
+	return Config{TenantHeader: "x-tenant", MaxTraces: l.MaxTraces, Timeout: l.Timeout}
+}
 
 // Validate reports the first field of c that Register would refuse.
 func (c Config) Validate() error {
@@ -57,6 +65,8 @@ func (c Config) Validate() error {
 		return errors.New("jaegerstorage: Reader not set")
 	case c.TenantHeader == "":
 		return errors.New("jaegerstorage: TenantHeader empty")
+	case c.MaxTraces <= 0 || c.Timeout <= 0:
+		return fmt.Errorf("jaegerstorage: MaxTraces %d and Timeout %v must be positive", c.MaxTraces, c.Timeout)
 	case !tenant.Valid(c.Tenant):
 		return fmt.Errorf("jaegerstorage: Tenant %q is not a valid tenant name", c.Tenant)
 	}
@@ -112,7 +122,8 @@ func (h *handler) unary(fn func(ctx context.Context, tenant string, req []byte) 
 			return nil, h.status(ctx, err)
 		}
 		defer tk.Done()
-		ctx = querybudget.NewContext(ctx, tk)
+		ctx, cancel := context.WithTimeout(querybudget.NewContext(ctx, tk), h.cfg.Timeout)
+		defer cancel()
 		var in otlpgrpc.Message
 		if err := dec(&in); err != nil {
 			return nil, err
@@ -167,7 +178,9 @@ func (h *handler) stream(fn func(stream grpc.ServerStream, tenant string) error)
 			return h.status(stream.Context(), err)
 		}
 		defer tk.Done()
-		return fn(ticketStream{stream, querybudget.NewContext(stream.Context(), tk)}, t)
+		ctx, cancel := context.WithTimeout(querybudget.NewContext(stream.Context(), tk), h.cfg.Timeout)
+		defer cancel()
+		return fn(ticketStream{stream, ctx}, t)
 	}
 }
 
@@ -515,17 +528,13 @@ func duration(b []byte) (time.Duration, error) {
 	return time.Duration(sec)*time.Second + time.Duration(nsec), err
 }
 
-// maxSearch bounds the traces one search returns, whatever its
-// search_depth.
-const maxSearch = 1000
-
 // find runs the search of a FindTracesRequest in tenant t's spans.
 func (h *handler) find(ctx context.Context, t string, req []byte) ([]lakeread.FoundTrace, error) {
 	q, err := query(req)
 	if err != nil {
 		return nil, err
 	}
-	q.Limit = min(q.Limit, maxSearch) // <= 0: lakeread's default
+	q.Limit = min(q.Limit, h.cfg.MaxTraces) // <= 0: lakeread's default
 	return h.cfg.Reader.FindTraces(ctx, t, q)
 }
 

@@ -1,6 +1,7 @@
 package readapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -68,12 +69,10 @@ type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
 // Admit returns h behind g: each request is admitted for the tenant
 // tenantOf gives, waiting for a slot as g allows, or answered by fail;
 // while h runs its context carries the query's ticket
-// (querybudget.FromContext), and its answer must be written within
-// writeTimeout (0: no bound). A nil g passes every request.
-func Admit(g *querybudget.Gate, tenantOf func(*http.Request) string, writeTimeout time.Duration, fail ErrorWriter, h http.Handler) http.Handler {
-	if g == nil {
-		return h
-	}
+// (querybudget.FromContext) and ends after timeout (0: no bound), and its
+// answer must be written within half a minute more. A nil g admits
+// every request.
+func Admit(g *querybudget.Gate, tenantOf func(*http.Request) string, timeout time.Duration, fail ErrorWriter, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tk, err := g.Admit(r.Context(), tenantOf(r))
 		if err != nil {
@@ -84,11 +83,15 @@ func Admit(g *querybudget.Gate, tenantOf func(*http.Request) string, writeTimeou
 			return
 		}
 		defer tk.Done()
-		if writeTimeout > 0 {
+		ctx := querybudget.NewContext(r.Context(), tk)
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
 			// A client that does not read its answer cannot hold the slot.
-			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout)) //nolint:errcheck // not every writer has deadlines
+			http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + 30*time.Second)) //nolint:errcheck // not every writer has deadlines
 		}
-		h.ServeHTTP(w, r.WithContext(querybudget.NewContext(r.Context(), tk)))
+		h.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -34,6 +34,8 @@ func (s *Server) adminRoutes() error {
 	s.adminMux = http.NewServeMux()
 	pc := promapi.DefaultConfig()
 	pc.Logger, pc.Version, pc.Revision = s.log, buildinfo.Get().Version, buildinfo.Get().Revision
+	limits := s.cfg.readLimits() // every read API's bounds, set here once
+	pc.Timeout = limits.Timeout
 	pc.Metadata, pc.Head, pc.Gatherer = s.metrics, s.metrics, s.reg
 	if s.cfg.Metrics.AdminAPI {
 		pc.Admin, pc.SnapshotDir = s.metrics, filepath.Join(s.cfg.DataDir, "metrics", "snapshots")
@@ -82,6 +84,7 @@ func (s *Server) adminRoutes() error {
 		return err
 	}
 	jc := jaegerhttp.DefaultConfig()
+	jc.MaxTraces = limits.MaxTraces
 	jc.Reader, jc.Tenant, jc.Logger, jc.AnyTenant = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
 	jh, err := jaegerhttp.New(jc)
 	if err != nil {
@@ -105,6 +108,7 @@ func (s *Server) adminRoutes() error {
 	lc := lokiapi.DefaultConfig()
 	lc.Reader, lc.Tenant, lc.Logger, lc.OrgIDHeader = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
 	lc.Gate = s.gate
+	lc.MaxLines, lc.MaxSeries, lc.Timeout = limits.MaxLines, limits.MaxSeries, limits.Timeout
 	lh, err := lokiapi.New(lc)
 	if err != nil {
 		return err
@@ -244,7 +248,7 @@ func (s *Server) operatorOnly(h http.Handler) http.Handler {
 // written within the query timeout and half a minute more.
 func (s *Server) admitQueries(fail readapi.ErrorWriter, tenantHeader string, isQuery func(path string) bool, h http.Handler) http.Handler {
 	rule := readapi.TenantRule{Default: s.cfg.Lake.Tenant, Header: tenantHeader, HeaderAllowed: s.adminTokens == nil}
-	admitted := readapi.Admit(s.gate, rule.Of, queryWriteTimeout, fail, h)
+	admitted := readapi.Admit(s.gate, rule.Of, s.cfg.readLimits().Timeout, fail, h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isQuery(r.URL.Path) {
 			admitted.ServeHTTP(w, r)
@@ -253,10 +257,6 @@ func (s *Server) admitQueries(fail readapi.ErrorWriter, tenantHeader string, isQ
 		h.ServeHTTP(w, r)
 	})
 }
-
-// queryWriteTimeout bounds how long a query's answer may take, its run
-// (2 minutes at most in every API) and its writing.
-const queryWriteTimeout = 2*time.Minute + 30*time.Second
 
 // promQuery reports whether a path of Prometheus' API reads the store.
 func promQuery(p string) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -227,8 +228,10 @@ func DefaultConfig() Config {
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
 	qc := querybudget.DefaultConfig()
+	rl := readapi.DefaultLimits()
 	c.Limits.Queries = QueryLimits{ // max_concurrent 0: from the processors (querybudget.DefaultConfig)
 		QueueWait: qc.MaxQueueWait, Memory: ByteSize(qc.Memory), MaxTails: qc.MaxTails, MaxTailsPerTenant: qc.MaxTailsPerTenant,
+		Timeout: rl.Timeout, MaxTraces: rl.MaxTraces, MaxLines: rl.MaxLines, MaxSeries: rl.MaxSeries, MaxBytesRead: ByteSize(rl.MaxBytesRead),
 	}
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
@@ -320,6 +323,9 @@ func (c Config) Validate() error {
 		return errors.New("memory limit must not be negative")
 	}
 	if err := c.queryBudget().Validate(); err != nil {
+		return fmt.Errorf("limits.queries: %w", err)
+	}
+	if err := c.readLimits().Validate(); err != nil {
 		return fmt.Errorf("limits.queries: %w", err)
 	}
 	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
@@ -470,6 +476,18 @@ type QueryLimits struct {
 	MaxQueryMemory         ByteSize      `yaml:"max_query_memory"`
 	MaxTails               int           `yaml:"max_tails"`
 	MaxTailsPerTenant      int           `yaml:"max_tails_per_tenant"`
+	// The bounds every read API obeys (readapi.Limits).
+	Timeout      time.Duration `yaml:"timeout"`
+	MaxTraces    int           `yaml:"max_traces"`
+	MaxLines     int           `yaml:"max_lines"`
+	MaxSeries    int           `yaml:"max_series"`
+	MaxBytesRead ByteSize      `yaml:"max_bytes_read"`
+}
+
+// readLimits are the bounds every read API obeys.
+func (c Config) readLimits() readapi.Limits {
+	q := c.Limits.Queries
+	return readapi.Limits{Timeout: q.Timeout, MaxTraces: q.MaxTraces, MaxLines: q.MaxLines, MaxSeries: q.MaxSeries, MaxBytesRead: int64(q.MaxBytesRead)}
 }
 
 // queryBudget is the query budget's configuration (without its

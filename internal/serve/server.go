@@ -309,6 +309,7 @@ func (s *Server) listenJaeger() error {
 		jcfg.Auth = s.adminTokens
 	}
 	jcfg.Gate = s.gate // every call within the query budget
+	jcfg.MaxTraces, jcfg.Timeout = s.cfg.readLimits().MaxTraces, s.cfg.readLimits().Timeout
 	opts := []grpc.ServerOption{otlpgrpc.ServerOption()}
 	tc, err := s.tlsConfig("jaeger.storage_tls", s.cfg.Jaeger.StorageTLS)
 	if err != nil {
@@ -336,6 +337,7 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 		return s.traces, nil
 	}
 	rcfg := lakeread.DefaultConfig()
+	rcfg.MaxBytes = s.cfg.readLimits().MaxBytesRead
 	rcfg.Bucket = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
 	if s.lakeBucket != nil {
 		rcfg.Bucket, rcfg.Node, rcfg.Remote = s.lakeBucket, s.lakeNode, true

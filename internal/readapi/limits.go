@@ -1,0 +1,43 @@
+package readapi
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits are the bounds every read API obeys, set once by serve from its
+// configuration (limits.queries) and handed to each API, so that a cap
+// is written in one place and the next API cannot forget it.
+type Limits struct {
+	// Timeout bounds a query's run (readapi.Admit puts it on the
+	// query's context). Default 2 minutes, as Prometheus' and Loki's.
+	Timeout time.Duration
+	// MaxTraces bounds the traces a trace search returns, whatever its
+	// limit (Jaeger's HTTP API and remote storage, Tempo). Default 1000.
+	MaxTraces int
+	// MaxLines bounds a log query's limit. Default 5000, as Loki's
+	// max_entries_limit_per_query.
+	MaxLines int
+	// MaxSeries bounds the series of a LogQL metric query. Default
+	// 10,000.
+	MaxSeries int
+	// MaxBytesRead bounds the Parquet bytes one query reads. Default 1
+	// GiB.
+	MaxBytesRead int64
+}
+
+// DefaultLimits returns the defaults.
+func DefaultLimits() Limits {
+	return Limits{Timeout: 2 * time.Minute, MaxTraces: 1000, MaxLines: 5000, MaxSeries: 10_000, MaxBytesRead: 1 << 30}
+}
+
+// Validate reports the first limit that is not positive.
+func (l Limits) Validate() error {
+	switch {
+	case l.Timeout <= 0:
+		return fmt.Errorf("readapi: Timeout %v, must be positive", l.Timeout)
+	case l.MaxTraces <= 0 || l.MaxLines <= 0 || l.MaxSeries <= 0 || l.MaxBytesRead <= 0:
+		return fmt.Errorf("readapi: MaxTraces %d, MaxLines %d, MaxSeries %d and MaxBytesRead %d must be positive", l.MaxTraces, l.MaxLines, l.MaxSeries, l.MaxBytesRead)
+	}
+	return nil
+}
