@@ -117,7 +117,7 @@ FUZZ_TARGETS := \
 	./xdr/internal/xdrtest/:FuzzOperation ./xdr/internal/xdrtest/:FuzzRoundTrip \
 	./xdr/internal/xdrtest/:FuzzBulk ./internal/xdrgen/:FuzzCompile \
 	./internal/receiver/:FuzzHTTPBody ./internal/lake/:FuzzLogRows ./internal/lake/:FuzzSpanRows ./internal/lake/:FuzzParquet ./internal/lake/:FuzzParquetV2 ./internal/lake/:FuzzParseObject \
-	./internal/lakeread/:FuzzTraceFile ./internal/lakeread/:FuzzLogFile ./internal/jaegerstorage/:FuzzRequests ./internal/jaegerhttp/:FuzzTraceJSON ./internal/jaegerhttp/:FuzzSearchParams ./internal/readapi/:FuzzParseTraceID ./internal/readapi/:FuzzParseTimes ./internal/logql/:FuzzParse ./internal/lokiapi/:FuzzPipeline \
+	./internal/lakeread/:FuzzTraceFile ./internal/lakeread/:FuzzLogFile ./internal/jaegerstorage/:FuzzRequests ./internal/jaegerhttp/:FuzzTraceJSON ./internal/jaegerhttp/:FuzzSearchParams ./internal/readapi/:FuzzParseTraceID ./internal/readapi/:FuzzParseTimes ./internal/logql/:FuzzParse ./internal/logql/eval/:FuzzPipeline ./internal/lokiapi/:FuzzParams \
 	./internal/otlpfile/:FuzzSplitDelimited ./internal/otlpfile/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
 	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig \

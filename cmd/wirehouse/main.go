@@ -46,16 +46,16 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands are the subcommands by name; each lives in its own file.
+// commands are the subcommands by name; each lives in its own file. The
+// benchmark drivers are commands of their own: tools/tracebench and
+// tools/logbench.
 var commands = map[string]command{
-	"gen":        {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
-	"ingest":     {summary: "read OTLP files (protobuf or JSON, optionally compressed) into partitioned Parquet", run: runIngest},
-	"inspect":    {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
-	"logbench":   {summary: "measure LogQL over a lake of synth logs, beside DuckDB", run: runLogbench},
-	"load":       {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
-	"serve":      {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
-	"tracebench": {summary: "measure trace by id and search over a lake of synth traces, beside DuckDB", run: runTracebench},
-	"version":    {summary: "print the version, revision and Go version wirehouse was built with", run: runVersion},
+	"gen":     {summary: "write deterministic synthetic OTLP requests to files", run: runGen},
+	"ingest":  {summary: "read OTLP files (protobuf or JSON, optionally compressed) into partitioned Parquet", run: runIngest},
+	"inspect": {summary: "print per-resource counts, service.name and sizes of OTLP request files", run: runInspect},
+	"load":    {summary: "send synthetic OTLP load over gRPC or HTTP and report throughput and latency", run: runLoad},
+	"serve":   {summary: "receive OTLP over gRPC (:4317) and HTTP (:4318) and store it", run: runServe},
+	"version": {summary: "print the version, revision and Go version wirehouse was built with", run: runVersion},
 }
 
 // runVersion prints the build information on stdout.

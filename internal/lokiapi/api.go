@@ -1,12 +1,15 @@
 // Package lokiapi serves Loki's HTTP query API — what Grafana's Loki data
 // source and logcli call — over the lake's logs: query_range and query
-// (LogQL, internal/logql, evaluated here), labels, label values, series
-// and index stats, with Loki's documented JSON responses. Written from
-// Loki's public API documentation (Loki is AGPL-3.0: none of its code).
+// (LogQL, parsed by internal/logql and evaluated by internal/logql/eval
+// over the lake, engine.go), labels, label values, series and index
+// stats, with Loki's documented JSON responses. This package holds Loki's
+// wire format alone: parameters, JSON, errors, the tail WebSocket.
+// Written from Loki's public API documentation (Loki is AGPL-3.0: none
+// of its code).
 //
 // OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
-// (labels.go). /loki/api/v1/tail is a WebSocket that polls every second
-// (tail.go).
+// (internal/logql/eval/otlp.go). /loki/api/v1/tail is a WebSocket that
+// polls every second (tail.go).
 package lokiapi
 
 import (
@@ -24,6 +27,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -80,7 +84,7 @@ func (c Config) Validate() error {
 // Handler serves the API.
 type Handler struct {
 	cfg   Config
-	eng   *Engine
+	eng   *eval.Engine
 	tails context.Context // ends the live tails on Close
 	stop  context.CancelFunc
 
@@ -173,7 +177,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusForbidden
 	case readapi.SetRetryAfter(w, err):
 		code = http.StatusTooManyRequests
-	case errors.As(err, &le), errors.As(err, &qe), errors.Is(err, ErrLimit):
+	case errors.As(err, &le), errors.As(err, &qe), errors.Is(err, eval.ErrLimit):
 		code = http.StatusRequestEntityTooLarge
 	case errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusGatewayTimeout
@@ -271,7 +275,7 @@ func (h *Handler) parseQuery(r *http.Request) (Query, error) {
 		}
 	}
 	if q.Limit > h.cfg.MaxLines {
-		return q, fmt.Errorf("%w: limit %d over the maximum of %d lines", ErrLimit, q.Limit, h.cfg.MaxLines)
+		return q, fmt.Errorf("%w: limit %d over the maximum of %d lines", eval.ErrLimit, q.Limit, h.cfg.MaxLines)
 	}
 	switch d := r.FormValue("direction"); d {
 	case "", "backward", "BACKWARD":
@@ -392,7 +396,7 @@ func formatValue(v float64) string {
 // stats is the statistics object of Loki's query responses (its summary;
 // the querier and ingester parts, which describe Loki's own components,
 // are left out).
-func stats(s Stats, seconds float64) map[string]any {
+func stats(s eval.Stats, seconds float64) map[string]any {
 	perSec := func(n int64) int64 {
 		if seconds <= 0 {
 			return 0
@@ -408,7 +412,7 @@ func stats(s Stats, seconds float64) map[string]any {
 
 // streamsOf reads the label sets of the streams that selectors select in
 // the request's range (all streams without selectors).
-func (h *Handler) streamsOf(r *http.Request, selectors []string) ([]Labels, error) {
+func (h *Handler) streamsOf(r *http.Request, selectors []string) ([]eval.Labels, error) {
 	t, err := h.tenantOf(r)
 	if err != nil {
 		return nil, err
@@ -431,38 +435,7 @@ func (h *Handler) streamsOf(r *http.Request, selectors []string) ([]Labels, erro
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
-	streams, err := h.cfg.Reader.LogStreams(ctx, t, start, end.Add(1))
-	if err != nil {
-		return nil, err
-	}
-	var out []Labels
-	seen := map[string]bool{}
-	for _, s := range streams {
-		ls := streamLabels(&lakeread.LogRecord{Service: s.Service, Resource: s.Resource})
-		if len(matchers) > 0 && !slices.ContainsFunc(matchers, func(ms []logql.Matcher) bool { return matchAll(ms, ls) }) {
-			continue
-		}
-		if k := ls.key(); !seen[k] {
-			seen[k] = true
-			out = append(out, ls)
-		}
-	}
-	return out, nil
-}
-
-// matchAll reports whether ls passes every matcher.
-func matchAll(ms []logql.Matcher, ls Labels) bool {
-	for _, m := range ms {
-		test, err := matcherTest(m)
-		if err != nil {
-			return false
-		}
-		v, _ := ls.Get(m.Name)
-		if !test(v) {
-			return false
-		}
-	}
-	return true
+	return h.eng.Streams(ctx, t, start, end, matchers)
 }
 
 func (h *Handler) labels(w http.ResponseWriter, r *http.Request) {
@@ -529,8 +502,7 @@ func (h *Handler) indexStats(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		q.Start, q.End, err = h.rangeParams(r)
 	}
-	lq, ok := q.Expr.(*logql.LogQuery)
-	if err == nil && !ok {
+	if _, ok := q.Expr.(*logql.LogQuery); err == nil && !ok {
 		err = fmt.Errorf("%w: index stats take a stream selector", errBad)
 	}
 	if err != nil {
@@ -539,25 +511,12 @@ func (h *Handler) indexStats(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
-	ev := &evaluator{e: h.eng, q: q}
-	s, err := ev.compile(&logql.LogQuery{Matchers: lq.Matchers}, q.Start, q.End.Add(1))
+	st, err := h.eng.IndexStats(ctx, q)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	streams := map[string]bool{}
-	var entries, bytes int64
-	err = ev.each(ctx, s, func(e *entry) bool {
-		entries++
-		bytes += int64(len(e.line))
-		streams[e.stream.key()] = true
-		return true
-	})
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, map[string]int64{"streams": int64(len(streams)), "chunks": 0, "entries": entries, "bytes": bytes})
+	writeJSON(w, map[string]int64{"streams": st.Streams, "chunks": 0, "entries": st.Entries, "bytes": st.Bytes})
 }
 
 func sortedKeys(m map[string]bool) []string {

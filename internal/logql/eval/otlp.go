@@ -1,11 +1,8 @@
-package lokiapi
+package eval
 
 import (
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/wirehouse/wirehouse/internal/lakeread"
 )
 
 // How OTLP log records become Loki streams, as Loki 3's native OTLP
@@ -50,50 +47,8 @@ func LabelName(k string) string {
 	return string(b)
 }
 
-// Label is a name and value.
-type Label struct{ Name, Value string }
-
-// Labels are sorted by name, each name once.
-type Labels []Label
-
-// Get returns the value of name, "" if absent.
-func (ls Labels) Get(name string) (string, bool) {
-	i, ok := slices.BinarySearchFunc(ls, name, func(l Label, n string) int { return strings.Compare(l.Name, n) })
-	if !ok {
-		return "", false
-	}
-	return ls[i].Value, true
-}
-
-// key is a string identifying the label set.
-func (ls Labels) key() string {
-	var b strings.Builder
-	for _, l := range ls {
-		b.WriteString(l.Name)
-		b.WriteByte(0)
-		b.WriteString(l.Value)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-// Map returns the labels as a map.
-func (ls Labels) Map() map[string]string {
-	m := make(map[string]string, len(ls))
-	for _, l := range ls {
-		m[l.Name] = l.Value
-	}
-	return m
-}
-
-// labelsOf sorts and dedupes (the first value of a name wins).
-func labelsOf(m []Label) Labels {
-	slices.SortStableFunc(m, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-	return slices.CompactFunc(m, func(a, b Label) bool { return a.Name == b.Name })
-}
-
 // streamLabels are a record's index labels.
-func streamLabels(r *lakeread.LogRecord) Labels {
+func streamLabels(r *Record) Labels {
 	out := []Label{{"service_name", r.Service}}
 	for _, kv := range r.Resource {
 		if indexKeys[kv.Key] && kv.Key != "service.name" {
@@ -104,7 +59,7 @@ func streamLabels(r *lakeread.LogRecord) Labels {
 }
 
 // metadata is a record's structured metadata.
-func metadata(r *lakeread.LogRecord) Labels {
+func metadata(r *Record) Labels {
 	var out []Label
 	for _, kv := range r.Attrs {
 		out = append(out, Label{LabelName(kv.Key), kv.Value})
@@ -131,10 +86,51 @@ func metadata(r *lakeread.LogRecord) Labels {
 	return labelsOf(out)
 }
 
+// recordLabel is the value of label name of a record, as the labels of
+// each would give it: index labels, then the record's attributes, then
+// the other resource attributes, then scope, severity and ids.
+func recordLabel(r *Record, name string) (string, bool) {
+	if name == "service_name" {
+		return r.Service, true
+	}
+	for _, kv := range r.Resource {
+		if indexKeys[kv.Key] && LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	for _, kv := range r.Attrs {
+		if LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	for _, kv := range r.Resource {
+		if !indexKeys[kv.Key] && LabelName(kv.Key) == name {
+			return kv.Value, true
+		}
+	}
+	switch name {
+	case "scope_name":
+		return r.ScopeName, r.ScopeName != ""
+	case "scope_version":
+		return r.ScopeVersion, r.ScopeVersion != ""
+	case "severity_text":
+		return r.SeverityText, r.SeverityText != ""
+	case "severity_number":
+		return strconv.Itoa(int(r.SeverityNumber)), r.SeverityNumber != 0
+	case "trace_id":
+		return r.TraceID, r.TraceID != ""
+	case "span_id":
+		return r.SpanID, r.SpanID != ""
+	case "detected_level":
+		return detectedLevel(r), true
+	}
+	return "", false
+}
+
 // detectedLevel is the level Loki derives from an OTLP record: its
 // severity number's range, else its severity text lowercased, else
 // "unknown".
-func detectedLevel(r *lakeread.LogRecord) string {
+func detectedLevel(r *Record) string {
 	switch n := r.SeverityNumber; {
 	case n >= 1 && n <= 4:
 		return "trace"

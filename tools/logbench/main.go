@@ -1,3 +1,20 @@
+// Command logbench measures LogQL over a lake of logs, as Grafana's Loki
+// data source asks: a service's newest 1000 lines holding a string over
+// the last hour, and the lines per severity per minute over six hours,
+// with the engine wirehouse serve runs (internal/logql/eval over the
+// lake), and with DuckDB running the equivalent SQL on the same files in
+// the same run (--python, a Python with duckdb). If --dir holds no lake it
+// first builds one of --logs logs from internal/synth and keeps it.
+// Results go to stdout as a table, progress to stderr; docs/BENCHMARKS.md
+// has the numbers and the command lines.
+//
+// Usage:
+//
+//	go run ./tools/logbench --dir /tmp/lb --python bin/pyenv/bin/python
+//	go run ./tools/logbench -h
+//
+// The exit status is 0 on success, 2 for a bad command line and 1 for any
+// other error.
 package main
 
 import (
@@ -11,12 +28,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -24,12 +43,39 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-const logbenchUsage = `usage: wirehouse logbench --dir DIR [flags]
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var ue usageError
+		isUsage := errors.As(err, &ue)
+		if !isUsage || !ue.printed {
+			fmt.Fprintln(os.Stderr, "logbench:", err)
+		}
+		if isUsage {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is an error in the command line; main exits with status 2.
+type usageError struct {
+	err     error
+	printed bool // already written to stderr, with the usage, by the flag.FlagSet
+}
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+const logbenchUsage = `usage: go run ./tools/logbench --dir DIR [flags]
 
 Logbench measures LogQL over a lake of logs, as Grafana's Loki data source
 asks: a service's newest 1000 lines holding a string over the last hour
@@ -44,10 +90,13 @@ it. It reports the largest heap seen during the queries.
 flags:
 `
 
+// logbenchDuckDB is DuckDB's side of the benchmark, run with --python.
+//
 //go:embed logbench_duckdb.py
 var logbenchDuckDB string
 
-func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run runs the benchmark of args, the table to stdout, progress to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var dir, python string
 	var logs, queries int
 	fs := flag.NewFlagSet("logbench", flag.ContinueOnError)
@@ -69,7 +118,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{err: err, printed: true}
 	}
 	if dir == "" || fs.NArg() > 0 || logs < 1 || queries < 1 {
-		return usageError{err: errors.New("logbench: --dir is required; --logs and --queries must be positive")}
+		return usageError{err: errors.New("--dir is required; --logs and --queries must be positive")}
 	}
 	meta := filepath.Join(dir, "logbench.json")
 	var info struct {
@@ -137,7 +186,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer r.Close()
-	eng := lokiapi.NewEngine(r, 10_000, 11_000)
+	eng := lokiapi.NewEngine(r, 10_000, 11_000) // the engine serve runs, over the lake
 
 	type benchQ struct {
 		Kind       string    `json:"kind"`
@@ -200,13 +249,13 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "logbench: %d queries with the Loki API's engine\n", len(qs))
 	for _, q := range qs {
 		var text string
-		var lq lokiapi.Query
+		var lq eval.Query
 		if q.Kind == "grep" {
 			text = fmt.Sprintf(`{service_name=%q} |= %q`, q.Service, q.Needle)
-			lq = lokiapi.Query{Start: q.Start, End: q.End.Add(-1), Limit: 1000, Step: time.Minute}
+			lq = eval.Query{Start: q.Start, End: q.End.Add(-1), Limit: 1000, Step: time.Minute}
 		} else {
 			text = fmt.Sprintf(`sum by (severity_text) (count_over_time({service_name=%q}[1m]))`, q.Service)
-			lq = lokiapi.Query{Start: q.Start.Add(time.Minute), End: q.End, Step: time.Minute}
+			lq = eval.Query{Start: q.Start.Add(time.Minute), End: q.End, Step: time.Minute}
 		}
 		e, err := logql.Parse(text)
 		if err != nil {
@@ -217,7 +266,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		res, err := eng.Exec(ctx, lq)
 		d := time.Since(t)
 		if err != nil {
-			return fmt.Errorf("logbench: %s: %w", text, err)
+			return fmt.Errorf("%s: %w", text, err)
 		}
 		n, lines := 0, 0.0
 		for _, s := range res.Streams {
@@ -255,7 +304,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		cmd.Stdin, cmd.Stderr = strings.NewReader(string(in)), stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("logbench: DuckDB: %w", err)
+			return fmt.Errorf("DuckDB: %w", err)
 		}
 		var res struct {
 			Version string               `json:"version"`
@@ -282,7 +331,7 @@ func runLogbench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			cells, counted = append(cells, v[0]), append(counted, v[1])
 		}
 		if !slices.Equal(oursRows["grep"], res.Rows.Grep) || !slices.Equal(oursRows["volume"], cells) || !slices.Equal(oursLines, counted) {
-			return fmt.Errorf("logbench: the engine and DuckDB gave different answers: grep lines %v and %v; volume cells %v and %v, lines counted %v and %v",
+			return fmt.Errorf("the engine and DuckDB gave different answers: grep lines %v and %v; volume cells %v and %v, lines counted %v and %v",
 				oursRows["grep"], res.Rows.Grep, oursRows["volume"], cells, oursLines, counted)
 		}
 	}

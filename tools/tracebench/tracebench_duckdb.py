@@ -1,4 +1,4 @@
-"""DuckDB's side of `wirehouse tracebench`: runs the same trace-by-id and
+"""DuckDB's side of `go run ./tools/tracebench`: runs the same trace-by-id and
 search queries as SQL over the lake's Parquet files, one connection, in
 the order given, fetching every row (as an Arrow table), and prints the latencies (seconds,
 warm-up queries left out) and the rows of each as JSON on stdout.

@@ -1,4 +1,4 @@
-"""DuckDB's side of `wirehouse logbench`: the same queries as SQL over the
+"""DuckDB's side of `go run ./tools/logbench`: the same queries as SQL over the
 lake's logs files, one connection (Parquet metadata cache on), in order,
 fetching every row as Arrow; prints the latencies (warm-up left out) and
 the rows of each query as JSON.

@@ -1,0 +1,167 @@
+package eval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+	"unsafe"
+
+	"github.com/wirehouse/wirehouse/internal/logql"
+)
+
+// selection is a log query compiled: what the source can filter, and
+// the rest.
+type selection struct {
+	lq       Scan
+	matchers []func(*entry) bool
+	stages   []stage
+}
+
+// compile compiles q's selector and pipeline into a selection of the
+// records in [start, end).
+func (ev *evaluator) compile(q *logql.LogQuery, start, end time.Time) (*selection, error) {
+	s := &selection{lq: Scan{Start: start, End: end}}
+	var svc []func(string) bool
+	for _, m := range q.Matchers {
+		test, err := matcherTest(m)
+		if err != nil {
+			return nil, err
+		}
+		if m.Name == "service_name" {
+			svc = append(svc, test)
+			continue
+		}
+		name := m.Name
+		if name == "level" {
+			// level, as Grafana names it, is detected_level unless a
+			// record has a label of its own called level.
+			s.matchers = append(s.matchers, func(e *entry) bool {
+				if v, ok := e.labels["level"]; ok {
+					return test(v)
+				}
+				return test(e.labels["detected_level"])
+			})
+			continue
+		}
+		s.matchers = append(s.matchers, func(e *entry) bool { return test(e.labels[name]) })
+	}
+	if len(svc) > 0 {
+		s.lq.Service = func(v string) bool {
+			for _, t := range svc {
+				if !t(v) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	// |= filters before any other stage are tested on the body column.
+	for _, st := range q.Pipeline {
+		f, ok := st.(*logql.LineFilter)
+		if !ok {
+			break
+		}
+		if f.Op == logql.LineContains && len(f.Values) == 1 {
+			s.lq.Contains = append(s.lq.Contains, []byte(f.Values[0]))
+		}
+	}
+	var err error
+	s.stages, err = compilePipeline(q.Pipeline)
+	return s, err
+}
+
+// matcherTest is the test of a drop/keep or selector matcher; nil for a
+// bare name.
+func matcherTest(m logql.Matcher) (func(string) bool, error) {
+	switch m.Op {
+	case "":
+		return nil, nil
+	case logql.MatchEqual:
+		return func(v string) bool { return v == m.Value }, nil
+	case logql.MatchNotEqual:
+		return func(v string) bool { return v != m.Value }, nil
+	case logql.MatchRegexp, logql.MatchNotRegexp:
+		re, err := regexp.Compile("^(?:" + m.Value + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("matcher %s: %w", m, err)
+		}
+		if m.Op == logql.MatchRegexp {
+			return re.MatchString, nil
+		}
+		return func(v string) bool { return !re.MatchString(v) }, nil
+	}
+	return nil, fmt.Errorf("matcher %s: unknown operator", m)
+}
+
+// each calls fn with each entry of the selection that passes the
+// pipeline; fn returns false to stop.
+func (ev *evaluator) each(ctx context.Context, s *selection, fn func(*entry) bool) error {
+	return ev.e.src.Logs(ctx, ev.q.Tenant, s.lq, func(r *Record) bool {
+		ev.stats.Lines++
+		ev.stats.Bytes += int64(len(r.Line))
+		e := &entry{ts: r.Time, line: r.Line, labels: map[string]string{}, stream: streamLabels(r)}
+		for _, l := range e.stream {
+			e.set(l.Name, l.Value)
+		}
+		for _, l := range metadata(r) {
+			if _, ok := e.labels[l.Name]; !ok {
+				e.set(l.Name, l.Value)
+			}
+		}
+		for _, m := range s.matchers {
+			if !m(e) {
+				return true
+			}
+		}
+		for _, st := range s.stages {
+			if !st(e) {
+				return true
+			}
+		}
+		return fn(e)
+	})
+}
+
+// logs evaluates a log query: the newest (or oldest) Limit lines of
+// [Start, End], grouped into streams by their labels.
+func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, error) {
+	s, err := ev.compile(q, ev.q.Start, ev.q.End.Add(1))
+	if err != nil {
+		return nil, err
+	}
+	if ev.q.Forward {
+		s.lq.Oldest = true
+	} else {
+		s.lq.Newest = true
+	}
+	limit := ev.q.Limit
+	byKey := map[string]*Stream{}
+	var order []string
+	n := 0
+	var chargeErr error
+	err = ev.each(ctx, s, func(e *entry) bool {
+		ls := e.sorted()
+		k := ls.key()
+		st := byKey[k]
+		if st == nil {
+			st = &Stream{Labels: ls}
+			byKey[k] = st
+			order = append(order, k)
+		}
+		if cerr := ev.tk.Charge(int64(len(e.line)) + int64(unsafe.Sizeof(Entry{}))); cerr != nil {
+			chargeErr = cerr
+			return false
+		}
+		st.Entries = append(st.Entries, Entry{Time: e.ts, Line: string(e.line)})
+		n++
+		return limit <= 0 || n < limit
+	})
+	out := make([]Stream, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	ev.stats.Returned = int64(n)
+	return out, cmp.Or(err, chargeErr)
+}

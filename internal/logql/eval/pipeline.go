@@ -1,0 +1,74 @@
+package eval
+
+import (
+	"fmt"
+
+	"github.com/wirehouse/wirehouse/internal/logql"
+)
+
+// entry is a log line going through a pipeline, with its labels: the
+// stream's, the structured metadata and those the pipeline added.
+type entry struct {
+	ts     int64
+	line   []byte
+	stream Labels // the index labels
+	labels map[string]string
+	order  []string // label names in the order they were set, for parsers' collisions
+}
+
+func (e *entry) set(name, v string) {
+	if _, ok := e.labels[name]; !ok {
+		e.order = append(e.order, name)
+	}
+	e.labels[name] = v
+}
+
+func (e *entry) del(name string) { delete(e.labels, name) }
+
+// sorted returns the entry's labels, sorted.
+func (e *entry) sorted() Labels {
+	out := make([]Label, 0, len(e.labels))
+	for k, v := range e.labels {
+		out = append(out, Label{k, v})
+	}
+	return labelsOf(out)
+}
+
+// stage is a compiled pipeline stage: it changes e and tells whether the
+// line is kept.
+type stage func(e *entry) bool
+
+// compilePipeline compiles a log query's stages.
+func compilePipeline(stages []logql.Stage) ([]stage, error) {
+	var out []stage
+	for _, s := range stages {
+		st, err := compileStage(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// compileStage compiles a stage with the constructor of its kind, each
+// beside what it runs in its family's file (stage_*.go).
+func compileStage(s logql.Stage) (stage, error) {
+	switch s := s.(type) {
+	case *logql.LineFilter:
+		return compileLineFilter(s) // stage_filter.go
+	case *logql.Parser:
+		return compileParser(s) // stage_parser.go
+	case *logql.LabelFilter:
+		return compileLabelFilter(s) // stage_label.go
+	case *logql.LabelFormat:
+		return compileLabelFormat(s)
+	case *logql.DropKeep:
+		return compileDropKeep(s)
+	case *logql.LineFormat:
+		return compileLineFormat(s) // stage_line_format.go
+	case *logql.Decolorize:
+		return compileDecolorize(s)
+	}
+	return nil, fmt.Errorf("unsupported stage %s", s)
+}

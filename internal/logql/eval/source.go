@@ -1,0 +1,80 @@
+package eval
+
+import (
+	"context"
+	"time"
+)
+
+// Source is what an Engine reads: a tenant's log records. lokiapi gives
+// the lake's (lakeread.Reader); a test may give records in memory.
+type Source interface {
+	// Logs calls fn with the records of tenant that s selects; fn
+	// returns false to stop. fn must not keep r, nor its slices, after
+	// it returns: a source may reuse them.
+	Logs(ctx context.Context, tenant string, s Scan, fn func(r *Record) bool) error
+	// LogStreams returns the distinct services and resources of
+	// tenant's records in [start, end), as records of which only Service
+	// and Resource are set: what the label and series endpoints list.
+	LogStreams(ctx context.Context, tenant string, start, end time.Time) ([]Record, error)
+}
+
+// Scan is what a query asks a Source for: records in a time range, with
+// the filters the source tests before it decodes the rest of a record.
+type Scan struct {
+	// Start and End bound the records' times: [Start, End).
+	Start, End time.Time
+	// Service, if set, keeps the records of the services it accepts.
+	Service func(string) bool
+	// Contains are strings every kept record's line holds (|= filters
+	// that come first in the pipeline).
+	Contains [][]byte
+	// Fields are the fields of Record the query needs besides Time and
+	// Service; 0: all of them.
+	Fields Fields
+	// Newest asks for the records newest first, Oldest oldest first (a
+	// log query stops at its limit); neither: any order.
+	Newest, Oldest bool
+}
+
+// Fields are fields of a Record, for Scan.Fields.
+type Fields uint8
+
+const (
+	FieldLine     Fields = 1 << iota // Line
+	FieldResource                    // Resource
+	FieldScope                       // ScopeName, ScopeVersion
+	FieldSeverity                    // SeverityText, SeverityNumber
+	FieldIDs                         // TraceID, SpanID
+	FieldAttrs                       // Attrs
+	AllFields     = FieldLine | FieldResource | FieldScope | FieldSeverity | FieldIDs | FieldAttrs
+)
+
+// Record is an OTLP log record, every value as text.
+type Record struct {
+	Time           int64  // ns since the epoch: its time, else its observed time
+	Line           []byte // the body: a string as is, another value as JSON
+	Service        string // service.name, else unknown_service
+	Resource       []KV   // resource attributes
+	ScopeName      string
+	ScopeVersion   string
+	SeverityText   string
+	SeverityNumber int32
+	TraceID        string // hex, "" when absent
+	SpanID         string
+	Attrs          []KV // the record's attributes
+}
+
+// KV is an attribute as text.
+type KV struct{ Key, Value string }
+
+// Budget is the memory budget of a query (querybudget.Ticket in serve):
+// Charge adds n bytes to what the query holds, or fails (the query then
+// stops with that error) when the query may not hold that much.
+type Budget interface {
+	Charge(n int64) error
+}
+
+// noBudget charges nothing.
+type noBudget struct{}
+
+func (noBudget) Charge(int64) error { return nil }
