@@ -56,6 +56,12 @@ func TestZeroAllocs(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
+				// Walk, its callbacks capturing and updating locals.
+				"walk": func() {
+					if _, err := walkSum(s, in); err != nil {
+						t.Fatal(err)
+					}
+				},
 				// The validating walk (metrics; on other signals it reads
 				// no metrics and finds nothing wrong) covers Value.Validate.
 				"validatingwalk": func() {

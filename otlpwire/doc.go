@@ -6,13 +6,13 @@
 //
 // Every OTLP message has a byte-slice type holding its encoded body:
 // LogsRequest, TracesRequest and MetricsRequest for the three
-// Export*ServiceRequest messages; ResourceLogs, ScopeLogs, LogRecord;
-// ResourceSpans, ScopeSpans, Span, SpanEvent, SpanLink; ResourceMetrics,
-// ScopeMetrics, Metric, NumberDataPoint, HistogramDataPoint,
-// ExponentialHistogramDataPoint, SummaryDataPoint, Exemplar,
-// ValueAtQuantile; Resource, Scope, AnyValue. Converting a []byte to one
-// of them costs nothing. Above each type is the .proto message it reads,
-// with field numbers.
+// Export*ServiceRequest messages, ExportResponse for their answers;
+// ResourceLogs, ScopeLogs, LogRecord; ResourceSpans, ScopeSpans, Span,
+// SpanEvent, SpanLink; ResourceMetrics, ScopeMetrics, Metric,
+// NumberDataPoint, HistogramDataPoint, ExponentialHistogramDataPoint,
+// SummaryDataPoint, Exemplar, ValueAtQuantile; Resource, Scope, AnyValue.
+// Converting a []byte to one of them costs nothing. Above each type is the
+// .proto message it reads, with field numbers.
 //
 // # Ownership
 //
@@ -32,6 +32,12 @@
 //		if err != nil { return err }
 //		for sl, err := range rl.ScopeLogs() { ... }
 //	}
+//
+// A consumer that reads every resource, scope and record can Walk the
+// request instead (LogsRequest.Walk, TracesRequest.Walk,
+// MetricsRequest.Walk): a visitor holds one callback per level, each
+// container comes before what it holds, and a callback returns Skip to
+// pass over the rest of a container.
 //
 // Records are read in one scan each by Read methods (LogRecord.Read,
 // Span.Read, NumberDataPoint.Read, ...) that fill a caller-owned Fields
@@ -54,7 +60,8 @@
 // No method allocates on success, in this package or in the caller's:
 // iterators cost no heap allocation when ranged over directly (for x, err
 // := range r.ResourceLogs()), and neither does a closure passed to Each
-// that does not escape. To keep 0 in your own code, range over the
+// that does not escape, nor do the callbacks of a visitor built where Walk
+// is called. To keep 0 in your own code, range over the
 // iterator where you get it: storing an iter.Seq2 in a variable, a field
 // or an interface, or passing it to a function that is not inlined, can make
 // the compiler move the loop's state to the heap (2-4 allocations a loop).

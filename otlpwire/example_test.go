@@ -121,3 +121,31 @@ func ExampleError() {
 	// true true resource_logs[0] 1
 	// resource_logs[0]: truncated length-delimited field at offset 1
 }
+
+func ExampleTracesRequest_Walk() {
+	body := synth.Fixture(otlpwire.SignalTraces, synth.Ascending)
+	var service []byte
+	var f otlpwire.SpanFields
+	spans := map[string]int{}
+	err := otlpwire.TracesRequest(body).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			res, err := rs.Resource()
+			if err == nil {
+				service, err = res.ServiceName()
+			}
+			if string(service) == "service-B" {
+				return otlpwire.Skip // none of its spans
+			}
+			return err
+		},
+		Span: func(sp otlpwire.Span) error {
+			if err := sp.Read(&f); err != nil {
+				return err
+			}
+			spans[string(service)]++
+			return nil
+		},
+	})
+	fmt.Println(spans, err)
+	// Output: map[service-A:100 service-C:100 service-D:100 service-E:100] <nil>
+}

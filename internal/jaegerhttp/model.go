@@ -174,40 +174,26 @@ func (b *builder) add(td []byte) error {
 	if b.traces == nil {
 		b.traces = map[[16]byte]*rawTrace{}
 	}
-	for rs, err := range otlpwire.TracesRequest(td).ResourceSpans() {
-		if err != nil {
-			return err
-		}
-		proc, hasScopes, err := resourceProcess(rs)
-		if err != nil {
-			return err
-		}
-		if proc == nil && !hasScopes {
-			continue
-		}
-		for ss, err := range rs.ScopeSpans() {
-			if err != nil {
-				return err
+	var proc *procTags
+	var sf otlpwire.ScopeFields
+	return otlpwire.TracesRequest(td).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			p, hasScopes, err := resourceProcess(rs)
+			if err == nil && p == nil && !hasScopes {
+				return otlpwire.Skip
 			}
+			proc = p
+			return err
+		},
+		ScopeSpans: func(ss otlpwire.ScopeSpans) error {
 			sc, err := ss.Scope()
 			if err != nil {
 				return err
 			}
-			var sf otlpwire.ScopeFields
-			if err := sc.Read(&sf); err != nil {
-				return err
-			}
-			for sp, err := range ss.Spans() {
-				if err != nil {
-					return err
-				}
-				if err := b.addSpan(sp, &sf, proc); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+			return sc.Read(&sf)
+		},
+		Span: func(sp otlpwire.Span) error { return b.addSpan(sp, &sf, proc) },
+	})
 }
 
 // resourceProcess is the Jaeger process of a resource: its service.name

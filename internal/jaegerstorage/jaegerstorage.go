@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"strconv"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -16,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
@@ -493,32 +492,27 @@ func query(req []byte) (lakeread.Query, error) {
 }
 
 // attribute reads a KeyValue{string key = 1; AnyValue value = 2} of a
-// search as its key and value text (Jaeger sends strings; the other
-// scalar kinds are turned into the text the lake compares).
+// search (OTLP's common.proto messages) as its key and value text: Jaeger
+// sends strings; the other kinds are turned into the text the lake
+// compares (lake.AppendValueText).
 func attribute(b []byte) (string, string, error) {
-	var key, val string
+	var key string
+	var val []byte
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
 			key = string(v)
 		case num == 2 && typ == protowire.BytesType:
-			return eachField(v, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
-				switch {
-				case num == 1 && typ == protowire.BytesType:
-					val = string(v)
-				case num == 2 && typ == protowire.VarintType:
-					val = strconv.FormatBool(n != 0)
-				case num == 3 && typ == protowire.VarintType:
-					val = strconv.FormatInt(int64(n), 10)
-				case num == 4 && typ == protowire.Fixed64Type:
-					val = strconv.FormatFloat(math.Float64frombits(n), 'g', -1, 64)
-				}
-				return nil
-			})
+			av, err := otlpwire.AnyValue(v).Value()
+			if err != nil {
+				return err
+			}
+			val, err = lake.AppendValueText(val[:0], av)
+			return err
 		}
 		return nil
 	})
-	return key, val, err
+	return key, string(val), err
 }
 
 // duration reads a google.protobuf.Duration{int64 seconds = 1; int32

@@ -186,31 +186,28 @@ func eachFreshSpan(payload []byte, fn func(*freshSpan) error) error {
 	var fs freshSpan
 	var f otlpwire.SpanFields
 	fs.f = &f
-	for rs, err := range otlpwire.TracesRequest(payload).ResourceSpans() {
-		if err != nil {
-			return err
-		}
-		res, err := rs.Resource()
-		if err != nil {
-			return err
-		}
-		svc, err := res.ServiceName()
-		if err != nil {
-			return err
-		}
-		fs.service = string(svc)
-		if fs.service == "" {
-			fs.service = "unknown_service" // as the lake's service_name column
-		}
-		var rf otlpwire.ResourceFields
-		if err := res.Read(&rf); err != nil {
-			return err
-		}
-		fs.resource = rf.Attributes
-		for ss, err := range rs.ScopeSpans() {
+	return otlpwire.TracesRequest(payload).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			res, err := rs.Resource()
 			if err != nil {
 				return err
 			}
+			svc, err := res.ServiceName()
+			if err != nil {
+				return err
+			}
+			fs.service = string(svc)
+			if fs.service == "" {
+				fs.service = "unknown_service" // as the lake's service_name column
+			}
+			var rf otlpwire.ResourceFields
+			if err := res.Read(&rf); err != nil {
+				return err
+			}
+			fs.resource = rf.Attributes
+			return nil
+		},
+		ScopeSpans: func(ss otlpwire.ScopeSpans) error {
 			sc, err := ss.Scope()
 			if err != nil {
 				return err
@@ -220,20 +217,15 @@ func eachFreshSpan(payload []byte, fn func(*freshSpan) error) error {
 				return err
 			}
 			fs.scope = sf.Attributes
-			for sp, err := range ss.Spans() {
-				if err != nil {
-					return err
-				}
-				if err := sp.Read(&f); err != nil {
-					return err
-				}
-				if err := fn(&fs); err != nil {
-					return err
-				}
+			return nil
+		},
+		Span: func(sp otlpwire.Span) error {
+			if err := sp.Read(&f); err != nil {
+				return err
 			}
-		}
-	}
-	return nil
+			return fn(&fs)
+		},
+	})
 }
 
 // searchFresh adds the traces of an OTLP traces request that q matches to

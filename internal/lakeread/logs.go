@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -820,30 +819,4 @@ func (r *Reader) LogStreams(ctx context.Context, tenant string, start, end time.
 }
 
 // streamCache keeps each logs file's distinct (service, resource JSON).
-type streamCache struct {
-	mu sync.Mutex
-	m  map[fileKey][][2]string
-}
-
-func (c *streamCache) get(k fileKey) ([][2]string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[k]
-	return v, ok
-}
-
-func (c *streamCache) put(k fileKey, v [][2]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[k] = v
-}
-
-func (c *streamCache) keepOnly(prefix string, listed map[fileKey]bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.m {
-		if strings.HasPrefix(k.name, prefix) && !listed[k] {
-			delete(c.m, k)
-		}
-	}
-}
+type streamCache = fileMemo[[][2]string]

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -56,38 +54,10 @@ func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, s
 // spanName is a service, span name and kind that spans of a file have.
 type spanName struct{ service, name, kind string }
 
-// nameCache keeps each file's distinct span names: files do not change,
-// so each is read once (the service_name, name and kind columns), and
-// listing the services of a lake of millions of spans is then a walk over
-// a few hundred names per file. Entries of files a listing no longer
-// shows are dropped.
-type nameCache struct {
-	mu sync.Mutex
-	m  map[fileKey][]spanName
-}
-
-func (c *nameCache) get(k fileKey) ([]spanName, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.m[k]
-	return n, ok
-}
-
-func (c *nameCache) put(k fileKey, n []spanName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[k] = n
-}
-
-func (c *nameCache) keepOnly(prefix string, listed map[fileKey]bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.m {
-		if strings.HasPrefix(k.name, prefix) && !listed[k] {
-			delete(c.m, k)
-		}
-	}
-}
+// nameCache keeps each file's distinct span names: listing the services
+// of a lake of millions of spans is then a walk over a few hundred names
+// per file, each file read once (the service_name, name and kind columns).
+type nameCache = fileMemo[[]spanName]
 
 // eachName calls fn with the span names of the fresh spans, then of each
 // version-2 traces file of tenant in the partitions that overlap [start,

@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/otlpwire"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // grpcSender sends pre-encoded requests with the pass-through codec, so the
@@ -74,37 +74,12 @@ func (s *grpcSender) send(ctx context.Context, n int64) (int64, int64, string, b
 
 func (s *grpcSender) close() error { return s.conn.Close() }
 
-// partialRejected reads partial_success.rejected_* (field 1 of field 1) of
-// an Export*ServiceResponse; malformed responses count as 0.
+// partialRejected reads partial_success.rejected_* of an
+// Export*ServiceResponse; malformed responses count as 0.
 func partialRejected(b []byte) int64 {
-	ps := field(b, 1, protowire.BytesType)
-	v := field(ps, 1, protowire.VarintType)
-	n, _ := protowire.ConsumeVarint(v)
-	return int64(n)
-}
-
-// field returns the value bytes of the last field num of type typ in b.
-func field(b []byte, num protowire.Number, typ protowire.Type) []byte {
-	var out []byte
-	for len(b) > 0 {
-		n, t, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return out
-		}
-		b = b[l:]
-		vl := protowire.ConsumeFieldValue(n, t, b)
-		if vl < 0 {
-			return out
-		}
-		if n == num && t == typ {
-			if t == protowire.BytesType {
-				v, _ := protowire.ConsumeBytes(b)
-				out = v
-			} else {
-				out = b[:vl]
-			}
-		}
-		b = b[vl:]
+	n, _, err := otlpwire.ExportResponse(b).PartialSuccess()
+	if err != nil {
+		return 0
 	}
-	return out
+	return n
 }

@@ -366,33 +366,31 @@ func (q *querier) countOverTime(ctx context.Context, selector, rng string, t tim
 // service.instance.id (instance), and the scope's name and version
 // (otel_scope_* labels).
 func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each func(resource string) error) error {
-	for rm, err := range req.ResourceMetrics() {
-		if err != nil {
-			return err
-		}
-		res, err := rm.Resource()
-		if err != nil {
-			return err
-		}
-		attrs, err := res.Attributes()
-		if err != nil {
-			return err
-		}
-		var id string
-		for _, key := range []string{"service.namespace", "service.name", "service.instance.id"} {
-			v, ok, err := attrs.Get(key)
+	var id, ids string
+	return req.Walk(otlpwire.MetricVisitor{
+		ResourceMetrics: func(rm otlpwire.ResourceMetrics) error {
+			res, err := rm.Resource()
 			if err != nil {
 				return err
 			}
-			if ok {
-				id += valueText(v)
-			}
-			id += "\x03"
-		}
-		for sm, err := range rm.ScopeMetrics() {
+			attrs, err := res.Attributes()
 			if err != nil {
 				return err
 			}
+			id = ""
+			for _, key := range []string{"service.namespace", "service.name", "service.instance.id"} {
+				v, ok, err := attrs.Get(key)
+				if err != nil {
+					return err
+				}
+				if ok {
+					id += valueText(v)
+				}
+				id += "\x03"
+			}
+			return nil
+		},
+		ScopeMetrics: func(sm otlpwire.ScopeMetrics) error {
 			sc, err := sm.Scope()
 			if err != nil {
 				return err
@@ -401,21 +399,16 @@ func walkMetrics(req otlpwire.MetricsRequest, mf *otlpwire.MetricFields, each fu
 			if err := sc.Read(&sf); err != nil {
 				return err
 			}
-			ids := id + string(sf.Name) + "\x03" + string(sf.Version) + "\x03"
-			for m, err := range sm.Metrics() {
-				if err != nil {
-					return err
-				}
-				if err := m.Read(mf); err != nil {
-					return err
-				}
-				if err := each(ids); err != nil {
-					return err
-				}
+			ids = id + string(sf.Name) + "\x03" + string(sf.Version) + "\x03"
+			return nil
+		},
+		Metric: func(m otlpwire.Metric) error {
+			if err := m.Read(mf); err != nil {
+				return err
 			}
-		}
-	}
-	return nil
+			return each(ids)
+		},
+	})
 }
 
 // pointKey is a key for a point's series: its metric name and attributes,
