@@ -22,13 +22,21 @@ type endpoint struct {
 	sending int                 // workers sending a batch
 	closed  bool
 
+	// Recovery (probe.go), under upMu: up is closed, and replaced, when
+	// the endpoint answers again after a failure; the workers waiting
+	// out a backoff wait on it too.
+	upMu    sync.Mutex
+	up      chan struct{}
+	failing bool // a request failed for want of an answer, and none succeeded since
+	probing bool // the probe is running
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 func newEndpoint(d *Destination, name string, exp exporter) *endpoint {
-	ep := &endpoint{d: d, name: name, exp: exp, open: map[batchKey]*batch{}}
+	ep := &endpoint{d: d, name: name, exp: exp, open: map[batchKey]*batch{}, up: make(chan struct{})}
 	ep.cond.L = &ep.mu
 	ep.ctx, ep.cancel = context.WithCancel(context.Background())
 	for range d.cfg.Workers {
@@ -147,14 +155,20 @@ func (ep *endpoint) work() {
 
 // send delivers one batch, retrying until it is accepted, refused for
 // good, or the endpoint stops (false: the batch was not delivered).
+// Between attempts it backs off, but a failure the server did not answer
+// (no Retry-After or RetryInfo) starts the endpoint's probe, and the wait
+// ends, and the backoff starts again from RetryInitial, as soon as the
+// probe or any other request finds the endpoint answering again.
 func (ep *endpoint) send(b *batch) bool {
 	d := ep.d
 	for attempt := 0; ; attempt++ {
+		up := ep.upSignal()
 		ctx, cancel := context.WithTimeout(ep.ctx, d.cfg.Timeout)
 		res := ep.exp.export(ctx, b.sig, b.tenant, b.body)
 		cancel()
 		switch {
 		case res.err == nil:
+			ep.answered()
 			res.rejected = min(res.rejected, int64(b.count)) // a server cannot refuse more than it got
 			d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "sent").Inc()
 			d.m.bytes.WithLabelValues(d.cfg.Name, ep.name).Add(float64(len(b.body)))
@@ -164,18 +178,19 @@ func (ep *endpoint) send(b *batch) bool {
 				d.log.Warn("forward: the endpoint rejected records (partial success)", "endpoint", ep.name,
 					"signal", b.sig.String(), "rejected", res.rejected, "message", res.msg)
 			}
-			d.done(b, true)
+			d.done(b, ep, true)
 			return true
 		case ep.ctx.Err() != nil:
 			return false
 		case !res.retryable:
+			ep.answered()
 			d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "failed").Inc()
 			d.m.records.WithLabelValues(d.cfg.Name, b.sig.String(), "refused").Add(float64(b.count))
 			d.log.Error("forward: the endpoint refused a request for good; its records are dropped", "endpoint", ep.name,
 				"signal", b.sig.String(), "records", b.count, "bytes", len(b.body), "err", res.err)
 			// The transport may still be reading a body the server
 			// refused before it had it all: not reused.
-			d.done(b, false)
+			d.done(b, ep, false)
 			return true
 		}
 		d.m.requests.WithLabelValues(d.cfg.Name, ep.name, "retried").Inc()
@@ -184,10 +199,20 @@ func (ep *endpoint) send(b *batch) bool {
 			d.log.Warn("forward: export failed; retrying", "endpoint", ep.name, "signal", b.sig.String(),
 				"attempt", attempt+1, "wait", wait, "err", res.err)
 		}
+		if res.after > 0 {
+			up = nil // the server asked for the wait: it is kept
+		} else {
+			ep.unanswered()
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ep.ctx.Done():
+			t.Stop()
 			return false
-		case <-time.After(wait):
+		case <-t.C:
+		case <-up:
+			t.Stop()
+			attempt = -1 // back: the backoff starts again
 		}
 	}
 }

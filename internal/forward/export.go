@@ -43,6 +43,10 @@ type result struct {
 // exporter sends export requests to one endpoint.
 type exporter interface {
 	export(ctx context.Context, sig otlpwire.Signal, tenant string, body []byte) result
+	// probe sends an empty export request of sig, connecting at once if
+	// the transport waits between connection attempts (gRPC does), and
+	// waiting for the connection until ctx ends.
+	probe(ctx context.Context, sig otlpwire.Signal) result
 	close() error
 }
 
@@ -151,13 +155,22 @@ var retryableCodes = map[codes.Code]bool{
 }
 
 func (e *grpcExporter) export(ctx context.Context, sig otlpwire.Signal, tenant string, body []byte) result {
+	return e.exportWith(ctx, sig, tenant, body, e.opts)
+}
+
+func (e *grpcExporter) probe(ctx context.Context, sig otlpwire.Signal) result {
+	e.conn.ResetConnectBackoff()
+	return e.exportWith(ctx, sig, "", nil, append(e.opts[:len(e.opts):len(e.opts)], grpc.WaitForReady(true)))
+}
+
+func (e *grpcExporter) exportWith(ctx context.Context, sig otlpwire.Signal, tenant string, body []byte, opts []grpc.CallOption) result {
 	md := e.md
 	if e.cfg.TenantHeader != "" && tenant != "" {
 		md = md.Copy()
 		md.Set(strings.ToLower(e.cfg.TenantHeader), tenant)
 	}
 	ctx = metadata.NewOutgoingContext(ctx, md)
-	resp, err := otlpgrpc.Export(ctx, e.conn, sig, body, e.opts...)
+	resp, err := otlpgrpc.Export(ctx, e.conn, sig, body, opts...)
 	if err == nil {
 		r, m := partialSuccess(resp)
 		return result{rejected: r, msg: m}
@@ -271,6 +284,12 @@ func (e *httpExporter) export(ctx context.Context, sig otlpwire.Signal, tenant s
 		res.after = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return res
+}
+
+// probe sends an empty request; each request dials if it has no
+// connection.
+func (e *httpExporter) probe(ctx context.Context, sig otlpwire.Signal) result {
+	return e.export(ctx, sig, "", nil)
 }
 
 func (e *httpExporter) close() error {

@@ -1,22 +1,3 @@
-// Package forward sends what the spool holds on to downstream OTLP
-// endpoints, durably and sharded, without decoding it.
-//
-// A Destination is one spool consumer (its own durable cursor) and one
-// set of endpoints on a consistent-hash ring (Ring). It reads each
-// record and cuts it on the wire with otlpwire.Router (logs and metrics
-// by resource or service, traces by trace id) straight into each
-// endpoint's open batch (export requests concatenate). An endpoint's
-// workers send the oldest full batch, or the open one when idle, with
-// OTLP/gRPC or OTLP/HTTP, retrying retryable failures (OTLP's retryable
-// gRPC codes and HTTP statuses, RetryInfo and Retry-After honoured)
-// with exponential backoff and jitter, for as long as it takes. The
-// cursor moves past a record only when every batch holding a part of it,
-// and of every record before it, was delivered or refused for good: a
-// destination that is down keeps its records in the spool, which fills,
-// and then the receiver answers 429 / RESOURCE_EXHAUSTED. Refusals for
-// good (400 and the like) are counted, logged and dropped. Delivery is at
-// least once: a crash, or an endpoint that leaves the ring with batches
-// queued, sends some records again.
 package forward
 
 import (
@@ -27,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -79,6 +61,12 @@ type Config struct {
 	// (default 30 s), each with ±50% jitter; a server's Retry-After or
 	// RetryInfo delay is honoured when longer (up to 5 minutes).
 	RetryInitial, RetryMax time.Duration
+	// ProbeEvery is how often an endpoint that stopped answering is
+	// asked, with an empty export request, whether it is back; default
+	// 1 s. When it answers, or any request to it succeeds, the batches
+	// waiting out a backoff for it are sent at once. A wait the server
+	// asked for (Retry-After, RetryInfo) is not cut short.
+	ProbeEvery time.Duration
 	// MaxBatchBytes is the size a request joined from several records'
 	// parts is sent at; default 1 MiB. A spooled request larger than it
 	// is cut first (otlpwire.Splitter), so requests stay under about
@@ -108,6 +96,7 @@ func DefaultConfig() Config {
 		Timeout:       10 * time.Second,
 		RetryInitial:  250 * time.Millisecond,
 		RetryMax:      30 * time.Second,
+		ProbeEvery:    time.Second,
 		MaxBatchBytes: 1 << 20,
 		Window:        64 << 20,
 		Workers:       4,
@@ -129,6 +118,7 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.Timeout, d.Timeout)
 	orDefault(&c.RetryInitial, d.RetryInitial)
 	orDefault(&c.RetryMax, max(d.RetryMax, c.RetryInitial))
+	orDefault(&c.ProbeEvery, d.ProbeEvery)
 	orDefault(&c.MaxBatchBytes, d.MaxBatchBytes)
 	orDefault(&c.Window, d.Window)
 	orDefault(&c.Workers, d.Workers)
@@ -174,8 +164,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("forward %s: no signals", c.Name)
 	case c.RouteLogs == otlpwire.RouteByTraceID || c.RouteMetrics == otlpwire.RouteByTraceID:
 		return fmt.Errorf("forward %s: traceID routes traces only; logs and metrics route by resource or service", c.Name)
-	case c.Timeout < 0 || c.RetryInitial < 0 || c.RetryMax < c.RetryInitial || c.MaxBatchBytes < 0 || c.Window < 0 || c.Workers < 0:
-		return fmt.Errorf("forward %s: negative timeout, retry, batch, window or workers, or retry max under retry initial", c.Name)
+	case c.Timeout < 0 || c.RetryInitial < 0 || c.RetryMax < c.RetryInitial || c.ProbeEvery < 0 || c.MaxBatchBytes < 0 || c.Window < 0 || c.Workers < 0:
+		return fmt.Errorf("forward %s: negative timeout, retry, probe, batch, window or workers, or retry max under retry initial", c.Name)
 	}
 	for _, s := range c.Signals {
 		if !s.Valid() {
@@ -215,12 +205,16 @@ type Destination struct {
 	dst      [][]byte                             // per-shard buffers; under routeMu
 	lens     []int
 	bs       []*batch
+	skip     []bool // per shard: its part was delivered before a restart; under routeMu
 
 	mu        sync.RWMutex // guards ring, eps and endpoints; routing holds the read lock
 	ring      *Ring
 	eps       []*endpoint // in the order of ring.Members()
 	endpoints map[string]*endpoint
 	ringReady chan struct{} // closed once the ring has a member
+	// gen counts the rings, and routing is the routingHash of this one;
+	// written under mu and pmu both.
+	gen, routing uint64
 
 	// routed is the newest record handed on, by the reader or by the
 	// spool's tap: the tap takes a record only if it is the next one.
@@ -234,13 +228,15 @@ type Destination struct {
 	commit   chan struct{}
 	gauges   []prometheus.Collector
 	stopping bool
-}
 
-// record is one spool record on its way.
-type record struct {
-	seq      uint64
-	received time.Time
-	parts    int // parts not yet done; under pmu
+	// The acknowledged-ranges file (acked.go), written by commitDone
+	// only: its path, its last content and whether that holds no range;
+	// and what Run read from it, which does not change while it runs.
+	ackedPath  string
+	ackedLast  []byte
+	ackedEmpty bool
+	unsaved    bool // parts were delivered since the file was last written; under pmu
+	resume     *resume
 }
 
 // batch is one export request being built for, or sent to, one
@@ -274,6 +270,7 @@ func New(sp *spool.Spool, cfg Config) (*Destination, error) {
 		endpoints: map[string]*endpoint{},
 		ringReady: make(chan struct{}),
 		commit:    make(chan struct{}, 1),
+		ackedPath: filepath.Join(sp.Dir(), ConsumerName(cfg.Name)+ackedSuffix),
 	}
 	d.space.L = &d.pmu
 	d.splitter, _ = otlpwire.NewSplitter(otlpwire.WithMaxBytes(cfg.MaxBatchBytes))
@@ -296,15 +293,15 @@ func (d *Destination) registerGauges() error {
 	d.gauges = []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wirehouse_forward_queue_records", ConstLabels: labels,
-			Help: "Spool records this destination has not delivered yet.",
-		}, func() float64 { return float64(d.sp.Stats().LastSeq - d.cons.Committed()) }),
+			Help: "Spool records this destination has not delivered yet (in full: a record is delivered when every endpoint it was routed to has its part).",
+		}, func() float64 { return float64(d.undelivered()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wirehouse_forward_queue_bytes", ConstLabels: labels,
-			Help: "Bytes of spool segments holding records this destination has not delivered yet (to within 256 KiB).",
+			Help: "Bytes of spool segments this destination pins: those holding records after its cursor, the first it has not delivered (to within 256 KiB).",
 		}, func() float64 { return float64(d.sp.BytesAfter(d.cons.Committed())) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "wirehouse_forward_queue_age_seconds", ConstLabels: labels,
-			Help: "How long ago the oldest record this destination is sending was received; 0 when it has sent everything it read.",
+			Help: "How long ago the oldest record this destination has read and not delivered was received; 0 when it has delivered everything it read.",
 		}, func() float64 { return d.age().Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "wirehouse_forward_routed_on_append_total", ConstLabels: labels,
@@ -327,7 +324,8 @@ func (d *Destination) registerGauges() error {
 	return nil
 }
 
-// age is the time since the oldest record in flight was received.
+// age is the time since the oldest record read and not delivered was
+// received (the records not read yet are younger).
 func (d *Destination) age() time.Duration {
 	d.pmu.Lock()
 	defer d.pmu.Unlock()
@@ -337,6 +335,22 @@ func (d *Destination) age() time.Duration {
 		}
 	}
 	return 0
+}
+
+// undelivered is the number of spool records after the cursor that are
+// not delivered in full: those after it, less those done in flight.
+func (d *Destination) undelivered() uint64 {
+	last := d.sp.Stats().LastSeq // before pmu: the tap takes pmu under the spool's lock
+	d.pmu.Lock()
+	defer d.pmu.Unlock()
+	committed := d.cons.Committed()
+	n := last - min(committed, last)
+	for _, r := range d.pending {
+		if r.parts == 0 && r.first > committed {
+			n -= min(n, r.seq-r.first+1)
+		}
+	}
+	return n
 }
 
 // Committed returns the destination's spool cursor.
@@ -352,6 +366,17 @@ func (d *Destination) Members() []string {
 // Run forwards until ctx ends, then lets the requests in flight finish
 // (up to the Timeout), commits what was delivered and returns.
 func (d *Destination) Run(ctx context.Context) error {
+	committed := d.cons.Committed()
+	rs, err := loadAcked(d.ackedPath, d.cfg.Name, committed)
+	if err != nil {
+		d.log.Warn("forward: the acknowledged-ranges file cannot be used; the records after the cursor are all sent again", "cursor", committed, "err", err)
+	}
+	d.resume = rs
+	d.ackedEmpty = rs.empty() && err == nil
+	if !rs.empty() {
+		d.log.Info("forward: records after the cursor were delivered before the restart; they are not sent again",
+			"cursor", committed, "through", rs.last)
+	}
 	d.cons.Rewind() // from the cursor, also when the consumer was read before
 	d.routed.Store(d.cons.Committed())
 	d.cons.SetTap(d.tap)
@@ -365,7 +390,7 @@ func (d *Destination) Run(ctx context.Context) error {
 	var cwg sync.WaitGroup
 	cwg.Go(func() { d.commitLoop(cctx) })
 
-	err := d.read(ctx)
+	err = d.read(ctx)
 	d.cons.SetTap(nil)
 
 	// Drain: wait for what is in flight, up to the timeout.
@@ -392,7 +417,7 @@ func (d *Destination) Run(ctx context.Context) error {
 	}
 	stopCommit()
 	cwg.Wait()
-	if cerr := d.commitDone(); cerr != nil && err == nil {
+	if cerr := d.commitDone(true); cerr != nil && err == nil {
 		err = cerr
 	}
 	return err
@@ -438,14 +463,18 @@ func (d *Destination) read(ctx context.Context) error {
 			d.routed.Store(rec.Seq)
 			continue
 		}
-		// One reference of the reader's own until routing ends, so that
-		// the record cannot look done while its parts are being added.
-		r := &record{seq: rec.Seq, received: rec.Received, parts: 1}
+		if d.resume.isDone(rec.Seq, rec.Received) {
+			// Delivered in full before a restart.
+			n, _ := rec.Signal.Count(rec.Payload)
+			d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "skipped").Add(float64(n))
+			d.passOver(rec)
+			d.routed.Store(rec.Seq)
+			continue
+		}
+		r := newRecord(rec)
 		d.pmu.Lock()
 		d.pending = append(d.pending, r)
-		d.pmu.Unlock()
 		// Wait for room in the window.
-		d.pmu.Lock()
 		for d.inflight > 0 && d.inflight+int64(len(rec.Payload)) > d.cfg.Window && ctx.Err() == nil {
 			d.waitSpace(ctx)
 		}
@@ -462,15 +491,22 @@ func (d *Destination) read(ctx context.Context) error {
 	}
 }
 
-// passOver records rec, of a signal not sent here, as done at once.
-// Consecutive done records are one entry, so that records of other
-// signals behind a stuck one do not pile up.
+// newRecord returns the entry of rec, holding one reference of the
+// reader's own until routing ends, so that it cannot look done while its
+// parts are being added.
+func newRecord(rec spool.Record) *record {
+	return &record{first: rec.Seq, seq: rec.Seq, received: rec.Received, since: time.Now(), parts: 1, routing: true}
+}
+
+// passOver records rec as done at once: of a signal not sent here, or
+// delivered before a restart. Consecutive done records are one entry,
+// so that records of other signals behind a stuck one do not pile up.
 func (d *Destination) passOver(rec spool.Record) {
 	d.pmu.Lock()
 	if n := len(d.pending); n > 0 && d.pending[n-1].parts == 0 {
 		d.pending[n-1].seq = rec.Seq
 	} else {
-		d.pending = append(d.pending, &record{seq: rec.Seq, received: rec.Received})
+		d.pending = append(d.pending, &record{first: rec.Seq, seq: rec.Seq, received: rec.Received, since: time.Now()})
 	}
 	d.pmu.Unlock()
 	d.kick()
@@ -478,13 +514,28 @@ func (d *Destination) passOver(rec spool.Record) {
 
 // routeRecord routes rec, whose entry r is in pending, and drops r's
 // reference of the reader's own. routeMu and mu's read lock are held.
+// Parts that the acknowledged-ranges file says an endpoint got before a
+// restart, on the same ring, are not sent again.
 func (d *Destination) routeRecord(rec spool.Record, r *record) {
-	if err := d.routeLocked(rec.Signal, rec.Tenant, []*record{r}, rec.Payload); err != nil {
+	skip := d.skip[:0]
+	if d.resume.applies(rec.Seq, rec.Received) {
+		some := false
+		for _, ep := range d.eps {
+			s := d.resume.delivered(ep.name, d.routing, rec.Seq)
+			skip = append(skip, s)
+			some = some || s
+		}
+		if !some {
+			skip = skip[:0]
+		}
+	}
+	d.skip = skip
+	if err := d.routeLocked(rec.Signal, rec.Tenant, []*record{r}, rec.Payload, skip); err != nil {
 		n, _ := rec.Signal.Count(rec.Payload)
 		d.m.records.WithLabelValues(d.cfg.Name, rec.Signal.String(), "refused").Add(float64(n))
 		d.log.Error("forward: a spooled request cannot be routed; dropped", "seq", rec.Seq, "signal", rec.Signal.String(), "err", err)
 	}
-	d.release([]*record{r})
+	d.doneRouting(r)
 }
 
 // tap is the consumer's spool tap: while the reader has handed on every
@@ -520,7 +571,7 @@ func (d *Destination) tap(rec spool.Record) bool {
 		d.pmu.Unlock()
 		return false
 	}
-	r := &record{seq: rec.Seq, received: rec.Received, parts: 1}
+	r := newRecord(rec)
 	d.pending = append(d.pending, r)
 	d.pmu.Unlock()
 	d.routeRecord(rec, r)
@@ -548,13 +599,15 @@ func (d *Destination) route(sig otlpwire.Signal, tenant string, recs []*record, 
 	defer d.routeMu.Unlock()
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.routeLocked(sig, tenant, recs, body)
+	return d.routeLocked(sig, tenant, recs, body, nil)
 }
 
-// routeLocked is route with routeMu and mu's read lock held.
-func (d *Destination) routeLocked(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
+// routeLocked is route with routeMu and mu's read lock held. If skip is
+// not empty, the parts for the ring's endpoints i with skip[i] are not
+// sent: they were delivered before a restart.
+func (d *Destination) routeLocked(sig otlpwire.Signal, tenant string, recs []*record, body []byte, skip []bool) error {
 	if len(body) <= d.cfg.MaxBatchBytes {
-		return d.routeOne(sig, tenant, recs, body)
+		return d.routeOne(sig, tenant, recs, body, skip)
 	}
 	var chunks func(func([]byte, error) bool)
 	switch sig {
@@ -590,7 +643,7 @@ func (d *Destination) routeLocked(sig otlpwire.Signal, tenant string, recs []*re
 		if err != nil {
 			return err
 		}
-		if err := d.routeOne(sig, tenant, recs, c); err != nil {
+		if err := d.routeOne(sig, tenant, recs, c, skip); err != nil {
 			return err
 		}
 	}
@@ -600,7 +653,7 @@ func (d *Destination) routeLocked(sig otlpwire.Signal, tenant string, recs []*re
 // routeOne routes body under the ring's read lock (held by the caller)
 // and every endpoint's lock, so that neither the ring nor a batch changes
 // meanwhile.
-func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*record, body []byte) error {
+func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*record, body []byte, skip []bool) error {
 	eps := d.eps
 	n := len(eps)
 	if cap(d.dst) < n {
@@ -618,22 +671,41 @@ func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*recor
 		d.bs[i], d.dst[i], d.lens[i] = b, b.body, len(b.body)
 	}
 	err := d.routers[sig].Route(sig, d.dst, body, d.ring.Shard)
-	added := int64(0)
+	added, skipped := int64(0), 0
 	d.pmu.Lock()
+	for _, r := range recs {
+		if r.gen == 0 { // routed for the first time: on this ring
+			r.gen = d.gen
+			r.at = slices.Grow(r.at, n)
+		}
+	}
 	for i, ep := range eps {
 		b := d.bs[i]
 		b.body = d.dst[i]
-		if part := b.body[d.lens[i]:]; len(part) > 0 {
-			c, _ := sig.Count(part)
-			b.count += c
-			b.recs = append(b.recs, recs...)
+		part := b.body[d.lens[i]:]
+		if len(part) == 0 {
+			continue
+		}
+		c, _ := sig.Count(part)
+		if len(skip) > 0 && skip[i] {
+			// Delivered before a restart: dropped, and remembered as
+			// delivered again.
+			b.body = b.body[:d.lens[i]]
+			skipped += c
 			for _, r := range recs {
-				r.parts++
+				r.shareOf(ep)
 			}
-			added += int64(len(part))
-			if ep.sending == 0 || len(ep.ready) > 0 {
-				ep.cond.Signal() // else the worker sending takes it when done
-			}
+			continue
+		}
+		b.count += c
+		b.recs = append(b.recs, recs...)
+		for _, r := range recs {
+			r.parts++
+			r.shareOf(ep).n++
+		}
+		added += int64(len(part))
+		if ep.sending == 0 || len(ep.ready) > 0 {
+			ep.cond.Signal() // else the worker sending takes it when done
 		}
 	}
 	d.inflight += added
@@ -641,41 +713,31 @@ func (d *Destination) routeOne(sig otlpwire.Signal, tenant string, recs []*recor
 	for _, ep := range eps {
 		ep.mu.Unlock()
 	}
+	if skipped > 0 {
+		d.m.records.WithLabelValues(d.cfg.Name, sig.String(), "skipped").Add(float64(skipped))
+	}
 	return err
 }
 
-// release drops one reference of each of recs (a batch delivered or
-// dropped, or the reader's own).
-func (d *Destination) release(recs []*record) {
-	d.pmu.Lock()
-	last := false
-	for _, r := range recs {
-		r.parts--
-		last = last || r.parts == 0
-	}
-	d.pmu.Unlock()
-	if last {
-		d.kick()
-	}
-}
-
-// done marks b delivered or refused for good; its body is reused if
-// reuse is set.
-func (d *Destination) done(b *batch, reuse bool) {
+// done marks b, of ep, delivered or refused for good, or moved to
+// other endpoints; its body is reused if reuse is set.
+func (d *Destination) done(b *batch, ep *endpoint, reuse bool) {
 	d.pmu.Lock()
 	d.inflight -= int64(len(b.body))
 	d.space.Broadcast()
 	d.pmu.Unlock()
-	d.release(b.recs)
+	d.release(b.recs, ep)
 	if !reuse {
 		b.body = nil
 	}
 	putBatch(b)
 }
 
-// reroute routes the batches of an endpoint that left the ring again, by
-// their content, onto the ring as it is now.
-func (d *Destination) reroute(batches []*batch) {
+// reroute routes the batches of ep, which left the ring, again, by their
+// content, onto the ring as it is now. Their records were routed on
+// another ring: what they delivered is not written to the
+// acknowledged-ranges file by endpoint, only once delivered in full.
+func (d *Destination) reroute(ep *endpoint, batches []*batch) {
 	for _, b := range batches {
 		d.pmu.Lock()
 		stopping := d.stopping
@@ -688,57 +750,8 @@ func (d *Destination) reroute(batches []*batch) {
 		if err := d.route(b.sig, b.tenant, b.recs, b.body); err != nil {
 			d.log.Error("forward: a batch cannot be routed again; dropped", "signal", b.sig.String(), "err", err)
 		}
-		d.done(b, false) // its endpoint's worker may have been stopped mid-send
+		d.done(b, ep, false) // its endpoint's worker may have been stopped mid-send
 	}
-}
-
-func (d *Destination) kick() {
-	select {
-	case d.commit <- struct{}{}:
-	default:
-	}
-}
-
-// commitLoop commits the cursor past completed records, at most every
-// commitEvery (each commit is an fsync).
-func (d *Destination) commitLoop(ctx context.Context) {
-	t := time.NewTicker(commitEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		select {
-		case <-d.commit:
-		default:
-			continue
-		}
-		if err := d.commitDone(); err != nil {
-			d.log.Error("forward: commit failed", "err", err)
-		}
-	}
-}
-
-const commitEvery = 100 * time.Millisecond
-
-// commitDone commits up to the last record of the completed prefix.
-func (d *Destination) commitDone() error {
-	d.pmu.Lock()
-	i := 0
-	for i < len(d.pending) && d.pending[i].parts == 0 {
-		i++
-	}
-	if i == 0 {
-		d.pmu.Unlock()
-		return nil
-	}
-	seq := d.pending[i-1].seq
-	d.pending = slices.Delete(d.pending, 0, i)
-	d.space.Broadcast()
-	d.pmu.Unlock()
-	return d.cons.Commit(seq)
 }
 
 // resolveLoop re-resolves the endpoints every ResolveEvery.
@@ -830,6 +843,10 @@ func (d *Destination) SetEndpoints(eps []string) error {
 	for _, name := range ring.Members() {
 		d.eps = append(d.eps, d.endpoints[name])
 	}
+	d.pmu.Lock()
+	d.gen++
+	d.routing = routingHash([3]otlpwire.RouteKey{d.cfg.RouteLogs, d.cfg.RouteMetrics, d.cfg.RouteTraces}, ring.Members())
+	d.pmu.Unlock()
 	if old.Len() == 0 && ring.Len() > 0 {
 		close(d.ringReady)
 	}
@@ -842,7 +859,7 @@ func (d *Destination) SetEndpoints(eps []string) error {
 		go func() {
 			ep.wait()
 			ep.exp.close() //nolint:errcheck // closing
-			d.reroute(ep.drain())
+			d.reroute(ep, ep.drain())
 		}()
 	}
 	return errors.Join(errs...)

@@ -566,6 +566,12 @@ func (s *Spool) waitChLocked() <-chan struct{} {
 	return s.notify
 }
 
+// Dir returns the spool's directory. A consumer may keep files of its own
+// there, beside its cursor, under names that end in none of the spool's
+// suffixes (.seg, .free, .cursor, .tmp): Open ignores them, except that
+// it removes <anything>.tmp.
+func (s *Spool) Dir() string { return s.dir }
+
 // Repairs returns what Open repaired, in the order found: one
 // *CorruptError per truncated segment or unreadable cursor file.
 func (s *Spool) Repairs() []*CorruptError {
