@@ -62,28 +62,14 @@ func newExporter(cfg *Config, endpoint string) (exporter, error) {
 // Export*ServiceResponse: rejected_* (1) and error_message (2). A
 // malformed response counts as full success: the server took the request.
 func partialSuccess(b []byte) (rejected int64, msg string) {
-	ps := lastBytes(b, 1)
-	for len(ps) > 0 {
-		n, t, l := protowire.ConsumeTag(ps)
-		if l < 0 {
-			break
-		}
-		ps = ps[l:]
-		vl := protowire.ConsumeFieldValue(n, t, ps)
-		if vl < 0 {
-			break
-		}
-		switch {
-		case n == 1 && t == protowire.VarintType:
-			v, _ := protowire.ConsumeVarint(ps)
-			rejected = int64(min(v, math.MaxInt64))
-		case n == 2 && t == protowire.BytesType:
-			v, _ := protowire.ConsumeBytes(ps)
-			msg = string(v)
-		}
-		ps = ps[vl:]
+	n, m, err := otlpwire.ExportResponse(b).PartialSuccess()
+	if err != nil {
+		return 0, "" // a malformed answer rejects nothing we can count
 	}
-	return rejected, msg
+	if n < 0 {
+		n = math.MaxInt64 // a negative count (an int64 sent as a huge varint): all of it
+	}
+	return n, string(m)
 }
 
 // lastBytes returns the last length-delimited field num of b.
