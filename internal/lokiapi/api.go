@@ -134,29 +134,11 @@ func (h *Handler) Register(mux *http.ServeMux) {
 
 // tenantOf is the request's tenant.
 func (h *Handler) tenantOf(r *http.Request) (string, error) {
-	ctxTenant := tenant.FromContext(r.Context())
-	org := r.Header.Get("X-Scope-OrgID")
-	switch {
-	case org != "" && !h.cfg.OrgIDHeader:
-		if ctxTenant == "" && org == h.cfg.Tenant || org == ctxTenant {
-			return org, nil
-		}
-		return "", errForbidden
-	case org != "":
-		if !tenant.Valid(org) {
-			return "", fmt.Errorf("%w: X-Scope-OrgID %q is not a valid tenant name", errBad, org)
-		}
-		return org, nil
-	case ctxTenant != "":
-		return ctxTenant, nil
-	}
-	return h.cfg.Tenant, nil
+	return readapi.TenantRule{Default: h.cfg.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: h.cfg.OrgIDHeader}.Resolve(r)
 }
 
-var (
-	errBad       = errors.New("bad request")
-	errForbidden = errors.New("X-Scope-OrgID names another tenant than the bearer token's")
-)
+// errBad is a malformed request (400).
+var errBad = &readapi.Error{Kind: readapi.KindBadRequest, Err: errors.New("bad request")}
 
 // WriteError answers err as the API answers a failed query (fail), for
 // the query budget's admission (readapi.Admit).
@@ -166,28 +148,20 @@ func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) 
 // a limit, 429 with a Retry-After when the query budget is busy, 504 past
 // the timeout, 500 else (logged). Loki answers errors as text.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *logql.ParseError
-	var le *lakeread.LimitError
-	var qe *querybudget.LimitError
-	code := http.StatusInternalServerError
+	k := readapi.Classify(err)
+	if errors.Is(err, eval.ErrLimit) {
+		k = readapi.KindTooLarge
+	}
 	switch {
-	case errors.As(err, &pe), errors.Is(err, errBad):
-		code = http.StatusBadRequest
-	case errors.Is(err, errForbidden):
-		code = http.StatusForbidden
-	case readapi.SetRetryAfter(w, err):
-		code = http.StatusTooManyRequests
-	case errors.As(err, &le), errors.As(err, &qe), errors.Is(err, eval.ErrLimit):
-		code = http.StatusRequestEntityTooLarge
-	case errors.Is(err, context.DeadlineExceeded):
-		code = http.StatusGatewayTimeout
-		err = fmt.Errorf("query timed out after %s: narrow the time range or the selector", h.cfg.Timeout)
-	case r.Context().Err() != nil:
+	case k == readapi.KindCanceled || k == readapi.KindInternal && r.Context().Err() != nil:
 		return // the client went away
-	default:
+	case k == readapi.KindTimeout:
+		err = fmt.Errorf("query timed out after %s: narrow the time range or the selector", h.cfg.Timeout)
+	case k == readapi.KindInternal:
 		h.cfg.Logger.Error("loki API query failed", "path", r.URL.Path, "err", err)
 	}
-	http.Error(w, err.Error(), code)
+	readapi.SetRetryAfter(w, err)
+	http.Error(w, err.Error(), k.HTTPStatus())
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -202,19 +176,9 @@ func parseTime(s string, def time.Time) (time.Time, error) {
 	if s == "" {
 		return def, nil
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 1e12 && n > -1e12 {
-			return time.Unix(n, 0).UTC(), nil
-		}
-		return time.Unix(0, n).UTC(), nil
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := readapi.ParseLokiTime(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: invalid time %q: want RFC 3339, Unix seconds or nanoseconds", errBad, s)
+		return time.Time{}, fmt.Errorf("%w: %w", errBad, err)
 	}
 	return t, nil
 }
