@@ -141,7 +141,7 @@ func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) 
 // take now gets a Retry-After; a client gone is not answered.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
 	switch k := readapi.Classify(err); {
-	case k == readapi.KindCanceled || r.Context().Err() != nil:
+	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
 		return // the client went away: nobody reads this
 	case k != readapi.KindInternal:
 		code = k.HTTPStatus()

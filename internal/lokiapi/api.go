@@ -153,7 +153,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		k = readapi.KindTooLarge
 	}
 	switch {
-	case k == readapi.KindCanceled || k == readapi.KindInternal && r.Context().Err() != nil:
+	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
 		return // the client went away
 	case k == readapi.KindTimeout:
 		err = fmt.Errorf("query timed out after %s: narrow the time range or the selector", h.cfg.Timeout)

@@ -11,6 +11,7 @@ package tempohttp
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -197,7 +198,7 @@ func encode(td []byte, v2, proto bool) ([]byte, string, error) {
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	k := readapi.Classify(err)
 	switch {
-	case k == readapi.KindCanceled || r.Context().Err() != nil:
+	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
 		return // the client went away
 	case k == readapi.KindInternal:
 		h.cfg.Logger.Error("tempo HTTP API: read trace", "path", r.URL.Path, "err", err)
