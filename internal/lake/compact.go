@@ -133,6 +133,8 @@ type Compacted struct {
 	Skipped  []string // partitions whose files could not be merged, and why
 }
 
+// intent is the content of a partition's .compact object, JSON: the
+// page docs/format/lake-compaction.md describes it.
 type intent struct {
 	Output string   `json:"output"`
 	Inputs []string `json:"inputs"`

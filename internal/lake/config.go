@@ -57,7 +57,7 @@ type WriterConfig struct {
 
 	// SchemaVersion is the version of the files written: 2 (the
 	// default; 0 means it too) or 1, the layout of earlier releases, kept
-	// for comparison (see docs/ARCHITECTURE.md, "Lake schema").
+	// for comparison (see docs/format/lake-parquet.md).
 	SchemaVersion int
 
 	// ManualFlush leaves every write to the caller: Append never writes

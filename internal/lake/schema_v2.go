@@ -6,9 +6,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// Schema version 2 (see docs/ARCHITECTURE.md, "Lake schema"). Every file
-// of a signal has the same columns, so that DuckDB, pyarrow, Spark and
-// Trino read a whole lake without union_by_name:
+// Schema version 2 (docs/format/lake-parquet.md lists every column, and
+// TestFormatDocMatchesSchema fails when the page and this code disagree).
+// Every file of a signal has the same columns, so that DuckDB, pyarrow,
+// Spark and Trino read a whole lake without union_by_name:
 //
 //   - times are TIMESTAMP(NANOS, UTC); durations int64 nanoseconds;
 //   - span kind and status code are their OTLP enum names (SPAN_KIND_SERVER,

@@ -38,7 +38,8 @@ type Lease struct {
 	until   time.Time // by this node's clock: held until then, less the margin
 }
 
-// record is the lease object's content.
+// record is the lease object's content, JSON (the page of the
+// compaction lease, docs/format/lake-compaction.md, describes it).
 type record struct {
 	Holder  string    `json:"holder"`
 	Expires time.Time `json:"expires"`

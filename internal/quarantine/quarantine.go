@@ -13,6 +13,7 @@
 // the lake loader), so putting the same request again replaces its files
 // rather than adding a copy. The .binpb files are what `wirehouse ingest`
 // and any OTLP tool read; once the cause is fixed they can be sent again.
+// The files' format is docs/format/quarantine.md.
 package quarantine
 
 import (
