@@ -1,14 +1,3 @@
-// Package jaegerhttp serves Jaeger's HTTP query API — the one the Jaeger
-// UI and Grafana's Jaeger data source call — from the lake: services,
-// operations, trace search and trace by id, in Jaeger's JSON model
-// (processes, references, tags, logs), as the Jaeger query service
-// answers them (docs/notes/jaeger-tempo-contracts.md §3).
-//
-// The traces are read with lakeread and turned into Jaeger's model as
-// Jaeger's query service turns what a remote storage gives it: the
-// Collector's OTLP to Jaeger translation, then its standard adjusters
-// with clock skew adjustment off (its default). Spans are ordered by
-// start time then span id; Jaeger's own order is that of a Go map.
 package jaegerhttp
 
 import (

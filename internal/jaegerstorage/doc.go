@@ -10,7 +10,26 @@
 // not found), FindTraces (likewise, for the traces a search finds, most
 // recent first), FindTraceIDs, GetServices, GetOperations, and
 // GetDependencies (always empty: wirehouse does not derive dependencies
-// yet).
+// yet). wirehouse serve runs it on its own gRPC listener
+// (jaeger.storage_listen, localhost:17271), with otlpgrpc's bytes codec.
+//
+// What Jaeger's query service needs, beyond the protos: a chunk is never
+// empty, nor one whose first scope has no span (either crashes Jaeger's
+// aggregator); Jaeger's year-1 timestamps (Go's zero time) mean unset;
+// span kinds are Jaeger's lowercase names in GetOperations. GetTraces
+// reads every id of a call in one walk over the files (lakeread.Traces);
+// FindTraces reads each trace lakeread.FindTraces finds whole, by its id,
+// in the hours its matching spans cover; a search returns at most
+// Config.MaxTraces (readapi.Limits, 1,000). Every call is admitted into
+// the query budget (Config.Gate) and bounded by Config.Timeout; refusals
+// are gRPC codes by readapi.Kind (RESOURCE_EXHAUSTED with RetryInfo when
+// busy).
+//
+// cmd/wirehouse's TestServeJaegerQuery runs the real Jaeger v1.76.0 (built
+// from tools/jaeger) with deploy/jaeger-query.yaml against serve and checks
+// services, operations, traces by id span by span, and searches (service,
+// minDuration, tags={"error":"true"}) trace by trace; TestJaegerStorageAuth
+// and TestJaegerStorageTLS the tokens and TLS below.
 //
 // # Tenants and authentication
 //

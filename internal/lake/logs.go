@@ -1,24 +1,3 @@
-// Package lake turns OTLP logs and spans into flat rows, decoded from the
-// wire bytes in one pass with otlpwire, for writing as Parquet.
-//
-// A batch (LogRows) holds its columns as slices and byte arenas; appending
-// a request allocates only when a slice or arena grows or a new attribute
-// key appears, so in the steady state (Reset and reuse) rows cost no
-// allocation. Resource and scope values are copied once per resource or
-// scope and referenced from each of their rows.
-//
-// Columns: the fixed columns of each signal, then one dynamic column per
-// attribute key and origin, named by ColumnName (resource_<k>, scope_<k>,
-// attr_<k>). Attribute values keep their type (string, int64, float64,
-// bool, bytes); arrays and key-value lists become JSON text; an attribute
-// whose AnyValue is empty is a null. Trace and span ids are kept as raw
-// bytes (16 and 8), empty when absent.
-//
-// Storage: the lake reaches its files only through a bucket.Bucket (by
-// default bucket.NewLocal of the root directory; WriterConfig.Bucket,
-// CompactBucket and PruneBucket take another). partition.go builds and
-// parses every name in it; scratch.go holds the local scratch files each
-// Parquet file is encoded into before it is uploaded.
 package lake
 
 import (

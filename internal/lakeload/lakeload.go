@@ -1,33 +1,3 @@
-// Package lakeload moves logs and traces from the spool into the Parquet
-// lake, so that every record the receiver acknowledged (spoolsink spooled
-// it first) reaches the lake, and none twice.
-//
-// Loader consumes the spool into lake.Writers in manual-flush mode. It
-// writes the buffered rows when a batch reaches its size, buffer or age
-// limit (age: the configured max delay, so data is queryable within it),
-// in the background while a second writer takes the next records, naming
-// every file of one write after the spool records it holds:
-// <first seq>-<last seq>.parquet, 20 digits each. Writes run one at a
-// time, in spool order. The order within one is
-//
-//  1. write the intent file <lake>/.flush ("first last"), fsynced;
-//  2. write and rename every Parquet file of the range;
-//  3. commit the consumer cursor to last;
-//  4. remove the intent file.
-//
-// A pass runs every minute under the same lock as the writes, so it never
-// touches a partition a write is filling: compaction (lake.Compact) merges
-// the small files of hours that are over, then retention (lake.Prune)
-// applies the lake's age and size limits, removes temporary files crashed
-// writes left, and measures the lake for /metrics.
-//
-// After a crash the consumer replays from its cursor. If an intent file
-// names the range that starts there, the replay stops at the same last
-// record and writes under the same name, so each file it rewrites
-// replaces the one an earlier attempt renamed into place: every record
-// ends up in the lake exactly once. (If the spool lost records of that
-// range, say to a power loss under the interval or never fsync policy, the
-// rewrite holds the records that remain.)
 package lakeload
 
 import (

@@ -1,11 +1,3 @@
-// Package lakeread reads spans back from the lake's Parquet files (schema
-// version 2, see internal/lake): a trace by its id, found through each
-// file's trace_id bloom filters, its rows read whole, and given back as an
-// OTLP TracesData, with every attribute of the types it was sent with.
-//
-// With a Fresh source (the lake loader), queries also see the spans
-// acknowledged but not yet in Parquet. Files of schema version 1 are read
-// too (v1.go), by id as fast, searched by a full scan.
 package lakeread
 
 import (

@@ -1,12 +1,3 @@
-// Package loadgen sends synthetic OTLP load (from internal/synth) to an
-// OTLP server over gRPC or HTTP, or synthetic Prometheus remote write load
-// built from synth's metric set, and measures what came back: requests and
-// records per second, latency percentiles, and errors by status code. It is
-// the engine of wirehouse load.
-//
-// Requests are generated before the clock starts. Latency is measured per
-// request from send to the complete response, so it includes the server's
-// acknowledgement (after its sinks accepted), not just the enqueueing.
 package loadgen
 
 import (

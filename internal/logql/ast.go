@@ -1,13 +1,3 @@
-// Package logql parses LogQL, the query language of Loki's HTTP API, into
-// an expression tree: log queries (a stream selector and a pipeline of
-// line filters, parsers, label filters and formatters) and metric queries
-// (range aggregations over log queries, vector aggregations, binary
-// operations).
-//
-// It is written from Loki's public LogQL documentation (Loki is AGPL-3.0:
-// none of its code is used). Errors carry the line and column of the
-// problem. String gives a query back in a canonical form that parses to
-// the same tree.
 package logql
 
 import (

@@ -1,15 +1,3 @@
-// Package lokiapi serves Loki's HTTP query API — what Grafana's Loki data
-// source and logcli call — over the lake's logs: query_range and query
-// (LogQL, parsed by internal/logql and evaluated by internal/logql/eval
-// over the lake, engine.go), labels, label values, series and index
-// stats, with Loki's documented JSON responses. This package holds Loki's
-// wire format alone: parameters, JSON, errors, the tail WebSocket.
-// Written from Loki's public API documentation (Loki is AGPL-3.0: none
-// of its code).
-//
-// OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
-// (internal/logql/eval/otlp.go). /loki/api/v1/tail is a WebSocket that
-// polls every second (tail.go).
 package lokiapi
 
 import (

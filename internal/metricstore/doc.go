@@ -1,6 +1,15 @@
 // Package metricstore stores OTLP metrics in an embedded Prometheus TSDB,
 // translating them at the wire level with otlpwire, without pdata.
 //
+// The TSDB (Prometheus' tsdb package, v0.316) lives in one directory
+// (serve: <data_dir>/metrics), its WAL snappy-compressed, compacted in the
+// background, with retention by time and size, an out-of-order window and
+// the head block duration in Config. AppendOTLP appends a request through
+// one appender and commits it: a request is acknowledged once it is in
+// the WAL. Remote write (internal/promwrite and Prometheus' own handler)
+// writes through Appendable, PromQL and the read APIs read through
+// Queryable.
+//
 // # Translation
 //
 // AppendOTLP follows Prometheus' OTLP endpoint (storage/remote/otlptranslator
@@ -58,6 +67,32 @@
 // malformed request (what otlpwire's Validate refuses, checked within the
 // same walk) is an error and stores nothing.
 //
+// Because the Store refuses exactly what Validate refuses, wirehouse serve
+// runs it as the first, pipeline.Validating, metrics sink, and a
+// steady-state request is walked once: resources and scopes are validated
+// when first interned, a cached series' point attributes are known valid,
+// and the rest (exemplars, metadata, points refused before the lookup) is
+// checked explicitly. A request that would create a series is validated
+// whole first, because the TSDB keeps the series a rolled-back appender
+// created: a refused request leaves no series, samples or metadata
+// (FuzzAppendOTLP checks both). TestOracle compares every appended sample,
+// and the exemplars, with Prometheus' own translator on pdata's view of
+// realistic and random requests in both field orders; TestMetadataOracle
+// the metadata.
+//
+// Two defaults differ from Prometheus' OTLP receiver, both settings: scope
+// labels (Config.ScopeLabels, serve's metrics.promote_scope_metadata, on:
+// the Collector's Prometheus exporters add them; TestOracleNoScopeLabels
+// compares the off setting with Prometheus' translator) and a limit of 128
+// labels a series (Config.LabelLimit, metrics.label_limit; 0 for none, as
+// in Prometheus), so a series of a thousand labels is a per-point refusal.
+// Metadata is recorded when a request that created a series of the family
+// ends, so steady-state ingest does not touch it (a changed description
+// shows once the cached series lose their references: at the next head
+// truncation or a restart); help is cut to 4 KiB and the whole to 32 MiB,
+// and after a restart it fills again as series arrive. Prometheus serves
+// /api/v1/metadata only from scrape targets, so it shows none for OTLP.
+//
 // # Order and duplicates
 //
 // A TSDB series holds one sample per millisecond, in time order. Every
@@ -98,7 +133,17 @@
 // The label sets of a data point's series and their TSDB references are
 // cached under the exact wire bytes they derive from, so steady-state
 // ingest of known series appends by reference without building labels.
-// See seriesCache.
+// Whenever the head's minimum time moves (a head truncation, which drops
+// series without samples) a new cache epoch starts: entries keep their
+// labels but not their references, and entries not used for a whole epoch
+// are dropped, so the cache holds what the last two to four hours sent.
+// See seriesCache. The ledger is 64 independently locked shards keyed by
+// series reference, and each cache entry keeps a hint to its ledger entry,
+// so a lookup skips the shard's map and a commit takes each shard's lock
+// once (classic histograms write a series per bucket: without these, the
+// ledger's maps and locks were a fifth of the store's CPU on them,
+// profiled 2026-11-26). What the ledger costs is in docs/BENCHMARKS.md,
+// "The ledger (2026-11-26)".
 //
 // # Write errors
 //
@@ -132,14 +177,44 @@
 //     the segments Prometheus' repair would rewrite: a repair that runs
 //     out of space truncates the WAL further.
 //
-// Recovery: free space on the file system. A running Store accepts
-// writes again by itself; a stopped one opens once there is room.
+// Before these rules, a probe (2026-11-26, the disk filled under load)
+// lost 5,000 of 152,200 acknowledged points on the restart after space
+// returned, and, restarted while the disk was still full, the repair
+// failed half-way having truncated further: 373,850 of 646,650 lost.
+//
+// Recovery, for operators: free space on the file system that holds the
+// data directory (the metrics, the spool and the lake share it) by
+// removing or moving other files or growing it; do not delete WAL or spool
+// segments by hand (metrics.retention_size and lake.retention_size keep it
+// from filling again). A running serve accepts metrics again by itself
+// (after the WAL replay, logged as "reopened the TSDB after a write-ahead
+// log write error", counted in wirehouse_metricstore_reopens_total;
+// wirehouse_metricstore_accepting is 0 meanwhile: alert on it). A stopped
+// one refuses to start, changing nothing, until there is room; then it
+// zeroes the torn records and replays the WAL. Do not start a wirehouse
+// older than this on a WAL a full disk tore: its repair would drop
+// everything after the tear.
+//
+// Tested on a tmpfs the tests mount (they need root, and skip without):
+// TestMendWlogTears tears records with wlog's own writer on a full disk
+// and reads every record after the tear once mended (TestMendTornRecords
+// covers the cases byte by byte); TestStoreDiskFull,
+// TestStoreDiskFullRestart and TestStoreReopenWaitsForReaders fill the
+// disk under concurrent senders; cmd/wirehouse's TestServeDiskFull fills
+// and frees a 48 MiB tmpfs under OTLP metrics, remote write, logs and
+// traces, kills serve, checks that a start on the full disk fails and
+// leaves the data directory byte for byte as it was, then that every
+// acknowledged point, log and span is stored.
 //
 // One loss remains, Prometheus' own (prometheus/prometheus#9841): its
 // head logs a series record in the commit of the appender that created
 // the series, so the samples of a request that appended to a series
 // another request was creating, and committed first, precede the record
-// in the WAL, and a replay (any restart, or the reopen) drops them.
+// in the WAL, and a replay (any restart, or the reopen) drops them (it
+// takes two concurrent requests writing the same new series). And
+// Prometheus panics when it cannot write a head chunk, which it does once
+// a minute, so a disk full for longer can crash serve (nothing
+// acknowledged is lost: it is in the WAL).
 //
 // # Tenants
 //
@@ -150,4 +225,18 @@
 // front of a Prometheus. The default tenant ("") writes series without
 // it, so a Store used without tenants is what it was before them. See
 // TenantLabel, AppendOTLP, Queryable and Appendable.
+//
+// A client cannot choose the label: an OTLP attribute that translates to
+// it is dropped, a remote-written one replaced. The series cache key ends
+// with the tenant, metadata is kept per tenant, and the label limit does
+// not count the label. Returned series and label names lose it, and
+// HeadStats counts each tenant's own head series. snapshot and
+// clean_tombstones, which act on every tenant's data, are the default
+// tenant's. A TSDB per tenant, as Mimir's ingesters keep, would isolate
+// further (retention and limits per tenant), but on one small node it
+// costs a head, a WAL, compactions and memory-mapped chunks per tenant,
+// and every query would fan out; one TSDB with an injected label costs a
+// posting list per tenant and a matcher per selector. Series keep the
+// label they were written with, so renaming serve's default tenant
+// (lake.tenant) moves nothing.
 package metricstore

@@ -57,6 +57,17 @@
 // Decompressed content larger than the Reader's maximum file size is
 // refused with ErrTooLarge before it is all in memory.
 //
+// # Signals
+//
+// Config.Signal names the signal of every file; without it each file's
+// signal is told from its content (File.Signal): a JSON document's
+// top-level field, or, for protobuf, DetectSignal: the three requests
+// share their outer layout but not their records' fields, so a real
+// request is valid, with records, as one signal only. Sniff tells a
+// file's format whatever its name (the gzip or zstd magic number, then
+// '{' for JSON). wirehouse ingest skips a metrics file, saying so, and
+// wirehouse inspect prints each file's signal.
+//
 // # Errors
 //
 // A file that cannot be read is reported as an *Error with its path and

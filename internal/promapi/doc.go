@@ -32,11 +32,33 @@
 // Prometheus'; values are written with Prometheus' util/jsonutil, scalars
 // and strings as promql's MarshalJSON writes them.
 //
+// status/buildinfo gives wirehouse's version, with "application":
+// "wirehouse" and "prometheusVersion", the engine's Prometheus version,
+// beside it, and no "features", so that Grafana takes the server for a
+// Prometheus (not a Mimir). rules and alerts are always empty, as in a
+// Prometheus without rule files; targets and alertmanagers too. Responses
+// are gzipped for clients that accept it. The files follow the endpoints:
+// api.go the routes, params.go, response.go, query.go, series.go,
+// exemplars.go, metadata.go, status.go, admin.go, rules.go, targets.go.
+//
+// # Why not Prometheus' web/api/v1
+//
+// Serving the API with Prometheus' own web/api/v1 was measured on
+// 2026-11-26 with Prometheus v0.316.0: it adds 81 packages (an OpenAPI
+// library, Alertmanager's models, the rule manager, notifier and
+// templates) and 41 % to the binary (+13.5 MB stripped), and its
+// 44-argument NewAPI needs eight stubs. It reads metadata only from scrape
+// targets, and serves TSDB status and the admin calls without a request
+// context, so OTLP metadata, per-tenant status and the tenant 403 would
+// sit in front of it anyway. So this package has its own handlers over
+// Prometheus' engine, and the oracle below holds them to web/api/v1.
+//
 // # The oracle
 //
 // The module in ./oracle runs Prometheus' own web/api/v1 and this API over
 // one TSDB and compares their answers to a corpus of requests (run `go
-// test ./...` there). They differ on purpose in: 503, not Prometheus' 500,
+// test ./...` there; make test does); it keeps web/api/v1's modules out
+// of wirehouse's go.mod. They differ on purpose in: 503, not Prometheus' 500,
 // for errorType "unavailable" (the disabled admin endpoints); query times
 // outside the years PromQL can evaluate (1677 to 2262) and NaN times,
 // which Prometheus wraps around or misreads and this API refuses; series
@@ -60,4 +82,16 @@
 // clean_tombstones and snapshot, answer 403 (errorType "forbidden", which
 // Prometheus does not have) to a request whose context carries a tenant
 // other than the default.
+//
+// # Clients tested
+//
+// promtool; the client_golang API client; and internal/serve's
+// TestPrometheusAPIClient, which makes the calls Grafana's Prometheus
+// data source makes, by POST and by GET, with an admin bearer token: "Save
+// & test", range and instant queries checked point by point against the
+// samples sent over OTLP, native histograms, exemplars, a parse error,
+// label names and values with matchers, series, metadata, format_query,
+// and the 401 without the token. What Grafana's data source library does
+// on its own side (data frames, legend templates) is not tested here: that
+// library is AGPL-3.0.
 package promapi

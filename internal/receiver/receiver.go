@@ -1,18 +1,3 @@
-// Package receiver is wirehouse's OTLP front end: OTLP/gRPC and OTLP/HTTP
-// servers that keep every request as protobuf bytes from the socket to the
-// sinks.
-//
-// gRPC requests arrive through a codec that does not unmarshal (see
-// otlpgrpc.Codec); HTTP bodies are read into pooled buffers and decompressed under a
-// size limit; OTLP/JSON is transcoded to protobuf. Either way the bytes are
-// checked with otlpwire's Validate (or by the signal's first sink, when it
-// is pipeline.Validating), counted, and handed to each pipeline.Sink of the signal. A request
-// is acknowledged only after every sink accepted it.
-//
-// Limits: a maximum body size checked before and after decompression, and a
-// maximum number of bytes held by requests in flight; past it requests are
-// refused as overloaded (429 / RESOURCE_EXHAUSTED with a retry delay)
-// instead of queued. Refusals follow one table, documented on pipeline.Kind.
 package receiver
 
 import (

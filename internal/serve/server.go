@@ -1,13 +1,3 @@
-// Package serve runs wirehouse serve: it opens the storage (the metric
-// store, the spool and the loader that moves it into the Parquet lake,
-// the quarantine), wires the OTLP receiver to the sinks that write into
-// it, and serves the admin HTTP API (Prometheus' API, remote write and
-// read, /metrics, the probes) and the web pages (internal/webui).
-//
-// The files follow the jobs: server.go the lifecycle (New, Start,
-// Shutdown), storage.go what is opened and closed, sinks.go what each
-// signal's requests go through, admin.go the admin routes, webui.go the
-// settings the status page shows.
 package serve
 
 import (

@@ -143,7 +143,21 @@
 // SetTap lets a consumer take records as they are appended, under the
 // spool's lock, when it has been given every record before them: Next
 // then skips them, and a record every consumer took is not copied into
-// memory (Config.TailBytes).
+// memory (Config.TailBytes). The tap is only a shortcut: a consumer
+// behind, a full window or a busy lock leaves the record to Next, and
+// what was acknowledged is on disk first either way. The forwarder routes
+// records from the receiver's buffer this way, and the lake loader takes
+// the records of signals it does not store.
+//
+// # Records in memory
+//
+// With Config.TailBytes (serve: spool.tail_size, 8 MiB) the spool keeps a
+// copy of the newest records, and a consumer that keeps up gets them from
+// there, without reading the file back or checking the CRC again; one
+// that lags reads the files. Copies are kept only while some consumer can
+// read them: once every consumer reads behind the oldest copy, copying
+// stops until one has caught up, so a lake loader that falls behind a
+// burst costs no copies and no memory.
 //
 // # Disk usage
 //

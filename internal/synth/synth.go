@@ -1,23 +1,3 @@
-// Package synth generates deterministic, realistic OTLP protobuf requests
-// for tests, fuzz seeds, benchmarks and the load tool.
-//
-// Logs, Traces and Metrics return an encoded ExportLogsServiceRequest,
-// ExportTraceServiceRequest or ExportMetricsServiceRequest shaped by a
-// Config; the same Config always yields the same bytes. Fixture returns the
-// small fixed request the benchmarks share, and Random a request of random
-// shape that exercises every field, for equivalence tests and fuzz seeds.
-//
-// Every generator writes either Order: Ascending, the field order of the
-// OpenTelemetry SDKs (protobuf-go), or Descending, the field order of the
-// Collector's pdata marshaller. Both orders of one seed decode to the same
-// data, so a decoder can be checked against both producers.
-//
-// The generators write fields with implicit presence only when they are
-// not zero; oneof members, optional fields and embedded messages are
-// written when set, even if zero or empty.
-//
-// All functions are safe for concurrent use; Random as far as its
-// *rand.Rand is.
 package synth
 
 import (

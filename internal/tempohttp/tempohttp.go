@@ -1,12 +1,3 @@
-// Package tempohttp serves trace by id as Grafana Tempo's HTTP API
-// documents it, from the lake, so that Grafana's Tempo data source opens a
-// trace by its id: /api/traces/{id} and /api/v2/traces/{id}, OTLP protobuf
-// for "Accept: application/protobuf", else OTLP/JSON, and /api/echo for
-// the data source's test. It implements the documented contract (Tempo is
-// AGPL; none of its code is used): docs/notes/jaeger-tempo-contracts.md
-// §4 has what the documentation says and what it leaves open.
-//
-// Search (/api/search, TraceQL) is not served.
 package tempohttp
 
 import (

@@ -1,25 +1,3 @@
-// Package webui serves wirehouse's web pages on the admin port: a status
-// page (what comes in, what is refused, the spool, the lake, the metric
-// store, forwarding, the build and settings), a PromQL explorer, a trace
-// search and trace view, and a LogQL log browser.
-//
-// The pages are static files embedded in the binary (static/: HTML, CSS
-// and ES modules, no build step; uPlot, vendored, draws the charts) that
-// read the admin port's own APIs from the browser: Prometheus'
-// /api/v1/query_range, Jaeger's /jaeger/api/..., Loki's /loki/api/v1/...,
-// and one of this package, /api/wirehouse/status, which serves the
-// history of the server's own metrics that a Sampler keeps in memory, so
-// the status page draws the last minutes the moment it opens.
-//
-// Auth: the pages' code is the same for everyone and holds no data, so
-// the admin server serves it without a bearer token (Public says which
-// requests those are): a browser cannot send an Authorization header when
-// it navigates. The pages send the token, which they ask for when an API
-// answers 401 and keep in the tab's sessionStorage, with every API call;
-// every API, /api/wirehouse/status included, still needs it.
-//
-// The files: webui.go the Handler and its routes, assets.go the embedded
-// files, sampler.go the metrics history, status.go its JSON.
 package webui
 
 import (

@@ -1,0 +1,80 @@
+// Package lakeread reads spans and log records back from the lake's
+// Parquet files (internal/lake) for every read API: a trace by id as OTLP,
+// trace search, services and operations for Jaeger's and Tempo's APIs, and
+// log records and streams for the LogQL engine.
+//
+// # Files
+//
+// One Reader serves every API. A query lists the tenant's partitions that
+// overlap its time range (lake.DataFiles, which leaves out a merge's
+// inputs; newest hour first) and reads through a cache of up to
+// Config.OpenFiles (256) files kept open with their footers parsed
+// (filecache.go; keyed by name, size and upload time, dropped when a
+// listing no longer shows them), so a footer is decoded once, not per
+// query (decoding footers dominated a trace by id). An open file serves
+// one query at a time, so the bytes read through it are charged to that
+// query alone. What is worked out once from a file (its distinct span
+// names, its log streams) is kept per file (memo.go), so listing services
+// or Loki labels walks a few hundred names per file rather than its rows.
+//
+// # Traces
+//
+// Trace and Traces (several ids in one walk) use, per row group, the ids
+// its trace_id bloom filter admits; for those, only the trace_id pages
+// whose column-index bounds admit one (files are sorted by service, then
+// trace id: about one page per service and id), read once each; then the
+// matching rows, with every column's offset index loaded so a seek reads
+// the page holding the row. Values are decoded by their leaf's role
+// (decode.go), attributes typed again from their signature and resource
+// and scope attributes from their JSON, and the spans grouped by resource
+// and scope into an OTLP TracesData written with protowire, no pdata
+// (TestTraceRoundTrip checks every field against pdata).
+//
+// FindTraces is Jaeger's search: the traces with a span matching service,
+// operation, start window, duration bounds and attributes (span, resource
+// or scope, compared as text; error=true also matches an error status).
+// Row groups are pruned by the statistics of service_name, name and
+// start_time; then it reads column by column, each only in the pages that
+// hold rows still in the running (scan.go), on the pages' encoded data (a
+// dictionary string compared by its index), a hot key's typed column
+// instead of the map (a value sent with another type than the convention's
+// is then not found), resource and scope JSON tested once per dictionary
+// entry, trace ids last. Once it holds Limit traces ending no earlier than
+// anything a row group can hold, the rest is passed over, so a search of
+// common spans reads the last hour alone (TestFindTraces,
+// TestFindTracesAcrossHours).
+//
+// Files of schema version 1 are read too (v1.go): trace by id as for
+// version 2, search and names by a full scan (TestVersion1Files). What
+// version 1 never kept stays lost: schema URLs, and the type of a key with
+// values of several types in one file (read back as strings).
+//
+// # Logs
+//
+// Logs reads the log records of a time range from the version-2 logs files
+// (version-1 logs files are not read), newest or oldest hour first or in
+// no order, and the records not in files yet: a service_name matcher
+// (tested once per dictionary entry) and leading line filters (page by
+// page on the body column) select rows before anything else is read; in
+// order, candidates are sorted by time and decoded a thousand at a time,
+// so a query that stops at its limit reads little; in no order, files are
+// read one at a time, up to 64k records a batch, so memory stays small.
+// LogQuery.Fields names the columns the caller needs. LogStreams gives the
+// distinct (service, resource attributes) of the range, what Loki's label
+// and series endpoints list.
+//
+// # Fresh records
+//
+// A record is readable as soon as its request is acknowledged:
+// Config.Fresh (the lake loader's Loader.Fresh) gives the requests not yet
+// in files and a high-water mark; files of records past it are passed
+// over, so each record is read once (lakeload's TestFreshTracesOnce).
+//
+// # Limits
+//
+// Bytes read and spans returned are bounded (Config.MaxBytes, MaxSpans; a
+// *LimitError past them). The memory a logs query holds (the fresh records
+// it selected, an hour's candidates, a decoded batch) is charged to the
+// query's querybudget ticket while it holds it. A damaged file is an error
+// naming it (FuzzTraceFile); a file removed since the listing is skipped.
+package lakeread

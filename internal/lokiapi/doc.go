@@ -1,0 +1,29 @@
+// Package lokiapi serves Loki's HTTP query API — what Grafana's Loki data
+// source and logcli call — over the lake's logs: query_range and query
+// (LogQL, parsed by internal/logql and evaluated by internal/logql/eval
+// over the lake, engine.go), labels, label values, series, index stats,
+// buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
+// with Loki's documented JSON responses. This package holds Loki's wire
+// format alone: parameters (parsed into one struct before any work), JSON,
+// errors in Loki's plain text with the status readapi.Kind gives, the
+// tenant by readapi.TenantRule (X-Scope-OrgID). Written from Loki's public
+// API documentation (Loki is AGPL-3.0: none of its code).
+//
+// OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
+// (internal/logql/eval/otlp.go); streams group lines by all their labels
+// (stream labels, structured metadata, parsed labels), as Loki does
+// without categorize-labels, which is not served.
+//
+// /loki/api/v1/tail (tail.go) is a WebSocket that sends the newest lines,
+// then every second the lines newer than the newest sent (the spool's
+// included), oldest first; a line that arrives with an older time than the
+// newest sent is not sent (Loki tails by arrival, the lake is by time).
+// Tails take slots of their own in the query budget
+// (querybudget.Gate.OpenTail), and tails of the same query and delay share
+// one scan a second.
+//
+// cmd/wirehouse's TestServeLokiClients compares counts, a line filter, an
+// attribute filter and a metric by level with DuckDB over the same files;
+// tools/logbench times a grep and a volume query beside DuckDB, failing if
+// their answers differ (figures in docs/BENCHMARKS.md).
+package lokiapi

@@ -1,0 +1,64 @@
+// Package webui serves wirehouse's web pages on the admin port: a status
+// page at / (what comes in, what is refused, the spool, the lake, the
+// metric store, forwarding, the build and settings), a PromQL explorer at
+// /graph, trace search and trace view at /traces and /trace/{id}, and a
+// LogQL log browser at /logs.
+//
+// The pages are static files embedded in the binary (static/: HTML, CSS
+// and ES modules with no build step; uPlot 1.6.32, vendored with its MIT
+// licence, draws the charts) that call the admin port's own APIs from the
+// browser, as Grafana would: Prometheus' /api/v1/query_range, query,
+// labels, label values and status/tsdb; Jaeger's /jaeger/api/...; Loki's
+// /loki/api/v1/query_range, labels and label values (the log volume is a
+// sum by (detected_level) (count_over_time(...)) range query); and one of
+// this package, /api/wirehouse/status. Each file is gzipped once at start
+// (about 85 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
+// with a content ETag, Cache-Control: no-cache (revalidated, so a new
+// binary's files are never mixed with an old one's) and a
+// Content-Security-Policy that allows this origin only (no CDN, no web
+// font, no inline script).
+//
+// # Status history
+//
+// A Sampler gathers the server's registry (what /metrics shows) every
+// Config.Interval (5 s) into a ring of Config.Window (15 minutes): the
+// families the page draws (views in sampler.go), each summed over the
+// labels it does not keep; at most 5,000 series, a series gone for a whole
+// window forgotten. /api/wirehouse/status answers the ring as JSON: per
+// view its series' values (per-second rates for counters, a reset counting
+// from zero), the newest total, the last minute's rate, the age of the
+// oldest spooled request not in the lake yet, the build and the settings
+// in brief (no secrets). So the status page draws the last minutes the
+// moment it opens. serve runs the sampler with the lake loader and stops
+// it before the storage closes.
+//
+// # Auth
+//
+// The pages' code is the same for everyone and holds no data, so the admin
+// server serves it without a bearer token (Public says which requests
+// those are): a browser sends no Authorization header when it navigates.
+// The pages ask for a token when an API answers 401, keep it in the tab's
+// sessionStorage and send it with every API call; every API,
+// /api/wirehouse/status included, still needs it. With Config.Restrict
+// (serve: admin bearer tokens) the status history shows a request the
+// tenant-labelled series (records per service, the lake's usage) of its
+// own tenant only, and an operator's token (Config.AllTenants) every
+// tenant's.
+//
+// # Tests
+//
+// Unit tests hold the files embedded and small, the serving (gzip, 304,
+// headers), Public, and the sampler's rates, ring and tenant filter.
+// TestBrowser starts a real serve fed by internal/loadgen and drives the
+// pages in headless Chromium (chromedp; WIREHOUSE_CHROMIUM, which make
+// test sets): rates per signal on the status page, a PromQL graph and its
+// completions, a trace search whose trace view has as many rows as the
+// Jaeger API has spans, log lines with their metadata and a trace link,
+// the token form; any console error or failed request fails it. It logs
+// each page's first contentful paint and the time until its data is drawn,
+// and writes the README's screenshots with WIREHOUSE_SCREENSHOTS (make
+// screenshots).
+//
+// The files: webui.go the Handler and its routes, assets.go the embedded
+// files, sampler.go the metrics history, status.go its JSON.
+package webui
