@@ -55,7 +55,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 		fs.PrintDefaults()
 	}
 	var configPath string
-	fs.StringVar(&configPath, "config", "", "YAML configuration file (see docs/ARCHITECTURE.md for its keys)")
+	fs.StringVar(&configPath, "config", "", "YAML configuration file (every key with its default: deploy/wirehouse.yaml)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for stored data, created if missing")
 	fs.StringVar(&cfg.Log.Level, "log-level", cfg.Log.Level, "log level: debug, info, warn or error")
 	fs.StringVar(&cfg.Log.Format, "log-format", cfg.Log.Format, "log format on stderr: text or json")

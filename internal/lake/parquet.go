@@ -17,7 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// How a file is laid out (see docs/ARCHITECTURE.md, "Lake"):
+// How a file is laid out (docs/format/lake-parquet.md lists every column):
 //
 //   - Fixed columns per signal (logSchema, spanSchema), then one optional
 //     column per dynamic attribute column present in the file's rows.

@@ -13,7 +13,7 @@
 // with Config.Node, <node>.<first>-<last>.parquet). Writes run one at a
 // time, in spool order. The order within one is
 //
-//  1. write the intent file <lake>/.flush ("first last"), fsynced;
+//  1. write the intent file <lake>/.flush ("[<node>.]<first>-<last>", docs/format/lakeload-intent.md), fsynced;
 //  2. write and rename (or upload) every Parquet file of the range;
 //  3. commit the consumer cursor to last;
 //  4. remove the intent file.
