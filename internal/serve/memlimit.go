@@ -59,7 +59,8 @@ const forwardWindow = 64 << 20
 // memoryLimit returns the soft memory limit to set and where it came
 // from: "GOMEMLIMIT" (the environment's, left as it is: limit 0),
 // "memory_limit" (the setting), "cgroup" (90 % of the cgroup's limit) or
-// "ceiling" (MemoryCeiling).
+// "ceiling" (90 % of MemoryCeiling: the collector works to stay under
+// it, so that the peak RSS stays under the ceiling itself).
 func (c Config) memoryLimit() (limit int64, source string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0, "GOMEMLIMIT"
@@ -70,7 +71,7 @@ func (c Config) memoryLimit() (limit int64, source string) {
 	if n, ok := cgroupMemoryLimit(); ok {
 		return n / 10 * 9, "cgroup"
 	}
-	return c.MemoryCeiling(), "ceiling"
+	return c.MemoryCeiling() / 10 * 9, "ceiling"
 }
 
 // applyMemoryLimit sets the Go runtime's soft memory limit and returns the
