@@ -25,6 +25,20 @@ PROMETHEUS := $(CURDIR)/bin/prometheus
 # (internal/webui) drive headless; apt-get installs it once, as root.
 CHROMIUM := /usr/bin/chromium
 
+# Apache Spark reads the lake in cmd/wirehouse's TestServeSparkLake:
+# pyspark 3.5 (in the venv) on Java 17 from Debian's
+# openjdk-17-jre-headless (apt-get installs it once, as root), and for
+# s3a:// the hadoop-aws of the Hadoop pyspark bundles (3.3.4) with the AWS
+# SDK bundle it was built with, from Maven Central, checked against the
+# SHA-1 Maven Central publishes beside each.
+JAVA := /usr/bin/java
+MAVEN_CENTRAL := https://repo1.maven.org/maven2
+HADOOP_AWS := $(CURDIR)/bin/hadoop-aws-3.3.4.jar
+HADOOP_AWS_SHA1 := a65839fbf1869f81a1632e09f415e586922e4f80
+AWS_SDK_BUNDLE := $(CURDIR)/bin/aws-java-sdk-bundle-1.12.262.jar
+AWS_SDK_BUNDLE_SHA1 := 02deec3a0ad83d13d032b1812421b23d7a961eea
+SPARK_JARS := $(HADOOP_AWS),$(AWS_SDK_BUNDLE)
+
 .PHONY: test licenses peers bench fuzz race screenshots
 
 # Each phase prints one line when it starts ("== phase") and one with its
@@ -39,13 +53,13 @@ test: licenses peers
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow), promtool, prometheus, jaeger and weed (SeaweedFS) in bin/; chromium in /usr/bin"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium and java in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -73,7 +87,7 @@ $(WEED): tools/seaweedfs/go.mod
 	mv $(CURDIR)/bin/tmp/weed $@
 
 $(PYVENV)/.installed: requirements-test.txt
-	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~150 MB)"
+	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~500 MB with pyspark, ~1 min)"
 	python3 -m venv $(PYVENV)
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
@@ -88,6 +102,27 @@ $(PROMTOOL) $(PROMETHEUS) &:
 $(CHROMIUM):
 	@echo "== peers: installing Debian's chromium package (apt-get; ~350 MB)"
 	apt-get install -y --no-install-recommends chromium || { apt-get update -qq && apt-get install -y --no-install-recommends chromium; }
+
+# Java 17 for Spark. Slim Debian images lack /usr/share/man/man1, without
+# which the package's postinst fails.
+$(JAVA):
+	@echo "== peers: installing Debian's openjdk-17-jre-headless (apt-get; ~190 MB)"
+	mkdir -p /usr/share/man/man1
+	apt-get install -y --no-install-recommends openjdk-17-jre-headless || { apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jre-headless; }
+
+# $(call MAVEN_JAR,directory,sha1): the jar $@ from that directory of
+# Maven Central (group/artifact/version), kept only if its SHA-1 is sha1.
+MAVEN_JAR = @echo "== peers: downloading $(notdir $@) from Maven Central"; \
+	mkdir -p $(CURDIR)/bin/tmp && \
+	curl -fsSL --retry 3 -o $(CURDIR)/bin/tmp/$(notdir $@) $(MAVEN_CENTRAL)/$(1)/$(notdir $@) && \
+	echo "$(2)  $(CURDIR)/bin/tmp/$(notdir $@)" | sha1sum -c --quiet && \
+	mv $(CURDIR)/bin/tmp/$(notdir $@) $@
+
+$(HADOOP_AWS):
+	$(call MAVEN_JAR,org/apache/hadoop/hadoop-aws/3.3.4,$(HADOOP_AWS_SHA1))
+
+$(AWS_SDK_BUNDLE):
+	$(call MAVEN_JAR,com/amazonaws/aws-java-sdk-bundle/1.12.262,$(AWS_SDK_BUNDLE_SHA1))
 
 # The web UI's screenshots in docs/screenshots (the README's), taken by
 # its Chromium test against a serve fed by the load generator (~1 min).
