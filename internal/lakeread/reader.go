@@ -103,6 +103,9 @@ type LimitError struct {
 	Limit int64
 }
 
+// TooLarge says the query is past a limit of its own (readapi.TooLarge).
+func (e *LimitError) TooLarge() bool { return true }
+
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("lakeread: query past its limit of %d %s", e.Limit, e.What)
 }

@@ -93,6 +93,9 @@ func (e *BusyError) Error() string {
 // Config.MaxQueryMemory on its own.
 type LimitError struct{ Limit int64 }
 
+// TooLarge says the query is past a limit of its own (readapi.TooLarge).
+func (e *LimitError) TooLarge() bool { return true }
+
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("query past its memory limit of %d bytes: narrow the time range or the selector, or aggregate", e.Limit)
 }

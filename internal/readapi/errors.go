@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 )
@@ -100,16 +99,23 @@ func Errorf(k Kind, format string, args ...any) error {
 	return &Error{Kind: k, Err: fmt.Errorf(format, args...)}
 }
 
+// TooLarge is implemented by the errors of a query past one of its own
+// limits (lakeread's and the query budget's LimitError): readapi knows
+// them by it, not by importing the storage layers, so that an API's
+// package (and Prometheus' oracle module, which builds promapi) does not
+// pull in Parquet and S3 through the contract.
+type TooLarge interface{ TooLarge() bool }
+
 // Classify returns the kind of err: an *Error's own; a query budget's
-// refusal Busy and its limit TooLarge; lakeread's limits TooLarge; a
-// LogQL parse error BadRequest; a context's deadline Timeout and its
-// cancelation Canceled; anything else Internal.
+// refusal Busy; an error that says it is TooLarge (lakeread's and the
+// query budget's limits) TooLarge; a LogQL parse error BadRequest; a
+// context's deadline Timeout and its cancelation Canceled; anything else
+// Internal.
 func Classify(err error) Kind {
 	var (
 		e  *Error
 		be *querybudget.BusyError
-		qe *querybudget.LimitError
-		le *lakeread.LimitError
+		tl TooLarge
 		pe *logql.ParseError
 	)
 	switch {
@@ -119,7 +125,7 @@ func Classify(err error) Kind {
 		return e.Kind
 	case errors.As(err, &be):
 		return KindBusy
-	case errors.As(err, &qe), errors.As(err, &le):
+	case errors.As(err, &tl) && tl.TooLarge():
 		return KindTooLarge
 	case errors.As(err, &pe):
 		return KindBadRequest
