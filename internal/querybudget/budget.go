@@ -45,6 +45,11 @@ type Config struct {
 	RetryAfter time.Duration
 	// Registerer gets the gate's metrics, if set.
 	Registerer prometheus.Registerer
+	// OnReserved, if set, is called with the bytes of Memory the
+	// running queries have reserved or borrowed, each time that
+	// changes (serve moves the Go runtime's soft memory limit with it).
+	// It must not call the gate.
+	OnReserved func(bytes int64)
 }
 
 // DefaultConfig returns the defaults.
@@ -172,6 +177,7 @@ func (g *Gate) Admit(ctx context.Context, t string) (*Ticket, error) {
 			g.m.running.Inc()
 			g.m.admitted.Inc()
 			g.m.memory.Add(float64(g.reserve))
+			g.reservedChanged()
 			return &Ticket{g: g, tenant: t, ctx: ctx, reserved: g.reserve}, nil
 		}
 		changed := g.changed
@@ -285,6 +291,7 @@ func (t *Ticket) Charge(n int64) error {
 		g.free -= need
 		g.mu.Unlock()
 		g.m.memory.Add(float64(need))
+		g.reservedChanged()
 		t.reserved += need
 	}
 	t.held += n
@@ -315,6 +322,18 @@ func (t *Ticket) giveBack(n int64) {
 	g.signalLocked()
 	g.mu.Unlock()
 	g.m.memory.Sub(float64(n))
+	g.reservedChanged()
+}
+
+// reservedChanged tells OnReserved what the running queries hold now.
+func (g *Gate) reservedChanged() {
+	if g.cfg.OnReserved == nil {
+		return
+	}
+	g.mu.Lock()
+	n := g.cfg.Memory - g.free
+	g.mu.Unlock()
+	g.cfg.OnReserved(n)
 }
 
 // Held returns the bytes charged and not released, and the most held
@@ -356,6 +375,7 @@ func (t *Ticket) Done() {
 	t.reserved, t.held = 0, 0
 	g.signalLocked()
 	g.mu.Unlock()
+	g.reservedChanged()
 }
 
 // Running returns the queries running and the live tails open.

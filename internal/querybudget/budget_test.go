@@ -219,3 +219,30 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestOnReserved: the hook hears what the running queries hold of
+// Memory, reserves and borrowing, and 0 once they end.
+func TestOnReserved(t *testing.T) {
+	var got []int64
+	g := newGate(t, func(c *Config) {
+		c.MaxConcurrent, c.MaxConcurrentPerTenant, c.Memory, c.MaxQueueWait = 4, 4, 400, 0
+		c.OnReserved = func(n int64) { got = append(got, n) }
+	})
+	a, _ := g.Admit(context.Background(), "t")
+	b, _ := g.Admit(context.Background(), "t")
+	if err := a.Charge(150); err != nil { // 50 borrowed past its 100
+		t.Fatal(err)
+	}
+	a.Release(150) // the 50 it borrowed is not worth giving back yet (half a reserve)
+	a.Done()
+	b.Done()
+	want := []int64{100, 200, 250, 100, 0}
+	if len(got) != len(want) {
+		t.Fatalf("OnReserved heard %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("OnReserved heard %v, want %v", got, want)
+		}
+	}
+}

@@ -93,6 +93,7 @@
 // clients send, logged at start; docs/ARCHITECTURE.md ("Memory") gives the
 // formula and what each term bounds. The Go runtime's soft limit
 // (GOMEMLIMIT) is set from limits.memory_limit, by default 90 % of the
-// cgroup's memory limit when there is one, else 90 % of the ceiling; a GOMEMLIMIT
+// cgroup's memory limit when there is one, else 95 % of the ceiling less the
+// queries' budget, raised by what running queries reserve of it; a GOMEMLIMIT
 // environment variable is left as it is.
 package serve

@@ -144,7 +144,7 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 		return nil, err
 	}
 	qc := cfg.queryBudget()
-	qc.Registerer = s.reg
+	qc.Registerer, qc.OnReserved = s.reg, cfg.queryMemoryLimit(source, limit)
 	if s.gate, err = querybudget.New(qc); err != nil {
 		return nil, fmt.Errorf("limits.queries: %w", err)
 	}
