@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirehouse/wirehouse/internal/formatdoc"
 	"github.com/wirehouse/wirehouse/internal/xdrgen"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
@@ -158,44 +159,12 @@ func readFormatPage(t *testing.T) string {
 	return string(b)
 }
 
-// pageTable returns the rows of the Markdown table that follows the line
-// "<!-- table: name -->" of page, each cell by its column's header, with
-// backticks and surrounding spaces removed.
+// pageTable returns the rows of page's table name (formatdoc.Table).
 func pageTable(t *testing.T, page, name string) []map[string]string {
 	t.Helper()
-	marker := "<!-- table: " + name + " -->"
-	i := strings.Index(page, marker)
-	if i < 0 {
-		t.Fatalf("the page has no %q", marker)
-	}
-	var header []string
-	var rows []map[string]string
-	for line := range strings.Lines(page[i+len(marker):]) {
-		line = strings.TrimSpace(line)
-		if line == "" && header == nil {
-			continue
-		}
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for j := range cells {
-			cells[j] = strings.TrimSpace(strings.ReplaceAll(cells[j], "`", ""))
-		}
-		switch {
-		case header == nil:
-			header = cells
-		case strings.Trim(strings.Join(cells, ""), "-: ") == "": // the delimiter row
-		default:
-			if len(cells) != len(header) {
-				t.Fatalf("table %s: row %q has %d cells, the header %d", name, line, len(cells), len(header))
-			}
-			row := map[string]string{}
-			for j, h := range header {
-				row[h] = cells[j]
-			}
-			rows = append(rows, row)
-		}
+	rows, err := formatdoc.Table(page, name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return rows
 }
