@@ -47,6 +47,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/synth"
 	"github.com/wirehouse/wirehouse/otlpwire"
+	"github.com/wirehouse/wirehouse/tools/internal/benchstats"
 )
 
 func main() {
@@ -339,11 +340,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(tw, "query\tengine\tqueries\trows\tP50 ms\tP99 ms\tmean ms\tP50 ratio\t\n")
 	for _, k := range []string{"grep", "volume"} {
 		name := map[string]string{"grep": `|= over 1 h, limit 1000`, "volume": "count by severity, 1m steps over 6 h"}[k]
-		p50 := percentile(ours[k], 50)
-		fmt.Fprintf(tw, "%s\tlokiapi\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[k]), sum(oursRows[k]), ms(p50), ms(percentile(ours[k], 99)), ms(mean(ours[k])))
+		p50 := benchstats.Percentile(ours[k], 50)
+		fmt.Fprintf(tw, "%s\tlokiapi\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[k]), benchstats.Sum(oursRows[k]), benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[k], 99)), benchstats.MS(benchstats.Mean(ours[k])))
 		if d := theirs[k]; len(d) > 0 {
-			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, version, len(d), sum(oursRows[k]), ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
-				float64(percentile(d, 50))/float64(max(p50, 1)))
+			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, version, len(d), benchstats.Sum(oursRows[k]), benchstats.MS(benchstats.Percentile(d, 50)), benchstats.MS(benchstats.Percentile(d, 99)), benchstats.MS(benchstats.Mean(d)),
+				float64(benchstats.Percentile(d, 50))/float64(max(p50, 1)))
 		}
 	}
 	fmt.Fprintf(tw, "lake: %d logs, %s; largest heap during the queries: %.0f MiB\t\t\t\t\t\t\t\t\n", info.Logs, dir, float64(peak.Load())/(1<<20))

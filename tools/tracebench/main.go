@@ -35,6 +35,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/tools/internal/benchstats"
 )
 
 func main() {
@@ -179,7 +180,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ours["search"], oursRows["search"], err = timeQueries(ctx, search, func(q benchQuery) (int, error) { return q.search(ctx, r) }); err != nil {
 		return err
 	}
-	spansRead := [2]int{sum(oursRows["id"]), sum(oursRows["search"])}
+	spansRead := [2]int{benchstats.Sum(oursRows["id"]), benchstats.Sum(oursRows["search"])}
 	if strings.Contains(f.kinds, "names") {
 		// Jaeger's UI asks for the services, then a service's operations.
 		var names []benchQuery
@@ -218,15 +219,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(tw, "query\tengine\tqueries\tspans read\tP50 ms\tP99 ms\tmean ms\tP50 ratio\t\n")
 	for i, kind := range []string{"id", "search"} {
 		name := map[string]string{"id": "trace by id", "search": "search"}[kind]
-		p50 := percentile(ours[kind], 50)
-		fmt.Fprintf(tw, "%s\tlakeread\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[kind]), spansRead[i], ms(p50), ms(percentile(ours[kind], 99)), ms(mean(ours[kind])))
+		p50 := benchstats.Percentile(ours[kind], 50)
+		fmt.Fprintf(tw, "%s\tlakeread\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[kind]), spansRead[i], benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[kind], 99)), benchstats.MS(benchstats.Mean(ours[kind])))
 		if d := theirs[kind]; len(d) > 0 {
-			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, samples.duckdbVersion, len(d), spansRead[i], ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)),
-				float64(percentile(d, 50))/float64(max(p50, 1)))
+			fmt.Fprintf(tw, "%s\tDuckDB %s\t%d\t%d\t%s\t%s\t%s\t%.1f×\t\n", name, samples.duckdbVersion, len(d), spansRead[i], benchstats.MS(benchstats.Percentile(d, 50)), benchstats.MS(benchstats.Percentile(d, 99)), benchstats.MS(benchstats.Mean(d)),
+				float64(benchstats.Percentile(d, 50))/float64(max(p50, 1)))
 		}
 	}
 	if d := ours["names"]; len(d) > 0 {
-		fmt.Fprintf(tw, "services + operations\tlakeread\t%d\t\t%s\t%s\t%s\t\t\n", len(d), ms(percentile(d, 50)), ms(percentile(d, 99)), ms(mean(d)))
+		fmt.Fprintf(tw, "services + operations\tlakeread\t%d\t\t%s\t%s\t%s\t\t\n", len(d), benchstats.MS(benchstats.Percentile(d, 50)), benchstats.MS(benchstats.Percentile(d, 99)), benchstats.MS(benchstats.Mean(d)))
 	}
 	fmt.Fprintf(tw, "lake: %d spans, %d files, %.1f MiB, %s\t\t\t\t\t\t\t\t\n", samples.Spans, samples.files, float64(samples.bytes)/(1<<20), f.dir)
 	return tw.Flush()
