@@ -47,7 +47,14 @@ SPARK_JARS := $(HADOOP_AWS),$(AWS_SDK_BUNDLE)
 PHASE = @echo "== $(1)"; t0=$$(date +%s)
 DONE = echo "   done in $$(( $$(date +%s) - t0 ))s"
 
-test: licenses peers
+# The licenses and the peers are made side by side (make -j): downloads
+# (pip's pyspark, the jars, Debian's packages) overlap the Go builds
+# (Jaeger, SeaweedFS, telemetrygen, go-licenses), which share the module
+# cache. Each peer prints a line when it starts and one when it is done.
+PREPARE_JOBS ?= 4
+
+test:
+	@$(MAKE) --no-print-directory -j$(PREPARE_JOBS) licenses peers
 	$(call PHASE,gofmt: every .go file git knows); \
 	unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
@@ -69,35 +76,37 @@ licenses:
 	GO=$(GO) sh scripts/check-licenses.sh && $(DONE)
 
 $(TELEMETRYGEN):
-	@echo "== peers: installing telemetrygen $(TELEMETRYGEN_VERSION) (go install; ~30 MB)"
-	mkdir -p $(CURDIR)/bin/tmp
-	GOBIN=$(CURDIR)/bin/tmp $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
-	mv $(CURDIR)/bin/tmp/telemetrygen $@
+	$(call PHASE,peers: installing telemetrygen $(TELEMETRYGEN_VERSION) (go install; ~30 MB)); \
+	mkdir -p $(CURDIR)/bin/tmp/telemetrygen && \
+	GOBIN=$(CURDIR)/bin/tmp/telemetrygen $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION) && \
+	mv $(CURDIR)/bin/tmp/telemetrygen/telemetrygen $@ && $(DONE) "(telemetrygen)"
 
 $(JAEGER): tools/jaeger/go.mod
-	@echo "== peers: building the Jaeger query service v1.76.0 from tools/jaeger (go build; ~120 MB, ~3 min)"
-	mkdir -p $(CURDIR)/bin/tmp
-	cd tools/jaeger && $(GO) build -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
-	mv $(CURDIR)/bin/tmp/jaeger $@
+	$(call PHASE,peers: building the Jaeger query service v1.76.0 from tools/jaeger (go build; ~120 MB)); \
+	mkdir -p $(CURDIR)/bin/tmp && \
+	(cd tools/jaeger && $(GO) build -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger) && \
+	mv $(CURDIR)/bin/tmp/jaeger $@ && $(DONE) "(jaeger)"
 
 $(WEED): tools/seaweedfs/go.mod
-	@echo "== peers: building SeaweedFS (weed, an S3-compatible store) from tools/seaweedfs (go build; ~230 MB, ~4 min)"
-	mkdir -p $(CURDIR)/bin/tmp
-	cd tools/seaweedfs && $(GO) build -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed
-	mv $(CURDIR)/bin/tmp/weed $@
+	$(call PHASE,peers: building SeaweedFS (weed; an S3-compatible store) from tools/seaweedfs (go build; ~230 MB)); \
+	mkdir -p $(CURDIR)/bin/tmp && \
+	(cd tools/seaweedfs && $(GO) build -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
+	mv $(CURDIR)/bin/tmp/weed $@ && $(DONE) "(weed)"
 
 $(PYVENV)/.installed: requirements-test.txt
-	@echo "== peers: installing the Python venv from requirements-test.txt (pip; ~500 MB with pyspark, ~1 min)"
-	python3 -m venv $(PYVENV)
-	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt
-	touch $@
+	$(call PHASE,peers: installing the Python venv from requirements-test.txt (pip; ~900 MB with pyspark)); \
+	python3 -m venv $(PYVENV) && \
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt && \
+	touch $@ && $(DONE) "(python venv)"
 
-$(PROMTOOL) $(PROMETHEUS) &:
-	@echo "== peers: extracting promtool and prometheus from Debian's prometheus package (~100 MB)"
-	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb
-	cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
-		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $(PROMTOOL) && mv x/usr/bin/prometheus $(PROMETHEUS)
-	rm -rf $(CURDIR)/bin/tmp/deb
+# apt-get runs one at a time (Debian's lock): chromium, then java, then
+# the prometheus package.
+$(PROMTOOL) $(PROMETHEUS) &: | $(JAVA)
+	$(call PHASE,peers: extracting promtool and prometheus from Debian's prometheus package (~100 MB)); \
+	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb && \
+	(cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
+		&& dpkg-deb -x prometheus_*.deb x && mv x/usr/bin/promtool $(PROMTOOL) && mv x/usr/bin/prometheus $(PROMETHEUS)) && \
+	rm -rf $(CURDIR)/bin/tmp/deb && $(DONE) "(promtool and prometheus)"
 
 $(CHROMIUM):
 	@echo "== peers: installing Debian's chromium package (apt-get; ~350 MB)"
@@ -105,18 +114,18 @@ $(CHROMIUM):
 
 # Java 17 for Spark. Slim Debian images lack /usr/share/man/man1, without
 # which the package's postinst fails.
-$(JAVA):
+$(JAVA): | $(CHROMIUM)
 	@echo "== peers: installing Debian's openjdk-17-jre-headless (apt-get; ~190 MB)"
 	mkdir -p /usr/share/man/man1
 	apt-get install -y --no-install-recommends openjdk-17-jre-headless || { apt-get update -qq && apt-get install -y --no-install-recommends openjdk-17-jre-headless; }
 
 # $(call MAVEN_JAR,directory,sha1): the jar $@ from that directory of
 # Maven Central (group/artifact/version), kept only if its SHA-1 is sha1.
-MAVEN_JAR = @echo "== peers: downloading $(notdir $@) from Maven Central"; \
+MAVEN_JAR = $(call PHASE,peers: downloading $(notdir $@) from Maven Central); \
 	mkdir -p $(CURDIR)/bin/tmp && \
 	curl -fsSL --retry 3 -o $(CURDIR)/bin/tmp/$(notdir $@) $(MAVEN_CENTRAL)/$(1)/$(notdir $@) && \
 	echo "$(2)  $(CURDIR)/bin/tmp/$(notdir $@)" | sha1sum -c --quiet && \
-	mv $(CURDIR)/bin/tmp/$(notdir $@) $@
+	mv $(CURDIR)/bin/tmp/$(notdir $@) $@ && $(DONE) "($(notdir $@))"
 
 $(HADOOP_AWS):
 	$(call MAVEN_JAR,org/apache/hadoop/hadoop-aws/3.3.4,$(HADOOP_AWS_SHA1))
