@@ -36,8 +36,9 @@
 // A consumer that reads every resource, scope and record can Walk the
 // request instead (LogsRequest.Walk, TracesRequest.Walk,
 // MetricsRequest.Walk): a visitor holds one callback per level, each
-// container comes before what it holds, and a callback returns Skip to
-// pass over the rest of a container.
+// container comes before what it holds (and a resource container again
+// after it, for a consumer that acts on a resource as a whole), and a
+// callback returns Skip to pass over the rest of a container.
 //
 // Records are read in one scan each by Read methods (LogRecord.Read,
 // Span.Read, NumberDataPoint.Read, ...) that fill a caller-owned Fields

@@ -22,7 +22,8 @@ import "errors"
 // Skip, returned by a ResourceX or ScopeX callback of a Walk, passes over
 // the contents of that container, unread: its scopes, or its records.
 // Returned by a record callback, it passes over the rest of that scope's
-// records. Walk never returns it.
+// records; returned by a ResourceXEnd callback, it changes nothing. Walk
+// never returns it.
 var Skip = errors.New("otlpwire: skip the rest of this container")
 
 // errStopped carries a callback's error up through the levels of a walk,
@@ -32,31 +33,39 @@ var errStopped = errors.New("otlpwire: walk stopped by its callback")
 
 // LogVisitor holds the callbacks of LogsRequest.Walk. A nil callback is not
 // called; the walk goes on below it.
+//
+// ResourceLogsEnd is called with a resource container once its scopes have
+// been walked, for what a consumer does with a resource as a whole (flush
+// what it gathered from the records): not when ResourceLogs returned Skip
+// for it, nor when the walk stopped within it.
 type LogVisitor struct {
-	ResourceLogs func(ResourceLogs) error // before the resource's scopes
-	ScopeLogs    func(ScopeLogs) error    // before the scope's records
-	LogRecord    func(LogRecord) error
+	ResourceLogs    func(ResourceLogs) error // before the resource's scopes
+	ScopeLogs       func(ScopeLogs) error    // before the scope's records
+	LogRecord       func(LogRecord) error
+	ResourceLogsEnd func(ResourceLogs) error // after the resource's scopes
 }
 
 // Walk calls v's callbacks with every resource container, scope container
 // and log record of the request, in order, each container before what it
-// holds. It returns the first error: a callback's as it is (Skip excepted),
-// or a malformed container's as an *Error with the path and offset
-// relative to the request. It reads the containers' framing only, as the
-// iterators do: what the callbacks do not read is not checked. It does not
-// allocate unless a container is malformed.
+// holds, and each resource container again after it (ResourceLogsEnd). It
+// returns the first error: a callback's as it is (Skip excepted), or a
+// malformed container's as an *Error with the path and offset relative to
+// the request. It reads the containers' framing only, as the iterators do:
+// what the callbacks do not read is not checked. It does not allocate
+// unless a container is malformed.
 //
 //go:noinline
 func (r LogsRequest) Walk(v LogVisitor) error {
-	return walk(r, logLevels, v.ResourceLogs, v.ScopeLogs, v.LogRecord)
+	return walk(r, logLevels, v.ResourceLogs, v.ScopeLogs, v.LogRecord, v.ResourceLogsEnd)
 }
 
-// SpanVisitor holds the callbacks of TracesRequest.Walk. A nil callback is
-// not called; the walk goes on below it.
+// SpanVisitor holds the callbacks of TracesRequest.Walk, as LogVisitor
+// does for logs.
 type SpanVisitor struct {
-	ResourceSpans func(ResourceSpans) error // before the resource's scopes
-	ScopeSpans    func(ScopeSpans) error    // before the scope's spans
-	Span          func(Span) error
+	ResourceSpans    func(ResourceSpans) error // before the resource's scopes
+	ScopeSpans       func(ScopeSpans) error    // before the scope's spans
+	Span             func(Span) error
+	ResourceSpansEnd func(ResourceSpans) error // after the resource's scopes
 }
 
 // Walk is LogsRequest.Walk for traces: every resource container, scope
@@ -64,15 +73,16 @@ type SpanVisitor struct {
 //
 //go:noinline
 func (r TracesRequest) Walk(v SpanVisitor) error {
-	return walk(r, spanLevels, v.ResourceSpans, v.ScopeSpans, v.Span)
+	return walk(r, spanLevels, v.ResourceSpans, v.ScopeSpans, v.Span, v.ResourceSpansEnd)
 }
 
-// MetricVisitor holds the callbacks of MetricsRequest.Walk. A nil callback
-// is not called; the walk goes on below it.
+// MetricVisitor holds the callbacks of MetricsRequest.Walk, as LogVisitor
+// does for logs.
 type MetricVisitor struct {
-	ResourceMetrics func(ResourceMetrics) error // before the resource's scopes
-	ScopeMetrics    func(ScopeMetrics) error    // before the scope's metrics
-	Metric          func(Metric) error
+	ResourceMetrics    func(ResourceMetrics) error // before the resource's scopes
+	ScopeMetrics       func(ScopeMetrics) error    // before the scope's metrics
+	Metric             func(Metric) error
+	ResourceMetricsEnd func(ResourceMetrics) error // after the resource's scopes
 }
 
 // Walk is LogsRequest.Walk for metrics: every resource container, scope
@@ -81,19 +91,19 @@ type MetricVisitor struct {
 //
 //go:noinline
 func (r MetricsRequest) Walk(v MetricVisitor) error {
-	return walk(r, metricLevels, v.ResourceMetrics, v.ScopeMetrics, v.Metric)
+	return walk(r, metricLevels, v.ResourceMetrics, v.ScopeMetrics, v.Metric, v.ResourceMetricsEnd)
 }
 
 // walk is the Walk of the three signals: the resource containers of req,
 // the scopes of each (field 2) and the records of each scope (field 2),
-// named by names for errors.
-func walk[RC, SC, Rec ~[]byte](req []byte, names []string, onResource func(RC) error, onScope func(SC) error, onRecord func(Rec) error) error {
+// named by names for errors, then onResourceEnd with each resource.
+func walk[RC, SC, Rec ~[]byte](req []byte, names []string, onResource func(RC) error, onScope func(SC) error, onRecord func(Rec) error, onResourceEnd func(RC) error) error {
 	var failed error // the callback's error that stopped the walk
 	err := eachChild(req, fieldResources, names[0], func(rc []byte) error {
 		if skip, err := visit(onResource, rc, &failed); skip || err != nil {
 			return err
 		}
-		return eachChild(rc, fieldChildren, names[1], func(sc []byte) error {
+		err := eachChild(rc, fieldChildren, names[1], func(sc []byte) error {
 			if skip, err := visit(onScope, sc, &failed); skip || err != nil {
 				return err
 			}
@@ -109,6 +119,11 @@ func walk[RC, SC, Rec ~[]byte](req []byte, names []string, onResource func(RC) e
 			}
 			return err
 		})
+		if err != nil {
+			return err
+		}
+		_, err = visit(onResourceEnd, rc, &failed) // Skip changes nothing
+		return err
 	})
 	if err == errStopped {
 		return failed

@@ -14,7 +14,7 @@ import (
 )
 
 // visited is one call of a walk: the level (0 resource, 1 scope, 2
-// record) and the element's bytes.
+// record, 3 the resource's end) and the element's bytes.
 type visited struct {
 	level int
 	b     []byte
@@ -31,21 +31,24 @@ func walkVisits(s otlpwire.Signal, in []byte) ([]visited, error) {
 	switch s {
 	case otlpwire.SignalLogs:
 		err = otlpwire.LogsRequest(in).Walk(otlpwire.LogVisitor{
-			ResourceLogs: func(rl otlpwire.ResourceLogs) error { return add(0, rl) },
-			ScopeLogs:    func(sl otlpwire.ScopeLogs) error { return add(1, sl) },
-			LogRecord:    func(lr otlpwire.LogRecord) error { return add(2, lr) },
+			ResourceLogs:    func(rl otlpwire.ResourceLogs) error { return add(0, rl) },
+			ScopeLogs:       func(sl otlpwire.ScopeLogs) error { return add(1, sl) },
+			LogRecord:       func(lr otlpwire.LogRecord) error { return add(2, lr) },
+			ResourceLogsEnd: func(rl otlpwire.ResourceLogs) error { return add(3, rl) },
 		})
 	case otlpwire.SignalTraces:
 		err = otlpwire.TracesRequest(in).Walk(otlpwire.SpanVisitor{
-			ResourceSpans: func(rs otlpwire.ResourceSpans) error { return add(0, rs) },
-			ScopeSpans:    func(ss otlpwire.ScopeSpans) error { return add(1, ss) },
-			Span:          func(sp otlpwire.Span) error { return add(2, sp) },
+			ResourceSpans:    func(rs otlpwire.ResourceSpans) error { return add(0, rs) },
+			ScopeSpans:       func(ss otlpwire.ScopeSpans) error { return add(1, ss) },
+			Span:             func(sp otlpwire.Span) error { return add(2, sp) },
+			ResourceSpansEnd: func(rs otlpwire.ResourceSpans) error { return add(3, rs) },
 		})
 	default:
 		err = otlpwire.MetricsRequest(in).Walk(otlpwire.MetricVisitor{
-			ResourceMetrics: func(rm otlpwire.ResourceMetrics) error { return add(0, rm) },
-			ScopeMetrics:    func(sm otlpwire.ScopeMetrics) error { return add(1, sm) },
-			Metric:          func(m otlpwire.Metric) error { return add(2, m) },
+			ResourceMetrics:    func(rm otlpwire.ResourceMetrics) error { return add(0, rm) },
+			ScopeMetrics:       func(sm otlpwire.ScopeMetrics) error { return add(1, sm) },
+			Metric:             func(m otlpwire.Metric) error { return add(2, m) },
+			ResourceMetricsEnd: func(rm otlpwire.ResourceMetrics) error { return add(3, rm) },
 		})
 	}
 	return out, err
@@ -72,6 +75,7 @@ func rangeVisits(t *testing.T, s otlpwire.Signal, in []byte) []visited {
 					out = append(out, visited{2, lr})
 				}
 			}
+			out = append(out, visited{3, rl})
 		}
 	case otlpwire.SignalTraces:
 		for rs, err := range otlpwire.TracesRequest(in).ResourceSpans() {
@@ -85,6 +89,7 @@ func rangeVisits(t *testing.T, s otlpwire.Signal, in []byte) []visited {
 					out = append(out, visited{2, sp})
 				}
 			}
+			out = append(out, visited{3, rs})
 		}
 	default:
 		for rm, err := range otlpwire.MetricsRequest(in).ResourceMetrics() {
@@ -98,6 +103,7 @@ func rangeVisits(t *testing.T, s otlpwire.Signal, in []byte) []visited {
 					out = append(out, visited{2, m})
 				}
 			}
+			out = append(out, visited{3, rm})
 		}
 	}
 	return out
@@ -108,7 +114,8 @@ func sameVisits(a, b []visited) bool {
 }
 
 // TestWalk: Walk visits what the nested iterators yield, in the same
-// order, on both field orders and on the generated shapes.
+// order, each resource's end after its scopes, on both field orders and on
+// the generated shapes.
 func TestWalk(t *testing.T) {
 	for _, s := range otlpwire.Signals {
 		inputs := append(allocInputs(s), synth.Fixture(s, synth.Descending), nil)
@@ -211,6 +218,67 @@ func TestWalkSkip(t *testing.T) {
 	}
 }
 
+// TestWalkResourceEnd: ResourceSpansEnd comes with each resource once
+// its spans are walked, a resource whose spans a Skip cut short included,
+// but not a resource its ResourceSpans callback passed over; its Skip
+// changes nothing, and its error ends the walk and comes back as it is.
+func TestWalkResourceEnd(t *testing.T) {
+	req := otlpwire.TracesRequest(spanRequest(
+		[][][]byte{{spanNamed("a"), spanNamed("b")}, {spanNamed("c")}},
+		[][][]byte{{spanNamed("d")}},
+		[][][]byte{{spanNamed("e")}},
+	))
+	stop := errors.New("stop")
+	var f otlpwire.SpanFields
+	for _, c := range []struct {
+		name      string
+		skipRes   int    // the resource ResourceSpans skips
+		skipAfter string // the span after which Span returns Skip
+		endErr    error  // what ResourceSpansEnd returns
+		want      string // the span names, "|" for each end
+		wantErr   error
+	}{
+		{"no skip", -1, "", nil, "abc|d|e|", nil},
+		{"resource skipped", 1, "", nil, "abc|e|", nil},
+		{"spans cut short", -1, "a", nil, "ac|d|e|", nil},
+		{"skip at the end", -1, "", otlpwire.Skip, "abc|d|e|", nil},
+		{"error at the end", -1, "", stop, "abc|", stop},
+	} {
+		var got []byte
+		var cur otlpwire.ResourceSpans
+		r := -1
+		err := req.Walk(otlpwire.SpanVisitor{
+			ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+				cur = rs
+				if r++; r == c.skipRes {
+					return otlpwire.Skip
+				}
+				return nil
+			},
+			Span: func(sp otlpwire.Span) error {
+				if err := sp.Read(&f); err != nil {
+					return err
+				}
+				got = append(got, f.Name...)
+				if string(f.Name) == c.skipAfter {
+					return otlpwire.Skip
+				}
+				return nil
+			},
+			ResourceSpansEnd: func(rs otlpwire.ResourceSpans) error {
+				if !bytes.Equal(rs, cur) {
+					t.Errorf("%s: the end of another container than resource %d", c.name, r)
+				}
+				got = append(got, '|')
+				return c.endErr
+			},
+		})
+		if string(got) != c.want || err != c.wantErr {
+			t.Errorf("%s: walked %q, %v; want %q, %v", c.name, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
 // TestWalkCallbackError: a callback's error ends the walk at once and
 // comes back as it is, an *Error of a record's Read included (its path
 // stays relative to the record).
@@ -284,7 +352,8 @@ func TestWalkMalformed(t *testing.T) {
 }
 
 // walkSum reads every record of in (a request of signal s) with Walk, and
-// each resource and scope, and returns a checksum.
+// each resource and scope, counts the resources' ends, and returns a
+// checksum.
 func walkSum(s otlpwire.Signal, in []byte) (int, error) {
 	n := 0
 	var rf otlpwire.ResourceFields
@@ -303,6 +372,10 @@ func walkSum(s otlpwire.Signal, in []byte) (int, error) {
 		n += len(sf.Name)
 		return err
 	}
+	end := func([]byte) error {
+		n++
+		return nil
+	}
 	switch s {
 	case otlpwire.SignalLogs:
 		var f otlpwire.LogRecordFields
@@ -314,6 +387,7 @@ func walkSum(s otlpwire.Signal, in []byte) (int, error) {
 				n += int(f.Time & 0xff)
 				return err
 			},
+			ResourceLogsEnd: func(rl otlpwire.ResourceLogs) error { return end(rl) },
 		})
 		return n, err
 	case otlpwire.SignalTraces:
@@ -326,6 +400,7 @@ func walkSum(s otlpwire.Signal, in []byte) (int, error) {
 				n += int(f.StartTime & 0xff)
 				return err
 			},
+			ResourceSpansEnd: func(rs otlpwire.ResourceSpans) error { return end(rs) },
 		})
 		return n, err
 	}
@@ -338,6 +413,7 @@ func walkSum(s otlpwire.Signal, in []byte) (int, error) {
 			n += len(f.Name)
 			return err
 		},
+		ResourceMetricsEnd: func(rm otlpwire.ResourceMetrics) error { return end(rm) },
 	})
 	return n, err
 }

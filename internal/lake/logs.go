@@ -67,16 +67,26 @@ func (r *LogRows) truncate(n, ncols int) {
 }
 
 func (r *LogRows) appendLogs(req otlpwire.LogsRequest) error {
-	var lf otlpwire.LogRecordFields
-	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceLogs(),
-		otlpwire.ResourceLogs.Resource, otlpwire.ResourceLogs.SchemaURL, otlpwire.ResourceLogs.ScopeLogs,
-		otlpwire.ScopeLogs.Scope, otlpwire.ScopeLogs.SchemaURL, otlpwire.ScopeLogs.LogRecords,
-		func(lr otlpwire.LogRecord, svc, name, version Ref) error {
+	var (
+		lf                 otlpwire.LogRecordFields
+		svc, name, version Ref // of the current resource and scope
+	)
+	return req.Walk(otlpwire.LogVisitor{
+		ResourceLogs: func(rl otlpwire.ResourceLogs) (err error) {
+			svc, err = startResource(&r.attrRows, rl)
+			return err
+		},
+		ScopeLogs: func(sl otlpwire.ScopeLogs) (err error) {
+			name, version, err = startScope(&r.attrRows, &r.ScopeName, &r.ScopeVersion, sl)
+			return err
+		},
+		LogRecord: func(lr otlpwire.LogRecord) error {
 			if err := lr.Read(&lf); err != nil {
 				return err
 			}
 			return r.appendRecord(&lf, svc, name, version)
-		})
+		},
+	})
 }
 
 func (r *LogRows) appendRecord(f *otlpwire.LogRecordFields, svc, scopeName, scopeVersion Ref) error {

@@ -1,7 +1,6 @@
 package lake
 
 import (
-	"iter"
 	"slices"
 
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -271,69 +270,62 @@ func keySlot(k []byte) uint8 {
 	return uint8(n*31 + int(k[0])*7 + int(k[n/2])*3 + int(k[n-1]))
 }
 
-// appendRequest walks the resource and scope containers of a logs or
-// traces request: it stages each resource's and scope's attributes, stores
-// the scope's name and version in names and versions, and calls record for
-// each record of the scope with the refs of its service name, scope name
-// and scope version. The accessors are the signal's container methods.
-func appendRequest[RC, SC, Rec any](r *attrRows, names, versions *Strings,
-	resources iter.Seq2[RC, error], resource func(RC) (otlpwire.Resource, error), resURL func(RC) ([]byte, error),
-	scopes func(RC) iter.Seq2[SC, error], scope func(SC) (otlpwire.Scope, error), scopeURL func(SC) ([]byte, error),
-	records func(SC) iter.Seq2[Rec, error], record func(rec Rec, svc, name, version Ref) error,
-) error {
-	var (
-		rf otlpwire.ResourceFields
-		sf otlpwire.ScopeFields
-	)
-	for rc, err := range resources {
-		if err != nil {
-			return err
-		}
-		res, err := resource(rc)
-		if err != nil {
-			return err
-		}
-		if err := res.Read(&rf); err != nil {
-			return err
-		}
-		svc, err := r.stageResource(rf.Attributes)
-		if err != nil {
-			return err
-		}
-		url, err := resURL(rc)
-		if err != nil {
-			return err
-		}
-		r.curResURL = r.ResourceSchemaURL.store(url)
-		for sc, err := range scopes(rc) {
-			if err != nil {
-				return err
-			}
-			s, err := scope(sc)
-			if err != nil {
-				return err
-			}
-			if err := s.Read(&sf); err != nil {
-				return err
-			}
-			if err := r.stageScope(sf.Attributes); err != nil {
-				return err
-			}
-			url, err := scopeURL(sc)
-			if err != nil {
-				return err
-			}
-			r.curScURL = r.ScopeSchemaURL.store(url)
-			name, version := names.store(sf.Name), versions.store(sf.Version)
-			for rec, err := range records(sc) {
-				if err != nil {
-					return err
-				}
-				if err := record(rec, svc, name, version); err != nil {
-					return err
-				}
-			}
-		}
+// resourceContainer is a ResourceLogs or a ResourceSpans, and
+// scopeContainer a ScopeLogs or a ScopeSpans: what a batch reads of them
+// besides their records.
+type (
+	resourceContainer interface {
+		Resource() (otlpwire.Resource, error)
+		SchemaURL() ([]byte, error)
 	}
-	return nil
+	scopeContainer interface {
+		Scope() (otlpwire.Scope, error)
+		SchemaURL() ([]byte, error)
+	}
+)
+
+// startResource stages the attributes and schema URL of the resource of
+// rc, for the rows of its records, and returns the ref of its service
+// name.
+func startResource[RC resourceContainer](r *attrRows, rc RC) (svc Ref, err error) {
+	res, err := rc.Resource()
+	if err != nil {
+		return svc, err
+	}
+	var rf otlpwire.ResourceFields
+	if err := res.Read(&rf); err != nil {
+		return svc, err
+	}
+	if svc, err = r.stageResource(rf.Attributes); err != nil {
+		return svc, err
+	}
+	url, err := rc.SchemaURL()
+	if err != nil {
+		return svc, err
+	}
+	r.curResURL = r.ResourceSchemaURL.store(url)
+	return svc, nil
+}
+
+// startScope stages the attributes and schema URL of the scope of sc, for
+// the rows of its records, stores its name and version in names and
+// versions, and returns their refs.
+func startScope[SC scopeContainer](r *attrRows, names, versions *Strings, sc SC) (name, version Ref, err error) {
+	s, err := sc.Scope()
+	if err != nil {
+		return name, version, err
+	}
+	var sf otlpwire.ScopeFields
+	if err := s.Read(&sf); err != nil {
+		return name, version, err
+	}
+	if err := r.stageScope(sf.Attributes); err != nil {
+		return name, version, err
+	}
+	url, err := sc.SchemaURL()
+	if err != nil {
+		return name, version, err
+	}
+	r.curScURL = r.ScopeSchemaURL.store(url)
+	return names.store(sf.Name), versions.store(sf.Version), nil
 }

@@ -101,16 +101,26 @@ func (r *SpanRows) AppendTraces(req []byte) error {
 }
 
 func (r *SpanRows) appendTraces(req otlpwire.TracesRequest) error {
-	var f otlpwire.SpanFields
-	return appendRequest(&r.attrRows, &r.ScopeName, &r.ScopeVersion, req.ResourceSpans(),
-		otlpwire.ResourceSpans.Resource, otlpwire.ResourceSpans.SchemaURL, otlpwire.ResourceSpans.ScopeSpans,
-		otlpwire.ScopeSpans.Scope, otlpwire.ScopeSpans.SchemaURL, otlpwire.ScopeSpans.Spans,
-		func(sp otlpwire.Span, svc, name, version Ref) error {
+	var (
+		f                  otlpwire.SpanFields
+		svc, name, version Ref // of the current resource and scope
+	)
+	return req.Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) (err error) {
+			svc, err = startResource(&r.attrRows, rs)
+			return err
+		},
+		ScopeSpans: func(ss otlpwire.ScopeSpans) (err error) {
+			name, version, err = startScope(&r.attrRows, &r.ScopeName, &r.ScopeVersion, ss)
+			return err
+		},
+		Span: func(sp otlpwire.Span) error {
 			if err := sp.Read(&f); err != nil {
 				return err
 			}
 			return r.appendSpan(&f, svc, name, version)
-		})
+		},
+	})
 }
 
 func (r *SpanRows) appendSpan(f *otlpwire.SpanFields, svc, scopeName, scopeVersion Ref) error {

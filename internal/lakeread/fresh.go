@@ -43,40 +43,35 @@ func (q *fileQuery) fresh(ctx context.Context, fn func(payload []byte) error) er
 // tracesInFresh adds the spans of the traces of byID in an OTLP traces
 // request to their Spans, as ResourceSpans holding those spans alone.
 func tracesInFresh(payload []byte, byID map[[16]byte]*Spans) error {
-	var present [][16]byte
-	for rs, err := range otlpwire.TracesRequest(payload).ResourceSpans() {
-		if err != nil {
-			return err
-		}
-		present = present[:0]
-		for ss, err := range rs.ScopeSpans() {
-			if err != nil {
-				return err
+	var present [][16]byte // the traces of byID the current resource holds
+	return otlpwire.TracesRequest(payload).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(otlpwire.ResourceSpans) error {
+			present = present[:0]
+			return nil
+		},
+		Span: func(sp otlpwire.Span) error {
+			if id, ok := spanTraceID(sp); ok && byID[id] != nil && !slices.Contains(present, id) {
+				present = append(present, id)
 			}
-			for sp, err := range ss.Spans() {
+			return nil
+		},
+		ResourceSpansEnd: func(rs otlpwire.ResourceSpans) error {
+			for _, id := range present {
+				kept, n, err := filterResourceSpans(rs, func(sp []byte) bool {
+					tid, _ := spanTraceID(sp)
+					return tid == id
+				})
 				if err != nil {
 					return err
 				}
-				if id, ok := spanTraceID(sp); ok && byID[id] != nil && !slices.Contains(present, id) {
-					present = append(present, id)
-				}
+				spans := byID[id]
+				spans.extra = append(spans.extra, kept)
+				spans.size += int64(len(kept))
+				spans.n += n
 			}
-		}
-		for _, id := range present {
-			kept, n, err := filterResourceSpans(rs, func(sp []byte) bool {
-				tid, _ := spanTraceID(sp)
-				return tid == id
-			})
-			if err != nil {
-				return err
-			}
-			spans := byID[id]
-			spans.extra = append(spans.extra, kept)
-			spans.size += int64(len(kept))
-			spans.n += n
-		}
-	}
-	return nil
+			return nil
+		},
+	})
 }
 
 // spanTraceID returns the trace_id (field 1) of an encoded span.

@@ -645,93 +645,83 @@ func freshLogs(payload []byte, q *LogQuery, add func(*LogRecord)) error {
 		buf, _ = lake.AppendValueText(buf[:0], v)
 		return string(buf)
 	}
-	for rl, err := range otlpwire.LogsRequest(payload).ResourceLogs() {
-		if err != nil {
-			return err
-		}
-		res, err := rl.Resource()
-		if err != nil {
-			return err
-		}
-		var rf otlpwire.ResourceFields
-		if err := res.Read(&rf); err != nil {
-			return err
-		}
-		svc := "unknown_service"
-		var resource []KV
-		for kv, err := range rf.Attributes.All() {
+	var (
+		svc      string
+		resource []KV // the current resource's attributes, shared by its records
+		sf       otlpwire.ScopeFields
+		f        otlpwire.LogRecordFields
+	)
+	return otlpwire.LogsRequest(payload).Walk(otlpwire.LogVisitor{
+		ResourceLogs: func(rl otlpwire.ResourceLogs) error {
+			res, err := rl.Resource()
 			if err != nil {
 				return err
 			}
-			if string(kv.Key) == "service.name" && kv.Value.Type() == otlpwire.ValueString && len(kv.Value.Str()) > 0 && svc == "unknown_service" {
-				svc = string(kv.Value.Str())
-			}
-			resource = append(resource, KV{string(kv.Key), text(kv.Value)})
-		}
-		if q.Service != nil && !q.Service(svc) {
-			continue
-		}
-		for sl, err := range rl.ScopeLogs() {
-			if err != nil {
+			var rf otlpwire.ResourceFields
+			if err := res.Read(&rf); err != nil {
 				return err
 			}
+			svc, resource = "unknown_service", nil
+			for kv, err := range rf.Attributes.All() {
+				if err != nil {
+					return err
+				}
+				if string(kv.Key) == "service.name" && kv.Value.Type() == otlpwire.ValueString && len(kv.Value.Str()) > 0 && svc == "unknown_service" {
+					svc = string(kv.Value.Str())
+				}
+				resource = append(resource, KV{string(kv.Key), text(kv.Value)})
+			}
+			if q.Service != nil && !q.Service(svc) {
+				return otlpwire.Skip
+			}
+			return nil
+		},
+		ScopeLogs: func(sl otlpwire.ScopeLogs) error {
 			sc, err := sl.Scope()
 			if err != nil {
 				return err
 			}
-			var sf otlpwire.ScopeFields
-			if err := sc.Read(&sf); err != nil {
+			return sc.Read(&sf)
+		},
+		LogRecord: func(lr otlpwire.LogRecord) error {
+			if err := lr.Read(&f); err != nil {
 				return err
 			}
-			for lr, err := range sl.LogRecords() {
-				if err != nil {
-					return err
-				}
-				var f otlpwire.LogRecordFields
-				if err := lr.Read(&f); err != nil {
-					return err
-				}
-				t := int64(f.Time)
-				if t == 0 {
-					t = int64(f.ObservedTime)
-				}
-				if t < lo || t >= hi {
-					continue
-				}
-				line, err := lake.AppendValueText(nil, f.Body)
-				if err != nil {
-					return err
-				}
-				keep := true
-				for _, c := range q.Contains {
-					if !bytes.Contains(line, c) {
-						keep = false
-						break
-					}
-				}
-				if !keep {
-					continue
-				}
-				rec := &LogRecord{Time: t, Line: line, Service: svc, Resource: resource,
-					ScopeName: string(sf.Name), ScopeVersion: string(sf.Version),
-					SeverityText: string(f.SeverityText), SeverityNumber: f.SeverityNumber}
-				if len(f.TraceID) == 16 {
-					rec.TraceID = hex.EncodeToString(f.TraceID)
-				}
-				if len(f.SpanID) == 8 {
-					rec.SpanID = hex.EncodeToString(f.SpanID)
-				}
-				for kv, err := range f.Attributes.All() {
-					if err != nil {
-						return err
-					}
-					rec.Attrs = append(rec.Attrs, KV{string(kv.Key), text(kv.Value)})
-				}
-				add(rec)
+			t := int64(f.Time)
+			if t == 0 {
+				t = int64(f.ObservedTime)
 			}
-		}
-	}
-	return nil
+			if t < lo || t >= hi {
+				return nil
+			}
+			line, err := lake.AppendValueText(nil, f.Body)
+			if err != nil {
+				return err
+			}
+			for _, c := range q.Contains {
+				if !bytes.Contains(line, c) {
+					return nil
+				}
+			}
+			rec := &LogRecord{Time: t, Line: line, Service: svc, Resource: resource,
+				ScopeName: string(sf.Name), ScopeVersion: string(sf.Version),
+				SeverityText: string(f.SeverityText), SeverityNumber: f.SeverityNumber}
+			if len(f.TraceID) == 16 {
+				rec.TraceID = hex.EncodeToString(f.TraceID)
+			}
+			if len(f.SpanID) == 8 {
+				rec.SpanID = hex.EncodeToString(f.SpanID)
+			}
+			for kv, err := range f.Attributes.All() {
+				if err != nil {
+					return err
+				}
+				rec.Attrs = append(rec.Attrs, KV{string(kv.Key), text(kv.Value)})
+			}
+			add(rec)
+			return nil
+		},
+	})
 }
 
 // LogStream is a service and resource that log records came from.

@@ -222,21 +222,23 @@ func storeError(what string, err error) error {
 	return fmt.Errorf("metricstore: %s: %w", what, err)
 }
 
+// request appends the metrics of req, checking ctx before each resource.
 func (a *appendState) request(ctx context.Context, req otlpwire.MetricsRequest) error {
-	for rm, err := range req.ResourceMetrics() {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := a.resourceMetrics(rm); err != nil {
-			return err
-		}
-	}
-	return nil
+	return req.Walk(otlpwire.MetricVisitor{
+		ResourceMetrics: func(rm otlpwire.ResourceMetrics) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return a.resourceMetrics(rm)
+		},
+		ScopeMetrics:       func(sm otlpwire.ScopeMetrics) error { return a.scopeMetrics(sm) },
+		Metric:             func(m otlpwire.Metric) error { return a.metric(m) },
+		ResourceMetricsEnd: func(otlpwire.ResourceMetrics) error { return a.resourceEnd() },
+	})
 }
 
+// resourceMetrics starts a resource: its attributes, and an empty time
+// range for its points.
 func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 	r, err := rm.Resource()
 	if err != nil {
@@ -249,30 +251,25 @@ func (a *appendState) resourceMetrics(rm otlpwire.ResourceMetrics) error {
 		return err
 	}
 	a.minT, a.maxT = math.MaxUint64, 0
-	for sm, err := range rm.ScopeMetrics() {
-		if err != nil {
-			return err
-		}
-		sc, err := sm.Scope()
-		if err != nil {
-			return err
-		}
-		url, err := sm.SchemaURL()
-		if err != nil {
-			return err
-		}
-		if err := a.setScope(sc, url); err != nil {
-			return err
-		}
-		for m, err := range sm.Metrics() {
-			if err != nil {
-				return err
-			}
-			if err := a.metric(m); err != nil {
-				return err
-			}
-		}
+	return nil
+}
+
+// scopeMetrics starts a scope of the current resource.
+func (a *appendState) scopeMetrics(sm otlpwire.ScopeMetrics) error {
+	sc, err := sm.Scope()
+	if err != nil {
+		return err
 	}
+	url, err := sm.SchemaURL()
+	if err != nil {
+		return err
+	}
+	return a.setScope(sc, url)
+}
+
+// resourceEnd ends a resource whose metrics are appended: its target_info
+// samples, if it had points, or errResort if they were out of time order.
+func (a *appendState) resourceEnd() error {
 	if a.minT <= a.maxT {
 		if err := a.targetInfo(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -122,54 +123,53 @@ func buildLake(ctx context.Context, f *tracebenchFlags, s *tracebenchSamples, st
 // attributes and a minimum duration it passes.
 func (s *tracebenchSamples) sample(body []byte, rng *rand.Rand, at, end time.Time) {
 	wantSearch := at.After(end.Add(-time.Hour)) && rng.IntN(4) == 0
-	var picked bool
-	for rs, err := range otlpwire.TracesRequest(body).ResourceSpans() {
-		if err != nil || picked {
-			return
-		}
-		res, _ := rs.Resource()
-		svc, _ := res.ServiceName()
-		for ss, err := range rs.ScopeSpans() {
-			if err != nil {
-				return
+	var svc []byte
+	// The walk stops at the span sampled (errSampled) or at a malformed
+	// container: either way the request has given what it can.
+	_ = otlpwire.TracesRequest(body).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			res, _ := rs.Resource()
+			svc, _ = res.ServiceName()
+			return nil
+		},
+		Span: func(sp otlpwire.Span) error {
+			if rng.IntN(100) != 0 {
+				return nil
 			}
-			for sp, err := range ss.Spans() {
-				if err != nil || rng.IntN(100) != 0 {
-					continue
-				}
-				var fl otlpwire.SpanFields
-				if sp.Read(&fl) != nil {
-					continue
-				}
-				s.Traces = append(s.Traces, hex.EncodeToString(fl.TraceID))
-				picked = true
-				if !wantSearch {
-					return
-				}
-				var strs [][2]string
-				seen := map[string]int{}
-				for kv, err := range fl.Attributes.All() {
-					if err == nil {
-						seen[string(kv.Key)]++
-						if kv.Value.Type() == otlpwire.ValueString {
-							strs = append(strs, [2]string{string(kv.Key), string(kv.Value.Str())})
-						}
+			var fl otlpwire.SpanFields
+			if sp.Read(&fl) != nil {
+				return nil
+			}
+			s.Traces = append(s.Traces, hex.EncodeToString(fl.TraceID))
+			if !wantSearch {
+				return errSampled
+			}
+			var strs [][2]string
+			seen := map[string]int{}
+			for kv, err := range fl.Attributes.All() {
+				if err == nil {
+					seen[string(kv.Key)]++
+					if kv.Value.Type() == otlpwire.ValueString {
+						strs = append(strs, [2]string{string(kv.Key), string(kv.Value.Str())})
 					}
 				}
-				// A key sent twice keeps one value in the lake: not a
-				// fair question.
-				strs = slices.DeleteFunc(strs, func(kv [2]string) bool { return seen[kv[0]] > 1 })
-				if len(strs) == 0 {
-					return
-				}
-				kv := strs[rng.IntN(len(strs))]
-				d := time.Duration(fl.EndTime-fl.StartTime) / 2
-				s.Search = append(s.Search, searchSample{Service: string(svc), Operation: string(fl.Name), Key: kv[0], Value: kv[1], Duration: d.Truncate(time.Microsecond)})
-				return
 			}
-		}
-	}
+			// A key sent twice keeps one value in the lake: not a
+			// fair question.
+			strs = slices.DeleteFunc(strs, func(kv [2]string) bool { return seen[kv[0]] > 1 })
+			if len(strs) == 0 {
+				return errSampled
+			}
+			kv := strs[rng.IntN(len(strs))]
+			d := time.Duration(fl.EndTime-fl.StartTime) / 2
+			s.Search = append(s.Search, searchSample{Service: string(svc), Operation: string(fl.Name), Key: kv[0], Value: kv[1], Duration: d.Truncate(time.Microsecond)})
+			return errSampled
+		},
+	})
 }
+
+// errSampled ends sample's walk of a request at the span it sampled.
+var errSampled = errors.New("tracebench: sampled")
 
 // s3Lake returns the bucket of --s3-endpoint, with --dir's lake uploaded
 // into it if it holds no traces yet.
