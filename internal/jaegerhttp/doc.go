@@ -19,10 +19,19 @@
 // by start time then span id; Jaeger's own order is that of a Go map
 // (model.go).
 //
-// The tenant is resolved by readapi.TenantRule (the admin bearer token's,
-// or the x-tenant header without tokens), searches return at most
-// readapi.Limits.MaxTraces traces, and errors come in Jaeger's errors[]
-// envelope with the status readapi.Kind gives.
+// Each endpoint returns its answer, Jaeger's envelope, or an error, and
+// writes nothing: readapi.Handle runs it with the request's tenant in its
+// context (readapi.TenantRule: the admin bearer token's, or the x-tenant
+// header without tokens) and writes what it returns through the API's one
+// wire format (wire.go), as Prometheus' API wraps its handlers. Searches
+// return at most readapi.Limits.MaxTraces traces, and errors come in
+// Jaeger's errors[] envelope with the status readapi.Kind gives (400 for
+// a malformed parameter, 404 for an unknown trace, 413 past a limit, 499
+// for a client gone, which only the access log reads).
+//
+// The files: jaegerhttp.go the endpoints and their parameters, wire.go
+// the envelope and how answers and errors are written, model.go Jaeger's
+// model and the translation into it.
 //
 // cmd/wirehouse's TestServeJaegerHTTPMatchesJaeger sends the same requests
 // to the real Jaeger query service running on wirehouse (through

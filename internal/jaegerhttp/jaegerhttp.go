@@ -76,84 +76,38 @@ func New(cfg Config) (*Handler, error) {
 
 // Register adds the API's routes to mux under prefix ("/jaeger" serves
 // /jaeger/api/services and the rest; Grafana's Jaeger data source then
-// takes http://host:port/jaeger as its URL).
+// takes http://host:port/jaeger as its URL). Each endpoint returns its
+// answer or an error, and readapi.Handle resolves the request's tenant
+// (readapi.TenantRule: the bearer token's, or TenantHeader's) and writes
+// what it returns in Jaeger's envelope (wire).
 func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	p := strings.TrimSuffix(prefix, "/") + "/api"
-	mux.HandleFunc("GET "+p+"/services", h.services)
-	mux.HandleFunc("GET "+p+"/services/{service}/operations", h.operationsLegacy)
-	mux.HandleFunc("GET "+p+"/operations", h.operations)
-	mux.HandleFunc("GET "+p+"/traces", h.search)
-	mux.HandleFunc("GET "+p+"/traces/{traceID}", h.trace)
-	mux.HandleFunc("GET "+p+"/dependencies", h.dependencies)
-}
-
-// response is Jaeger's envelope.
-type response struct {
-	Data   any           `json:"data"`
-	Total  int           `json:"total"`
-	Limit  int           `json:"limit"`
-	Offset int           `json:"offset"`
-	Errors []structError `json:"errors"`
-}
-
-type structError struct {
-	Code    int    `json:"code,omitempty"`
-	Msg     string `json:"msg"`
-	TraceID string `json:"traceID,omitempty"`
-}
-
-// tenantOf is r's tenant by the read side's one rule.
-func (h *Handler) tenantOf(r *http.Request) (string, error) {
-	return readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}.Resolve(r)
-}
-
-func (h *Handler) write(w http.ResponseWriter, r *http.Request, resp response) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	if v := r.FormValue("prettyPrint"); v != "" && v != "false" {
-		enc.SetIndent("", "    ")
+	x := wire{log: h.cfg.Logger}
+	rule := &readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}
+	handle := func(path string, f readapi.Func[response]) {
+		mux.Handle("GET "+p+path, readapi.Handle(x, rule, f))
 	}
-	if err := enc.Encode(resp); err != nil {
-		h.cfg.Logger.Debug("jaeger HTTP API: write response", "err", err)
-	}
+	handle("/services", h.services)
+	handle("/services/{service}/operations", h.operationsLegacy)
+	handle("/operations", h.operations)
+	handle("/traces", h.search)
+	handle("/traces/{traceID}", h.trace)
+	handle("/dependencies", h.dependencies)
 }
 
-// WriteError answers err as the API answers a failed query, for the
-// query budget's admission (readapi.Admit).
+// WriteError answers err as the API answers a failed query (wire), for
+// the query budget's admission (readapi.Admit).
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	h.fail(w, r, err, http.StatusInternalServerError)
+	wire{log: h.cfg.Logger}.WriteError(w, r, err)
 }
 
-// fail answers err as Jaeger does: its envelope with the error, as
-// text/plain, with the status of err's kind (readapi.Classify), or code
-// when err is of no known kind (500s logged); a query the budget cannot
-// take now gets a Retry-After; a client gone is not answered.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, code int) {
-	switch k := readapi.Classify(err); {
-	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
-		return // the client went away: nobody reads this
-	case k != readapi.KindInternal:
-		code = k.HTTPStatus()
-		readapi.SetRetryAfter(w, err)
-	case code == http.StatusInternalServerError:
-		h.cfg.Logger.Error("jaeger HTTP API request failed", "path", r.URL.Path, "err", err)
-	}
-	b, _ := json.Marshal(response{Errors: []structError{{Code: code, Msg: err.Error()}}})
-	http.Error(w, string(b), code)
-}
-
-func (h *Handler) services(w http.ResponseWriter, r *http.Request) {
-	t, err := h.tenantOf(r)
+// services answers /api/services: the tenant's services.
+func (h *Handler) services(r *http.Request) (response, error) {
+	svcs, err := h.cfg.Reader.Services(r.Context(), tenant.FromContext(r.Context()), time.Time{}, time.Time{})
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
-	svcs, err := h.cfg.Reader.Services(r.Context(), t, time.Time{}, time.Time{})
-	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
-	}
-	h.write(w, r, response{Data: svcs, Total: len(svcs)})
+	return response{Data: svcs, Total: len(svcs)}, nil
 }
 
 // Jaeger's span kind names (lowercase; "" for unspecified) by the lake's.
@@ -167,12 +121,10 @@ type operation struct {
 	SpanKind string `json:"spanKind"`
 }
 
+// readOperations reads the operations of service in r's tenant, of span
+// kind kind ("" for all), sorted by name.
 func (h *Handler) readOperations(r *http.Request, service, kind string) ([]operation, error) {
-	t, err := h.tenantOf(r)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := h.cfg.Reader.Operations(r.Context(), t, service, "", time.Time{}, time.Time{})
+	ops, err := h.cfg.Reader.Operations(r.Context(), tenant.FromContext(r.Context()), service, "", time.Time{}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -188,11 +140,10 @@ func (h *Handler) readOperations(r *http.Request, service, kind string) ([]opera
 
 // operationsLegacy answers /api/services/{service}/operations: the
 // service's span names, each once.
-func (h *Handler) operationsLegacy(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) operationsLegacy(r *http.Request) (response, error) {
 	ops, err := h.readOperations(r, r.PathValue("service"), "")
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
 	names := make([]string, 0, len(ops))
 	for i, o := range ops {
@@ -200,62 +151,51 @@ func (h *Handler) operationsLegacy(w http.ResponseWriter, r *http.Request) {
 			names = append(names, o.Name)
 		}
 	}
-	h.write(w, r, response{Data: names, Total: len(names)})
+	return response{Data: names, Total: len(names)}, nil
 }
 
 // operations answers /api/operations?service=&spanKind=.
-func (h *Handler) operations(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) operations(r *http.Request) (response, error) {
 	service := r.FormValue("service")
 	if service == "" {
-		h.fail(w, r, errors.New("parameter 'service' is required"), http.StatusBadRequest)
-		return
+		return response{}, readapi.Errorf(readapi.KindBadRequest, "parameter 'service' is required")
 	}
 	ops, err := h.readOperations(r, service, r.FormValue("spanKind"))
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
-	h.write(w, r, response{Data: ops, Total: len(ops)})
+	return response{Data: ops, Total: len(ops)}, nil
 }
 
 // dependencies answers /api/dependencies with no links: wirehouse does
 // not derive them yet.
-func (h *Handler) dependencies(w http.ResponseWriter, r *http.Request) {
-	h.write(w, r, response{Data: []struct{}{}})
+func (h *Handler) dependencies(*http.Request) (response, error) {
+	return response{Data: []struct{}{}}, nil
 }
 
-var errNotFound = errors.New("trace not found")
+// errNotFound is the error of a trace that is not in the lake: 404 as an
+// answer (readapi.KindNotFound), an entry of errors[] in a search by ids.
+var errNotFound = readapi.Errorf(readapi.KindNotFound, "trace not found")
 
 // trace answers /api/traces/{traceID}?start=&end= (µs): a one-trace list,
 // or 404.
-func (h *Handler) trace(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) trace(r *http.Request) (response, error) {
 	id, err := readapi.ParseTraceID(r.PathValue("traceID"))
 	if err != nil {
-		h.fail(w, r, err, http.StatusBadRequest)
-		return
+		return response{}, badRequest(err)
 	}
 	var start, end time.Time
 	if start, err = microsParam(r, "start", time.Time{}); err == nil {
 		end, err = microsParam(r, "end", time.Time{})
 	}
 	if err != nil {
-		h.fail(w, r, err, http.StatusBadRequest)
-		return
+		return response{}, badRequest(err)
 	}
-	t, err := h.tenantOf(r)
+	tr, err := h.readTrace(r.Context(), tenant.FromContext(r.Context()), id, start, end)
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
-	tr, err := h.readTrace(r.Context(), t, id, start, end)
-	switch {
-	case errors.Is(err, errNotFound):
-		h.fail(w, r, err, http.StatusNotFound)
-	case err != nil:
-		h.fail(w, r, err, http.StatusInternalServerError)
-	default:
-		h.write(w, r, response{Data: []trace{tr}})
-	}
+	return response{Data: []trace{tr}}, nil
 }
 
 // readTrace reads the trace id, or errNotFound.
@@ -381,18 +321,13 @@ func microsParam(r *http.Request, name string, def time.Time) (time.Time, error)
 // search answers /api/traces: the traces a search finds, most recent
 // first, or those of the traceID parameters (each not found an entry in
 // errors).
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) search(r *http.Request) (response, error) {
 	p, err := h.parseSearch(r)
 	if err != nil {
-		h.fail(w, r, err, http.StatusBadRequest)
-		return
-	}
-	t, err := h.tenantOf(r)
-	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, badRequest(err)
 	}
 	ctx := r.Context()
+	t := tenant.FromContext(ctx)
 	traces := []trace{}
 	var errs []structError
 	if len(p.traceIDs) > 0 {
@@ -402,27 +337,23 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 			case errors.Is(err, errNotFound):
 				errs = append(errs, structError{Msg: err.Error(), TraceID: traceIDString(id)})
 			case err != nil:
-				h.fail(w, r, err, http.StatusInternalServerError)
-				return
+				return response{}, err
 			default:
 				traces = append(traces, tr)
 			}
 		}
-		h.write(w, r, response{Data: traces, Errors: errs})
-		return
+		return response{Data: traces, Errors: errs}, nil
 	}
 	if p.q.Limit <= 0 || p.q.Limit > h.cfg.MaxTraces {
 		p.q.Limit = h.cfg.MaxTraces
 	}
 	found, err := h.cfg.Reader.FindTraces(ctx, t, p.q)
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
 	all, err := h.cfg.Reader.FoundTracesSpans(ctx, t, found)
 	if err != nil {
-		h.fail(w, r, err, http.StatusInternalServerError)
-		return
+		return response{}, err
 	}
 	for _, spans := range all {
 		tr, err := build(spans)
@@ -430,10 +361,9 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err != nil {
-			h.fail(w, r, err, http.StatusInternalServerError)
-			return
+			return response{}, err
 		}
 		traces = append(traces, tr)
 	}
-	h.write(w, r, response{Data: traces})
+	return response{Data: traces}, nil
 }

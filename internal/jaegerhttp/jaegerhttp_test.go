@@ -1,7 +1,9 @@
 package jaegerhttp_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -267,6 +269,28 @@ func TestTenantHeader(t *testing.T) {
 		}
 		if code, svcs := services("", "tenant-a"); code != 403 || len(svcs) != 0 {
 			t.Errorf("default token naming tenant-a: %d %q, want 403", code, svcs)
+		}
+	}
+}
+
+// TestCanceled: a query whose client went away is answered as the read
+// side answers it, 499 in Jaeger's envelope, whatever error the query
+// made of the cancelation.
+func TestCanceled(t *testing.T) {
+	cfg := jaegerhttp.DefaultConfig()
+	cfg.Reader, cfg.Tenant = lakereadtest.Reader(t, nil), "default"
+	h, err := jaegerhttp.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, err := range []error{context.Canceled, errors.New("read row group: broken pipe")} {
+		w := httptest.NewRecorder()
+		h.WriteError(w, httptest.NewRequest("GET", "/jaeger/api/services", nil).WithContext(ctx), err)
+		var env envelope
+		if jerr := json.Unmarshal(w.Body.Bytes(), &env); jerr != nil || w.Code != 499 || len(env.Errors) != 1 || env.Errors[0].Code != 499 || env.Errors[0].Msg != err.Error() {
+			t.Errorf("%v: %d %s", err, w.Code, w.Body)
 		}
 	}
 }

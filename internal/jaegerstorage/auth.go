@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
 // Authenticator checks a call's credentials: the whole authorization
@@ -35,43 +35,30 @@ const (
 
 // tenantOf is the tenant a call reads, or the status that refuses it.
 //
-// Without an Authenticator it is the call's tenant header, else the
-// default; a header that is not a valid tenant name is PermissionDenied.
-//
-// With one, the call's credentials must authenticate, else it is
-// Unauthenticated, and it reads the tenant of its token (a token naming
-// none reads the default). A tenant header may repeat that tenant but not
-// name another: such a call is PermissionDenied.
+// With an Authenticator, the call's credentials must authenticate, else it
+// is Unauthenticated, and it reads its token's tenant (a token naming none
+// reads the default); a tenant header may repeat that tenant but not name
+// another (PermissionDenied). Without one, it reads the tenant its tenant
+// header names, else the default; a header that is not a tenant name is
+// InvalidArgument. The rule is the read side's (readapi.TenantRule.Choose,
+// which the HTTP read APIs resolve too); its refusals are the gRPC codes
+// of their kinds.
 func (h *handler) tenantOf(ctx context.Context) (string, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	asked := md.Get(h.cfg.TenantHeader)
-	if h.cfg.Auth == nil {
-		if len(asked) == 0 || asked[0] == "" {
-			return h.cfg.Tenant, nil
+	token := ""
+	if h.cfg.Auth != nil {
+		cred, err := credentials(md)
+		if err != nil {
+			return "", status.Error(codes.Unauthenticated, err.Error())
 		}
-		if !tenant.Valid(asked[0]) {
-			return "", status.Errorf(codes.PermissionDenied, "tenant %q is not a valid tenant name", asked[0])
+		if token, err = h.cfg.Auth.Authenticate(cred); err != nil {
+			return "", status.Error(codes.Unauthenticated, err.Error())
 		}
-		return asked[0], nil
 	}
-	cred, err := credentials(md)
+	rule := readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.Auth == nil}
+	t, err := rule.Choose(token, md.Get(h.cfg.TenantHeader))
 	if err != nil {
-		return "", status.Error(codes.Unauthenticated, err.Error())
-	}
-	t, err := h.cfg.Auth.Authenticate(cred)
-	if err != nil {
-		return "", status.Error(codes.Unauthenticated, err.Error())
-	}
-	if t == "" {
-		t = h.cfg.Tenant
-	}
-	if !tenant.Valid(t) { // the tenant names a lake partition: never trust it blindly
-		return "", status.Error(codes.PermissionDenied, "the bearer token's tenant is not a valid tenant name")
-	}
-	for _, a := range asked {
-		if a != "" && a != t {
-			return "", status.Errorf(codes.PermissionDenied, "tenant %q (%s) is not the bearer token's", a, h.cfg.TenantHeader)
-		}
+		return "", status.Error(readapi.Classify(err).GRPCCode(), err.Error())
 	}
 	return t, nil
 }

@@ -33,10 +33,12 @@
 //
 // # Tenants and authentication
 //
-// Every call reads one tenant's spans. Without Config.Auth it is the
-// tenant the call's tenant header (Config.TenantHeader, x-tenant) names,
-// as Jaeger's multi_tenancy forwards it, else Config.Tenant: whoever
-// reaches the listener reads any tenant.
+// Every call reads one tenant's spans, by the read side's tenant rule
+// (readapi.TenantRule), its refusals the gRPC codes of their kinds.
+// Without Config.Auth it is the tenant the call's tenant header
+// (Config.TenantHeader, x-tenant) names, as Jaeger's multi_tenancy
+// forwards it, else Config.Tenant: whoever reaches the listener reads any
+// tenant (a header that is not a tenant name is InvalidArgument).
 //
 // With Config.Auth (wirehouse serve passes its admin bearer tokens) every
 // call, GetDependencies too, needs a token, and reads its token's tenant

@@ -126,7 +126,8 @@ func getTraces(t *testing.T, ctx context.Context, conn *grpc.ClientConn, ids ...
 // TestTraceReader: GetServices, GetOperations and GetTraces answer what
 // was written, as Jaeger's grpc storage client asks: one non-empty chunk
 // per trace found, none for an unknown id; a tenant header selects the
-// tenant; search answers Unimplemented.
+// tenant, and one that is not a tenant name is InvalidArgument; search
+// answers Unimplemented.
 func TestTraceReader(t *testing.T) {
 	body := synth.Traces(synth.Config{Seed: 4, Resources: 3, ScopesPerResource: 1, TotalRecords: 300})
 	conn := serve(t, body)
@@ -223,6 +224,12 @@ func TestTraceReader(t *testing.T) {
 	}
 	if err := conn.Invoke(other, "/jaeger.storage.v2.TraceReader/GetServices", &otlpgrpc.Message{}, &out); err != nil || len(out.B) != 0 {
 		t.Errorf("tenant globex services: %q, %v", out.B, err)
+	}
+	// A header that is not a tenant name is a bad argument (readapi's
+	// kind table).
+	bad := metadata.AppendToOutgoingContext(ctx, "x-tenant", "../globex")
+	if err := conn.Invoke(bad, "/jaeger.storage.v2.TraceReader/GetServices", &otlpgrpc.Message{}, &out); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("tenant ../globex: %v, want InvalidArgument", err)
 	}
 	// FindTraceIDs of the first service: every trace with a span of it.
 	want := map[pcommon.TraceID]bool{}

@@ -2,7 +2,6 @@ package lokiapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,7 +44,8 @@ type Config struct {
 	// run their scans in (queries are admitted by readapi.Admit around
 	// the handlers); nil: no bound.
 	Gate *querybudget.Gate
-	// Logger gets a line per failed query. Default slog.Default().
+	// Logger gets a line per query failed by an internal error (a 500)
+	// and per live tail whose scan failed. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the default time ranges. Default time.Now.
 	Now func() time.Time
@@ -73,6 +73,8 @@ func (c Config) Validate() error {
 type Handler struct {
 	cfg   Config
 	eng   *eval.Engine
+	rule  readapi.TenantRule // the tenant of every request, the tail's too
+	wire  wire
 	tails context.Context // ends the live tails on Close
 	stop  context.CancelFunc
 
@@ -91,7 +93,13 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Handler{cfg: cfg, eng: NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints), tailGroups: map[tailKey]*tailGroup{}}
+	h := &Handler{
+		cfg:        cfg,
+		eng:        NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints),
+		rule:       readapi.TenantRule{Default: cfg.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: cfg.OrgIDHeader},
+		wire:       wire{timeout: cfg.Timeout, log: cfg.Logger},
+		tailGroups: map[tailKey]*tailGroup{},
+	}
 	h.tails, h.stop = context.WithCancel(context.Background())
 	return h, nil
 }
@@ -104,57 +112,39 @@ func (h *Handler) Close() error {
 }
 
 // Register adds the API's routes to mux: /loki/api/v1/... (Grafana's
-// Loki data source then takes http://host:port as its URL).
+// Loki data source then takes http://host:port as its URL). Each JSON
+// endpoint is a readapi.Func run by readapi.Handle, which resolves the
+// request's tenant by the API's rule into its context and writes the
+// answer or the error through the API's wire; the tail, a WebSocket,
+// resolves its tenant by the same rule.
 func (h *Handler) Register(mux *http.ServeMux) {
+	api := func(f readapi.Func[any]) http.Handler { return readapi.Handle(h.wire, &h.rule, f) }
 	for _, m := range []string{"GET", "POST"} {
-		mux.HandleFunc(m+" /loki/api/v1/query_range", h.queryRange)
-		mux.HandleFunc(m+" /loki/api/v1/query", h.query)
-		mux.HandleFunc(m+" /loki/api/v1/labels", h.labels)
-		mux.HandleFunc(m+" /loki/api/v1/label/{name}/values", h.labelValues)
-		mux.HandleFunc(m+" /loki/api/v1/series", h.series)
-		mux.HandleFunc(m+" /loki/api/v1/index/stats", h.indexStats)
+		mux.Handle(m+" /loki/api/v1/query_range", api(h.queryRange))
+		mux.Handle(m+" /loki/api/v1/query", api(h.query))
+		mux.Handle(m+" /loki/api/v1/labels", api(h.labels))
+		mux.Handle(m+" /loki/api/v1/label/{name}/values", api(h.labelValues))
+		mux.Handle(m+" /loki/api/v1/series", api(h.series))
+		mux.Handle(m+" /loki/api/v1/index/stats", api(h.indexStats))
 	}
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
-	mux.HandleFunc("GET /loki/api/v1/status/buildinfo", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"version": "3.0.0", "revision": "wirehouse", "branch": "", "goVersion": ""})
-	})
+	// Build info concerns no tenant: no rule, and no header refused.
+	mux.Handle("GET /loki/api/v1/status/buildinfo", readapi.Handle[any](h.wire, nil, buildInfo))
 }
 
-// tenantOf is the request's tenant.
-func (h *Handler) tenantOf(r *http.Request) (string, error) {
-	return readapi.TenantRule{Default: h.cfg.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: h.cfg.OrgIDHeader}.Resolve(r)
+// buildInfo answers Loki's build information, as Grafana asks it of a
+// data source.
+func buildInfo(*http.Request) (any, error) {
+	return map[string]string{"version": "3.0.0", "revision": "wirehouse", "branch": "", "goVersion": ""}, nil
 }
 
 // errBad is a malformed request (400).
 var errBad = &readapi.Error{Kind: readapi.KindBadRequest, Err: errors.New("bad request")}
 
-// WriteError answers err as the API answers a failed query (fail), for
-// the query budget's admission (readapi.Admit).
-func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) { h.fail(w, r, err) }
-
-// fail answers err: 400 for a malformed request or query, 403, 413 past
-// a limit, 429 with a Retry-After when the query budget is busy, 504 past
-// the timeout, 500 else (logged). Loki answers errors as text.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	k := readapi.Classify(err)
-	if errors.Is(err, eval.ErrLimit) {
-		k = readapi.KindTooLarge
-	}
-	switch {
-	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
-		return // the client went away
-	case k == readapi.KindTimeout:
-		err = fmt.Errorf("query timed out after %s: narrow the time range or the selector", h.cfg.Timeout)
-	case k == readapi.KindInternal:
-		h.cfg.Logger.Error("loki API query failed", "path", r.URL.Path, "err", err)
-	}
-	readapi.SetRetryAfter(w, err)
-	http.Error(w, err.Error(), k.HTTPStatus())
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(v) //nolint:errcheck
+// WriteError answers err as the API answers a failed query (its wire's
+// WriteError), for the query budget's admission (readapi.Admit).
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	h.wire.WriteError(w, r, err)
 }
 
 // parseTime reads a time as Loki's API takes them: RFC 3339, Unix
@@ -207,12 +197,12 @@ func (h *Handler) rangeParams(r *http.Request) (start, end time.Time, err error)
 	return
 }
 
+// parseQuery reads the parameters of a query (query, limit, direction)
+// into a Query of the request's tenant (tenant.FromContext, put there by
+// readapi.Handle); the time range is the caller's.
 func (h *Handler) parseQuery(r *http.Request) (Query, error) {
-	var q Query
+	q := Query{Tenant: tenant.FromContext(r.Context())}
 	var err error
-	if q.Tenant, err = h.tenantOf(r); err != nil {
-		return q, err
-	}
 	text := r.FormValue("query")
 	if text == "" {
 		return q, fmt.Errorf("%w: the query parameter is missing", errBad)
@@ -239,7 +229,9 @@ func (h *Handler) parseQuery(r *http.Request) (Query, error) {
 	return q, nil
 }
 
-func (h *Handler) queryRange(w http.ResponseWriter, r *http.Request) {
+// queryRange answers /query_range: a query over start to end, a metric
+// query at every step.
+func (h *Handler) queryRange(r *http.Request) (any, error) {
 	q, err := h.parseQuery(r)
 	if err == nil {
 		q.Start, q.End, err = h.rangeParams(r)
@@ -256,38 +248,39 @@ func (h *Handler) queryRange(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
-	h.exec(w, r, q)
+	return h.exec(r, q)
 }
 
-func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
+// query answers /query: a query at one time (a log query the hour
+// before it).
+func (h *Handler) query(r *http.Request) (any, error) {
 	q, err := h.parseQuery(r)
 	if err == nil {
 		q.Start, err = parseTime(r.FormValue("time"), h.cfg.Now())
 		q.End, q.Instant = q.Start, true
 	}
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if _, ok := q.Expr.(*logql.LogQuery); ok {
 		// An instant log query reads back from the time: the last hour,
 		// as Loki's default range.
 		q.Instant, q.Start = false, q.End.Add(-time.Hour)
 	}
-	h.exec(w, r, q)
+	return h.exec(r, q)
 }
 
-func (h *Handler) exec(w http.ResponseWriter, r *http.Request, q Query) {
+// exec runs q within the query timeout and returns Loki's answer of its
+// result: streams, matrix, vector or scalar, with the stats.
+func (h *Handler) exec(r *http.Request, q Query) (any, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	began := time.Now()
 	res, err := h.eng.Exec(ctx, q)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	took := time.Since(began).Seconds()
 	data := map[string]any{"resultType": res.Type, "stats": stats(res.Stats, took)}
@@ -322,7 +315,7 @@ func (h *Handler) exec(w http.ResponseWriter, r *http.Request, q Query) {
 	case "scalar":
 		data["result"] = [2]any{float64(res.Scalar.T) / 1e3, formatValue(res.Scalar.V)}
 	}
-	writeJSON(w, map[string]any{"status": "success", "data": data})
+	return success(data), nil
 }
 
 func nonNil(v []map[string]any) []map[string]any {
@@ -362,13 +355,10 @@ func stats(s eval.Stats, seconds float64) map[string]any {
 	}}
 }
 
-// streamsOf reads the label sets of the streams that selectors select in
-// the request's range (all streams without selectors).
+// streamsOf reads the label sets of the streams of the request's tenant
+// (tenant.FromContext) that selectors select in the request's range (all
+// streams without selectors).
 func (h *Handler) streamsOf(r *http.Request, selectors []string) ([]eval.Labels, error) {
-	t, err := h.tenantOf(r)
-	if err != nil {
-		return nil, err
-	}
 	start, end, err := h.rangeParams(r)
 	if err != nil {
 		return nil, err
@@ -387,18 +377,19 @@ func (h *Handler) streamsOf(r *http.Request, selectors []string) ([]eval.Labels,
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
-	return h.eng.Streams(ctx, t, start, end, matchers)
+	return h.eng.Streams(ctx, tenant.FromContext(r.Context()), start, end, matchers)
 }
 
-func (h *Handler) labels(w http.ResponseWriter, r *http.Request) {
+// labels answers /labels: the label names of the streams in the range
+// (of those query selects, if given), sorted.
+func (h *Handler) labels(r *http.Request) (any, error) {
 	var sel []string
 	if q := r.FormValue("query"); q != "" {
 		sel = append(sel, q)
 	}
 	streams, err := h.streamsOf(r, sel)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	set := map[string]bool{}
 	for _, s := range streams {
@@ -406,10 +397,12 @@ func (h *Handler) labels(w http.ResponseWriter, r *http.Request) {
 			set[l.Name] = true
 		}
 	}
-	writeJSON(w, map[string]any{"status": "success", "data": sortedKeys(set)})
+	return success(sortedKeys(set)), nil
 }
 
-func (h *Handler) labelValues(w http.ResponseWriter, r *http.Request) {
+// labelValues answers /label/{name}/values: the values of the label of
+// the streams in the range (of those query selects, if given), sorted.
+func (h *Handler) labelValues(r *http.Request) (any, error) {
 	name := r.PathValue("name")
 	var sel []string
 	if q := r.FormValue("query"); q != "" {
@@ -417,8 +410,7 @@ func (h *Handler) labelValues(w http.ResponseWriter, r *http.Request) {
 	}
 	streams, err := h.streamsOf(r, sel)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	set := map[string]bool{}
 	for _, s := range streams {
@@ -426,30 +418,30 @@ func (h *Handler) labelValues(w http.ResponseWriter, r *http.Request) {
 			set[v] = true
 		}
 	}
-	writeJSON(w, map[string]any{"status": "success", "data": sortedKeys(set)})
+	return success(sortedKeys(set)), nil
 }
 
-func (h *Handler) series(w http.ResponseWriter, r *http.Request) {
+// series answers /series: the label sets of the streams that match[]
+// (or match) select in the range.
+func (h *Handler) series(r *http.Request) (any, error) {
 	if err := r.ParseForm(); err != nil {
-		h.fail(w, r, fmt.Errorf("%w: %v", errBad, err))
-		return
+		return nil, fmt.Errorf("%w: %v", errBad, err)
 	}
 	sel := append(r.Form["match[]"], r.Form["match"]...)
 	streams, err := h.streamsOf(r, sel)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := make([]map[string]string, 0, len(streams))
 	for _, s := range streams {
 		out = append(out, s.Map())
 	}
-	writeJSON(w, map[string]any{"status": "success", "data": out})
+	return success(out), nil
 }
 
-// indexStats answers {"streams","chunks","entries","bytes"} of a selector
-// over the range; chunks counts the lake files read.
-func (h *Handler) indexStats(w http.ResponseWriter, r *http.Request) {
+// indexStats answers /index/stats: {"streams","chunks","entries","bytes"}
+// of a selector over the range; chunks is 0 (the lake has none).
+func (h *Handler) indexStats(r *http.Request) (any, error) {
 	q, err := h.parseQuery(r)
 	if err == nil {
 		q.Start, q.End, err = h.rangeParams(r)
@@ -458,17 +450,15 @@ func (h *Handler) indexStats(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("%w: index stats take a stream selector", errBad)
 	}
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	st, err := h.eng.IndexStats(ctx, q)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, map[string]int64{"streams": st.Streams, "chunks": 0, "entries": st.Entries, "bytes": st.Bytes})
+	return map[string]int64{"streams": st.Streams, "chunks": 0, "entries": st.Entries, "bytes": st.Bytes}, nil
 }
 
 func sortedKeys(m map[string]bool) []string {

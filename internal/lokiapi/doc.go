@@ -4,10 +4,17 @@
 // over the lake, engine.go), labels, label values, series, index stats,
 // buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
 // with Loki's documented JSON responses. This package holds Loki's wire
-// format alone: parameters (parsed into one struct before any work), JSON,
-// errors in Loki's plain text with the status readapi.Kind gives, the
-// tenant by readapi.TenantRule (X-Scope-OrgID). Written from Loki's public
-// API documentation (Loki is AGPL-3.0: none of its code).
+// format alone: parameters (parsed into one struct before any work), JSON
+// answers, errors in Loki's plain text with the status readapi.Kind gives
+// (wire.go). Each JSON endpoint is a readapi.Func that returns its answer
+// or an error and writes nothing; readapi.Handle runs it, as Prometheus'
+// web/api/v1 wraps its handlers: it resolves the request's tenant by the
+// API's one readapi.TenantRule (X-Scope-OrgID) into its context, where
+// the endpoint reads it (tenant.FromContext), and writes the answer or
+// the error through the API's wire (a panic is a 500; a client gone gets
+// 499, which only the access log sees). The tail resolves its tenant by
+// the same rule. Written from Loki's public API documentation (Loki is
+// AGPL-3.0: none of its code).
 //
 // OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
 // (internal/logql/eval/otlp.go); streams group lines by all their labels

@@ -47,13 +47,15 @@ var upgrader = websocket.Upgrader{
 // in time order. A line that arrives with a time older than the newest
 // already sent is not sent (Loki tails by arrival; the lake by time).
 //
-// A tail takes a slot of the query budget's (Config.Gate: at most so
-// many open, all tenants and per tenant; past them 429 with a
-// Retry-After before the upgrade), and the tails of one tenant with the
-// same query and delay share one scan a second (tailGroup) instead of
-// running one each.
+// Its tenant is resolved by the API's rule (Handler.rule, the one
+// readapi.Handle resolves the JSON endpoints' by), and its errors before
+// the upgrade are answered as theirs (Handler.WriteError). A tail takes a
+// slot of the query budget's (Config.Gate: at most so many open, all
+// tenants and per tenant; past them 429 with a Retry-After before the
+// upgrade), and the tails of one tenant with the same query and delay
+// share one scan a second (tailGroup) instead of running one each.
 func (h *Handler) tail(w http.ResponseWriter, r *http.Request) {
-	t, err := h.tenantOf(r)
+	t, err := h.rule.Resolve(r)
 	var lq *logql.LogQuery
 	text := r.FormValue("query")
 	if err == nil {
@@ -83,12 +85,12 @@ func (h *Handler) tail(w http.ResponseWriter, r *http.Request) {
 		from, err = parseTime(r.FormValue("start"), h.cfg.Now().Add(-time.Hour))
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.WriteError(w, r, err)
 		return
 	}
 	release, err := h.cfg.Gate.OpenTail(t)
 	if err != nil {
-		h.fail(w, r, err)
+		h.WriteError(w, r, err)
 		return
 	}
 	defer release()

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
+
+	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
 // API serves the query endpoints. It is safe for concurrent use.
@@ -49,11 +51,15 @@ func New(cfg Config, q storage.Queryable) (*API, error) {
 	return &API{q: q, engine: engine, parser: p, cfg: config{Config: cfg, now: time.Now}}, nil
 }
 
-// Register adds the endpoints to mux. Responses are gzipped for clients
-// that accept it (Grafana, promtool and browsers do), as Prometheus'.
+// Register adds the endpoints to mux, each a readapi.Func whose answer or
+// error one wire writes (readapi.Handle), as Prometheus' web/api/v1 wraps
+// its apiFuncs; the tenant is the request context's, as it comes.
+// Responses are gzipped for clients that accept it (Grafana, promtool and
+// browsers do), as Prometheus'.
 func (a *API) Register(mux *http.ServeMux) {
-	handle := func(pattern string, h http.HandlerFunc) {
-		mux.Handle(pattern, gzhttp.GzipHandler(h))
+	wr := wire{log: a.cfg.Logger}
+	handle := func(pattern string, f readapi.Func[answer]) {
+		mux.Handle(pattern, gzhttp.GzipHandler(readapi.Handle(wr, nil, f)))
 	}
 	for _, m := range []string{"GET", "POST"} {
 		handle(m+" /api/v1/query", a.query)
@@ -80,12 +86,12 @@ func (a *API) Register(mux *http.ServeMux) {
 	// Prometheus' are without rule files, so clients that list them
 	// (Grafana's alerting views of a Prometheus data source) go on.
 	handle("GET /api/v1/rules", a.rules)
-	handle("GET /api/v1/alerts", a.empty(emptyListIn("alerts")))
+	handle("GET /api/v1/alerts", empty(emptyListIn("alerts")))
 	// Nor does it scrape or send alerts: the target and Alertmanager lists
 	// are empty, as those of a Prometheus without scrape configs or
 	// Alertmanagers (client_golang's Targets, TargetsMetadata and
 	// AlertManagers read them).
-	handle("GET /api/v1/targets", a.empty(func(s *jsoniter.Stream) {
+	handle("GET /api/v1/targets", empty(func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		s.WriteObjectField("activeTargets")
 		s.WriteEmptyArray()
@@ -98,12 +104,12 @@ func (a *API) Register(mux *http.ServeMux) {
 		s.WriteObjectEnd()
 	}))
 	handle("GET /api/v1/targets/metadata", a.targetMetadata)
-	handle("GET /api/v1/alertmanagers", a.empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
+	handle("GET /api/v1/alertmanagers", empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.Exemplars != nil {
 			handle(m+" /api/v1/query_exemplars", a.queryExemplars)
 			continue
 		}
-		handle(m+" /api/v1/query_exemplars", a.empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
+		handle(m+" /api/v1/query_exemplars", empty(func(s *jsoniter.Stream) { s.WriteEmptyArray() }))
 	}
 }

@@ -38,8 +38,20 @@
 // Prometheus (not a Mimir). rules and alerts are always empty, as in a
 // Prometheus without rule files; targets and alertmanagers too. Responses
 // are gzipped for clients that accept it. The files follow the endpoints:
-// api.go the routes, params.go, response.go, query.go, series.go,
-// exemplars.go, metadata.go, status.go, admin.go, rules.go, targets.go.
+// api.go the routes, wire.go the answers and how they are written,
+// response.go the errors, params.go, query.go, series.go, exemplars.go,
+// metadata.go, status.go, admin.go, rules.go, targets.go.
+//
+// Handlers return a result and one wrapper writes it, as Prometheus'
+// web/api/v1 does with apiFuncResult and wrap. Each endpoint is a
+// readapi.Func that reads its parameters, asks the storage and returns an
+// answer (its data's writer, its warnings, what to release once it is
+// written) or an error, writing nothing; readapi.Handle runs it and wire,
+// Prometheus' wire format, writes what it returns: the success envelope,
+// 204 and no body for an answer without data, or the error envelope,
+// with the errorType of the handler's apiError or, for any other error (a
+// panic in a handler; the query budget's refusals, which API.WriteError
+// answers), the one of its readapi kind.
 //
 // # Why not Prometheus' web/api/v1
 //
@@ -73,9 +85,10 @@
 //
 // # Tenants
 //
-// The API knows nothing of tenants but what it passes on: every storage
-// call gets the request's context, which may carry a tenant
-// (internal/tenant), and the storage (metricstore) answers for that
+// The API knows nothing of tenants but what it passes on (its handlers
+// have no readapi.TenantRule): every storage call gets the request's
+// context, which may carry a tenant (internal/tenant, set by the server's
+// authentication), and the storage (metricstore) answers for that
 // tenant alone: the Queryable's Select, LabelNames and LabelValues, the
 // exemplar querier, the MetadataSource, the HeadStatser and the AdminDB's
 // Delete. The two admin endpoints that act on the whole TSDB,

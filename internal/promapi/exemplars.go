@@ -12,37 +12,31 @@ import (
 // queryExemplars answers /api/v1/query_exemplars as Prometheus does: the
 // exemplars between start and end (default: all time) of the series the
 // selectors of the PromQL expression query select, grouped by series.
-func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
+func (a *API) queryExemplars(r *http.Request) (answer, error) {
 	mint, maxt, e := window(r)
 	if e != nil {
-		a.fail(w, e)
-		return
+		return answer{}, e
 	}
 	if maxt < mint {
-		a.fail(w, badData("end timestamp must not be before start timestamp"))
-		return
+		return answer{}, badData("end timestamp must not be before start timestamp")
 	}
 	expr, err := a.parser.ParseExpr(r.FormValue("query"))
 	if err != nil {
-		a.fail(w, badData("%v", err))
-		return
+		return answer{}, badData("%v", err)
 	}
 	selectors := parser.ExtractSelectors(expr)
-	if len(selectors) == 0 { // as Prometheus: no data, so 204 and no body
-		w.WriteHeader(http.StatusNoContent)
-		return
+	if len(selectors) == 0 {
+		return answer{}, nil // as Prometheus: no data, so 204 and no body
 	}
 	eq, err := a.cfg.Exemplars.ExemplarQuerier(r.Context())
 	if err != nil {
-		a.fail(w, queryError(err))
-		return
+		return answer{}, queryError(err)
 	}
 	res, err := eq.Select(mint, maxt, selectors...)
 	if err != nil {
-		a.fail(w, queryError(err))
-		return
+		return answer{}, queryError(err)
 	}
-	a.respond(w, nil, func(s *jsoniter.Stream) {
+	return answer{data: func(s *jsoniter.Stream) {
 		writeArray(s, res, func(r exemplar.QueryResult) {
 			s.WriteObjectStart()
 			s.WriteObjectField("seriesLabels")
@@ -63,5 +57,5 @@ func (a *API) queryExemplars(w http.ResponseWriter, r *http.Request) {
 			})
 			s.WriteObjectEnd()
 		})
-	})
+	}}, nil
 }

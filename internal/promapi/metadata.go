@@ -13,7 +13,7 @@ import (
 // metricMetadata answers /api/v1/metadata as Prometheus does: an object of
 // metric family names (here in name order), each with its list of
 // {type, unit, help}; without a MetadataSource, an empty object.
-func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
+func (a *API) metricMetadata(r *http.Request) (answer, error) {
 	limit, limitPerMetric := -1, -1
 	for _, p := range []struct {
 		name string
@@ -22,19 +22,17 @@ func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
 		if v := r.FormValue(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				a.fail(w, badData("%s must be a number", p.name))
-				return
+				return answer{}, badData("%s must be a number", p.name)
 			}
 			*p.dst = n
 		}
 	}
 	if a.cfg.Metadata == nil {
-		a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteEmptyObject() })
-		return
+		return answer{data: func(s *jsoniter.Stream) { s.WriteEmptyObject() }}, nil
 	}
 	res := a.cfg.Metadata.Metadata(r.Context(), r.FormValue("metric"), limit, limitPerMetric)
 	names := slices.Sorted(maps.Keys(res))
-	a.respond(w, nil, func(s *jsoniter.Stream) {
+	return answer{data: func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		for i, name := range names {
 			if i > 0 {
@@ -55,5 +53,5 @@ func (a *API) metricMetadata(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 		s.WriteObjectEnd()
-	})
+	}}, nil
 }

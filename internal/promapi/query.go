@@ -22,42 +22,37 @@ const maxPoints = 11000
 // query answers /api/v1/query. As in Prometheus, the parameters are read
 // in this order, so that of several bad ones the same is named: limit,
 // time, then (in run) timeout, lookback_delta and query.
-func (a *API) query(w http.ResponseWriter, r *http.Request) {
+func (a *API) query(r *http.Request) (answer, error) {
 	limit, aerr := parseLimit(r)
 	if aerr != nil {
-		a.fail(w, aerr)
-		return
+		return answer{}, aerr
 	}
 	ts, err := parseTime(r, "time", a.cfg.now())
 	if err != nil {
-		a.fail(w, invalidParam("time", "%v", err))
-		return
+		return answer{}, invalidParam("time", "%v", err)
 	}
 	if aerr := checkEvalTime("time", ts); aerr != nil {
-		a.fail(w, aerr)
-		return
+		return answer{}, aerr
 	}
-	a.run(w, r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+	return a.run(r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
 		return a.engine.NewInstantQuery(ctx, a.q, opts, r.FormValue("query"), ts)
 	})
 }
 
 // run reads the timeout, lookback_delta and stats parameters, makes the
 // query with newQuery (an error there is bad data: the query did not
-// parse), runs it and writes its result, cut to limit series if not 0.
-func (a *API) run(w http.ResponseWriter, r *http.Request, limit int, newQuery func(context.Context, promql.QueryOpts) (promql.Query, error)) {
+// parse), runs it and returns its result, cut to limit series if not 0.
+func (a *API) run(r *http.Request, limit int, newQuery func(context.Context, promql.QueryOpts) (promql.Query, error)) (answer, error) {
 	ctx, cancel, aerr := withTimeout(r)
 	if aerr != nil {
-		a.fail(w, aerr)
-		return
+		return answer{}, aerr
 	}
 	defer cancel()
 	var lookback time.Duration
 	if v := r.FormValue("lookback_delta"); v != "" {
 		d, err := parseDuration(v)
 		if err != nil {
-			a.fail(w, badData("error parsing lookback delta duration: %v", err))
-			return
+			return answer{}, badData("error parsing lookback delta duration: %v", err)
 		}
 		lookback = d
 	}
@@ -65,72 +60,63 @@ func (a *API) run(w http.ResponseWriter, r *http.Request, limit int, newQuery fu
 	opts := promql.NewPrometheusQueryOpts(statsParam == "all", lookback, nil)
 	qry, err := newQuery(ctx, opts)
 	if err != nil {
-		a.fail(w, invalidParam("query", "%v", err))
-		return
+		return answer{}, invalidParam("query", "%v", err)
 	}
-	a.exec(ctx, w, qry, limit, statsParam)
+	return a.exec(ctx, qry, limit, statsParam)
 }
 
 // queryRange answers /api/v1/query_range. As in Prometheus, the parameters
 // are read in this order: limit, start, end, step, then (in run) timeout,
 // lookback_delta and query.
-func (a *API) queryRange(w http.ResponseWriter, r *http.Request) {
+func (a *API) queryRange(r *http.Request) (answer, error) {
 	limit, aerr := parseLimit(r)
 	if aerr != nil {
-		a.fail(w, aerr)
-		return
+		return answer{}, aerr
 	}
 	start, err := requiredTime(r, "start")
 	if err != nil {
-		a.fail(w, invalidParam("start", "%v", err))
-		return
+		return answer{}, invalidParam("start", "%v", err)
 	}
 	end, err := requiredTime(r, "end")
 	if err != nil {
-		a.fail(w, invalidParam("end", "%v", err))
-		return
+		return answer{}, invalidParam("end", "%v", err)
 	}
 	aerr = checkEvalTime("start", start)
 	if aerr == nil {
 		aerr = checkEvalTime("end", end)
 	}
 	if aerr != nil {
-		a.fail(w, aerr)
-		return
+		return answer{}, aerr
 	}
 	if end.Before(start) {
-		a.fail(w, invalidParam("end", "end timestamp must not be before start time"))
-		return
+		return answer{}, invalidParam("end", "end timestamp must not be before start time")
 	}
 	step, err := parseDuration(r.FormValue("step"))
 	if err != nil {
-		a.fail(w, invalidParam("step", "%v", err))
-		return
+		return answer{}, invalidParam("step", "%v", err)
 	}
 	if step <= 0 {
-		a.fail(w, invalidParam("step", "zero or negative query resolution step widths are not accepted. Try a positive integer"))
-		return
+		return answer{}, invalidParam("step", "zero or negative query resolution step widths are not accepted. Try a positive integer")
 	}
 	// In seconds, as a float: end.Sub(start) saturates past 292 years.
 	span := float64(end.Unix()-start.Unix()) + float64(end.Nanosecond()-start.Nanosecond())/1e9
 	if math.Floor(span/step.Seconds()) > maxPoints {
-		a.fail(w, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"))
-		return
+		return answer{}, badData("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 	}
-	a.run(w, r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
+	return a.run(r, limit, func(ctx context.Context, opts promql.QueryOpts) (promql.Query, error) {
 		return a.engine.NewRangeQuery(ctx, a.q, opts, r.FormValue("query"), start, end, step)
 	})
 }
 
-// exec runs qry and writes its result, cut to limit series if not 0, with
+// exec runs qry and returns its result, cut to limit series if not 0, with
 // the query's statistics when statsParam is not empty (as Prometheus: any
-// value; other than "true" or "all" it also warns).
-func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query, limit int, statsParam string) {
-	defer qry.Close()
+// value; other than "true" or "all" it also warns). The answer closes qry
+// once written (the result is the query's); on an error exec closes it.
+func (a *API) exec(ctx context.Context, qry promql.Query, limit int, statsParam string) (ans answer, _ error) {
+	defer releaseUnlessDone(&ans, qry.Close)
 	res := qry.Exec(ctx)
 	if res.Err != nil {
-		a.fail(w, queryError(res.Err))
-		return
+		return answer{}, queryError(res.Err)
 	}
 	warnings := res.Warnings
 	switch v := res.Value.(type) {
@@ -148,7 +134,7 @@ func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query,
 	if statsParam != "" && statsParam != "true" && statsParam != "all" {
 		warnings = warnings.Add(fmt.Errorf("value %q for parameter \"stats\" is deprecated and will be rejected in the next major release, use \"true\" or \"all\"", statsParam))
 	}
-	a.respondQuery(w, qry.String(), warnings, func(s *jsoniter.Stream) {
+	return answer{query: qry.String(), warnings: warnings, done: qry.Close, data: func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		s.WriteObjectField("resultType")
 		s.WriteString(string(res.Value.Type()))
@@ -161,7 +147,7 @@ func (a *API) exec(ctx context.Context, w http.ResponseWriter, qry promql.Query,
 			s.WriteVal(stats.NewQueryStats(qry.Stats()))
 		}
 		s.WriteObjectEnd()
-	})
+	}}, nil
 }
 
 // writeValue writes a PromQL value as the API encodes it.
@@ -249,12 +235,11 @@ func writeHistPoint(s *jsoniter.Stream, p promql.HPoint) {
 
 // formatQuery answers /api/v1/format_query as Prometheus does (Grafana's
 // query editor formats with it): the query pretty-printed by the parser.
-func (a *API) formatQuery(w http.ResponseWriter, r *http.Request) {
+func (a *API) formatQuery(r *http.Request) (answer, error) {
 	expr, err := a.parser.ParseExpr(r.FormValue("query"))
 	if err != nil {
-		a.fail(w, invalidParam("query", "%v", err))
-		return
+		return answer{}, invalidParam("query", "%v", err)
 	}
 	pretty := expr.Pretty(0)
-	a.respond(w, nil, func(s *jsoniter.Stream) { s.WriteString(pretty) })
+	return answer{data: func(s *jsoniter.Stream) { s.WriteString(pretty) }}, nil
 }

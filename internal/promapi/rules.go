@@ -11,16 +11,14 @@ import (
 // as Prometheus checks them (match[], type, exclude_alerts, group_limit,
 // group_next_token, which can name no group); the name filters (rule_name[],
 // rule_group[], file[]) select from nothing.
-func (a *API) rules(w http.ResponseWriter, r *http.Request) {
+func (a *API) rules(r *http.Request) (answer, error) {
 	if _, err := a.matchers(r, false); err != nil {
-		a.fail(w, err)
-		return
+		return answer{}, err
 	}
 	if err := checkRulesParams(r.URL.Query()); err != nil {
-		a.fail(w, err)
-		return
+		return answer{}, err
 	}
-	a.respond(w, nil, emptyListIn("groups"))
+	return answer{data: emptyListIn("groups")}, nil
 }
 
 // checkRulesParams refuses the rules parameters Prometheus refuses, with

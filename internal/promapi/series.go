@@ -24,9 +24,9 @@ type metadataArgs struct {
 // parseMetadataArgs reads the parameters of the series and label
 // endpoints in Prometheus' order, so that of several bad ones the same is
 // named: match[] if required (that there is one), limit, start, end, then
-// match[] parsed; and opens a querier over the window. On error it has
-// answered.
-func (a *API) parseMetadataArgs(w http.ResponseWriter, r *http.Request, matchRequired bool) (metadataArgs, bool) {
+// match[] parsed; and opens a querier over the window, which the caller
+// closes. Its error is an *apiError.
+func (a *API) parseMetadataArgs(r *http.Request, matchRequired bool) (metadataArgs, error) {
 	var args metadataArgs
 	raw, aerr := matchSelectors(r, matchRequired)
 	if aerr == nil {
@@ -39,24 +39,26 @@ func (a *API) parseMetadataArgs(w http.ResponseWriter, r *http.Request, matchReq
 		args.sets, aerr = a.parseMatchers(raw, matchRequired)
 	}
 	if aerr != nil {
-		a.fail(w, aerr)
-		return args, false
+		return args, aerr
 	}
 	q, err := a.q.Querier(args.mint, args.maxt)
 	if err != nil {
-		a.fail(w, &apiError{errExec, err})
-		return args, false
+		return args, &apiError{errExec, err}
 	}
 	args.q = q
-	return args, true
+	return args, nil
 }
 
-func (a *API) series(w http.ResponseWriter, r *http.Request) {
-	args, ok := a.parseMetadataArgs(w, r, true)
-	if !ok {
-		return
+// series answers /api/v1/series: the label sets of the series match[]
+// selects in the window, cut to limit. The answer closes the querier
+// once written: the labels may be the querier's.
+func (a *API) series(r *http.Request) (ans answer, _ error) {
+	args, err := a.parseMetadataArgs(r, true)
+	if err != nil {
+		return answer{}, err
 	}
-	defer args.q.Close()
+	closeQuerier := func() { args.q.Close() }
+	defer releaseUnlessDone(&ans, closeQuerier)
 	sets, q, limit := args.sets, args.q, args.limit
 	hints := &storage.SelectHints{Start: args.mint, End: args.maxt, Func: "series", Limit: hintLimit(limit)}
 	var all []storage.SeriesSet
@@ -76,25 +78,26 @@ func (a *API) series(w http.ResponseWriter, r *http.Request) {
 		found = append(found, merged.At().Labels())
 	}
 	if err := merged.Err(); err != nil {
-		a.fail(w, queryError(err))
-		return
+		return answer{}, queryError(err)
 	}
 	warnings.Merge(merged.Warnings())
-	a.respond(w, warnings, func(s *jsoniter.Stream) {
+	return answer{warnings: warnings, done: closeQuerier, data: func(s *jsoniter.Stream) {
 		writeArray(s, found, func(ls labels.Labels) {
 			writeLabels(s, ls)
 		})
-	})
+	}}, nil
 }
 
-// stringsOf collects, for each matcher set (or once without one), what
-// get returns, sorted and without duplicates, cut to limit.
-func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage.Querier, []*labels.Matcher, *storage.LabelHints) ([]string, annotations.Annotations, error)) {
-	args, ok := a.parseMetadataArgs(w, r, false)
-	if !ok {
-		return
+// stringsOf answers with what get returns for each matcher set (or once
+// without one), sorted and without duplicates, cut to limit. The answer
+// closes the querier once written: the strings may be the querier's.
+func (a *API) stringsOf(r *http.Request, get func(storage.Querier, []*labels.Matcher, *storage.LabelHints) ([]string, annotations.Annotations, error)) (ans answer, _ error) {
+	args, err := a.parseMetadataArgs(r, false)
+	if err != nil {
+		return answer{}, err
 	}
-	defer args.q.Close()
+	closeQuerier := func() { args.q.Close() }
+	defer releaseUnlessDone(&ans, closeQuerier)
 	sets, q, limit := args.sets, args.q, args.limit
 	hints := &storage.LabelHints{Limit: hintLimit(limit)}
 	if len(sets) == 0 {
@@ -107,8 +110,7 @@ func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage
 	for _, set := range sets {
 		vals, ws, err := get(q, set, hints)
 		if err != nil {
-			a.fail(w, queryError(err))
-			return
+			return answer{}, queryError(err)
 		}
 		warnings.Merge(ws)
 		out = append(out, vals...)
@@ -119,29 +121,33 @@ func (a *API) stringsOf(w http.ResponseWriter, r *http.Request, get func(storage
 		out = out[:limit]
 		warnings = warnings.Add(errors.New("results truncated due to limit"))
 	}
-	a.respond(w, warnings, func(s *jsoniter.Stream) {
+	return answer{warnings: warnings, done: closeQuerier, data: func(s *jsoniter.Stream) {
 		writeArray(s, out, func(v string) {
 			s.WriteString(v)
 		})
-	})
+	}}, nil
 }
 
-func (a *API) labelNames(w http.ResponseWriter, r *http.Request) {
-	a.stringsOf(w, r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
+// labelNames answers /api/v1/labels: the label names of the series
+// match[] selects (all without one) in the window.
+func (a *API) labelNames(r *http.Request) (answer, error) {
+	return a.stringsOf(r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
 		return q.LabelNames(r.Context(), h, ms...)
 	})
 }
 
-func (a *API) labelValues(w http.ResponseWriter, r *http.Request) {
+// labelValues answers /api/v1/label/<name>/values: the values of label
+// name (escaped as Prometheus escapes names outside the legacy charset)
+// of the series match[] selects (all without one) in the window.
+func (a *API) labelValues(r *http.Request) (answer, error) {
 	name := r.PathValue("name")
 	if strings.HasPrefix(name, "U__") { // Prometheus' escaping of names outside the legacy charset
 		name = model.UnescapeName(name, model.ValueEncodingEscaping)
 	}
 	if !model.UTF8Validation.IsValidLabelName(name) {
-		a.fail(w, badData("invalid label name: %q", name))
-		return
+		return answer{}, badData("invalid label name: %q", name)
 	}
-	a.stringsOf(w, r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
+	return a.stringsOf(r, func(q storage.Querier, ms []*labels.Matcher, h *storage.LabelHints) ([]string, annotations.Annotations, error) {
 		return q.LabelValues(r.Context(), name, h, ms...)
 	})
 }

@@ -17,7 +17,10 @@ import (
 // 3.16.0). Clients such as Grafana choose features by it.
 const PrometheusVersion = "3.16.0"
 
-func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
+// buildInfo answers /api/v1/status/buildinfo: Prometheus' fields, with
+// wirehouse's version and Prometheus' beside it when Config.Version is
+// set (see the package documentation).
+func (a *API) buildInfo(*http.Request) (answer, error) {
 	fields := [][2]string{
 		{"version", PrometheusVersion},
 		{"revision", a.cfg.Revision},
@@ -30,7 +33,7 @@ func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
 		fields[0][1] = a.cfg.Version
 		fields = append(fields, [2]string{"application", "wirehouse"}, [2]string{"prometheusVersion", PrometheusVersion})
 	}
-	a.respond(w, nil, func(s *jsoniter.Stream) {
+	return answer{data: func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		for i, kv := range fields {
 			if i > 0 {
@@ -40,41 +43,37 @@ func (a *API) buildInfo(w http.ResponseWriter, _ *http.Request) {
 			s.WriteString(kv[1])
 		}
 		s.WriteObjectEnd()
-	})
+	}}, nil
 }
 
 // tsdbStatus answers /api/v1/status/tsdb as Prometheus does: head
 // statistics and the top limit (default 10, at most 10,000) metric names by
 // series, label names by value count and by value bytes, and label pairs by
 // series.
-func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
+func (a *API) tsdbStatus(r *http.Request) (answer, error) {
 	const maxLimit = 10000
 	limit := 10
 	if v := r.FormValue("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			a.fail(w, badData("limit must be a positive number"))
-			return
+			return answer{}, badData("limit must be a positive number")
 		}
 		if n > maxLimit {
-			a.fail(w, badData("limit must not exceed %d", maxLimit))
-			return
+			return answer{}, badData("limit must not exceed %d", maxLimit)
 		}
 		limit = n
 	}
 	st, chunks, err := a.cfg.Head.HeadStats(r.Context(), labels.MetricName, limit)
 	if err != nil {
-		a.fail(w, queryError(err))
-		return
+		return answer{}, queryError(err)
 	}
 	if chunks < 0 {
 		if chunks, err = a.headChunks(); err != nil {
-			a.fail(w, &apiError{typ: errInternal, err: fmt.Errorf("gather runtime status: %w", err)})
-			return
+			return answer{}, &apiError{typ: errInternal, err: fmt.Errorf("gather runtime status: %w", err)}
 		}
 	}
 	ps := st.IndexPostingStats
-	a.respond(w, nil, func(s *jsoniter.Stream) {
+	return answer{data: func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		s.WriteObjectField("headStats")
 		s.WriteObjectStart()
@@ -115,7 +114,7 @@ func (a *API) tsdbStatus(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 		s.WriteObjectEnd()
-	})
+	}}, nil
 }
 
 // headChunks reads the prometheus_tsdb_head_chunks gauge from the

@@ -28,23 +28,49 @@ type TenantRule struct {
 	HeaderAllowed bool
 }
 
-// Resolve returns r's tenant by the rule, or an *Error: BadRequest for a
-// header that is not a tenant name, Forbidden for one naming another
-// tenant than the token's.
+// Resolve returns r's tenant by the rule (Choose, with the tenant of r's
+// context and the values of its Header), or Choose's *Error.
 func (tr TenantRule) Resolve(r *http.Request) (string, error) {
-	t := tenant.FromContext(r.Context())
-	if t == "" {
+	var asked []string
+	if tr.Header != "" {
+		asked = r.Header.Values(tr.Header)
+	}
+	return tr.Choose(tenant.FromContext(r.Context()), asked)
+}
+
+// Choose is the rule on its inputs, for an API that gets them otherwise
+// than in an *http.Request (Jaeger's remote storage, over gRPC, once it
+// has authenticated the call): token is the tenant of the request's bearer
+// token ("" for none, or a token of the default tenant), asked the values
+// of its Header (nil if it has none). With HeaderAllowed the first value
+// names the tenant; without, every value must name the token's. It
+// returns the tenant, or an *Error: Forbidden for a token's tenant that is
+// not a tenant name (it names a lake partition: never trusted blindly) or
+// a header naming another tenant than the token's, BadRequest for a header
+// (HeaderAllowed) that is not a tenant name.
+func (tr TenantRule) Choose(token string, asked []string) (string, error) {
+	t := token
+	switch {
+	case t == "":
 		t = tr.Default
+	case !tenant.Valid(t):
+		return "", Errorf(KindForbidden, "the bearer token's tenant is not a valid tenant name")
+	}
+	if !tr.HeaderAllowed {
+		for _, h := range asked {
+			if h != "" && h != t {
+				return "", Errorf(KindForbidden, "%s names another tenant than the bearer token's", tr.Header)
+			}
+		}
+		return t, nil
 	}
 	h := ""
-	if tr.Header != "" {
-		h = r.Header.Get(tr.Header)
+	if len(asked) > 0 {
+		h = asked[0]
 	}
 	switch {
 	case h == "" || h == t:
 		return t, nil
-	case !tr.HeaderAllowed:
-		return "", Errorf(KindForbidden, "%s names another tenant than the bearer token's", tr.Header)
 	case !tenant.Valid(h):
 		return "", Errorf(KindBadRequest, "%s %q is not a valid tenant name", tr.Header, h)
 	}
@@ -76,8 +102,8 @@ func Admit(g *querybudget.Gate, tenantOf func(*http.Request) string, timeout tim
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tk, err := g.Admit(r.Context(), tenantOf(r))
 		if err != nil {
-			if r.Context().Err() != nil {
-				return // the client went away while it waited
+			if cerr := r.Context().Err(); cerr != nil {
+				err = cerr // the client went away while it waited: Canceled
 			}
 			fail(w, r, err)
 			return

@@ -64,3 +64,39 @@ func TestAdmit(t *testing.T) {
 		t.Fatalf("%d queries hold slots after all ended", q)
 	}
 }
+
+// TestTenantRuleChoose: the rule on strings, as Jaeger's remote storage
+// applies it after authentication: every value of the header must name
+// the token's tenant, or with HeaderAllowed the first one names any; a
+// token's tenant is never trusted if it is not a tenant name.
+func TestTenantRuleChoose(t *testing.T) {
+	open := TenantRule{Default: "default", Header: "x-tenant", HeaderAllowed: true}
+	tokens := TenantRule{Default: "default", Header: "x-tenant"}
+	for _, c := range []struct {
+		rule  TenantRule
+		token string
+		asked []string
+		want  string
+		kind  Kind
+	}{
+		{open, "", nil, "default", 0},
+		{open, "", []string{""}, "default", 0},
+		{open, "", []string{"b"}, "b", 0},
+		{open, "", []string{"b", "c"}, "b", 0}, // the first names it
+		{open, "", []string{"", "c"}, "default", 0},
+		{open, "", []string{"../x"}, "", KindBadRequest},
+		{tokens, "a", nil, "a", 0},
+		{tokens, "a", []string{"a", ""}, "a", 0},
+		{tokens, "a", []string{"a", "b"}, "", KindForbidden}, // every value counts
+		{tokens, "a", []string{"../x"}, "", KindForbidden},
+		{tokens, "", []string{"default"}, "default", 0},
+		{tokens, "", []string{"a"}, "", KindForbidden},
+		{tokens, "../x", nil, "", KindForbidden},
+		{tokens, "a b", []string{"a b"}, "", KindForbidden},
+	} {
+		got, err := c.rule.Choose(c.token, c.asked)
+		if got != c.want || (err == nil) != (c.kind == 0) || err != nil && Classify(err) != c.kind {
+			t.Errorf("%+v token %q asked %q: %q %v, want %q %v", c.rule, c.token, c.asked, got, err, c.want, c.kind)
+		}
+	}
+}

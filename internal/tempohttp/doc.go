@@ -5,10 +5,16 @@
 // in field 1, "trace" in JSON), OTLP protobuf for "Accept:
 // application/protobuf", else OTLP/JSON, with optional start and end in
 // Unix seconds; and /api/echo for the data source's test. serve mounts it
-// under /tempo on the admin port. Unknown ids are 404, malformed requests
-// 400, a read past the limits 413, each in Tempo's plain text with the
-// status readapi.Kind gives; the tenant is resolved by readapi.TenantRule
-// (X-Scope-OrgID).
+// under /tempo on the admin port.
+//
+// A trace endpoint returns its answer (the bytes and their content type)
+// or an error, and writes nothing: readapi.Handle runs it with the
+// request's tenant in its context (readapi.TenantRule: the admin bearer
+// token's, or X-Scope-OrgID) and writes what it returns through the API's
+// one wire format, as Prometheus' API wraps its handlers. Unknown ids are
+// 404, malformed requests 400, a read past the limits 413, each in Tempo's
+// plain text with the status readapi.Kind gives; a client gone is not
+// answered.
 //
 // It implements the documented contract (Tempo is AGPL; none of its code
 // is used): docs/notes/jaeger-tempo-contracts.md §4 has what the

@@ -3,7 +3,6 @@ package tempohttp
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,11 +64,19 @@ func New(cfg Config) (*Handler, error) {
 }
 
 // Register adds the routes to mux under prefix ("/tempo": Grafana's
-// Tempo data source then takes http://host:port/tempo as its URL).
+// Tempo data source then takes http://host:port/tempo as its URL). The
+// trace endpoints return their answer or an error, and readapi.Handle
+// resolves the request's tenant (readapi.TenantRule: the bearer token's,
+// or TenantHeader's) and writes what they return (wire).
 func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	p := strings.TrimSuffix(prefix, "/")
-	mux.HandleFunc("GET "+p+"/api/traces/{traceID}", func(w http.ResponseWriter, r *http.Request) { h.trace(w, r, false) })
-	mux.HandleFunc("GET "+p+"/api/v2/traces/{traceID}", func(w http.ResponseWriter, r *http.Request) { h.trace(w, r, true) })
+	x := wire{log: h.cfg.Logger}
+	rule := &readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}
+	traceBy := func(v2 bool) http.Handler {
+		return readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.trace(r, v2) })
+	}
+	mux.Handle("GET "+p+"/api/traces/{traceID}", traceBy(false))
+	mux.Handle("GET "+p+"/api/v2/traces/{traceID}", traceBy(true))
 	mux.HandleFunc("GET "+p+"/api/echo", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("echo")) //nolint:errcheck
@@ -101,11 +108,17 @@ func wantsProtobuf(r *http.Request) bool {
 	return false
 }
 
+// body is a trace's answer: the bytes and their content type.
+type body struct {
+	b     []byte
+	ctype string
+}
+
 // trace answers a trace by id: v1 is Tempo's Trace (OTLP ResourceSpans,
 // named "batches" in JSON), v2 its TraceByIDResponse (the trace in field
 // 1, "trace" in JSON). Unknown ids are 404, malformed requests 400, a
 // read past the reader's limits 413.
-func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
+func (h *Handler) trace(r *http.Request, v2 bool) (body, error) {
 	id, err := readapi.ParseTraceID(r.PathValue("traceID"))
 	var start, end time.Time
 	if err == nil {
@@ -114,41 +127,27 @@ func (h *Handler) trace(w http.ResponseWriter, r *http.Request, v2 bool) {
 		}
 	}
 	if err != nil {
-		h.WriteError(w, r, &readapi.Error{Kind: readapi.KindBadRequest, Err: err})
-		return
+		return body{}, &readapi.Error{Kind: readapi.KindBadRequest, Err: err}
 	}
 	if !end.IsZero() {
 		end = end.Add(time.Second) // whole seconds: the end's second included
 	}
-	t, err := readapi.TenantRule{Default: h.cfg.Tenant, Header: h.cfg.TenantHeader, HeaderAllowed: h.cfg.AnyTenant}.Resolve(r)
-	if err != nil {
-		h.WriteError(w, r, err)
-		return
-	}
-	res, err := h.cfg.Reader.Trace(r.Context(), t, id, start, end)
+	res, err := h.cfg.Reader.Trace(r.Context(), tenant.FromContext(r.Context()), id, start, end)
 	switch {
 	case err != nil:
-		h.WriteError(w, r, err)
-		return
+		return body{}, err
 	case res.Spans.Len() == 0:
-		h.WriteError(w, r, readapi.Errorf(readapi.KindNotFound, "trace not found"))
-		return
+		return body{}, readapi.Errorf(readapi.KindNotFound, "trace not found")
 	}
 	td, err := res.Spans.AppendProto(nil)
 	if err != nil {
-		h.cfg.Logger.Error("tempo HTTP API: encode trace", "trace_id", hex.EncodeToString(id[:]), "err", err)
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return body{}, err
 	}
-	body, ctype, err := encode(td, v2, wantsProtobuf(r))
+	b, ctype, err := encode(td, v2, wantsProtobuf(r))
 	if err != nil {
-		h.cfg.Logger.Error("tempo HTTP API: encode trace", "trace_id", hex.EncodeToString(id[:]), "err", err)
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return body{}, err
 	}
-	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.Write(body) //nolint:errcheck
+	return body{b: b, ctype: ctype}, nil
 }
 
 // encode returns the response body of the OTLP TracesData td and its
@@ -180,19 +179,39 @@ func encode(td []byte, v2, proto bool) ([]byte, string, error) {
 	return out, "application/json", nil
 }
 
+// WriteError answers err as the API answers a failed read (wire), for
+// the query budget's admission (readapi.Admit).
+func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	wire{log: h.cfg.Logger}.WriteError(w, r, err)
+}
+
+// wire is the API's wire format (readapi.Wire): a trace's bytes as they
+// are, errors as Tempo's plain text with the status of their kind.
+// readapi.Handle writes the trace endpoints' answers through it.
+type wire struct {
+	log *slog.Logger // gets a line per internal error
+}
+
+// Write writes res with its content type and length.
+func (wire) Write(w http.ResponseWriter, _ *http.Request, res body) {
+	w.Header().Set("Content-Type", res.ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(res.b)))
+	w.Write(res.b) //nolint:errcheck // the client went away
+}
+
 // WriteError answers a failed read as Tempo answers errors, as text,
 // with the status of its kind (readapi.Classify: 400 for a bad request,
 // 404 for a trace not found, 413 past a limit, 429 with a Retry-After
 // when the query budget cannot take the query now, 504 past the
-// timeout), nothing when the client went away, 500 else (logged).
-// readapi.Admit answers its refusals with it too.
-func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+// timeout), 499 when the client went away (whatever error the read made
+// of it: nobody reads it but the access log), 500 else (logged).
+func (x wire) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	k := readapi.Classify(err)
 	switch {
 	case k == readapi.KindCanceled || errors.Is(r.Context().Err(), context.Canceled):
-		return // the client went away
+		k = readapi.KindCanceled
 	case k == readapi.KindInternal:
-		h.cfg.Logger.Error("tempo HTTP API: read trace", "path", r.URL.Path, "err", err)
+		x.log.Error("tempo HTTP API: read trace", "path", r.URL.Path, "err", err)
 	}
 	readapi.SetRetryAfter(w, err)
 	http.Error(w, err.Error(), k.HTTPStatus())

@@ -29,8 +29,11 @@
 // from zero), the newest total, the last minute's rate, the age of the
 // oldest spooled request not in the lake yet, the build and the settings
 // in brief (no secrets). So the status page draws the last minutes the
-// moment it opens. serve runs the sampler with the lake loader and stops
-// it before the storage closes.
+// moment it opens. It answers as the read APIs do: readapi.Handle runs it
+// with the request's tenant in its context and writes what it returns as
+// JSON, or an error as {"error": message} with its kind's status. serve
+// runs the sampler with the lake loader and stops it before the storage
+// closes.
 //
 // # Auth
 //
@@ -42,8 +45,10 @@
 // /api/wirehouse/status included, still needs it. With Config.Restrict
 // (serve: admin bearer tokens) the status history shows a request the
 // tenant-labelled series (records per service, the lake's usage) of its
-// own tenant only, and an operator's token (Config.AllTenants) every
-// tenant's.
+// own tenant only (its token's, else Config.Tenant, by readapi.TenantRule;
+// no header names one), and an operator's token (Config.AllTenants) every
+// tenant's: TenantRule names one tenant, so seeing all is this package's
+// own rule.
 //
 // # Tests
 //
@@ -60,5 +65,6 @@
 // screenshots).
 //
 // The files: webui.go the Handler and its routes, assets.go the embedded
-// files, sampler.go the metrics history, status.go its JSON.
+// files, sampler.go the metrics history, status.go its JSON and the
+// status API's wire format.
 package webui

@@ -3,6 +3,7 @@ package webui
 import (
 	"cmp"
 	"encoding/json"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
+	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
 // Status is the answer of GET /api/wirehouse/status: the sampler's
@@ -130,9 +132,17 @@ func round6(f float64) float64 {
 // rateWindow is what Series.Rate averages over.
 const rateWindow = 60_000 // ms
 
-// status serves GET /api/wirehouse/status: a request restricted to a
+// statusAPI serves GET /api/wirehouse/status: status, run by
+// readapi.Handle with the request's tenant in its context (its bearer
+// token's, else Config.Tenant; no header names one), answered as JSON
+// (jsonWire).
+func (h *Handler) statusAPI() http.Handler {
+	return readapi.Handle(jsonWire{log: h.cfg.Logger}, &readapi.TenantRule{Default: h.cfg.Tenant}, h.status)
+}
+
+// status answers GET /api/wirehouse/status: a request restricted to a
 // tenant (Config.Restrict) sees no other tenant's series, nor its name.
-func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) status(r *http.Request) (Status, error) {
 	tenant := h.tenantOf(r)
 	st := h.sampler.status(tenant)
 	if h.cfg.Settings != nil {
@@ -143,10 +153,42 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	b := buildinfo.Get()
 	st.Build.Version, st.Build.Revision, st.Build.GoVersion, st.Build.Platform = b.Version, b.Revision, b.GoVersion, b.Platform
+	return st, nil
+}
+
+// jsonWire is the status API's wire format (readapi.Wire): its answer as
+// JSON, never cached; an error as {"error": message}, which the pages
+// show, with the status of its kind.
+type jsonWire struct {
+	log *slog.Logger // gets a line per internal error
+}
+
+// Write writes st as JSON.
+func (x jsonWire) Write(w http.ResponseWriter, _ *http.Request, st Status) {
+	x.writeJSON(w, http.StatusOK, st)
+}
+
+// WriteError writes err with the HTTP status of its kind
+// (readapi.Classify); an internal error (a panic: status returns none) is
+// logged, and its answer says so without its stack.
+func (x jsonWire) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	k := readapi.Classify(err)
+	msg := err.Error()
+	if k == readapi.KindInternal {
+		x.log.Error("status page: request failed", "path", r.URL.Path, "err", err)
+		msg = "internal error: see the server's log"
+	}
+	x.writeJSON(w, k.HTTPStatus(), struct {
+		Error string `json:"error"`
+	}{msg})
+}
+
+func (x jsonWire) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := json.NewEncoder(w).Encode(st); err != nil {
-		h.cfg.Logger.Debug("status page: write response", "err", err)
+	w.WriteHeader(code)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		x.log.Debug("status page: write response", "err", err)
 	}
 }
 

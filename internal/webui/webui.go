@@ -116,7 +116,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle("GET "+p, index)
 	}
 	mux.Handle("GET /static/{file...}", h.assets)
-	mux.Handle("GET /api/wirehouse/status", gzhttp.GzipHandler(http.HandlerFunc(h.status)))
+	mux.Handle("GET /api/wirehouse/status", gzhttp.GzipHandler(h.statusAPI()))
 }
 
 // Public reports whether r asks for the pages' code only (an HTML page,
@@ -146,13 +146,12 @@ func Public(r *http.Request) bool {
 	return ok && file != ""
 }
 
-// tenantOf is the tenant whose series the request sees, "" for all.
+// tenantOf is the tenant whose series r sees, "" for all: with Restrict,
+// unless AllTenants says r sees every tenant's, r's own, which
+// readapi.Handle put in its context (statusAPI).
 func (h *Handler) tenantOf(r *http.Request) string {
 	if !h.cfg.Restrict || h.cfg.AllTenants != nil && h.cfg.AllTenants(r) {
 		return ""
 	}
-	if t := tenant.FromContext(r.Context()); t != "" {
-		return t
-	}
-	return h.cfg.Tenant
+	return tenant.FromContext(r.Context())
 }

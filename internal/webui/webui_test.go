@@ -227,7 +227,7 @@ func statusOf(t *testing.T, h *Handler, ten string) Status {
 		r = r.WithContext(tenant.NewContext(r.Context(), ten))
 	}
 	w := httptest.NewRecorder()
-	h.status(w, r)
+	h.statusAPI().ServeHTTP(w, r)
 	if w.Code != 200 {
 		t.Fatalf("status: %d %s", w.Code, w.Body)
 	}
