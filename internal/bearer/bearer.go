@@ -55,6 +55,9 @@ type Tokens struct {
 	path        string
 	validTenant func(string) bool
 	onReload    func(n int, err error)
+	// defaultName is the name of the default tenant (SetDefaultTenant):
+	// a token naming it is the default tenant's.
+	defaultName string
 
 	mu     sync.Mutex
 	tokens map[[sha256.Size]byte]Identity // by the token's SHA-256
@@ -223,6 +226,13 @@ func checkToken(tok string) error {
 	return nil
 }
 
+// SetDefaultTenant names the server's default tenant (its lake
+// partition, serve's lake.tenant): a token that names it is the default
+// tenant's, and Identify and Authenticate give "" for it, as for a token
+// naming none, so that every layer past authentication knows the default
+// tenant by one name, "" (internal/tenant). Call it before t is used.
+func (t *Tokens) SetDefaultTenant(name string) { t.defaultName = name }
+
 // Authenticate checks an Authorization value, "Bearer <token>" (the scheme
 // in any case), and returns the token's tenant, "" when it names none. The
 // token is compared by its SHA-256, so the lookup's timing says nothing
@@ -234,8 +244,9 @@ func (t *Tokens) Authenticate(authorization string) (string, error) {
 }
 
 // Identify checks an Authorization value as Authenticate does and
-// returns the token's Identity: its tenant and whether it is an
-// operator's. Errors are Authenticate's.
+// returns the token's Identity: its tenant ("" for the default, see
+// SetDefaultTenant) and whether it is an operator's. Errors are
+// Authenticate's.
 func (t *Tokens) Identify(authorization string) (Identity, error) {
 	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
 	if authorization == "" {
@@ -256,6 +267,9 @@ func (t *Tokens) Identify(authorization string) (Identity, error) {
 	t.mu.Unlock()
 	if !ok {
 		return Identity{}, ErrUnknown
+	}
+	if id.Tenant == t.defaultName {
+		id.Tenant = ""
 	}
 	return id, nil
 }

@@ -177,3 +177,25 @@ func TestReload(t *testing.T) {
 		t.Errorf("reloads reported %v, want 2 tokens, an error, 0, 1, then errors", got)
 	}
 }
+
+// TestSetDefaultTenant: a token naming the default tenant's name is the
+// default tenant's, "", as one naming none; it still counts as naming a
+// tenant, so the file's other tokens are not operators'.
+func TestSetDefaultTenant(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	write(t, path, tokA+" default\n"+tokB+" team-b\n"+tokC+"\n")
+	tok, err := Load(path, noDots, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.SetDefaultTenant("default")
+	for auth, want := range map[string]Identity{
+		"Bearer " + tokA: {Tenant: ""},
+		"Bearer " + tokB: {Tenant: "team-b"},
+		"Bearer " + tokC: {Tenant: ""},
+	} {
+		if got, err := tok.Identify(auth); err != nil || got != want {
+			t.Errorf("Identify(%q) = %+v, %v; want %+v", auth, got, err, want)
+		}
+	}
+}

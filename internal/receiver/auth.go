@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/pipeline"
+	tenantctx "github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -18,14 +19,6 @@ import (
 // body is read. internal/bearer implements it.
 type Authenticator interface {
 	Authenticate(authorization string) (tenant string, err error)
-}
-
-type tenantKey struct{}
-
-// tenantOf is the tenant authenticate stored in ctx, "" if none.
-func tenantOf(ctx context.Context) string {
-	t, _ := ctx.Value(tenantKey{}).(string)
-	return t
 }
 
 // authenticate checks authorization when the receiver has an
@@ -44,7 +37,7 @@ func (r *Receiver) authenticate(ctx context.Context, sig otlpwire.Signal, t tran
 	if tenant == "" {
 		return ctx, nil
 	}
-	return context.WithValue(ctx, tenantKey{}, tenant), nil
+	return tenantctx.NewContext(ctx, tenant), nil
 }
 
 // signalOfMethod is the signal whose Export method is the full gRPC method

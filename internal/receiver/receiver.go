@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/wirehouse/wirehouse/internal/pipeline"
+	tenantctx "github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -315,7 +316,7 @@ func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport
 		// Validate walked the same structure, so this is a bug.
 		return out, 0, pipeline.Refuse(pipeline.KindInternal, "count %s: %w", sig, err)
 	}
-	req := pipeline.Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantOf(ctx)}
+	req := pipeline.Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantctx.FromContext(ctx)}
 	var msgs []string
 	for i, s := range sinks {
 		o, err := r.consumeGuarded(ctx, s, &req)

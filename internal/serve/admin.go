@@ -205,8 +205,8 @@ func (s *Server) adminHandler() http.Handler {
 				return
 			}
 			ctx := r.Context()
-			if t := s.metricsTenant(id.Tenant); t != "" {
-				ctx = tenant.NewContext(ctx, t)
+			if id.Tenant != "" {
+				ctx = tenant.NewContext(ctx, id.Tenant)
 			}
 			if id.Operator {
 				ctx = context.WithValue(ctx, operatorKey{}, true)

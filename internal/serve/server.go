@@ -180,6 +180,7 @@ func (s *Server) loadTokens(setting, path string) (*bearer.Tokens, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
+	tokens.SetDefaultTenant(s.cfg.Lake.Tenant)
 	return tokens, nil
 }
 

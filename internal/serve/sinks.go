@@ -73,7 +73,7 @@ func (s *Server) sinks() (pipeline.Sinks, error) {
 // (wirehouse_sink_records_total, wirehouse_sink_resource_bytes_total),
 // one usage.Sink per tenant, each bounded to limits.max_services per
 // signal: the default tenant's series carry no tenant label, as in the
-// metric store (see metricsTenant), so that without tokens nothing
+// metric store (a token naming lake.tenant is the default tenant's: bearer.Tokens.SetDefaultTenant), so that without tokens nothing
 // differs; another tenant's carry tenant="<name>", so the status page
 // shows a token its own tenant's services alone. A tenant's counters are
 // made at its first request; tenants come from the OTLP tokens file.
@@ -91,7 +91,7 @@ func (s *Server) tenantUsage() (pipeline.Sink, error) {
 	}
 	tu := &tenantSinks{def: def, max: s.cfg.Limits.MaxServices, reg: tenants, log: s.log, sinks: map[string]*usage.Sink{}}
 	return pipeline.SinkFunc(func(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
-		return tu.of(s.metricsTenant(req.Tenant)).Consume(ctx, req)
+		return tu.of(req.Tenant).Consume(ctx, req)
 	}), nil
 }
 
@@ -182,7 +182,7 @@ func refuseSink(sig otlpwire.Signal) pipeline.Sink {
 // consumeMetrics stores a metrics request in the metric store, for the
 // tenant the request's credentials name.
 func (s *Server) consumeMetrics(ctx context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
-	res, err := s.metrics.AppendOTLP(ctx, s.metricsTenant(req.Tenant), req.Body)
+	res, err := s.metrics.AppendOTLP(ctx, req.Tenant, req.Body)
 	var we *otlpwire.Error
 	if errors.As(err, &we) {
 		return pipeline.Outcome{}, err // malformed: the receiver answers 400
@@ -191,17 +191,6 @@ func (s *Server) consumeMetrics(ctx context.Context, req *pipeline.Request) (pip
 		return pipeline.Outcome{}, fmt.Errorf("store metrics: %v: %w", err, pipeline.ErrUnavailable)
 	}
 	return pipeline.Outcome{Rejected: res.Rejected, Message: res.Message()}, nil
-}
-
-// metricsTenant is the metric store's name of tenant t, a token's: the
-// default tenant (a token naming none, or naming lake.tenant, whose data
-// the lake keeps in the default partition) is "", whose series carry no
-// tenant label, so that without tokens nothing differs.
-func (s *Server) metricsTenant(t string) string {
-	if t == s.cfg.Lake.Tenant {
-		return ""
-	}
-	return t
 }
 
 // receiverQuarantine keeps the requests a sink panicked on (see
