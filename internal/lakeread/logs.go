@@ -379,39 +379,18 @@ func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
 	for i, rg := range pf.RowGroups() {
-		var sel []int64
-		if q.Service != nil {
-			memo := map[string]bool{}
-			if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
-				v, ok := memo[string(s)]
-				if !ok {
-					v = q.Service(string(s))
-					memo[string(s)] = v
-				}
-				return v
-			}); err != nil || sel == nil {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		for _, c := range q.Contains {
-			if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {
-				break
-			}
-		}
+		sel, none, err := filterRows(rg, leaves, q.Service, q.Contains)
 		if err != nil {
 			return err
 		}
-		if q.Contains != nil && sel == nil {
+		if none {
 			continue
 		}
 		// Times: the record's, else its observed time for a record
 		// without one.
 		times := map[int64]int64{}
 		var zero []int64
-		err := eachValue(rg.ColumnChunks()[leaves[lcTime].index], sel, func(row int64, v parquet.Value) {
+		err = eachValue(rg.ColumnChunks()[leaves[lcTime].index], sel, func(row int64, v parquet.Value) {
 			if t := v.Int64(); t != 0 {
 				times[row] = t
 			} else {
@@ -431,6 +410,31 @@ func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)
 		}
 	}
 	return nil
+}
+
+// filterRows returns the rows of rg whose service service accepts (nil:
+// any) and whose line holds every string of contains, tested on their
+// columns: sel nil for every row, none set when no row passes.
+func filterRows(rg parquet.RowGroup, leaves []leaf, service func(string) bool, contains [][]byte) (sel []int64, none bool, err error) {
+	if service != nil {
+		memo := map[string]bool{}
+		if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
+			v, ok := memo[string(s)]
+			if !ok {
+				v = service(string(s))
+				memo[string(s)] = v
+			}
+			return v
+		}); err != nil || sel == nil {
+			return nil, true, err
+		}
+	}
+	for _, c := range contains {
+		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {
+			return nil, true, err
+		}
+	}
+	return sel, false, nil
 }
 
 // leavesOf returns the leaves of the columns named (dotted paths).

@@ -2,6 +2,7 @@ package lakeread
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/parquet-go/parquet-go"
@@ -349,13 +350,20 @@ func eachInt(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v int6
 			v := data.Int64()
 			get = func(k int) int64 { return v[k] }
 		case encoding.Int32:
-			if p.Dictionary() != nil {
-				return nil // dictionary indexes, not values
-			}
 			v := data.Int32()
+			if d := p.Dictionary(); d != nil { // indexes into the dictionary's values
+				get = func(k int) int64 {
+					if x := d.Index(v[k]); x.Kind() == parquet.Int32 {
+						return int64(x.Int32())
+					} else {
+						return x.Int64()
+					}
+				}
+				break
+			}
 			get = func(k int) int64 { return int64(v[k]) }
 		default:
-			return nil
+			return fmt.Errorf("column %d: %v pages, not integers", l.index, data.Kind())
 		}
 		walkPage(p, first, l, sel, func(row int64, _, k int) {
 			if k >= 0 {

@@ -99,8 +99,8 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 	byKey := map[string][]*acc{}
 	seriesLabels := map[string]Labels{}
 	var overErr error
-	// add adds a sample of value v at time ets to the series ls.
-	add := func(ls Labels, ets int64, v float64) bool {
+	// add adds n samples of value v at time ets to the series ls.
+	add := func(ls Labels, ets int64, v float64, n int64) bool {
 		k := ls.key()
 		accs := byKey[k]
 		if accs == nil {
@@ -130,8 +130,8 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 				a = &acc{min: math.Inf(1), max: math.Inf(-1), firstT: math.MaxInt64, lastT: math.MinInt64}
 				accs[i] = a
 			}
-			a.n++
-			a.sum += v
+			a.n += n
+			a.sum += v * float64(n)
 			a.min, a.max = min(a.min, v), max(a.max, v)
 			if ets < a.firstT {
 				a.firstT, a.first = ets, v
@@ -149,7 +149,21 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 		}
 		return true
 	}
-	if s.lq.Fields != AllFields {
+	if counter, ok := ev.e.src.(Counter); ok && countable(x, s) {
+		// Counts per service, severity and bucket of the step grid,
+		// from the source's columns alone: no record decoded.
+		bucket := gridBucket(ev.steps, int64(rng), int64(off))
+		err = counter.CountLogs(ctx, ev.q.Tenant, s.lq, bucket, func(r *Record, b, n int64) bool {
+			ev.stats.Lines += n
+			ls := make([]Label, 0, len(group.Labels))
+			for _, name := range group.Labels {
+				if val, ok := recordLabel(r, name); ok {
+					ls = append(ls, Label{name, val})
+				}
+			}
+			return add(labelsOf(ls), b, 1, n)
+		})
+	} else if s.lq.Fields != AllFields {
 		// The few fields the grouping needs, and line filters alone: no
 		// labels map per record.
 		scratch := &entry{labels: map[string]string{}}
@@ -172,7 +186,7 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 					ls = append(ls, Label{name, val})
 				}
 			}
-			return add(labelsOf(ls), r.Time, v)
+			return add(labelsOf(ls), r.Time, v, 1)
 		})
 	} else {
 		err = ev.each(ctx, s, func(e *entry) bool {
@@ -214,7 +228,7 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 			if op.lineBytes {
 				v = float64(len(e.line))
 			}
-			return add(keep(e.sorted()), e.ts, v)
+			return add(keep(e.sorted()), e.ts, v, 1)
 		})
 	}
 	if err == nil {
@@ -254,6 +268,53 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 		out = []*series{sr}
 	}
 	return value{series: out}, nil
+}
+
+// countable reports whether a range aggregation is a count of records
+// by service and severity a Counter can give: count_over_time or rate,
+// under a sum by service_name, severity or detected_level alone
+// (fieldsFor narrowed to the line and severity at most), with |= filters alone, each
+// tested on the line by the source (Scan.Contains).
+func countable(x *logql.RangeAggregation, s *selection) bool {
+	if x.Op != "count_over_time" && x.Op != "rate" || s.lq.Fields == AllFields || s.lq.Fields&^(FieldLine|FieldSeverity) != 0 {
+		return false
+	}
+	for _, st := range x.Range.Query.Pipeline {
+		if f, ok := st.(*logql.LineFilter); !ok || f.Op != logql.LineContains || len(f.Values) != 1 {
+			return false
+		}
+	}
+	return len(x.Range.Query.Pipeline) == len(s.lq.Contains)
+}
+
+// gridBucket returns the bucket of a sample's time for a Counter: the
+// end of the interval, on the grid of the steps' times and range
+// boundaries (their greatest common divisor apart), that holds its time
+// plus off, less off. Every sample of a bucket falls in the same steps'
+// windows (t-rng, t], so counting the bucket at its end counts each of
+// its samples where it belongs.
+func gridBucket(steps []int64, rng, off int64) func(int64) int64 {
+	g := rng
+	if len(steps) > 1 {
+		g = gcd(rng, steps[1]-steps[0])
+	}
+	anchor := steps[0]
+	return func(ets int64) int64 {
+		d := ets + off - anchor
+		k := d / g // toward zero: the ceiling when d < 0
+		if d > 0 && d%g != 0 {
+			k++
+		}
+		return anchor + k*g - off
+	}
+}
+
+// gcd is the greatest common divisor of two positive numbers.
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // fieldsFor returns the record fields a range aggregation needs: all of

@@ -18,6 +18,21 @@ type Source interface {
 	LogStreams(ctx context.Context, tenant string, start, end time.Time) ([]Record, error)
 }
 
+// Counter is a Source that can count records without decoding them: the
+// lake reads a volume or count query's columns alone (lakeread's
+// CountLogs). The engine uses it, when its Source has it, for the range
+// aggregations whose answer is a count of records per service and
+// severity: count_over_time and rate over a selector with |= filters
+// alone, summed by service_name, severity or detected_level.
+type Counter interface {
+	// CountLogs counts the records of tenant that s selects (s.Fields is
+	// not used) by service, severity and bucket(time), and calls fn with
+	// each count's record (only Service, SeverityText and SeverityNumber
+	// set; fn must not keep it), bucket and number; fn returns false to
+	// stop.
+	CountLogs(ctx context.Context, tenant string, s Scan, bucket func(t int64) int64, fn func(r *Record, bucket, n int64) bool) error
+}
+
 // Scan is what a query asks a Source for: records in a time range, with
 // the filters the source tests before it decodes the rest of a record.
 type Scan struct {
