@@ -27,6 +27,8 @@
 # Usage: scripts/compare-trace-reads.sh [SPANS [RUNS]]   (default 1000000 20)
 # Markdown on stdout, progress on stderr. Jaeger is bin/jaeger-v1.76.0,
 # built by `make bin/jaeger-v1.76.0` if missing.
+# WIREHOUSE_PROFILE=FILE writes a CPU profile of wirehouse over the
+# queries' first minute (go tool pprof FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spans=${1:-1000000}
@@ -54,7 +56,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 g=$(port) h=$(port) a=$(port) o=$(port) q=$(port) qg=$(port) m=$(port) t=$(port)
 
 "$bin/wirehouse" serve --data-dir "$work/wirehouse" --grpc-listen 127.0.0.1:$g --http-listen 127.0.0.1:$h \
-	--admin-listen 127.0.0.1:$a --jaeger-storage-listen "" --log-level warn 2>"$work/wirehouse.log" &
+	--admin-listen 127.0.0.1:$a --jaeger-storage-listen "" --log-level warn ${WIREHOUSE_PROFILE:+--admin-pprof} 2>"$work/wirehouse.log" &
 wpid=$!
 pids+=($wpid)
 mkdir -p "$work/jaeger/keys" "$work/jaeger/values"
@@ -137,6 +139,9 @@ log "both hold $accepted spans; querying ($runs runs a query)"
 
 # The data: one request a second, the last at the start of the load.
 rc=0
+if [ -n "${WIREHOUSE_PROFILE:-}" ]; then # a CPU profile of wirehouse over the queries' first minute
+	curl -sf -o "$WIREHOUSE_PROFILE" "http://127.0.0.1:$a/debug/pprof/profile?seconds=60" &
+fi
 "$bin/readcompare" traces --wirehouse http://127.0.0.1:$a --wirehouse-pid $wpid \
 	--peer http://127.0.0.1:$q --peer-pid $jpid --runs "$runs" \
 	--start "$(date -u -d @$((t0 - requests - 10)) +%FT%TZ)" --end "$(date -u -d @$((t0 + 10)) +%FT%TZ)" || rc=$?
