@@ -59,7 +59,11 @@
 // order, candidates are sorted by time and decoded a thousand at a time,
 // so a query that stops at its limit reads little; in no order, files are
 // read one at a time, up to 64k records a batch, so memory stays small.
-// LogQuery.Fields names the columns the caller needs. LogStreams gives the
+// LogQuery.Fields names the columns the caller needs. CountLogs counts
+// the records a range selects by service, severity and a time bucket the
+// caller chooses, from the time, service and severity columns (and the
+// body for line filters) without decoding a record: what LogQL's volume
+// and count queries need. LogStreams gives the
 // distinct (service, resource attributes) of the range, what Loki's label
 // and series endpoints list.
 //

@@ -10,7 +10,10 @@
 // time range, with the filters the source can test before it decodes a
 // record (the services, the strings every line holds) and the fields the
 // query needs. lokiapi's source is the lake (lakeread.Reader); tests give
-// records in memory. Each query's memory — the lines, series and steps
+// records in memory. A Source that is also a Counter (the lake is)
+// answers count_over_time and rate, summed by service or severity over
+// |= filters alone, with counts per step-grid bucket, not records: the
+// answers are the same (lokiapi's TestCountsAsRecords). Each query's memory — the lines, series and steps
 // its answer holds — is charged to the Budget its context carries
 // (querybudget's ticket in serve), so a query too large fails instead of
 // taking the server's memory.
@@ -23,7 +26,7 @@
 // Files, one per family:
 //
 //	engine.go            Query, Result, Engine, Exec
-//	source.go            Source, Scan, Record, Budget: what the engine reads
+//	source.go            Source, Counter, Scan, Record, Budget: what the engine reads
 //	labels.go, otlp.go   label sets; OTLP records as Loki streams
 //	log_query.go         a selector and pipeline compiled to a scan, and run
 //	streams.go           the label and index statistics endpoints' queries
