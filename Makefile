@@ -49,7 +49,7 @@ DONE = echo "   done in $$(( $$(date +%s) - t0 ))s"
 
 # The licenses and the peers are made side by side (make -j): downloads
 # (pip's pyspark, the jars, Debian's packages) overlap the Go builds
-# (Jaeger, SeaweedFS, telemetrygen, go-licenses), which share the module
+# (Jaeger, SeaweedFS, telemetrygen, the license check), which share the module
 # cache. Each peer prints a line when it starts and one when it is done.
 PREPARE_JOBS ?= 4
 
@@ -62,6 +62,7 @@ test:
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
 	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
+	$(call PHASE,tests: tools/licensecheck (its own module)); cd tools/licensecheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
@@ -70,7 +71,8 @@ peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) 
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
-# installs go-licenses, pinned, into bin/).
+# builds tools/licensecheck, go-licenses' check classifying each license
+# file once, into bin/).
 licenses:
 	$(call PHASE,licenses: every Go module's dependencies (test-only ones included) against the allow-list in scripts/check-licenses.sh); \
 	GO=$(GO) sh scripts/check-licenses.sh && $(DONE)
