@@ -47,6 +47,11 @@ SPARK_JARS := $(HADOOP_AWS),$(AWS_SDK_BUNDLE)
 PHASE = @echo "== $(1)"; t0=$$(date +%s)
 DONE = echo "   done in $$(( $$(date +%s) - t0 ))s"
 
+# The Go peers are linked without symbol tables and DWARF (-s -w): nobody
+# debugs them here, and weed links in 8 s instead of 17 s (warm cache) and
+# is 164 MB instead of 233 MB.
+PEER_LDFLAGS := -ldflags=-s\ -w
+
 # The licenses and the peers are made side by side (make -j): downloads
 # (pip's pyspark, the jars, Debian's packages) overlap the Go builds
 # (Jaeger, SeaweedFS, telemetrygen, the license check), which share the module
@@ -78,21 +83,21 @@ licenses:
 	GO=$(GO) sh scripts/check-licenses.sh && $(DONE)
 
 $(TELEMETRYGEN):
-	$(call PHASE,peers: installing telemetrygen $(TELEMETRYGEN_VERSION) (go install; ~30 MB)); \
+	$(call PHASE,peers: installing telemetrygen $(TELEMETRYGEN_VERSION) (go install; ~17 MB)); \
 	mkdir -p $(CURDIR)/bin/tmp/telemetrygen && \
-	GOBIN=$(CURDIR)/bin/tmp/telemetrygen $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION) && \
+	GOBIN=$(CURDIR)/bin/tmp/telemetrygen $(GO) install $(PEER_LDFLAGS) github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION) && \
 	mv $(CURDIR)/bin/tmp/telemetrygen/telemetrygen $@ && $(DONE) "(telemetrygen)"
 
 $(JAEGER): tools/jaeger/go.mod
-	$(call PHASE,peers: building the Jaeger query service v1.76.0 from tools/jaeger (go build; ~120 MB)); \
+	$(call PHASE,peers: building the Jaeger query service v1.76.0 from tools/jaeger (go build; ~85 MB)); \
 	mkdir -p $(CURDIR)/bin/tmp && \
-	(cd tools/jaeger && $(GO) build -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger) && \
+	(cd tools/jaeger && $(GO) build $(PEER_LDFLAGS) -o $(CURDIR)/bin/tmp/jaeger github.com/jaegertracing/jaeger/cmd/jaeger) && \
 	mv $(CURDIR)/bin/tmp/jaeger $@ && $(DONE) "(jaeger)"
 
 $(WEED): tools/seaweedfs/go.mod
-	$(call PHASE,peers: building SeaweedFS (weed; an S3-compatible store) from tools/seaweedfs (go build; ~230 MB)); \
+	$(call PHASE,peers: building SeaweedFS (weed; an S3-compatible store) from tools/seaweedfs (go build; ~165 MB)); \
 	mkdir -p $(CURDIR)/bin/tmp && \
-	(cd tools/seaweedfs && $(GO) build -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
+	(cd tools/seaweedfs && $(GO) build $(PEER_LDFLAGS) -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
 	mv $(CURDIR)/bin/tmp/weed $@ && $(DONE) "(weed)"
 
 $(PYVENV)/.installed: requirements-test.txt
