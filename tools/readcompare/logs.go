@@ -246,28 +246,9 @@ func lokiMatrix(label string, step time.Duration) func([]byte) (answer, error) {
 }
 
 // promMatrix normalizes a Prometheus-style matrix (VictoriaLogs'
-// stats_query_range) to "label<TAB>bucket ms<TAB>count" items.
-func promMatrix(label string) func([]byte) (answer, error) {
-	return func(body []byte) (answer, error) {
-		res, err := promResult(body, "matrix")
-		if err != nil {
-			return answer{}, err
-		}
-		var a answer
-		for _, s := range res {
-			for _, p := range s.Values {
-				ms, v, err := promPoint(p)
-				if err != nil {
-					return answer{}, err
-				}
-				if v != "0" {
-					a.items = append(a.items, fmt.Sprintf("%s\t%d\t%s", s.Metric[label], ms, v))
-				}
-			}
-		}
-		return sorted(a, len(a.items)), nil
-	}
-}
+// stats_query_range) to "label<TAB>bucket ms<TAB>count" items: a Loki
+// matrix whose buckets start at their point's time.
+func promMatrix(label string) func([]byte) (answer, error) { return lokiMatrix(label, 0) }
 
 // lokiVector normalizes an instant vector to "label<TAB>count" items.
 func lokiVector(label string) func([]byte) (answer, error) {
