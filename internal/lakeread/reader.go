@@ -395,6 +395,18 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 	if err != nil {
 		return err
 	}
+	var cols []int // the columns a span is decoded from; nil: read whole rows (version 1)
+	if !isV1(pf) {
+		c, err := columnsOf(pf.Schema())
+		if err != nil {
+			return err
+		}
+		for i, r := range c.roles {
+			if r != roleNone {
+				cols = append(cols, i)
+			}
+		}
+	}
 	type hit struct {
 		row int64
 		id  int
@@ -434,7 +446,13 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 		for i, h := range hits {
 			rows[i] = h.row
 		}
-		if err := readRows(rg, rows, dec, func(i int, sp span) { byID[ids[hits[i].id]].add(sp) }); err != nil {
+		add := func(i int, sp span) { byID[ids[hits[i].id]].add(sp) }
+		if cols == nil {
+			err = readRows(rg, rows, dec, add)
+		} else {
+			err = readColumns(rg, rows, cols, dec, add)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -457,15 +475,6 @@ func wrapLimit(err error) error {
 // writer orders a service's spans by trace id, so that is about one page
 // per service in the row group and id.
 func matchingRows(cc parquet.ColumnChunk, ids [][]byte, fn func(row int64, id int)) error {
-	index := make(map[string]int, len(ids))
-	for i, id := range ids {
-		index[string(id)] = i
-	}
-	match := func(row int64, v parquet.Value) {
-		if i, ok := index[string(v.ByteArray())]; ok && !v.IsNull() {
-			fn(row, i)
-		}
-	}
 	var keep func(int) bool // nil without a column index: every page
 	if ci, err := cc.ColumnIndex(); err == nil {
 		keep = func(p int) bool {
@@ -474,7 +483,23 @@ func matchingRows(cc parquet.ColumnChunk, ids [][]byte, fn func(row int64, id in
 			})
 		}
 	}
-	return scanPagesWhere(cc, keep, func(p parquet.Page, first int64) error { return pageRowValues(p, first, nil, match) })
+	// trace_id is a top-level column: a value is there at definition
+	// level 1 when it is optional.
+	top := leaf{maxDef: 1}
+	return scanPagesWhere(cc, keep, func(p parquet.Page, first int64) error {
+		for i, id := range ids {
+			eq, any := stringEq(p, string(id))
+			if !any {
+				continue
+			}
+			walkPage(p, first, top, nil, func(row int64, _, k int) {
+				if k >= 0 && eq(k) {
+					fn(row, i)
+				}
+			})
+		}
+		return nil
+	})
 }
 
 // mayHold reports whether a page with bounds min and max (either may be
@@ -529,6 +554,69 @@ func readRows(rg parquet.RowGroup, rows []int64, dec decoder, fn func(int, span)
 			fn(i+j, sp)
 		}
 		i += run
+	}
+	return nil
+}
+
+// readColumns decodes the rows of rg (ascending) and calls fn with each,
+// with its index in rows, as readRows does, but reads the row group column
+// by column: only the columns in cols (ascending; the others are left
+// out of the rows), and in each only the pages that hold one of rows (by
+// the offset index). A trace's spans sit together in a row group sorted by
+// trace id, so that is about one page per column, where the row reader
+// seeks every column, the hot-key columns too, at every run of rows.
+func readColumns(rg parquet.RowGroup, rows []int64, cols []int, dec decoder, fn func(int, span)) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]parquet.Row, len(rows))
+	ccs := rg.ColumnChunks()
+	var arena []byte // the rows' byte arrays, copied out of the pages
+	for _, c := range cols {
+		if c >= len(ccs) {
+			return fmt.Errorf("column %d of %d", c, len(ccs))
+		}
+		j := 0
+		err := eachValue(ccs[c], rows, func(row int64, v parquet.Value) {
+			for rows[j] < row {
+				j++
+			}
+			out[j] = append(out[j], v)
+			if k := v.Kind(); !v.IsNull() && (k == parquet.ByteArray || k == parquet.FixedLenByteArray) {
+				arena = append(arena, v.ByteArray()...)
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("column %d: %w", c, err)
+		}
+		// The page buffers go back to parquet-go after each page: point
+		// this column's byte arrays at the arena.
+		off := len(arena)
+		for j := len(rows) - 1; j >= 0; j-- {
+			r := out[j]
+			for k := len(r) - 1; k >= 0 && r[k].Column() == c; k-- {
+				v := r[k]
+				kind := v.Kind()
+				if v.IsNull() || kind != parquet.ByteArray && kind != parquet.FixedLenByteArray {
+					continue
+				}
+				n := len(v.ByteArray())
+				off -= n
+				b := arena[off : off+n : off+n]
+				nv := parquet.ByteArrayValue(b)
+				if kind == parquet.FixedLenByteArray {
+					nv = parquet.FixedLenByteArrayValue(b)
+				}
+				r[k] = nv.Level(v.RepetitionLevel(), v.DefinitionLevel(), c)
+			}
+		}
+	}
+	for i, row := range out {
+		sp, err := dec(row)
+		if err != nil {
+			return fmt.Errorf("row %d: %w", rows[i], err)
+		}
+		fn(i, sp)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -103,8 +104,55 @@ func eachValue(cc parquet.ColumnChunk, sel []int64, fn func(row int64, v parquet
 }
 
 // pageRowValues calls fn with the values of page p, whose first row is
-// first, in the rows of sel (nil: all), as decoded parquet.Values.
+// first, in the rows of sel (nil: all), as decoded parquet.Values. When
+// sel's rows in the page make a few runs (a trace's spans, a page of
+// matches), each run is sliced out of the page and only its values are
+// decoded; slicing a repeated page walks its levels, so many runs decode
+// the whole page instead.
 func pageRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parquet.Value)) error {
+	end := first + p.NumRows()
+	j, _ := slices.BinarySearch(sel, first)
+	runs, k := 0, j
+	for ; sel != nil && k < len(sel) && sel[k] < end && runs <= maxSlicedRuns; k++ {
+		if k == j || sel[k] != sel[k-1]+1 {
+			runs++
+		}
+	}
+	if sel == nil || runs > maxSlicedRuns {
+		return allRowValues(p, first, sel, fn)
+	}
+	var buf []parquet.Value
+	for j < len(sel) && sel[j] < end {
+		run := int64(1)
+		for j+int(run) < len(sel) && sel[j+int(run)] == sel[j]+run && sel[j+int(run)] < end {
+			run++
+		}
+		vals, err := pageValues(p.Slice(sel[j]-first, sel[j]-first+run), buf)
+		if err != nil {
+			return err
+		}
+		buf = vals
+		row := sel[j] - 1
+		for _, v := range vals {
+			if v.RepetitionLevel() == 0 {
+				row++
+			}
+			if row >= sel[j]+run {
+				return fmt.Errorf("page of %d rows from row %d: a value past rows %d to %d", p.NumRows(), first, sel[j], sel[j]+run-1)
+			}
+			fn(row, v)
+		}
+		j += int(run)
+	}
+	return nil
+}
+
+// maxSlicedRuns is the most runs of rows pageRowValues slices out of a
+// page rather than decode all of it.
+const maxSlicedRuns = 8
+
+// allRowValues is pageRowValues decoding every value of the page.
+func allRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parquet.Value)) error {
 	buf := make([]parquet.Value, 1024)
 	row := first - 1
 	j := 0
@@ -133,6 +181,25 @@ func pageRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parq
 			return err
 		}
 	}
+}
+
+// pageValues appends every value of page p to buf.
+func pageValues(p parquet.Page, buf []parquet.Value) ([]parquet.Value, error) {
+	n := int(p.NumValues())
+	buf = slices.Grow(buf[:0], n)[:n]
+	got := 0
+	vr := p.Values()
+	for got < n {
+		k, err := vr.ReadValues(buf[got:])
+		got += k
+		if err == io.EOF || k == 0 && err == nil {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf[:got], nil
 }
 
 // walkPage calls fn with each value slot of page p, whose first row is
