@@ -53,7 +53,8 @@ type forwardCounts map[string]struct {
 // one downstream is killed with kill -9 for 20 s under that load and
 // started again. Then DuckDB reads the three lakes: every span of each
 // trace is on exactly one node, and the nodes together hold every
-// acknowledged record exactly once.
+// acknowledged record once, except that the batches in flight to the
+// node at its kill may be there twice (at-least-once delivery).
 func TestServeForwardShardsByTraceID(t *testing.T) {
 	t.Parallel() // mostly waiting: runs beside the remote write test
 	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs DuckDB in a venv")
@@ -187,6 +188,11 @@ forward:
 			t.Errorf("%s: %d spans in the lakes, telemetrygen sent 500", svc, got)
 		}
 	}
+	// Forwarding is at least once (internal/forward's doc): node 1 can
+	// die after its spool took a batch and before the gateway heard so,
+	// and the gateway then sends that batch again. So a record may be
+	// twice on node 1 (the batches in flight to it at the kill, a small
+	// share), and nowhere else more than once.
 	for sig, ids := range map[string][]int64{"logs": a.logs, "traces": a.span} {
 		seen := map[string]int{}
 		for _, c := range counts {
@@ -194,19 +200,25 @@ forward:
 				seen[id] += n
 			}
 		}
-		missing, dup := 0, 0
+		missing, dup, dupElsewhere := 0, 0, 0
 		for _, id := range ids {
-			switch seen[strconv.FormatInt(id, 10)] {
-			case 0:
+			key := strconv.FormatInt(id, 10)
+			switch n := seen[key]; {
+			case n == 0:
 				missing++
-			case 1:
-			default:
+			case n == 1:
+			case n == 2 && counts["1"].IDs[sig][key] == 2:
 				dup++
+			default:
+				dupElsewhere++
 			}
 		}
-		t.Logf("%s: %d acknowledged, %d missing, %d more than once", sig, len(ids), missing, dup)
-		if missing > 0 || dup > 0 {
-			t.Errorf("%s: %d acknowledged records missing, %d duplicated", sig, missing, dup)
+		t.Logf("%s: %d acknowledged, %d missing, %d twice on the node killed, %d more than once otherwise", sig, len(ids), missing, dup, dupElsewhere)
+		if missing > 0 || dupElsewhere > 0 {
+			t.Errorf("%s: %d acknowledged records missing, %d more than once other than twice on the node killed", sig, missing, dupElsewhere)
+		}
+		if dup > len(ids)/100 {
+			t.Errorf("%s: %d records twice on the node killed, over 1%% of the %d acknowledged: more than the batches in flight at the kill", sig, dup, len(ids))
 		}
 	}
 }

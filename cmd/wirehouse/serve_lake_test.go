@@ -51,10 +51,17 @@ type serveProc struct {
 
 func startServeProc(t *testing.T, dataDir string, extra ...string) *serveProc {
 	t.Helper()
+	return startServeProcEnv(t, nil, dataDir, extra...)
+}
+
+// startServeProcEnv is startServeProc with env (KEY=value) added to the
+// process's environment.
+func startServeProcEnv(t *testing.T, env []string, dataDir string, extra ...string) *serveProc {
+	t.Helper()
 	args := append([]string{"serve", "--data-dir", dataDir, "--grpc-listen", "127.0.0.1:0",
 		"--http-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--jaeger-storage-listen", "127.0.0.1:0"}, extra...)
 	p := &serveProc{cmd: exec.Command(os.Args[0], args...), stderr: &syncbuf.Buffer{}}
-	p.cmd.Env = append(os.Environ(), "WIREHOUSE_TEST_MAIN=1")
+	p.cmd.Env = append(append(os.Environ(), env...), "WIREHOUSE_TEST_MAIN=1")
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

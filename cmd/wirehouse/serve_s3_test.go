@@ -53,25 +53,25 @@ print(json.dumps(out))
 // S3-compatible store (SeaweedFS), taking logs and traces from the
 // OpenTelemetry SDK's exporters (each record a unique id) and from
 // telemetrygen at once. One node is killed with SIGKILL mid-stream and
-// restarted, five times; then the store is stopped for 30 s under load
+// restarted, five times; then the store is stopped for 20 s under load
 // (a small spool makes clients see 429 once it fills) and started again.
 // After both nodes stop, pyarrow's S3 filesystem reads the bucket: every
 // acknowledged record is there exactly once, each telemetrygen record
 // too, and clients saw only retryable refusals.
 func TestServeS3TwoNodes(t *testing.T) {
+	t.Parallel() // mostly waiting: runs beside the forwarding and remote write tests
 	tgen := peerFromEnv(t, "WIREHOUSE_TELEMETRYGEN", "installs telemetrygen")
 	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs pyarrow in a venv")
 	srv := s3test.Start(t)
-	srv.Env(t)
 	bkt := srv.CreateBucket("lake")
 	dataA, dataB := t.TempDir(), t.TempDir()
 	lakeArgs := []string{"--lake-url", "s3://" + bkt + "/wh", "--lake-s3-endpoint", srv.Endpoint, "--lake-s3-path-style",
 		"--lake-max-delay", "300ms"}
 	startA := func(extra ...string) *serveProc {
-		return startServeProc(t, dataA, append(append([]string{"--lake-node", "node-a"}, lakeArgs...), extra...)...)
+		return startServeProcEnv(t, srv.Environ(), dataA, append(append([]string{"--lake-node", "node-a"}, lakeArgs...), extra...)...)
 	}
 	startB := func(extra ...string) *serveProc {
-		return startServeProc(t, dataB, append(append([]string(nil), lakeArgs...), extra...)...) // node name made and kept in dataB
+		return startServeProcEnv(t, srv.Environ(), dataB, append(append([]string(nil), lakeArgs...), extra...)...) // node name made and kept in dataB
 	}
 	var (
 		a    acked
@@ -138,9 +138,9 @@ func TestServeS3TwoNodes(t *testing.T) {
 	cancel()
 	wg.Wait()
 
-	// 3. The store down for 30 s under load (about 50 requests of 50
+	// 3. The store down for 20 s under load (about 50 requests of 50
 	// logs a second to each node), with spools small enough to fill
-	// meanwhile.
+	// meanwhile (in about 8 s).
 	small := []string{"--spool-max-size", "4MiB", "--spool-segment-size", "1MiB"}
 	pa.stop(t)
 	pb.stop(t)
@@ -148,7 +148,7 @@ func TestServeS3TwoNodes(t *testing.T) {
 	srv.Stop()
 	statuses := map[int]int{}
 	var stMu sync.Mutex
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	var lwg sync.WaitGroup
 	for _, p := range []*serveProc{pa, pb} {
 		lwg.Go(func() {

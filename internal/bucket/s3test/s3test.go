@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,9 +143,18 @@ func (s *Server) CreateBucket(base string) string {
 // Env sets the AWS environment variables a process (or the SDK in this
 // one) needs to reach the server with the test credentials.
 func (s *Server) Env(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
-	t.Setenv("AWS_REGION", Region)
+	for _, kv := range s.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// Environ returns the AWS SDK's environment variables (KEY=value) for the
+// server's credentials and region, for a child process of a test that
+// runs in parallel (where Env, which sets them in the test's own
+// environment, may not).
+func (s *Server) Environ() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + AccessKey, "AWS_SECRET_ACCESS_KEY=" + SecretKey, "AWS_REGION=" + Region}
 }
 
 // Bucket returns bucket name of the server as a bucket.S3 under prefix.
