@@ -175,7 +175,7 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 		nums  []int32
 	)
 	for _, rg := range pf.RowGroups() {
-		sel, none, err := filterRows(rg, leaves, q.Service, q.Contains)
+		sel, none, err := filterRows(rg, leaves, &LogQuery{Service: q.Service, Contains: q.Contains})
 		if err != nil {
 			return err
 		}

@@ -60,8 +60,11 @@
 // Logs reads the log records of a time range from the version-2 logs files
 // (version-1 logs files are not read), newest or oldest hour first or in
 // no order, and the records not in files yet: a service_name matcher
-// (tested once per dictionary entry) and leading line filters (page by
-// page on the body column) select rows before anything else is read; in
+// (tested once per dictionary entry), leading line filters, substrings
+// and regular expressions (page by page on the body column), and values
+// the records' attributes must hold (AttrValues: the attribute value
+// column, once per dictionary entry, or the resource's JSON) select rows
+// before anything else is read; in
 // order, candidates are sorted by time and decoded a thousand at a time,
 // so a query that stops at its limit reads little; in no order, files are
 // read one at a time, up to 64k records a batch, so memory stays small.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ type LogQuery struct {
 	// Contains are strings every kept record's line holds (LogQL's |=
 	// filters), tested on the body column before anything else is read.
 	Contains [][]byte
+	// Matches are regular expressions every kept record's line matches
+	// (LogQL's |~ filters), tested on the body column after Contains.
+	Matches []*regexp.Regexp
+	// AttrValues are values every kept record has as the value of one
+	// of its attributes, the record's or the resource's (an int's value
+	// as its decimal text): a prefilter for LogQL's label filters
+	// name="v" on attributes, tested on the attribute columns of the
+	// files (not on the spool's records), which may keep a record whose
+	// value is under another key; the caller tests the label.
+	AttrValues []string
 	// Fields are the fields of LogRecord to fill besides Time and
 	// Service (0: all of them): a query that needs few reads few columns.
 	Fields LogFields
@@ -379,7 +390,7 @@ func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
 	for i, rg := range pf.RowGroups() {
-		sel, none, err := filterRows(rg, leaves, q.Service, q.Contains)
+		sel, none, err := filterRows(rg, leaves, q)
 		if err != nil {
 			return err
 		}
@@ -412,16 +423,17 @@ func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)
 	return nil
 }
 
-// filterRows returns the rows of rg whose service service accepts (nil:
-// any) and whose line holds every string of contains, tested on their
-// columns: sel nil for every row, none set when no row passes.
-func filterRows(rg parquet.RowGroup, leaves []leaf, service func(string) bool, contains [][]byte) (sel []int64, none bool, err error) {
-	if service != nil {
+// filterRows returns the rows of rg that q's filters keep, tested on
+// their columns alone: the service (Service), the body (Contains, then
+// Matches) and the attributes (AttrValues); sel nil for every row, none
+// set when no row passes.
+func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, none bool, err error) {
+	if q.Service != nil {
 		memo := map[string]bool{}
 		if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
 			v, ok := memo[string(s)]
 			if !ok {
-				v = service(string(s))
+				v = q.Service(string(s))
 				memo[string(s)] = v
 			}
 			return v
@@ -429,12 +441,55 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, service func(string) bool, c
 			return nil, true, err
 		}
 	}
-	for _, c := range contains {
+	for _, c := range q.Contains {
 		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {
 			return nil, true, err
 		}
 	}
+	for _, re := range q.Matches {
+		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, re.Match); err != nil || sel == nil {
+			return nil, true, err
+		}
+	}
+	for _, v := range q.AttrValues {
+		inRecord, err := rowsWhereStringFunc(rg, leaves[lcAttrValue], sel, func(b []byte) bool { return string(b) == v })
+		if err != nil {
+			return nil, true, err
+		}
+		// A resource's attributes are a JSON object: a value of v's
+		// characters (AttrValues' callers send only values JSON writes
+		// as they are) is in its text.
+		inResource, err := rowsWhereStringFunc(rg, leaves[lcResource], sel, func(b []byte) bool { return bytes.Contains(b, []byte(v)) })
+		if err != nil {
+			return nil, true, err
+		}
+		if sel = unionRows(inRecord, inResource); sel == nil {
+			return nil, true, nil
+		}
+	}
 	return sel, false, nil
+}
+
+// unionRows merges two ascending lists of rows; nil if both are empty.
+func unionRows(a, b []int64) []int64 {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]int64, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
 }
 
 // leavesOf returns the leaves of the columns named (dotted paths).
@@ -704,6 +759,11 @@ func freshLogs(payload []byte, q *LogQuery, add func(*LogRecord)) error {
 			}
 			for _, c := range q.Contains {
 				if !bytes.Contains(line, c) {
+					return nil
+				}
+			}
+			for _, re := range q.Matches {
+				if !re.Match(line) {
 					return nil
 				}
 			}

@@ -47,36 +47,8 @@ func (c countingSource) CountLogs(ctx context.Context, tenant string, s eval.Sca
 // and every grouping the count path takes; the counts come from both the
 // lake's files and records not in files yet.
 func TestCountsAsRecords(t *testing.T) {
-	dir := t.TempDir()
-	wcfg := lake.DefaultWriterConfig()
-	wcfg.Dir = dir
-	w, err := lake.NewWriter(wcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
-	var fresh [][]byte
-	for i := range 8 {
-		body := synth.Logs(synth.Config{Seed: int64(i + 40), Resources: 3, ScopesPerResource: 2, TotalRecords: 400, Start: start.Add(time.Duration(i) * 9 * time.Minute)})
-		if i >= 6 { // the last two are the spool's, not in files yet
-			fresh = append(fresh, body)
-			continue
-		}
-		if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rcfg := lakeread.DefaultConfig()
-	rcfg.Bucket = bucket.NewLocal(dir)
-	rcfg.Fresh = freshBodies(fresh)
-	r, err := lakeread.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := lakeWithFresh(t, start, 40, 8, 2, 9*time.Minute)
 	calls := 0
 	counted := eval.NewEngine(eval.Config{Source: countingSource{lakeSource{r}, &calls}, MaxSeries: 10_000, MaxPoints: 11_000})
 	decoded := eval.NewEngine(eval.Config{Source: recordsOnly{lakeSource{r}}, MaxSeries: 10_000, MaxPoints: 11_000})
@@ -139,6 +111,44 @@ func TestCountsAsRecords(t *testing.T) {
 	}
 }
 
+// lakeWithFresh returns a reader of n requests of synth's logs (400
+// records each, seeds from seed, the i-th starting at start+i*every): the
+// last fresh ones are the spool's (not in files yet), the others in a
+// lake's files.
+func lakeWithFresh(t *testing.T, start time.Time, seed, n, fresh int, every time.Duration) *lakeread.Reader {
+	t.Helper()
+	dir := t.TempDir()
+	wcfg := lake.DefaultWriterConfig()
+	wcfg.Dir = dir
+	w, err := lake.NewWriter(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spool [][]byte
+	for i := range n {
+		body := synth.Logs(synth.Config{Seed: int64(seed + i), Resources: 3, ScopesPerResource: 2, TotalRecords: 400, Start: start.Add(time.Duration(i) * every)})
+		if i >= n-fresh {
+			spool = append(spool, body)
+			continue
+		}
+		if _, err := w.Append(otlpwire.SignalLogs, "default", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rcfg := lakeread.DefaultConfig()
+	rcfg.Bucket = bucket.NewLocal(dir)
+	rcfg.Fresh = freshBodies(spool)
+	r, err := lakeread.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // seriesText is a result's series as sorted text.
 func seriesText(r eval.Result) []string {
 	var out []string
@@ -162,4 +172,75 @@ func (f freshBodies) Fresh(_ context.Context, sig otlpwire.Signal, _ string, fn 
 		}
 	}
 	return 1 << 62, nil
+}
+
+// unfiltered is the lake as a source that tests nothing on its columns:
+// every record of the range reaches the pipeline.
+type unfiltered struct{ s lakeSource }
+
+func (u unfiltered) Logs(ctx context.Context, tenant string, s eval.Scan, fn func(*eval.Record) bool) error {
+	s.Service, s.Contains, s.Matches, s.AttrValues = nil, nil, nil, nil
+	return u.s.Logs(ctx, tenant, s, fn)
+}
+
+func (u unfiltered) LogStreams(ctx context.Context, tenant string, start, end time.Time) ([]eval.Record, error) {
+	return u.s.LogStreams(ctx, tenant, start, end)
+}
+
+// TestFiltersOnColumnsAsPipeline: log and metric queries whose |=, |~,
+// label filters and selector matchers the lake tests on its columns
+// (lakeread.LogQuery's Contains, Matches and AttrValues) answer as the
+// same queries over every record, the pipeline alone filtering: line
+// filters before and after label filters, values of ints and bools, a
+// value another key also has, an or (not tested on columns), filters
+// after a parser (not tested on columns), records in files and in the
+// spool. And the columns do keep records from the pipeline.
+func TestFiltersOnColumnsAsPipeline(t *testing.T) {
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	r := lakeWithFresh(t, start, 70, 6, 1, 7*time.Minute)
+	pushed := eval.NewEngine(eval.Config{Source: lakeSource{r}, MaxSeries: 10_000, MaxPoints: 11_000})
+	plain := eval.NewEngine(eval.Config{Source: unfiltered{lakeSource{r}}, MaxSeries: 10_000, MaxPoints: 11_000})
+	queries := []string{
+		`{service_name=~".+"} |~ "[0-9]{3}ms"`,
+		`{service_name=~".+"} |= "e" |~ "[aeiou]{2}[^ ]+ [0-9]"`,
+		`{service_name=~".+"} | app_customer_tier="enterprise"`,
+		`{service_name=~".+"} | app_customer_tier="enterprise" | http_response_status_code="503"`,
+		`{service_name=~".+"} | http_response_status_code="200" |~ "a.c"`,
+		`{service_name=~".+"} | app_cache_hit="true" and db_system_name="redis"`,
+		`{service_name=~".+"} | messaging_destination_name="orders"`,
+		`{service_name=~".+"} | app_customer_tier="pro" or app_customer_tier="free"`,
+		`{app_customer_tier="free"}`,
+		`{service_name=~".+"} | logfmt | app_customer_tier="pro"`,
+		`{service_name=~".+"} | line_format "{{.app_customer_tier}}" |~ "^pro$"`,
+		`sum by (service_name) (count_over_time({service_name=~".+"} |~ "[0-9]+" | app_customer_tier="enterprise" [5m]))`,
+	}
+	var pushedLines, plainLines int64
+	for _, q := range queries {
+		expr, err := logql.Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		eq := eval.Query{Expr: expr, Tenant: "default", Start: start, End: start.Add(time.Hour), Step: time.Minute, Limit: 100_000}
+		a, err := pushed.Exec(context.Background(), eq)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		b, err := plain.Exec(context.Background(), eq)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		ga, gb := fmt.Sprint(a.Streams, seriesText(a)), fmt.Sprint(b.Streams, seriesText(b))
+		if ga != gb {
+			t.Errorf("%s: with the filters on columns\n%.2000s\nwith the pipeline alone\n%.2000s", q, ga, gb)
+		}
+		if len(b.Streams) == 0 && len(b.Series) == 0 {
+			t.Errorf("%s: nothing found: the test compares nothing", q)
+		}
+		pushedLines += a.Stats.Lines
+		plainLines += b.Stats.Lines
+	}
+	t.Logf("records read: %d with the filters on columns, %d without", pushedLines, plainLines)
+	if pushedLines*2 > plainLines {
+		t.Errorf("the filters on columns kept %d of %d records from the pipeline: want over half", plainLines-pushedLines, plainLines)
+	}
 }

@@ -8,8 +8,12 @@
 //
 // An Engine reads through a Source: the log records of a tenant in a
 // time range, with the filters the source can test before it decodes a
-// record (the services, the strings every line holds) and the fields the
-// query needs. lokiapi's source is the lake (lakeread.Reader); tests give
+// record and the fields the query needs. The filters are the services,
+// the |= and |~ filters and the values of label filters and matchers
+// name="v" on attributes that come before any stage that changes the
+// line or makes labels; the source may use them to skip records (the
+// pipeline tests them again: lokiapi's TestFiltersOnColumnsAsPipeline
+// checks the answers are those of the pipeline alone). lokiapi's source is the lake (lakeread.Reader); tests give
 // records in memory. A Source that is also a Counter (the lake is)
 // answers count_over_time and rate, summed by service or severity over
 // |= filters alone, with counts per step-grid bucket, not records: the

@@ -57,19 +57,80 @@ func (ev *evaluator) compile(q *logql.LogQuery, start, end time.Time) (*selectio
 			return true
 		}
 	}
-	// |= filters before any other stage are tested on the body column.
-	for _, st := range q.Pipeline {
-		f, ok := st.(*logql.LineFilter)
-		if !ok {
-			break
+	// The source tests what it can on its columns: |= and |~ filters on
+	// the line and label filters name="v" on attributes, those before any
+	// stage that changes the line or makes labels (the stages
+	// still test them).
+	for _, m := range q.Matchers {
+		if m.Op == logql.MatchEqual {
+			s.lq.AttrValues = appendAttrValue(s.lq.AttrValues, m.Name, m.Value)
 		}
-		if f.Op == logql.LineContains && len(f.Values) == 1 {
-			s.lq.Contains = append(s.lq.Contains, []byte(f.Values[0]))
+	}
+pushdown:
+	for _, st := range q.Pipeline {
+		switch f := st.(type) {
+		case *logql.LineFilter:
+			if len(f.Values) != 1 {
+				continue
+			}
+			switch f.Op {
+			case logql.LineContains:
+				s.lq.Contains = append(s.lq.Contains, []byte(f.Values[0]))
+			case logql.LineMatches:
+				re, err := regexp.Compile(f.Values[0])
+				if err != nil {
+					return nil, fmt.Errorf("line filter %s %q: %w", f.Op, f.Values[0], err)
+				}
+				s.lq.Matches = append(s.lq.Matches, re)
+			}
+		case *logql.LabelFilter:
+			s.lq.AttrValues = appendAttrValues(s.lq.AttrValues, f.Pred)
+		default:
+			break pushdown
 		}
 	}
 	var err error
 	s.stages, err = compilePipeline(q.Pipeline)
 	return s, err
+}
+
+// appendAttrValues appends to vals the values that pred's string
+// equalities on attribute labels ask a record to have (both sides of an
+// and; nothing of an or).
+func appendAttrValues(vals []string, pred logql.LabelPred) []string {
+	switch p := pred.(type) {
+	case *logql.LabelAnd:
+		return appendAttrValues(appendAttrValues(vals, p.L), p.R)
+	case *logql.LabelCompare:
+		if p.Kind == logql.ValueString && p.Op == "=" {
+			return appendAttrValue(vals, p.Label, p.Str)
+		}
+	}
+	return vals
+}
+
+// recordLabels are the labels a record has from other than its
+// attributes (metadata, streamLabels), and level, which may be
+// detected_level.
+var recordLabels = map[string]bool{"service_name": true, "scope_name": true, "scope_version": true,
+	"severity_text": true, "severity_number": true, "trace_id": true, "span_id": true,
+	"detected_level": true, "level": true}
+
+// appendAttrValue appends v to vals if a record with label name = v must
+// have v as the value of one of its attributes (Scan.AttrValues): name
+// is no label of other origin and v is not empty. v must also be plain
+// printable ASCII that JSON writes as it is (no quote, backslash, <, >
+// or &), since the source looks for it in the resource's JSON.
+func appendAttrValue(vals []string, name, v string) []string {
+	if v == "" || recordLabels[name] {
+		return vals
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return vals
+		}
+	}
+	return append(vals, v)
 }
 
 // matcherTest is the test of a drop/keep or selector matcher; nil for a

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"regexp"
 	"time"
 )
 
@@ -43,6 +44,15 @@ type Scan struct {
 	// Contains are strings every kept record's line holds (|= filters
 	// that come first in the pipeline).
 	Contains [][]byte
+	// Matches are regular expressions every kept record's line matches
+	// (|~ filters that come first in the pipeline).
+	Matches []*regexp.Regexp
+	// AttrValues are values a kept record has as the value of one of its
+	// attributes (record or resource), from label filters and selector
+	// matchers name="v" on attribute labels: a source may use them to
+	// skip records (it may also keep a record that has v under another
+	// key); the pipeline tests the labels.
+	AttrValues []string
 	// Fields are the fields of Record the query needs besides Time and
 	// Service; 0: all of them.
 	Fields Fields
