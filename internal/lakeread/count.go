@@ -1,11 +1,15 @@
 package lakeread
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
@@ -21,8 +25,13 @@ type LogCountQuery struct {
 	Contains   [][]byte
 	// Bucket maps a record's time to its bucket's (any int64 the caller
 	// chooses, e.g. the end of the step interval holding it): records
-	// are counted per bucket. It must not be nil.
+	// are counted per bucket. It must not be nil, and must not decrease
+	// as t grows: a page of records whose first and last times share a
+	// bucket is counted whole, from its index.
 	Bucket func(t int64) int64
+	// Severity counts by severity too; without it, every count's
+	// severity is empty and the severity columns are not read.
+	Severity bool
 }
 
 // LogCount is how many records of a service and severity fell in a
@@ -160,8 +169,10 @@ func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, 
 }
 
 // countRowGroups adds the records of pf that q selects to t, row group by
-// row group, reading the filter columns first, then time and severity of
-// the rows they keep.
+// row group, reading the filter columns first, then time, service and
+// severity of the rows they keep: a page whose index shows one bucket
+// (times) or one name (services) is not read, and consecutive rows of
+// one key are counted as a run.
 func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
@@ -169,11 +180,12 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
 	var (
-		times []int64 // by row of the row group; 0: not selected
+		bkts  []int64 // by row of the row group; noBucket: not counted
 		svcs  []int32
 		texts []int32
 		nums  []int32
 	)
+	empty, unknown := t.name(nil), t.name([]byte("unknown_service"))
 	for _, rg := range pf.RowGroups() {
 		sel, none, err := filterRows(rg, leaves, &LogQuery{Service: q.Service, Contains: q.Contains})
 		if err != nil {
@@ -183,49 +195,41 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 			continue
 		}
 		n := int(rg.NumRows())
-		times, svcs, texts, nums = resize(times, n), resize(svcs, n), resize(texts, n), resize(nums, n)
-		clear(times)
-		clear(nums)
-		for i := range texts {
-			texts[i], svcs[i] = -1, -1
+		bkts, svcs, texts, nums = resize(bkts, n), resize(svcs, n), resize(texts, n), resize(nums, n)
+		for i := range n {
+			bkts[i], svcs[i], texts[i], nums[i] = noBucket, unknown, empty, 0
 		}
-		var zero []int64
-		err = eachInt(rg, leaves[lcTime], sel, func(row int64, v int64) {
-			if v != 0 {
-				times[row] = v
-			} else {
-				zero = append(zero, row)
-			}
-		})
-		if err == nil && len(zero) > 0 {
-			err = eachInt(rg, leaves[lcObserved], zero, func(row int64, v int64) { times[row] = v })
-		}
-		if err == nil {
-			err = eachString(rg, leaves[lcService], sel, func(row int64, b []byte) { svcs[row] = t.name(b) })
-		}
-		if err == nil {
-			err = eachString(rg, leaves[lcSeverityText], sel, func(row int64, b []byte) { texts[row] = t.name(b) })
-		}
-		if err == nil {
-			err = eachInt(rg, leaves[lcSeverityNumber], sel, func(row int64, v int64) { nums[row] = int32(v) })
-		}
-		if err != nil {
+		if err := rowBuckets(rg, leaves, sel, lo, hi, q.Bucket, bkts); err != nil {
 			return err
 		}
-		empty, unknown := t.name(nil), t.name([]byte("unknown_service"))
+		if err := rowNames(rg, leaves[lcService], sel, t, svcs); err != nil {
+			return err
+		}
+		if q.Severity {
+			err = rowNames(rg, leaves[lcSeverityText], sel, t, texts)
+			if err == nil {
+				err = eachInt(rg, leaves[lcSeverityNumber], sel, func(row int64, v int64) { nums[row] = int32(v) })
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var (
+			cur countKey
+			run int64
+		)
 		add := func(row int64) {
-			ts := times[row]
-			if ts < lo || ts >= hi {
+			b := bkts[row]
+			if b == noBucket {
 				return
 			}
-			k := countKey{svc: svcs[row], text: texts[row], num: nums[row], bucket: q.Bucket(ts)}
-			if k.svc < 0 {
-				k.svc = unknown
+			if k := (countKey{svc: svcs[row], text: texts[row], num: nums[row], bucket: b}); k != cur {
+				if run > 0 {
+					t.counts[cur] += run
+				}
+				cur, run = k, 0
 			}
-			if k.text < 0 {
-				k.text = empty
-			}
-			t.counts[k]++
+			run++
 		}
 		if sel == nil {
 			for row := range int64(n) {
@@ -236,9 +240,196 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 				add(row)
 			}
 		}
+		if run > 0 {
+			t.counts[cur] += run
+		}
 	}
 	return nil
 }
+
+// noBucket marks a row not counted: its time is outside the query's.
+const noBucket = math.MinInt64
+
+// pageRows calls fn with each page of column chunk cc (by its offset
+// index) that holds a row of sel (nil: all of the chunk's n rows): its
+// index and its rows [first, end); false if cc has no offset index.
+func pageRows(cc parquet.ColumnChunk, n int64, sel []int64, fn func(page int, first, end int64)) bool {
+	oi, err := cc.OffsetIndex()
+	if err != nil {
+		return false
+	}
+	j := 0
+	for p := range oi.NumPages() {
+		first, end := oi.FirstRowIndex(p), n
+		if p+1 < oi.NumPages() {
+			end = oi.FirstRowIndex(p + 1)
+		}
+		if sel != nil {
+			for j < len(sel) && sel[j] < first {
+				j++
+			}
+			if j == len(sel) || sel[j] >= end {
+				continue
+			}
+		}
+		fn(p, first, end)
+	}
+	return true
+}
+
+// eachRowIn calls fn with each row of sel (nil: every row) in [first,
+// end).
+func eachRowIn(sel []int64, first, end int64, fn func(row int64)) {
+	if sel == nil {
+		for r := first; r < end; r++ {
+			fn(r)
+		}
+		return
+	}
+	i, _ := slices.BinarySearch(sel, first)
+	for ; i < len(sel) && sel[i] < end; i++ {
+		fn(sel[i])
+	}
+}
+
+// rowsIn appends to out the rows of sel (nil: every row) in [first, end).
+func rowsIn(out, sel []int64, first, end int64) []int64 {
+	if sel == nil {
+		for r := first; r < end; r++ {
+			out = append(out, r)
+		}
+		return out
+	}
+	i, _ := slices.BinarySearch(sel, first)
+	for ; i < len(sel) && sel[i] < end; i++ {
+		out = append(out, sel[i])
+	}
+	return out
+}
+
+// rowsToRead returns the rows of sel (nil: all of column chunk cc's n
+// rows) in the pages that whole does not take from the page index alone
+// (whole(p, ci, first, end) reports whether it took page p, its rows
+// [first, end), from index ci): sel itself if it took none, and done
+// if it took every one. Without a page index, every row is to read.
+func rowsToRead(cc parquet.ColumnChunk, n int64, sel []int64, whole func(p int, ci parquet.ColumnIndex, first, end int64) bool) (decode []int64, done bool) {
+	ci, err := cc.ColumnIndex()
+	if err != nil {
+		return sel, false
+	}
+	var rest [][2]int64 // the pages to read: their rows [first, end)
+	took := false
+	ok := pageRows(cc, n, sel, func(p int, first, end int64) {
+		if p < ci.NumPages() && !ci.NullPage(p) && ci.NullCount(p) == 0 && whole(p, ci, first, end) {
+			took = true
+			return
+		}
+		rest = append(rest, [2]int64{first, end})
+	})
+	if !ok || !took {
+		return sel, false
+	}
+	if len(rest) == 0 {
+		return nil, true
+	}
+	decode = []int64{}
+	for _, r := range rest {
+		decode = rowsIn(decode, sel, r[0], r[1])
+	}
+	return decode, false
+}
+
+// rowBuckets sets out[row] to the bucket of each row of sel (nil: all)
+// whose time is in [lo, hi). A page of the time column whose index bounds
+// lie in one bucket (or outside the range) is not read.
+func rowBuckets(rg parquet.RowGroup, leaves []leaf, sel []int64, lo, hi int64, bucket func(int64) int64, out []int64) error {
+	decode, done := rowsToRead(rg.ColumnChunks()[leaves[lcTime].index], rg.NumRows(), sel, func(p int, ci parquet.ColumnIndex, first, end int64) bool {
+		min, max := ci.MinValue(p).Int64(), ci.MaxValue(p).Int64()
+		switch {
+		case min > 0 && (max < lo || min >= hi):
+			return true // every row out of the range (out[row] stays noBucket)
+		case min > 0 && min >= lo && max < hi && bucket(min) == bucket(max):
+			b := bucket(min)
+			eachRowIn(sel, first, end, func(r int64) { out[r] = b })
+			return true
+		}
+		return false
+	})
+	if done {
+		return nil
+	}
+	var zero []int64
+	set := func(row, ts int64) {
+		if ts >= lo && ts < hi {
+			out[row] = bucket(ts)
+		}
+	}
+	err := eachInt(rg, leaves[lcTime], decode, func(row int64, v int64) {
+		if v != 0 {
+			set(row, v)
+		} else {
+			zero = append(zero, row) // no time: its observed time
+		}
+	})
+	if err == nil && len(zero) > 0 {
+		err = eachInt(rg, leaves[lcObserved], zero, set)
+	}
+	return err
+}
+
+// rowNames sets out[row] to the index in t of the value of string column
+// l in each row of sel (nil: all) that has one. A page whose index bounds
+// are one name, whole (shorter than the bounds' truncation), and no null
+// is not read; a dictionary page's names are looked up once per entry.
+func rowNames(rg parquet.RowGroup, l leaf, sel []int64, t *tally, out []int32) error {
+	cc := rg.ColumnChunks()[l.index]
+	decode, done := rowsToRead(cc, rg.NumRows(), sel, func(p int, ci parquet.ColumnIndex, first, end int64) bool {
+		min, max := ci.MinValue(p).ByteArray(), ci.MaxValue(p).ByteArray()
+		if !bytes.Equal(min, max) || len(min) >= boundsTruncatedAt {
+			return false
+		}
+		k := t.name(min)
+		eachRowIn(sel, first, end, func(r int64) { out[r] = k })
+		return true
+	})
+	if done {
+		return nil
+	}
+	return scanPages(cc, decode, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		var get func(k int) int32
+		if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+			idx := data.Int32()
+			ids := make([]int32, d.Len())
+			for i := range ids {
+				ids[i] = -1
+			}
+			get = func(k int) int32 {
+				i := idx[k]
+				if ids[i] < 0 {
+					ids[i] = t.name(d.Index(i).ByteArray())
+				}
+				return ids[i]
+			}
+		} else if data.Kind() == encoding.ByteArray {
+			b, offs := data.ByteArray()
+			get = func(k int) int32 { return t.name(b[offs[k]:offs[k+1]]) }
+		} else {
+			return nil
+		}
+		walkPage(p, first, l, decode, func(row int64, _, k int) {
+			if k >= 0 {
+				out[row] = get(k)
+			}
+		})
+		return nil
+	})
+}
+
+// boundsTruncatedAt is the length at which the lake's writer (parquet-go's
+// default) truncates a string page's index bounds: a bound shorter than
+// it is a whole value.
+const boundsTruncatedAt = 16
 
 // resize returns s with length n, reusing its array when it is large
 // enough.

@@ -12,10 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
-	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/synth"
-	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // logText renders a log record as Logs should give it back: time, line,
@@ -85,20 +83,7 @@ func TestLogs(t *testing.T) {
 		reqs = append(reqs, synth.Logs(synth.Config{Seed: int64(h), Resources: 3, ScopesPerResource: 2, TotalRecords: 300,
 			Start: base.Add(time.Duration(h)*time.Hour + 20*time.Minute)}))
 	}
-	cfg := lake.DefaultWriterConfig()
-	cfg.Dir = dir
-	w, err := lake.NewWriter(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range reqs {
-		if _, err := w.Append(otlpwire.SignalLogs, "acme", b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeLogsLake(t, dir, reqs...)
 	type rec struct {
 		t    int64
 		text string

@@ -148,8 +148,21 @@ func spansOf(td ptrace.Traces, id pcommon.TraceID) []string {
 	return out
 }
 
-// writeLake writes reqs to a version-2 lake in dir.
+// writeLake writes traces requests reqs to a version-2 lake in dir.
 func writeLake(t testing.TB, dir string, reqs ...[]byte) {
+	t.Helper()
+	writeSignal(t, dir, otlpwire.SignalTraces, reqs...)
+}
+
+// writeLogsLake writes logs requests reqs to a version-2 lake in dir.
+func writeLogsLake(t testing.TB, dir string, reqs ...[]byte) {
+	t.Helper()
+	writeSignal(t, dir, otlpwire.SignalLogs, reqs...)
+}
+
+// writeSignal writes reqs of signal sig, tenant acme, to a version-2
+// lake in dir.
+func writeSignal(t testing.TB, dir string, sig otlpwire.Signal, reqs ...[]byte) {
 	t.Helper()
 	cfg := lake.DefaultWriterConfig()
 	cfg.Dir = dir
@@ -158,7 +171,7 @@ func writeLake(t testing.TB, dir string, reqs ...[]byte) {
 		t.Fatal(err)
 	}
 	for _, r := range reqs {
-		if _, err := w.Append(otlpwire.SignalTraces, "acme", r); err != nil {
+		if _, err := w.Append(sig, "acme", r); err != nil {
 			t.Fatal(err)
 		}
 	}

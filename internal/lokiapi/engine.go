@@ -56,7 +56,8 @@ func (l lakeSource) Logs(ctx context.Context, tenant string, s eval.Scan, fn fun
 // CountLogs counts with lakeread.Reader.CountLogs (eval.Counter): the
 // lake's time, service, severity and, for |= filters, body columns alone.
 func (l lakeSource) CountLogs(ctx context.Context, tenant string, s eval.Scan, bucket func(int64) int64, fn func(*eval.Record, int64, int64) bool) error {
-	q := lakeread.LogCountQuery{Start: s.Start, End: s.End, Service: s.Service, Contains: s.Contains, Bucket: bucket}
+	q := lakeread.LogCountQuery{Start: s.Start, End: s.End, Service: s.Service, Contains: s.Contains, Bucket: bucket,
+		Severity: s.Fields&eval.FieldSeverity != 0}
 	var rec eval.Record
 	return l.r.CountLogs(ctx, tenant, q, func(c lakeread.LogCount) bool {
 		rec = eval.Record{Service: c.Service, SeverityText: c.SeverityText, SeverityNumber: c.SeverityNumber}
