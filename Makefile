@@ -153,7 +153,7 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./otlpwire/ ./internal/receiver/ ./internal/lake/
 
 # The race detector over the unit-tested packages (~4 min on 2 vCPUs; not
-# part of test, which must stay under 15 minutes cold). It found a real
+# part of test, which must stay under 20 minutes cold). It found a real
 # race in the metric store's replay on 2026-11-26.
 race:
 	$(call PHASE,race: go test -race over otlpwire xdr and internal (no peers: their end-to-end tests skip)); \

@@ -440,6 +440,9 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 		}); err != nil || sel == nil {
 			return nil, true, err
 		}
+		if int64(len(sel)) == rg.NumRows() {
+			sel = nil // every row: the column scans below take all rows faster than a list of them
+		}
 	}
 	for _, c := range q.Contains {
 		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {

@@ -153,7 +153,14 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 		// Counts per service, severity and bucket of the step grid,
 		// from the source's columns alone: no record decoded.
 		bucket := gridBucket(ev.steps, int64(rng), int64(off))
-		err = counter.CountLogs(ctx, ev.q.Tenant, s.lq, bucket, func(r *Record, b, n int64) bool {
+		cs := s.lq // FieldSeverity only if the grouping needs it (fieldsFor sets it as a placeholder too)
+		cs.Fields &^= FieldSeverity
+		for _, name := range group.Labels {
+			if name == "severity_text" || name == "severity_number" || name == "detected_level" {
+				cs.Fields |= FieldSeverity
+			}
+		}
+		err = counter.CountLogs(ctx, ev.q.Tenant, cs, bucket, func(r *Record, b, n int64) bool {
 			ev.stats.Lines += n
 			ls := make([]Label, 0, len(group.Labels))
 			for _, name := range group.Labels {

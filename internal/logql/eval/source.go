@@ -26,8 +26,9 @@ type Source interface {
 // severity: count_over_time and rate over a selector with |= filters
 // alone, summed by service_name, severity or detected_level.
 type Counter interface {
-	// CountLogs counts the records of tenant that s selects (s.Fields is
-	// not used) by service, severity and bucket(time), and calls fn with
+	// CountLogs counts the records of tenant that s selects by service,
+	// severity (when s.Fields has FieldSeverity; else every count's
+	// severity is empty) and bucket(time), and calls fn with
 	// each count's record (only Service, SeverityText and SeverityNumber
 	// set; fn must not keep it), bucket and number; fn returns false to
 	// stop.
