@@ -105,10 +105,8 @@ func eachValue(cc parquet.ColumnChunk, sel []int64, fn func(row int64, v parquet
 
 // pageRowValues calls fn with the values of page p, whose first row is
 // first, in the rows of sel (nil: all), as decoded parquet.Values. When
-// sel's rows in the page make a few runs (a trace's spans, a page of
-// matches), each run is sliced out of the page and only its values are
-// decoded; slicing a repeated page walks its levels, so many runs decode
-// the whole page instead.
+// sel's rows in the page are one run (a trace's spans), the run is
+// sliced out of the page and only its values are decoded.
 func pageRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parquet.Value)) error {
 	end := first + p.NumRows()
 	j, _ := slices.BinarySearch(sel, first)
@@ -148,8 +146,11 @@ func pageRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parq
 }
 
 // maxSlicedRuns is the most runs of rows pageRowValues slices out of a
-// page rather than decode all of it.
-const maxSlicedRuns = 8
+// page rather than decode all of it: one, a trace's spans. Slicing a
+// repeated page walks its levels from the start, so several runs cost
+// several walks (a search's matches spread over a page were slower
+// sliced: compare-trace-reads.sh, 2026-11-29).
+const maxSlicedRuns = 1
 
 // allRowValues is pageRowValues decoding every value of the page.
 func allRowValues(p parquet.Page, first int64, sel []int64, fn func(int64, parquet.Value)) error {
