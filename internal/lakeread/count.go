@@ -294,16 +294,7 @@ func eachRowIn(sel []int64, first, end int64, fn func(row int64)) {
 
 // rowsIn appends to out the rows of sel (nil: every row) in [first, end).
 func rowsIn(out, sel []int64, first, end int64) []int64 {
-	if sel == nil {
-		for r := first; r < end; r++ {
-			out = append(out, r)
-		}
-		return out
-	}
-	i, _ := slices.BinarySearch(sel, first)
-	for ; i < len(sel) && sel[i] < end; i++ {
-		out = append(out, sel[i])
-	}
+	eachRowIn(sel, first, end, func(r int64) { out = append(out, r) })
 	return out
 }
 

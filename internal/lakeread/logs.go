@@ -462,7 +462,8 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 		// A resource's attributes are a JSON object: a value of v's
 		// characters (AttrValues' callers send only values JSON writes
 		// as they are) is in its text.
-		inResource, err := rowsWhereStringFunc(rg, leaves[lcResource], sel, func(b []byte) bool { return bytes.Contains(b, []byte(v)) })
+		vb := []byte(v)
+		inResource, err := rowsWhereStringFunc(rg, leaves[lcResource], sel, func(b []byte) bool { return bytes.Contains(b, vb) })
 		if err != nil {
 			return nil, true, err
 		}

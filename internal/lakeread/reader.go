@@ -581,34 +581,23 @@ func readColumns(rg parquet.RowGroup, rows []int64, cols []int, dec decoder, fn 
 			for rows[j] < row {
 				j++
 			}
-			out[j] = append(out[j], v)
+			// Values alias the page, which goes back to parquet-go after
+			// it: byte arrays are copied to the arena (a slice taken
+			// before the arena grows keeps its old array).
 			if k := v.Kind(); !v.IsNull() && (k == parquet.ByteArray || k == parquet.FixedLenByteArray) {
+				off := len(arena)
 				arena = append(arena, v.ByteArray()...)
+				b := arena[off:len(arena):len(arena)]
+				nv := parquet.ByteArrayValue(b)
+				if k == parquet.FixedLenByteArray {
+					nv = parquet.FixedLenByteArrayValue(b)
+				}
+				v = nv.Level(v.RepetitionLevel(), v.DefinitionLevel(), c)
 			}
+			out[j] = append(out[j], v)
 		})
 		if err != nil {
 			return fmt.Errorf("column %d: %w", c, err)
-		}
-		// The page buffers go back to parquet-go after each page: point
-		// this column's byte arrays at the arena.
-		off := len(arena)
-		for j := len(rows) - 1; j >= 0; j-- {
-			r := out[j]
-			for k := len(r) - 1; k >= 0 && r[k].Column() == c; k-- {
-				v := r[k]
-				kind := v.Kind()
-				if v.IsNull() || kind != parquet.ByteArray && kind != parquet.FixedLenByteArray {
-					continue
-				}
-				n := len(v.ByteArray())
-				off -= n
-				b := arena[off : off+n : off+n]
-				nv := parquet.ByteArrayValue(b)
-				if kind == parquet.FixedLenByteArray {
-					nv = parquet.FixedLenByteArrayValue(b)
-				}
-				r[k] = nv.Level(v.RepetitionLevel(), v.DefinitionLevel(), c)
-			}
 		}
 	}
 	for i, row := range out {
