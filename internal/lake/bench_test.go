@@ -204,17 +204,15 @@ func gzipped(b *testing.B, body []byte) []byte {
 func BenchmarkLogsToParquet(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	files, n := gzippedFiles(b, synth.SeedLogs)
-	// impl=wirehouse writes schema version 2 (the default),
+	// impl=wirehouse writes schema version 2 (the default) with its
+	// counts and body index, impl=wirehouse-noindex without them,
 	// impl=wirehouse-v1 version 1, the layout of earlier releases.
-	for _, v2 := range []bool{true, false} {
-		name := "impl=wirehouse"
-		if !v2 {
-			name = "impl=wirehouse-v1"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, v := range []string{"wirehouse", "wirehouse-noindex", "wirehouse-v1"} {
+		b.Run("impl="+v, func(b *testing.B) {
 			rows := LogRows{}
-			rows.keepPairs = v2
+			rows.keepPairs = v != "wirehouse-v1"
 			benchParquet(b, files, n, "log", rows.Reset, rows.AppendLogs, func(enc *encoder, out io.Writer) error {
+				enc.noIndexes = v == "wirehouse-noindex"
 				_, sel := enc.order(rows.Len(), &rows.ServiceName, nil, rows.Time, func(int32) int64 { return 0 })
 				return enc.writeLogs(out, &rows, sel)
 			})
@@ -463,6 +461,50 @@ func BenchmarkColumnName(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*len(c.keys))/b.Elapsed().Seconds(), "attrs/s")
+		})
+	}
+}
+
+// BenchmarkLogIndexes: what the counts and the body index of a logs file
+// cost to make, alone (logCounts and logGrams over the rows of
+// BenchmarkLogsToParquet, in the file's order), in ns a log: compare it
+// with that benchmark's ns a log (1e9 / logs/s), or with a server's
+// ingest CPU a log (scripts/compare-log-servers.sh).
+func BenchmarkLogIndexes(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	files, n := gzippedFiles(b, synth.SeedLogs)
+	rows := LogRows{}
+	rows.keepPairs = true
+	var zr gzip.Reader
+	var buf bytes.Buffer
+	for _, f := range files {
+		if err := zr.Reset(bytes.NewReader(f)); err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(&zr); err != nil {
+			b.Fatal(err)
+		}
+		if err := rows.AppendLogs(buf.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	enc := encoder{rowGroupRows: 128 << 10}
+	_, sel := enc.order(rows.Len(), &rows.ServiceName, nil, rows.Time, func(int32) int64 { return 0 })
+	for _, index := range []string{"counts", "grams"} {
+		b.Run(index, func(b *testing.B) {
+			size := 0
+			for b.Loop() {
+				if index == "counts" {
+					c := logCounts(&rows, sel)
+					size = len(c.Marshal())
+				} else {
+					g := logGrams(&rows, sel)
+					size = len(g.Marshal())
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/log")
+			b.ReportMetric(float64(size)/float64(n), "B/log")
 		})
 	}
 }

@@ -474,6 +474,12 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	if v, ok := inputs[0].pf.Lookup(SchemaVersionKey); ok {
 		kv[SchemaVersionKey] = v // the same in every input (unionSchema)
 	}
+	if v, ok := mergedCounts(inputs); ok {
+		kv[CountsKey] = v
+	}
+	if v, ok := mergedGrams(inputs); ok {
+		kv[GramsKey] = v
+	}
 	opts := append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))
 	name, err := outputName(run, files)
 	if err != nil {
@@ -537,6 +543,46 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	}
 	delete(files, intentFile)
 	return n, ""
+}
+
+// mergedCounts returns the counts of the merge of inputs, encoded: the
+// sum of theirs, if each has counts that parse and hold its rows
+// (otherwise the output has none, and readers read its columns).
+func mergedCounts(inputs []inputFile) (string, bool) {
+	all := make([]Counts, 0, len(inputs))
+	for _, in := range inputs {
+		v, ok := in.pf.Lookup(CountsKey)
+		if !ok {
+			return "", false
+		}
+		c, err := ParseCounts(v)
+		if err != nil || c.Rows() != in.pf.NumRows() {
+			return "", false
+		}
+		all = append(all, c)
+	}
+	c := MergeCounts(all...)
+	return c.Marshal(), true
+}
+
+// mergedGrams returns the body index of the merge of inputs, encoded:
+// their entries, if each has an index that parses and covers its rows
+// (otherwise the output has none, and readers read its bodies).
+func mergedGrams(inputs []inputFile) (string, bool) {
+	all := make([]Grams, 0, len(inputs))
+	for _, in := range inputs {
+		v, ok := in.pf.Lookup(GramsKey)
+		if !ok {
+			return "", false
+		}
+		g, err := ParseGrams(v)
+		if err != nil || g.Rows() != in.pf.NumRows() {
+			return "", false
+		}
+		all = append(all, g)
+	}
+	g := MergeGrams(all...)
+	return g.Marshal(), true
 }
 
 // outputName names the merge of run: <first>-<last>-c.parquet, or -c2,

@@ -54,6 +54,10 @@ type WriterConfig struct {
 	// attributes_overflow): a JSON object per row, so none is lost. It is
 	// 1 to 30,000 (parquet-go's limit on a file's columns is 32,767).
 	MaxAttributeColumns int
+	// NoIndexes leaves out of logs files the counts and the body index
+	// (docs/format/lake-parquet.md): for measuring what they cost.
+	// Readers read such files' columns instead.
+	NoIndexes bool
 
 	// SchemaVersion is the version of the files written: 2 (the
 	// default; 0 means it too) or 1, the layout of earlier releases, kept

@@ -375,9 +375,18 @@ func checkMetadata(t *testing.T, rows []map[string]string, sig, kind string, f p
 		}
 		want[key] = true
 		got, ok := f.kv[key]
-		if !ok {
+		switch v := row[sig]; {
+		case v == "none":
+			if ok {
+				t.Errorf("%s: key-value metadata %s, the page says none", f.name, key)
+			}
+		case !ok:
 			t.Errorf("%s: no key-value metadata %s", f.name, key)
-		} else if v := row[sig]; got != v {
+		case v == "any":
+			if got == "" {
+				t.Errorf("%s: %s is empty, the page says a value", f.name, key)
+			}
+		case got != v:
 			t.Errorf("%s: %s is %q, the page says %q", f.name, key, got, v)
 		}
 	}

@@ -112,7 +112,8 @@ type leafCol struct {
 // from file to file.
 type encoder struct {
 	rowGroupRows int
-	maxAttrCols  int // WriterConfig.MaxAttributeColumns; 0 for the default
+	maxAttrCols  int  // WriterConfig.MaxAttributeColumns; 0 for the default
+	noIndexes    bool // WriterConfig.NoIndexes
 	keys         []sortKey
 	timeKeys     []timeKey
 	ranks        []uint32

@@ -76,7 +76,12 @@ const serviceColumn = "resource_service_name"
 // writeLogs writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
 	if r.keepPairs {
-		return e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, "timestamp")
+		var meta map[string]string
+		if !e.noIndexes {
+			c, g := logCounts(r, sel), logGrams(r, sel)
+			meta = map[string]string{CountsKey: c.Marshal(), GramsKey: g.Marshal()}
+		}
+		return e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, meta, "timestamp")
 	}
 	return e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }
@@ -84,23 +89,28 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
 // writeSpans writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 	if r.keepPairs {
-		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, "trace_id", "start_time")
+		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
 	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
 }
 
 // writeRowsV2 writes a file of schema version 2: rows sorted by
 // service_name, then the columns named by (for spans trace_id, then
-// start_time).
-func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, orderBy ...string) error {
+// start_time), with meta as key-value metadata besides the signal and
+// the schema version.
+func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, meta map[string]string, orderBy ...string) error {
 	sorting := []parquet.SortingColumn{parquet.Ascending("service_name")}
 	for _, c := range orderBy {
 		sorting = append(sorting, parquet.Ascending(c))
 	}
-	return e.writeFile(out, cols, sel, sorting, map[string]string{
+	kv := map[string]string{
 		"wirehouse.signal": signal,
 		SchemaVersionKey:   strconv.Itoa(SchemaVersion),
-	})
+	}
+	for k, v := range meta {
+		kv[k] = v
+	}
+	return e.writeFile(out, cols, sel, sorting, kv)
 }
 
 func (e *encoder) writeRows(out io.Writer, signal string, fixed []fileCol, cols []*Column, n int, sel []int32, timeCol string) error {

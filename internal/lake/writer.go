@@ -123,6 +123,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	}
 	w.enc.rowGroupRows = cfg.RowGroupRows
 	w.enc.maxAttrCols = cfg.MaxAttributeColumns
+	w.enc.noIndexes = cfg.NoIndexes
 	return w, nil
 }
 

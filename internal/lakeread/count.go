@@ -162,10 +162,109 @@ func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, 
 	if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
 		return nil // version 1 logs are not read by this API
 	}
+	if c := cf.logCounts(); c != nil && !r.cfg.NoIndexes && len(q.Contains) == 0 {
+		if rest, ok := countFromCounts(c, q, t); ok {
+			// The minutes the counts do not answer alone: read.
+			for _, iv := range rest {
+				qi := *q
+				qi.Start, qi.End = time.Unix(0, iv[0]), time.Unix(0, iv[1])
+				if err := countRowGroups(pf, &qi, t); err != nil {
+					return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+				}
+			}
+			return nil
+		}
+	}
+	if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes && len(q.Contains) > 0 {
+		lq, skip := narrowByGrams(g, &LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains})
+		if skip {
+			return nil
+		}
+		if err := countRowGroupsOf(pf, q, lq, t); err != nil {
+			return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+		}
+		return nil
+	}
 	if err := countRowGroups(pf, q, t); err != nil {
 		return fmt.Errorf("lakeread: %s: %w", f.Name, err)
 	}
 	return nil
+}
+
+// maxCountsRest is how many stretches of minutes a file's counts may
+// leave to read (those a step boundary or the query's ends cut) before
+// countFromCounts gives the whole file to the column reads: a grid
+// aligned to whole minutes leaves none, or the two ends.
+const maxCountsRest = 4
+
+// countFromCounts adds to t what a file's counts c answer of q: the
+// minutes that lie whole in q's range and in one bucket of it. It
+// returns the time ranges [start, end) of the other minutes in range,
+// which the caller counts from the file's columns; false (and nothing
+// added) if they are more than maxCountsRest stretches, as for a grid
+// not on whole minutes.
+func countFromCounts(c *lake.Counts, q *LogCountQuery, t *tally) (rest [][2]int64, ok bool) {
+	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
+	keep := make([]bool, len(c.Names)) // by name: a service q selects
+	for i, n := range c.Names {
+		keep[i] = q.Service == nil || q.Service(n)
+	}
+	// span returns minute m's times [first, last] and whether they meet
+	// q's range; whole: they lie in it and in one bucket.
+	span := func(m int64) (first, last int64, in, whole bool) {
+		last = m * lake.CountsMinute
+		first = last - lake.CountsMinute + 1
+		if last < lo || first >= hi {
+			return first, last, false, false
+		}
+		return first, last, true, first >= lo && last < hi && q.Bucket(first) == q.Bucket(last)
+	}
+	var cut []int64 // minutes in range, not whole
+	for _, e := range c.Entries {
+		if !keep[e.Service] {
+			continue
+		}
+		if _, _, in, whole := span(e.Minute); in && !whole {
+			cut = append(cut, e.Minute)
+		}
+	}
+	slices.Sort(cut)
+	cut = slices.Compact(cut)
+	for _, m := range cut {
+		first, last, _, _ := span(m)
+		first, end := max(first, lo), min(last+1, hi)
+		if n := len(rest); n > 0 && rest[n-1][1] == first {
+			rest[n-1][1] = end // the minute before's stretch
+			continue
+		}
+		if len(rest) == maxCountsRest {
+			return nil, false
+		}
+		rest = append(rest, [2]int64{first, end})
+	}
+	empty := t.name(nil)
+	svcs := make([]int32, len(c.Names))
+	for i := range svcs {
+		svcs[i] = -1
+	}
+	for _, e := range c.Entries {
+		if !keep[e.Service] {
+			continue
+		}
+		first, _, _, whole := span(e.Minute)
+		if !whole {
+			continue
+		}
+		if svcs[e.Service] < 0 {
+			svcs[e.Service] = t.name([]byte(c.Names[e.Service]))
+		}
+		k := countKey{svc: svcs[e.Service], text: empty, bucket: q.Bucket(first)}
+		if q.Severity {
+			k.text, k.num = t.name([]byte(c.Names[e.Text])), e.Number
+		}
+		t.counts[k] += e.N
+	}
+	return rest, true
 }
 
 // countRowGroups adds the records of pf that q selects to t, row group by
@@ -174,6 +273,12 @@ func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, 
 // (times) or one name (services) is not read, and consecutive rows of
 // one key are counted as a run.
 func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
+	return countRowGroupsOf(pf, q, &LogQuery{Service: q.Service, Contains: q.Contains}, t)
+}
+
+// countRowGroupsOf is countRowGroups with the rows filtered by filter's
+// Service, Contains and within (narrowByGrams').
+func countRowGroupsOf(pf *parquet.File, q *LogCountQuery, filter *LogQuery, t *tally) error {
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return err
@@ -187,7 +292,7 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 	)
 	empty, unknown := t.name(nil), t.name([]byte("unknown_service"))
 	for _, rg := range pf.RowGroups() {
-		sel, none, err := filterRows(rg, leaves, &LogQuery{Service: q.Service, Contains: q.Contains})
+		sel, none, err := filterRows(rg, leaves, filter)
 		if err != nil {
 			return err
 		}
@@ -201,6 +306,22 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 		}
 		if err := rowBuckets(rg, leaves, sel, lo, hi, q.Bucket, bkts); err != nil {
 			return err
+		}
+		// Names and severities of the rows in range alone.
+		total, counted := n, 0
+		if sel != nil {
+			total = len(sel)
+		}
+		eachRowIn(sel, 0, int64(n), func(row int64) {
+			if bkts[row] != noBucket {
+				counted++
+			}
+		})
+		if counted == 0 {
+			continue
+		}
+		if counted < total {
+			sel = rowsCounted(bkts, sel, counted)
 		}
 		if err := rowNames(rg, leaves[lcService], sel, t, svcs); err != nil {
 			return err
@@ -245,6 +366,26 @@ func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
 		}
 	}
 	return nil
+}
+
+// rowsCounted returns the rows of sel (nil: all rows of bkts) that have
+// a bucket, n of them.
+func rowsCounted(bkts []int64, sel []int64, n int) []int64 {
+	out := make([]int64, 0, n)
+	if sel == nil {
+		for row, b := range bkts {
+			if b != noBucket {
+				out = append(out, int64(row))
+			}
+		}
+		return out
+	}
+	for _, row := range sel {
+		if bkts[row] != noBucket {
+			out = append(out, row)
+		}
+	}
+	return out
 }
 
 // noBucket marks a row not counted: its time is outside the query's.

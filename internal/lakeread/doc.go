@@ -77,7 +77,28 @@
 // index, unread; severities are read only when the counts are by them;
 // consecutive rows of one key are counted as a run (BenchmarkCountLogs,
 // 500k logs: 28 ms by service, 51 ms by service and severity, against 61
-// and 70 ms before, 2026-11-29). LogStreams gives the
+// and 70 ms before, 2026-11-29).
+//
+// Two indexes the writer keeps in each logs file's key-value metadata
+// (docs/format/lake-parquet.md) answer most of it without the columns:
+//   - counts (lake.Counts: records by service, severity and minute):
+//     countFromCounts adds up the minutes that lie whole in one bucket
+//     of the query's grid and in its range, and reads the columns for the
+//     rest (the range's ends, at most four stretches; a grid not on whole
+//     minutes reads the file as before). BenchmarkCountLogs: 0.14 ms
+//     against 33 ms without them.
+//   - grams (lake.Grams: a bloom filter of the bodies' 4-byte substrings
+//     per block of up to 1024 rows of one service): narrowByGrams keeps,
+//     for |= needles of 4 bytes or more, the services and timestamp
+//     ranges of the blocks that may hold every needle (LogQuery.within,
+//     tested on the timestamp column's page index, then its values), and
+//     passes over a file none of whose blocks may.
+//
+// Both are parsed once per open file (filecache.go) and trusted only if
+// they parse, their checksum holds and they account for the file's rows;
+// otherwise the columns are read. Config.NoIndexes reads the columns
+// always (TestCountLogsAsRecords and TestNeedlesWithAndWithoutGrams
+// compare both ways with pdata). LogStreams gives the
 // distinct (service, resource attributes) of the range, what Loki's label
 // and series endpoints list.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
 )
 
 // fileCache keeps the lake's files open with their footers parsed (and
@@ -44,6 +45,15 @@ type cachedFile struct {
 	obj  bucket.Object
 	pf   *parquet.File
 	read atomic.Int64
+
+	// counts are the file's lake.Counts, parsed on first use (countsRead)
+	// by the query holding the copy; nil if it has none or they are
+	// malformed or do not hold the file's rows.
+	counts     *lake.Counts
+	countsRead bool
+	// grams are the file's lake.Grams, likewise.
+	grams     *lake.Grams
+	gramsRead bool
 
 	elem    *list.Element // in fileCache.lru; nil when not cached
 	busy    bool          // held by a query; guarded by fileCache.mu
@@ -160,4 +170,44 @@ func (c *fileCache) close() {
 	for e := c.lru.Front(); e != nil; e = c.lru.Front() {
 		c.dropLocked(e)
 	}
+}
+
+// logCounts returns the counts of the file, parsed once per open copy;
+// nil if it has none, or none a reader can trust (malformed, or not
+// summing to the file's rows): then its columns are read.
+func (cf *cachedFile) logCounts() *lake.Counts {
+	if cf.countsRead {
+		return cf.counts
+	}
+	cf.countsRead = true
+	v, ok := cf.pf.Lookup(lake.CountsKey)
+	if !ok {
+		return nil
+	}
+	c, err := lake.ParseCounts(v)
+	if err != nil || c.Rows() != cf.pf.NumRows() {
+		return nil
+	}
+	cf.counts = &c
+	return cf.counts
+}
+
+// logGrams returns the body index of the file, parsed once per open
+// copy; nil if it has none, or none a reader can trust (malformed, or
+// not covering the file's rows): then its bodies are read.
+func (cf *cachedFile) logGrams() *lake.Grams {
+	if cf.gramsRead {
+		return cf.grams
+	}
+	cf.gramsRead = true
+	v, ok := cf.pf.Lookup(lake.GramsKey)
+	if !ok {
+		return nil
+	}
+	g, err := lake.ParseGrams(v)
+	if err != nil || g.Rows() != cf.pf.NumRows() {
+		return nil
+	}
+	cf.grams = &g
+	return cf.grams
 }

@@ -69,6 +69,11 @@ type LogQuery struct {
 	// order, so that a caller that stops after its limit reads little.
 	// Neither: any order.
 	Newest, Oldest bool
+
+	// within, if set, keeps only the rows whose timestamp column value
+	// lies in one of its ranges [min, max] (sorted, disjoint): the
+	// blocks of a file whose body index may hold the needles.
+	within [][2]int64
 }
 
 // LogFields are fields of a LogRecord, for LogQuery.Fields.
@@ -352,9 +357,16 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
 			return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
 		}
+		fileQ, skip := q, false
+		if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
+			fileQ, skip = narrowByGrams(g, q)
+		}
+		if skip {
+			continue
+		}
 		// At most a candidate per row: grown once, not doubled.
 		cands = slices.Grow(cands, int(cf.pf.NumRows()))
-		err = logCandidates(cf.pf, q, func(rg int, row, t int64) {
+		err = logCandidates(cf.pf, fileQ, func(rg int, row, t int64) {
 			cands = append(cands, fileCandidate(t, i, rg, row))
 		})
 		if err != nil {
@@ -442,6 +454,11 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 		}
 		if int64(len(sel)) == rg.NumRows() {
 			sel = nil // every row: the column scans below take all rows faster than a list of them
+		}
+	}
+	if q.within != nil {
+		if sel, err = rowsWithin(rg, leaves[lcTime], sel, q.within); err != nil || sel == nil {
+			return nil, true, err
 		}
 	}
 	for _, c := range q.Contains {

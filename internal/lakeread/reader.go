@@ -50,6 +50,11 @@ type Config struct {
 	// files yet, so that queries see a span as soon as its request was
 	// acknowledged.
 	Fresh Fresh
+	// NoIndexes makes queries read every file's columns, ignoring what
+	// the lake keeps beside them to answer without reading (a logs
+	// file's counts): for measuring the indexes and testing that answers
+	// do not change with them.
+	NoIndexes bool
 	// Node is the node whose spool Fresh reads, when several nodes write
 	// the lake (lake.NodeName): Fresh's high-water mark applies to this
 	// node's files only.

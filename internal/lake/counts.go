@@ -1,0 +1,349 @@
+package lake
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+)
+
+// CountsKey is the key-value metadata of a logs file (schema version 2)
+// that holds its counts: how many records of each service and severity
+// the file holds in each minute (docs/format/lake-parquet.md, "Counts").
+// A volume or count query over whole minutes adds them up instead of
+// reading the file's columns. The writer computes them from the rows it
+// writes; compaction adds its inputs' up.
+const CountsKey = "wirehouse.counts"
+
+// CountsMinute is the width of a counts granule: records are counted by
+// the minute (t-CountsMinute, t] holding their time, t a whole minute
+// since the Unix epoch, left-open as LogQL's range windows are.
+const CountsMinute = int64(60e9)
+
+// maxMinute bounds a granule's minute, so that its time in nanoseconds
+// fits an int64.
+const maxMinute = (1<<63-1)/CountsMinute - 1
+
+// countsVersion is the first byte of an encoded Counts.
+const countsVersion = 1
+
+// Counts are a logs file's records tallied by service, severity text,
+// severity number and minute.
+type Counts struct {
+	// Names are the service names and severity texts the entries
+	// refer to, each once.
+	Names []string
+	// Entries, sorted by Service, Text, Number and Minute, each key once.
+	Entries []CountsEntry
+}
+
+// CountsEntry is how many records of one service and severity fell in
+// one minute.
+type CountsEntry struct {
+	Service, Text int32 // indexes in Counts.Names
+	Number        int32 // severity number
+	// Minute is the granule's end in minutes since the Unix epoch: the
+	// records with time in ((Minute-1)*CountsMinute, Minute*CountsMinute].
+	Minute int64
+	N      int64
+}
+
+// Rows is the number of records the counts hold.
+func (c *Counts) Rows() int64 {
+	var n int64
+	for _, e := range c.Entries {
+		n += e.N
+	}
+	return n
+}
+
+// MinuteOf returns the granule of time ts, in minutes since the epoch:
+// ceil(ts / CountsMinute).
+func MinuteOf(ts int64) int64 {
+	m := ts / CountsMinute // toward zero: the ceiling when ts < 0
+	if ts > 0 && ts%CountsMinute != 0 {
+		m++
+	}
+	return m
+}
+
+// countsBuilder tallies rows into Counts.
+type countsBuilder struct {
+	index  map[string]int32
+	names  []string
+	counts map[CountsEntry]int64 // N zero in the key
+}
+
+func newCountsBuilder() *countsBuilder {
+	return &countsBuilder{index: map[string]int32{}, counts: map[CountsEntry]int64{}}
+}
+
+func (b *countsBuilder) name(s []byte) int32 {
+	if i, ok := b.index[string(s)]; ok {
+		return i
+	}
+	i := int32(len(b.names))
+	b.names = append(b.names, string(s))
+	b.index[b.names[i]] = i
+	return i
+}
+
+// add counts n records of the key.
+func (b *countsBuilder) add(k CountsEntry, n int64) {
+	k.N = 0
+	b.counts[k] += n
+}
+
+// counts returns what b tallied, entries sorted.
+func (b *countsBuilder) result() Counts {
+	c := Counts{Names: b.names, Entries: make([]CountsEntry, 0, len(b.counts))}
+	for k, n := range b.counts {
+		k.N = n
+		c.Entries = append(c.Entries, k)
+	}
+	slices.SortFunc(c.Entries, cmpCountsEntry)
+	return c
+}
+
+func cmpCountsEntry(a, b CountsEntry) int {
+	switch {
+	case a.Service != b.Service:
+		return int(a.Service - b.Service)
+	case a.Text != b.Text:
+		return int(a.Text - b.Text)
+	case a.Number != b.Number:
+		if a.Number < b.Number {
+			return -1
+		}
+		return 1
+	case a.Minute != b.Minute:
+		if a.Minute < b.Minute {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// logCounts tallies rows sel of r: the counts of the file they make.
+func logCounts(r *LogRows, sel []int32) Counts {
+	b := newCountsBuilder()
+	var (
+		cur   CountsEntry
+		run   int64
+		lastS []byte
+		lastT []byte
+		svc   int32 = -1
+		text  int32 = -1
+	)
+	for _, i := range sel {
+		ts := r.Time[i]
+		if ts == 0 {
+			ts = r.ObservedTime[i] // as readers take a record's time
+		}
+		s, t := r.ServiceName.At(int(i)), r.SeverityText.At(int(i))
+		if svc < 0 || string(s) != string(lastS) {
+			svc, lastS = b.name(s), s
+		}
+		if text < 0 || string(t) != string(lastT) {
+			text, lastT = b.name(t), t
+		}
+		k := CountsEntry{Service: svc, Text: text, Number: r.SeverityNumber[i], Minute: MinuteOf(ts)}
+		if k != cur {
+			if run > 0 {
+				b.add(cur, run)
+			}
+			cur, run = k, 0
+		}
+		run++
+	}
+	if run > 0 {
+		b.add(cur, run)
+	}
+	return b.result()
+}
+
+// MergeCounts adds the counts of several files up: those of the file
+// that holds all their rows.
+func MergeCounts(in ...Counts) Counts {
+	b := newCountsBuilder()
+	for _, c := range in {
+		ids := make([]int32, len(c.Names))
+		for i, n := range c.Names {
+			ids[i] = b.name([]byte(n))
+		}
+		for _, e := range c.Entries {
+			e.Service, e.Text = ids[e.Service], ids[e.Text]
+			b.add(e, e.N)
+		}
+	}
+	return b.result()
+}
+
+// Marshal encodes c as the value of CountsKey: base64 (standard, no
+// padding) of a version byte, the names (count, then each as length and
+// bytes) and the entries (count, then each as service, text, number,
+// minute less the previous entry's, and N; unsigned or zigzag varints),
+// then the CRC-32C of those bytes.
+func (c *Counts) Marshal() string {
+	buf := []byte{countsVersion}
+	buf = binary.AppendUvarint(buf, uint64(len(c.Names)))
+	for _, n := range c.Names {
+		buf = binary.AppendUvarint(buf, uint64(len(n)))
+		buf = append(buf, n...)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(c.Entries)))
+	var prev int64
+	for _, e := range c.Entries {
+		buf = binary.AppendUvarint(buf, uint64(e.Service))
+		buf = binary.AppendUvarint(buf, uint64(e.Text))
+		buf = binary.AppendVarint(buf, int64(e.Number))
+		buf = binary.AppendVarint(buf, e.Minute-prev)
+		buf = binary.AppendUvarint(buf, uint64(e.N))
+		prev = e.Minute
+	}
+	return sealed(buf)
+}
+
+// castagnoli is the CRC-32C table that seals counts and grams values.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sealed returns the base64 (standard, no padding) of buf and its
+// CRC-32C, little-endian.
+func sealed(buf []byte) string {
+	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+	return base64.RawStdEncoding.EncodeToString(buf)
+}
+
+// unseal decodes a value sealed made, checking its CRC-32C.
+func unseal(s string) ([]byte, error) {
+	buf, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) < 4 {
+		return nil, errMalformed
+	}
+	body, sum := buf[:len(buf)-4], binary.LittleEndian.Uint32(buf[len(buf)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", errMalformed)
+	}
+	return body, nil
+}
+
+// errMalformed is the error of a malformed counts or grams value.
+var errMalformed = errors.New("malformed value")
+
+// ParseCounts decodes a value of CountsKey. It checks every index, that
+// the entries are sorted with each key once and every N positive, so a
+// reader may trust a parsed value's shape (not that it matches the file:
+// compare Rows with the file's rows).
+func ParseCounts(s string) (Counts, error) {
+	buf, err := unseal(s)
+	if err != nil {
+		return Counts{}, fmt.Errorf("parse counts: %w", err)
+	}
+	if len(buf) == 0 || buf[0] != countsVersion {
+		return Counts{}, fmt.Errorf("parse counts: %w: unknown version", errMalformed)
+	}
+	d := countsDecoder{buf: buf[1:]}
+	c := Counts{Names: d.strings()}
+	ne := d.uvarint(uint64(len(d.buf)) / 5) // an entry takes 5 bytes at least
+	if ne > 0 && len(c.Names) == 0 {
+		d.err = errMalformed
+	}
+	c.Entries = make([]CountsEntry, 0, ne)
+	var prev int64
+	for range ne {
+		e := CountsEntry{
+			Service: int32(d.uvarint(uint64(len(c.Names) - 1))),
+			Text:    int32(d.uvarint(uint64(len(c.Names) - 1))),
+			Number:  int32(d.varint(-1<<31, 1<<31-1)),
+		}
+		e.Minute = prev + d.varint(-maxMinute, maxMinute)
+		e.N = int64(d.uvarint(1 << 50))
+		if d.err == nil && (e.Minute < -maxMinute || e.Minute > maxMinute) {
+			d.err = errMalformed
+		}
+		if d.err != nil {
+			break
+		}
+		if e.N == 0 || len(c.Entries) > 0 && cmpCountsEntry(c.Entries[len(c.Entries)-1], e) >= 0 {
+			return Counts{}, fmt.Errorf("parse counts: %w: entry %d out of order or empty", errMalformed, len(c.Entries))
+		}
+		c.Entries = append(c.Entries, e)
+		prev = e.Minute
+	}
+	if d.err == nil && len(d.buf) != 0 {
+		d.err = errMalformed
+	}
+	if d.err != nil {
+		return Counts{}, fmt.Errorf("parse counts: %w", d.err)
+	}
+	return c, nil
+}
+
+// countsDecoder reads varints, keeping the first error.
+type countsDecoder struct {
+	buf []byte
+	err error
+}
+
+// uvarint reads an unsigned varint no greater than max.
+func (d *countsDecoder) uvarint(max uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 || v > max || len(d.buf) == 0 {
+		d.err = errMalformed
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+// strings reads a count, as a uvarint, and that many strings (bytes).
+func (d *countsDecoder) strings() []string {
+	n := d.uvarint(uint64(len(d.buf)))
+	out := make([]string, 0, n)
+	for range n {
+		b := d.bytes()
+		if d.err != nil {
+			break
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// bytes reads a length, as a uvarint, and that many bytes.
+func (d *countsDecoder) bytes() []byte {
+	l := d.uvarint(uint64(len(d.buf)))
+	if d.err != nil {
+		return nil
+	}
+	if l > uint64(len(d.buf)) {
+		d.err = errMalformed
+		return nil
+	}
+	b := d.buf[:l]
+	d.buf = d.buf[l:]
+	return b
+}
+
+// varint reads a signed varint in [lo, hi].
+func (d *countsDecoder) varint(lo, hi int64) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.buf)
+	if n <= 0 || v < lo || v > hi {
+		d.err = errMalformed
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}

@@ -1,0 +1,178 @@
+package lakeread_test
+
+import (
+	"context"
+	"maps"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/synth"
+)
+
+// TestNeedlesWithAndWithoutGrams: Logs and CountLogs with |= needles
+// give the records the needles select among those sent (pdata is the
+// oracle), with the files' body index (lake.GramsKey) and without it
+// (Config.NoIndexes): rare needles (session keys, in one file of six),
+// needles inside a word and across words, frequent ones, needles
+// shorter than a gram, absent ones, two at once, for every service and
+// for one, over the whole range and part of it.
+func TestNeedlesWithAndWithoutGrams(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for i := range 6 {
+		reqs = append(reqs, synth.Logs(synth.Config{Seed: int64(i), Resources: 3, ScopesPerResource: 1, TotalRecords: 6000, Start: base.Add(time.Duration(i) * 20 * time.Minute)}))
+	}
+	for _, r := range reqs {
+		writeLogsLake(t, dir, r) // a file each
+	}
+	type rec struct {
+		svc, line string
+		ts        int64
+	}
+	var recs []rec
+	for _, b := range reqs {
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, rl := range req.Logs().ResourceLogs().All() {
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, lr := range sl.LogRecords().All() {
+					ts, _ := logText(rl, sl, lr)
+					svc := "unknown_service"
+					if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
+						svc = v.Str()
+					}
+					recs = append(recs, rec{svc, lr.Body().AsString(), ts})
+				}
+			}
+		}
+	}
+	keys := regexp.MustCompile(`session:([0-9a-f]{8})`)
+	var rare []string
+	for _, r := range recs {
+		if m := keys.FindStringSubmatch(r.line); m != nil && len(rare) < 6 {
+			rare = append(rare, m[1])
+		}
+	}
+	svc := recs[len(recs)/2].svc
+	needles := [][]string{
+		{rare[0]}, {rare[1]}, {rare[2][1:7]}, {"session:" + rare[3]}, {rare[4] + ", fetching"},
+		{"exhausted"}, {"deadline exceeded"}, {"ms"}, {"a"}, {"no such text anywhere"}, {"zzzz"},
+		{"cache miss", rare[5]}, {"orders/1"}, {"ogged in from 10."},
+	}
+	ranges := [][2]time.Time{{base.Add(-time.Hour), base.Add(3 * time.Hour)}, {base.Add(30 * time.Minute), base.Add(70 * time.Minute)}}
+	readers := map[string]*lakeread.Reader{
+		"grams":    newReader(t, dir),
+		"no grams": newReader(t, dir, func(c *lakeread.Config) { c.NoIndexes = true }),
+	}
+	for _, r := range readers {
+		defer r.Close()
+	}
+	found := 0
+	for _, ns := range needles {
+		for _, only := range []string{"", svc} {
+			for ri, rg := range ranges {
+				want := map[string]int{}
+				wantCount := map[int64]int64{}
+				for _, r := range recs {
+					if r.ts < rg[0].UnixNano() || r.ts >= rg[1].UnixNano() || only != "" && r.svc != only {
+						continue
+					}
+					ok := true
+					for _, n := range ns {
+						ok = ok && strings.Contains(r.line, n)
+					}
+					if ok {
+						want[r.line]++
+						wantCount[r.ts/int64(time.Minute)]++
+					}
+				}
+				if len(want) > 0 {
+					found++
+				}
+				var contains [][]byte
+				for _, n := range ns {
+					contains = append(contains, []byte(n))
+				}
+				q := lakeread.LogQuery{Start: rg[0], End: rg[1], Contains: contains, Fields: lakeread.FieldLine}
+				cq := lakeread.LogCountQuery{Start: rg[0], End: rg[1], Contains: contains, Bucket: func(ts int64) int64 { return ts / int64(time.Minute) }}
+				if only != "" {
+					q.Service = func(s string) bool { return s == only }
+					cq.Service = q.Service
+				}
+				for name, r := range readers {
+					got := map[string]int{}
+					if err := r.Logs(context.Background(), "acme", q, func(l *lakeread.LogRecord) bool { got[string(l.Line)]++; return true }); err != nil {
+						t.Fatal(err)
+					}
+					if !maps.Equal(got, want) {
+						t.Errorf("%s: needles %q, service %q, range %d: %d lines, want %d", name, ns, only, ri, len(got), len(want))
+					}
+					gotCount := map[int64]int64{}
+					if err := r.CountLogs(context.Background(), "acme", cq, func(c lakeread.LogCount) bool { gotCount[c.Bucket] += c.N; return true }); err != nil {
+						t.Fatal(err)
+					}
+					if !maps.Equal(gotCount, wantCount) {
+						t.Errorf("%s: count of needles %q, service %q, range %d: %v, want %v", name, ns, only, ri, gotCount, wantCount)
+					}
+				}
+			}
+		}
+	}
+	if found < len(needles) {
+		t.Errorf("%d of %d queries found lines: the test compares little", found, 4*len(needles))
+	}
+}
+
+// TestNeedlesDamagedGrams: a file whose body index is missing, malformed
+// or does not cover its rows is read whole: a needle's lines are those
+// without the index.
+func TestNeedlesDamagedGrams(t *testing.T) {
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	req := synth.Logs(synth.Config{Seed: 5, Resources: 3, ScopesPerResource: 1, TotalRecords: 5000, Start: base})
+	q := lakeread.LogQuery{Start: base.Add(-time.Hour), End: base.Add(time.Hour), Contains: [][]byte{[]byte("session:")}, Fields: lakeread.FieldLine}
+	lines := func(r *lakeread.Reader) map[string]int {
+		t.Helper()
+		got := map[string]int{}
+		if err := r.Logs(context.Background(), "acme", q, func(l *lakeread.LogRecord) bool { got[string(l.Line)]++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	ref := t.TempDir()
+	writeLogsLake(t, ref, req)
+	want := lines(newReader(t, ref, func(c *lakeread.Config) { c.NoIndexes = true }))
+	if len(want) < 10 {
+		t.Fatalf("%d lines: the test compares little", len(want))
+	}
+	for name, damage := range map[string]func(string) (string, bool){
+		"missing":   func(string) (string, bool) { return "", false },
+		"malformed": func(v string) (string, bool) { return v[:len(v)-8] + "AAAAAAAA", true },
+		// Every block empty: each a filter that refuses every gram,
+		// and one row less, which the reader sees.
+		"wrong rows": func(v string) (string, bool) {
+			g, err := lake.ParseGrams(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range g.Entries {
+				clear(g.Entries[i].Filter)
+			}
+			g.Entries[0].Rows++
+			return g.Marshal(), true
+		},
+	} {
+		dir := damagedLake(t, req, lake.GramsKey, damage)
+		if got := lines(newReader(t, dir)); !maps.Equal(got, want) {
+			t.Errorf("%s index: %d lines, want %d", name, len(got), len(want))
+		}
+	}
+}
