@@ -63,6 +63,18 @@ func newTally() *tally {
 	return &tally{index: map[string]int32{}, counts: map[countKey]int64{}}
 }
 
+// add adds o's counts to t.
+func (t *tally) add(o *tally) {
+	ids := make([]int32, len(o.names))
+	for i, n := range o.names {
+		ids[i] = t.name([]byte(n))
+	}
+	for k, n := range o.counts {
+		k.svc, k.text = ids[k.svc], ids[k.text]
+		t.counts[k] += n
+	}
+}
+
 // name returns b's index in t.names, adding it once.
 func (t *tally) name(b []byte) int32 {
 	if i, ok := t.index[string(b)]; ok {
@@ -124,12 +136,53 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
+	// Files are read a few at a time, one a core, each into a tally of
+	// its own, added to t in the files' order.
+	w := workers()
+	for start := 0; start < len(files); start += w {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.countFile(ctx, fq, f, &q, t); err != nil {
+		window := files[start:min(start+w, len(files))]
+		open := make([]*cachedFile, len(window))
+		release := func() {
+			for _, cf := range open {
+				if cf != nil {
+					fq.release(cf)
+				}
+			}
+		}
+		for i, f := range window {
+			cf, err := fq.open(ctx, f)
+			if err != nil {
+				release()
+				return err
+			}
+			if cf != nil { // nil: removed since the listing
+				cf.logCounts() // parsed here, not by the workers
+				cf.logGrams()
+			}
+			open[i] = cf
+		}
+		tallies := make([]*tally, len(window))
+		err := inParallel(len(window), func(i int) error {
+			if open[i] == nil {
+				return nil
+			}
+			tallies[i] = newTally()
+			if err := r.countFile(open[i], &q, tallies[i]); err != nil {
+				return fmt.Errorf("lakeread: read a logs file: %s: %w", window[i].Name, err)
+			}
+			return nil
+		})
+		release()
+		if err != nil {
 			return err
+		}
+		for _, wt := range tallies {
+			if wt != nil {
+				t.add(wt)
+			}
 		}
 		if err := fq.charge(); err != nil {
 			return err
@@ -146,18 +199,8 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 	return nil
 }
 
-// countFile adds the records of file f that q selects to t.
-func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, q *LogCountQuery, t *tally) (err error) {
-	cf, err := fq.open(ctx, f)
-	if err != nil || cf == nil {
-		return err // nil: removed since the listing
-	}
-	defer fq.release(cf)
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("lakeread: read a logs file: %s: damaged file: %v", f.Name, p)
-		}
-	}()
+// countFile adds the records of open file cf that q selects to t.
+func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, t *tally) error {
 	pf := cf.pf
 	if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
 		return nil // version 1 logs are not read by this API
@@ -169,7 +212,7 @@ func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, 
 				qi := *q
 				qi.Start, qi.End = time.Unix(0, iv[0]), time.Unix(0, iv[1])
 				if err := countRowGroups(pf, &qi, t); err != nil {
-					return fmt.Errorf("lakeread: %s: %w", f.Name, err)
+					return err
 				}
 			}
 			return nil
@@ -180,15 +223,9 @@ func (r *Reader) countFile(ctx context.Context, fq *fileQuery, f lake.DataFile, 
 		if skip {
 			return nil
 		}
-		if err := countRowGroupsOf(pf, q, lq, t); err != nil {
-			return fmt.Errorf("lakeread: %s: %w", f.Name, err)
-		}
-		return nil
+		return countRowGroupsOf(pf, q, lq, t)
 	}
-	if err := countRowGroups(pf, q, t); err != nil {
-		return fmt.Errorf("lakeread: %s: %w", f.Name, err)
-	}
-	return nil
+	return countRowGroups(pf, q, t)
 }
 
 // maxCountsRest is how many stretches of minutes a file's counts may

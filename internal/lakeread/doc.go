@@ -64,7 +64,9 @@
 // and regular expressions (page by page on the body column), and values
 // the records' attributes must hold (AttrValues: the attribute value
 // column, once per dictionary entry, or the resource's JSON) select rows
-// before anything else is read; in
+// before anything else is read (a regular expression's required literals,
+// requiredLiterals, are tested as substrings before it, and serve the
+// body index as needles); in
 // order, candidates are sorted by time and decoded a thousand at a time,
 // so a query that stops at its limit reads little; in no order, files are
 // read one at a time, up to 64k records a batch, so memory stays small.
@@ -101,6 +103,16 @@
 // compare both ways with pdata). LogStreams gives the
 // distinct (service, resource attributes) of the range, what Loki's label
 // and series endpoints list.
+//
+// # Parallel reads
+//
+// Work on independent files, and on the columns of one row group, runs on
+// one goroutine a core (parallel.go, inParallel): CountLogs counts a few
+// files at a time, each into a tally of its own; Logs filters the files
+// of an hour a few at a time and decodes a batch's files, and a row
+// group's columns, in parallel; readColumns reads a trace's columns in
+// parallel. Files are opened and released, and bytes charged, by the
+// query's goroutine alone; a worker only reads the files it is handed.
 //
 // # Fresh records
 //

@@ -1,6 +1,8 @@
 package lakeread
 
 import (
+	"regexp"
+	"regexp/syntax"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
@@ -9,8 +11,8 @@ import (
 )
 
 // narrowByGrams narrows q, for one file with body index g, to the
-// blocks of rows that may hold each of q's needles (Contains) of
-// lake.GramLen bytes or more: their services and timestamp ranges
+// blocks of rows that may hold each of q's needles of lake.GramLen bytes
+// or more (Contains, and the literals every match of a Matches holds): their services and timestamp ranges
 // (LogQuery.within). skip: no block may, and the file need not be read.
 // q itself comes back when no needle is long enough, or when the blocks
 // that may hold the needles are half the file or more (reading it all
@@ -20,6 +22,13 @@ func narrowByGrams(g *lake.Grams, q *LogQuery) (nq *LogQuery, skip bool) {
 	for _, c := range q.Contains {
 		if h := lake.AppendGramHashes(nil, c); len(h) > 0 {
 			needles = append(needles, h)
+		}
+	}
+	for _, lits := range q.literals {
+		for _, c := range lits {
+			if h := lake.AppendGramHashes(nil, c); len(h) > 0 {
+				needles = append(needles, h)
+			}
 		}
 	}
 	if len(needles) == 0 {
@@ -153,4 +162,32 @@ func rowsWithin(rg parquet.RowGroup, l leaf, sel []int64, spans [][2]int64) ([]i
 	}
 	slices.Sort(keep)
 	return keep, nil
+}
+
+// requiredLiterals returns substrings that every match of re holds: the
+// case-sensitive literals among the top-level terms of its expression (a
+// concatenation, captures unwrapped); none if it has none it can tell.
+func requiredLiterals(re *regexp.Regexp) [][]byte {
+	t, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	t = t.Simplify()
+	for t.Op == syntax.OpCapture {
+		t = t.Sub[0]
+	}
+	terms := []*syntax.Regexp{t}
+	if t.Op == syntax.OpConcat {
+		terms = t.Sub
+	}
+	var out [][]byte
+	for _, s := range terms {
+		for s.Op == syntax.OpCapture {
+			s = s.Sub[0]
+		}
+		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && len(s.Rune) > 0 {
+			out = append(out, []byte(string(s.Rune)))
+		}
+	}
+	return out
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// TestNeedlesWithAndWithoutGrams: Logs and CountLogs with |= needles
+// TestNeedlesWithAndWithoutGrams: Logs and CountLogs with |= needles,
+// and Logs with |~ expressions,
 // give the records the needles select among those sent (pdata is the
 // oracle), with the files' body index (lake.GramsKey) and without it
 // (Config.NoIndexes): rare needles (session keys, in one file of six),
@@ -127,6 +128,27 @@ func TestNeedlesWithAndWithoutGrams(t *testing.T) {
 			}
 		}
 	}
+	// Regular expressions, whose literals the index and a substring test
+	// take first.
+	for _, expr := range []string{rare[0] + "[,]", "status=5[0-9][0-9]", "(?i)CACHE MISS.*" + rare[1], "ex(haus)ted", "waited [0-9]+ms", "a|zzzz", "nothing ?here[0-9]"} {
+		re := regexp.MustCompile(expr)
+		want := map[string]int{}
+		for _, r := range recs {
+			if re.MatchString(r.line) {
+				want[r.line]++
+			}
+		}
+		q := lakeread.LogQuery{Start: ranges[0][0], End: ranges[0][1], Matches: []*regexp.Regexp{re}, Fields: lakeread.FieldLine}
+		for name, r := range readers {
+			got := map[string]int{}
+			if err := r.Logs(context.Background(), "acme", q, func(l *lakeread.LogRecord) bool { got[string(l.Line)]++; return true }); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("%s: regexp %q: %d lines, want %d", name, expr, len(got), len(want))
+			}
+		}
+	}
 	if found < len(needles) {
 		t.Errorf("%d of %d queries found lines: the test compares little", found, 4*len(needles))
 	}
@@ -173,6 +195,54 @@ func TestNeedlesDamagedGrams(t *testing.T) {
 		dir := damagedLake(t, req, lake.GramsKey, damage)
 		if got := lines(newReader(t, dir)); !maps.Equal(got, want) {
 			t.Errorf("%s index: %d lines, want %d", name, len(got), len(want))
+		}
+	}
+}
+
+// BenchmarkNeedle: Logs with one |= needle over a lake of 500,000 logs
+// (500 requests of 1,000 records over 10 resources, a file each 100
+// requests), every field decoded: a rare needle (a session key, one
+// line) and a frequent one (a tenth of the lines, the first 1000 kept),
+// with the body index and without it (Config.NoIndexes).
+func BenchmarkNeedle(b *testing.B) {
+	dir := b.TempDir()
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	key := ""
+	for i := range 500 {
+		req := synth.Logs(synth.Config{Seed: int64(i), Resources: 10, ScopesPerResource: 1, TotalRecords: 1000, Start: base.Add(time.Duration(i) * time.Second)})
+		if m := regexp.MustCompile(`session:([0-9a-f]{8})`).FindSubmatch(req); i == 250 && m != nil {
+			key = string(m[1])
+		}
+		reqs = append(reqs, req)
+	}
+	if key == "" {
+		b.Fatal("no session key in request 250")
+	}
+	for i := 0; i < len(reqs); i += 100 {
+		writeLogsLake(b, dir, reqs[i:i+100]...)
+	}
+	for _, index := range []bool{true, false} {
+		r := newReader(b, dir, func(c *lakeread.Config) { c.NoIndexes = !index })
+		defer r.Close()
+		for _, needle := range []string{key, "exhausted"} {
+			name := "rare"
+			if needle == "exhausted" {
+				name = "frequent"
+			}
+			if !index {
+				name += ", no index"
+			}
+			b.Run(name, func(b *testing.B) {
+				q := lakeread.LogQuery{Start: base.Add(-time.Hour), End: base.Add(time.Hour), Contains: [][]byte{[]byte(needle)}, Newest: true}
+				for b.Loop() {
+					n := 0
+					err := r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { n++; return n < 1000 })
+					if err != nil || n == 0 {
+						b.Fatalf("%d lines: %v", n, err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,7 +53,8 @@ type LogQuery struct {
 	// filters), tested on the body column before anything else is read.
 	Contains [][]byte
 	// Matches are regular expressions every kept record's line matches
-	// (LogQL's |~ filters), tested on the body column after Contains.
+	// (LogQL's |~ filters), tested on the body column after Contains;
+	// the literals every match holds are tested first (requiredLiterals).
 	Matches []*regexp.Regexp
 	// AttrValues are values every kept record has as the value of one
 	// of its attributes, the record's or the resource's (an int's value
@@ -70,6 +72,10 @@ type LogQuery struct {
 	// Neither: any order.
 	Newest, Oldest bool
 
+	// literals are, for each of Matches, the substrings every match of
+	// it holds (requiredLiterals), set by Logs: tested before the
+	// expression, and used as needles by the body index.
+	literals [][][]byte
 	// within, if set, keeps only the rows whose timestamp column value
 	// lies in one of its ranges [min, max] (sorted, disjoint): the
 	// blocks of a file whose body index may hold the needles.
@@ -129,6 +135,10 @@ func (r *Reader) Logs(ctx context.Context, tenant string, q LogQuery, fn func(*L
 	}
 	fq := r.newQuery(tenant, q.Start, q.End)
 	fq.signal = otlpwire.SignalLogs
+	q.literals = make([][][]byte, len(q.Matches))
+	for i, re := range q.Matches {
+		q.literals[i] = requiredLiterals(re)
+	}
 	// The spool's first: the newest records are there, and the high-water
 	// mark tells which files hold what they hold.
 	// The memory the query holds is charged to its ticket (querybudget)
@@ -304,20 +314,35 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				k := at{c.file(), c.rg()}
 				rows[k] = append(rows[k], i)
 			}
-			for k, idx := range rows {
-				slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row(), batch[b].row()) })
-				sel := make([]int64, len(idx))
-				for j, i := range idx {
-					sel[j] = batch[i].row()
+			// Files in parallel (one a core), each file's row groups in
+			// turn; each call fills only its rows of recs.
+			byFile := map[int][]at{}
+			for k := range rows {
+				byFile[k.file] = append(byFile[k.file], k)
+			}
+			fileIDs := slices.Sorted(maps.Keys(byFile))
+			err := inParallel(len(fileIDs), func(n int) error {
+				file := fileIDs[n]
+				for _, k := range byFile[file] {
+					idx := rows[k]
+					slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row(), batch[b].row()) })
+					sel := make([]int64, len(idx))
+					for j, i := range idx {
+						sel[j] = batch[i].row()
+					}
+					pf := opened[file].pf
+					decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
+					if err != nil {
+						return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
+					}
+					for j, i := range idx {
+						recs[i] = decoded[j]
+					}
 				}
-				pf := opened[k.file].pf
-				decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
-				if err != nil {
-					return false, fmt.Errorf("lakeread: %s: %w", opened[k.file].f.Name, err)
-				}
-				for j, i := range idx {
-					recs[i] = decoded[j]
-				}
+				return nil
+			})
+			if err != nil {
+				return false, err
 			}
 			if err := fq.charge(); err != nil {
 				return false, err
@@ -341,43 +366,77 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		}
 		return true, nil
 	}
-	for _, f := range files {
-		cf, err := fq.open(ctx, f)
+	// Files are filtered a few at a time, one a core (inParallel), each
+	// into candidates of its own, added in the files' order.
+	type job struct {
+		file int
+		q    *LogQuery
+	}
+	w := workers()
+	for start := 0; start < len(files); start += w {
+		var jobs []job
+		for _, f := range files[start:min(start+w, len(files))] {
+			cf, err := fq.open(ctx, f)
+			if err != nil {
+				return false, err
+			}
+			if cf == nil {
+				continue // removed since the listing
+			}
+			i := len(opened)
+			opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
+			if v, ok := cf.pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+				continue // version 1 logs are not read by this API
+			}
+			if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
+				return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
+			}
+			fileQ, skip := q, false
+			if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
+				fileQ, skip = narrowByGrams(g, q)
+			}
+			if !skip {
+				jobs = append(jobs, job{i, fileQ})
+			}
+		}
+		per := make([][]candidate, len(jobs))
+		err := inParallel(len(jobs), func(j int) error {
+			o := opened[jobs[j].file]
+			err := logCandidates(o.pf, jobs[j].q, func(rg int, row, t int64) {
+				per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
+			})
+			if err != nil {
+				return fmt.Errorf("lakeread: %s: %w", o.f.Name, err)
+			}
+			return nil
+		})
+		// The workers' candidates are held twice for a moment: charged.
+		var perBytes int64
+		for _, p := range per {
+			perBytes += int64(cap(p)) * int64(unsafe.Sizeof(candidate{}))
+		}
 		if err != nil {
 			return false, err
 		}
-		if cf == nil {
-			continue // removed since the listing
+		if err := tk.Charge(perBytes); err != nil {
+			return false, err
 		}
-		i := len(opened)
-		opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
-		if v, ok := cf.pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
-			continue // version 1 logs are not read by this API
+		n := len(cands)
+		for _, p := range per {
+			n += len(p)
 		}
-		if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
-			return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
+		cands = slices.Grow(cands, n-len(cands))
+		for _, p := range per {
+			cands = append(cands, p...)
 		}
-		fileQ, skip := q, false
-		if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
-			fileQ, skip = narrowByGrams(g, q)
-		}
-		if skip {
-			continue
-		}
-		// At most a candidate per row: grown once, not doubled.
-		cands = slices.Grow(cands, int(cf.pf.NumRows()))
-		err = logCandidates(cf.pf, fileQ, func(rg int, row, t int64) {
-			cands = append(cands, fileCandidate(t, i, rg, row))
-		})
-		if err != nil {
-			return false, fmt.Errorf("lakeread: %s: %w", f.Name, err)
-		}
-		if grown(); chargeErr != nil {
+		grown()
+		tk.Release(perBytes)
+		if chargeErr != nil {
 			return false, chargeErr
 		}
 		if !q.Newest && !q.Oldest {
-			// No order: this file's records now, so that memory holds
-			// one file's candidates at most.
+			// No order: these files' records now, so that memory holds
+			// a few files' candidates at most.
 			if more, err := emit(cands); err != nil || !more {
 				return more, err
 			}
@@ -466,8 +525,20 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 			return nil, true, err
 		}
 	}
-	for _, re := range q.Matches {
-		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, re.Match); err != nil || sel == nil {
+	for i, re := range q.Matches {
+		match := re.Match
+		if i < len(q.literals) && len(q.literals[i]) > 0 {
+			lits := q.literals[i]
+			match = func(b []byte) bool {
+				for _, l := range lits {
+					if !bytes.Contains(b, l) {
+						return false
+					}
+				}
+				return re.Match(b)
+			}
+		}
+		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, match); err != nil || sel == nil {
 			return nil, true, err
 		}
 	}
@@ -561,40 +632,26 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 	for i := range out {
 		out[i] = &all[i]
 	}
-	// at finds row's record: values come in row order, so a cursor that
-	// only moves forward (reset per column).
-	j := 0
-	at := func(row int64) *LogRecord {
-		for j < len(sel) && sel[j] < row {
-			j++
+	// cursor returns a finder of a row's record: values come in row
+	// order, so a cursor that only moves forward (one per column read).
+	cursor := func() func(row int64) *LogRecord {
+		j := 0
+		return func(row int64) *LogRecord {
+			for j < len(sel) && sel[j] < row {
+				j++
+			}
+			if j < len(sel) && sel[j] == row {
+				return out[j]
+			}
+			return nil
 		}
-		if j < len(sel) && sel[j] == row {
-			return out[j]
-		}
-		return nil
 	}
-	ccs := rg.ColumnChunks()
-	str := func(v parquet.Value) string { return string(v.ByteArray()) }
-	resources := map[string][]KV{} // shared by the records of a resource: read only
 	type strCol struct {
 		c    int
 		need LogFields
 		set  func(*LogRecord, []byte)
 	}
-	type intCol struct {
-		c    int
-		need LogFields
-		set  func(*LogRecord, int64)
-	}
-	ints := []intCol{
-		{lcTime, 0, func(r *LogRecord, v int64) { r.Time = v }},
-		{lcObserved, 0, func(r *LogRecord, v int64) {
-			if r.Time == 0 {
-				r.Time = v
-			}
-		}},
-		{lcSeverityNumber, FieldSeverity, func(r *LogRecord, v int64) { r.SeverityNumber = int32(v) }},
-	}
+	resources := map[string][]KV{} // shared by the records of a resource: read only
 	strs := []strCol{
 		{lcService, 0, func(r *LogRecord, b []byte) { r.Service = string(b) }},
 		{lcBody, FieldLine, func(r *LogRecord, b []byte) { r.Line = slices.Clone(b) }},
@@ -613,78 +670,89 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 			r.Resource = kvs
 		}},
 	}
-	for _, c := range ints {
-		if c.need != 0 && fields&c.need == 0 {
-			continue
-		}
-		j = 0
-		if err := eachInt(rg, leaves[c.c], sel, func(row int64, v int64) {
-			if rec := at(row); rec != nil {
-				c.set(rec, v)
+	// The columns are read in parallel (inParallel), each task setting
+	// fields of its own in the records: times (the observed time after
+	// the time, which it stands in for), severity number, each string
+	// column, and the attribute map (keys, then values).
+	tasks := []func() error{
+		func() error {
+			at := cursor()
+			if err := eachInt(rg, leaves[lcTime], sel, func(row int64, v int64) {
+				if rec := at(row); rec != nil {
+					rec.Time = v
+				}
+			}); err != nil {
+				return err
 			}
-		}); err != nil {
-			return nil, err
-		}
+			at = cursor()
+			return eachInt(rg, leaves[lcObserved], sel, func(row int64, v int64) {
+				if rec := at(row); rec != nil && rec.Time == 0 {
+					rec.Time = v
+				}
+			})
+		},
+	}
+	if fields&FieldSeverity != 0 {
+		tasks = append(tasks, func() error {
+			at := cursor()
+			return eachInt(rg, leaves[lcSeverityNumber], sel, func(row int64, v int64) {
+				if rec := at(row); rec != nil {
+					rec.SeverityNumber = int32(v)
+				}
+			})
+		})
 	}
 	for _, c := range strs {
 		if c.need != 0 && fields&c.need == 0 {
 			continue
 		}
-		j = 0
-		if err := eachString(rg, leaves[c.c], sel, func(row int64, b []byte) {
-			if rec := at(row); rec != nil {
-				c.set(rec, b)
-			}
-		}); err != nil {
-			return nil, err
-		}
+		tasks = append(tasks, func() error {
+			at := cursor()
+			return eachString(rg, leaves[c.c], sel, func(row int64, b []byte) {
+				if rec := at(row); rec != nil {
+					c.set(rec, b)
+				}
+			})
+		})
 	}
-	if fields&FieldAttrs == 0 {
-		return out, nil
+	if fields&FieldAttrs != 0 {
+		tasks = append(tasks, func() error { return decodeAttrs(rg, leaves, sel, cursor()) })
 	}
-	// The attribute map: keys, then values at the same places (an entry
-	// is its row and its place in the row; an empty map is one null).
+	err = inParallel(len(tasks), func(i int) error { return tasks[i]() })
+	return out, err
+}
+
+// decodeAttrs sets the attributes of the records at finds, of rows sel:
+// keys, then values at the same places (a slot is its row and its place
+// in the row; an empty map is one null), from the pages' encoded data:
+// a row's values only, not the whole page's as parquet.Values.
+func decodeAttrs(rg parquet.RowGroup, leaves []leaf, sel []int64, at func(int64) *LogRecord) error {
 	type place struct {
 		row int64
 		at  int
 	}
-	placer := func() func(int64) int {
-		last, at := int64(-1), 0
-		return func(row int64) int {
-			if row != last {
-				last, at = row, 0
-			} else {
-				at++
-			}
-			return at
-		}
-	}
 	keyAt := map[place]string{}
-	next := placer()
-	err = eachValue(ccs[leaves[lcAttrKey].index], sel, func(row int64, v parquet.Value) {
-		if i := next(row); !v.IsNull() {
-			keyAt[place{row, i}] = str(v)
+	err := eachSlot(rg, leaves[lcAttrKey], sel, func(row int64, i int, b []byte, null bool) {
+		if !null {
+			keyAt[place{row, i}] = string(b)
 		}
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	next = placer()
-	j = 0
-	err = eachValue(ccs[leaves[lcAttrValue].index], sel, func(row int64, v parquet.Value) {
-		k, ok := keyAt[place{row, next(row)}]
+	return eachSlot(rg, leaves[lcAttrValue], sel, func(row int64, i int, b []byte, null bool) {
+		k, ok := keyAt[place{row, i}]
 		if !ok {
 			return
 		}
 		kv := KV{Key: k}
-		if !v.IsNull() {
-			kv.Value = str(v)
+		if !null {
+			kv.Value = string(b)
 		}
 		if rec := at(row); rec != nil {
 			rec.Attrs = append(rec.Attrs, kv)
 		}
 	})
-	return out, err
 }
 
 // jsonKVs reads a JSON object of attributes as text pairs, in order:

@@ -574,13 +574,19 @@ func readColumns(rg parquet.RowGroup, rows []int64, cols []int, dec decoder, fn 
 	if len(rows) == 0 {
 		return nil
 	}
-	out := make([]parquet.Row, len(rows))
 	ccs := rg.ColumnChunks()
-	var arena []byte // the rows' byte arrays, copied out of the pages
 	for _, c := range cols {
 		if c >= len(ccs) {
 			return fmt.Errorf("column %d of %d", c, len(ccs))
 		}
+	}
+	// The columns are read in parallel (inParallel), each into values of
+	// its own by row, then put together in the columns' order.
+	byCol := make([][][]parquet.Value, len(cols))
+	err := inParallel(len(cols), func(ci int) error {
+		c := cols[ci]
+		vals := make([][]parquet.Value, len(rows))
+		var arena []byte // the rows' byte arrays, copied out of the pages
 		j := 0
 		err := eachValue(ccs[c], rows, func(row int64, v parquet.Value) {
 			for rows[j] < row {
@@ -599,10 +605,26 @@ func readColumns(rg parquet.RowGroup, rows []int64, cols []int, dec decoder, fn 
 				}
 				v = nv.Level(v.RepetitionLevel(), v.DefinitionLevel(), c)
 			}
-			out[j] = append(out[j], v)
+			vals[j] = append(vals[j], v)
 		})
 		if err != nil {
 			return fmt.Errorf("column %d: %w", c, err)
+		}
+		byCol[ci] = vals
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := make([]parquet.Row, len(rows))
+	for j := range out {
+		n := 0
+		for _, vals := range byCol {
+			n += len(vals[j])
+		}
+		out[j] = make(parquet.Row, 0, n)
+		for _, vals := range byCol {
+			out[j] = append(out[j], vals[j]...)
 		}
 	}
 	for i, row := range out {

@@ -382,6 +382,18 @@ func stringTest(p parquet.Page, keep func([]byte) bool) func(k int) bool {
 // in the rows of sel (nil: all), from the pages' encoded data (no
 // parquet.Value per value). The bytes alias page buffers.
 func eachString(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, b []byte)) error {
+	return eachSlot(rg, l, sel, func(row int64, _ int, b []byte, null bool) {
+		if !null {
+			fn(row, b)
+		}
+	})
+}
+
+// eachSlot calls fn with each value slot of string column l of rg in the
+// rows of sel (nil: all): its row, its place in the row (a repeated
+// column's element), and its bytes, or null (a null value, or an empty
+// list's one slot). The bytes alias page buffers.
+func eachSlot(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, at int, b []byte, null bool)) error {
 	return scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
 		data := p.Data()
 		var get func(k int) []byte
@@ -398,9 +410,11 @@ func eachString(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, b [
 		} else {
 			return nil
 		}
-		walkPage(p, first, l, sel, func(row int64, _, k int) {
+		walkPage(p, first, l, sel, func(row int64, at, k int) {
 			if k >= 0 {
-				fn(row, get(k))
+				fn(row, at, get(k), false)
+			} else {
+				fn(row, at, nil, true)
 			}
 		})
 		return nil
