@@ -136,9 +136,9 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 	if err != nil {
 		return err
 	}
-	// Files are read a few at a time, one a core, each into a tally of
+	// Files are read a few at a time (filesAtOnce), one a core, each into a tally of
 	// its own, added to t in the files' order.
-	w := workers()
+	w := filesAtOnce()
 	for start := 0; start < len(files); start += w {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -372,7 +372,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		file int
 		q    *LogQuery
 	}
-	w := workers()
+	w := filesAtOnce()
 	for start := 0; start < len(files); start += w {
 		var jobs []job
 		for _, f := range files[start:min(start+w, len(files))] {

@@ -60,3 +60,8 @@ func inParallel(n int, fn func(i int) error) error {
 	}
 	return nil
 }
+
+// filesAtOnce is how many files a query opens and hands to its workers
+// at once: several a worker, so that one large file does not leave the
+// other workers idle until the next files are handed out.
+func filesAtOnce() int { return 4 * workers() }
