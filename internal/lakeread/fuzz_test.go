@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -59,8 +60,9 @@ func FuzzTraceFile(f *testing.F) {
 	})
 }
 
-// FuzzLogFile: a damaged logs file makes Logs and LogStreams fail or find
-// nothing, never panic or hang.
+// FuzzLogFile: a damaged logs file (its columns, or its counts and body
+// index) makes Logs, CountLogs and LogStreams fail or find nothing,
+// never panic or hang.
 func FuzzLogFile(f *testing.F) {
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 	body := synth.Logs(synth.Config{Seed: 3, Resources: 1, ScopesPerResource: 1, TotalRecords: 20, Start: start})
@@ -94,8 +96,18 @@ func FuzzLogFile(f *testing.F) {
 		for _, q := range []lakeread.LogQuery{
 			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Newest: true},
 			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Contains: [][]byte{[]byte("a")}, Service: func(string) bool { return true }, Fields: lakeread.FieldSeverity},
+			// Needles and a regular expression the body index serves.
+			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Contains: [][]byte{[]byte("session")}, Oldest: true},
+			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Matches: []*regexp.Regexp{regexp.MustCompile(`status=5[0-9]+`)}},
 		} {
 			r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { return true }) //nolint:errcheck
+		}
+		// Counts from the file's counts (a grid on whole minutes) and
+		// with a needle.
+		minute := func(ts int64) int64 { return (ts + int64(time.Minute) - 1) / int64(time.Minute) }
+		for _, c := range [][][]byte{nil, {[]byte("session")}} {
+			q := lakeread.LogCountQuery{Start: start.Add(-time.Hour + 1), End: start.Add(time.Hour + 1), Contains: c, Bucket: minute, Severity: true}
+			r.CountLogs(context.Background(), "acme", q, func(lakeread.LogCount) bool { return true }) //nolint:errcheck
 		}
 		r.LogStreams(context.Background(), "acme", start.Add(-time.Hour), start.Add(time.Hour)) //nolint:errcheck
 	})
