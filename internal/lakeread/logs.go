@@ -399,41 +399,47 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				jobs = append(jobs, job{i, fileQ})
 			}
 		}
+		// At most a candidate per row: cands grows once by the files'
+		// rows, and each worker appends into its file's stretch of it;
+		// the stretches are then closed up, in the files' order.
+		need := 0
+		for _, jb := range jobs {
+			need += int(opened[jb.file].pf.NumRows())
+		}
+		cands = slices.Grow(cands, need)
+		if grown(); chargeErr != nil {
+			return false, chargeErr
+		}
+		base := len(cands)
+		region := cands[base : base+need]
 		per := make([][]candidate, len(jobs))
+		off := 0
+		for j, jb := range jobs {
+			n := int(opened[jb.file].pf.NumRows())
+			per[j] = region[off : off : off+n]
+			off += n
+		}
 		err := inParallel(len(jobs), func(j int) error {
 			o := opened[jobs[j].file]
+			room := cap(per[j])
 			err := logCandidates(o.pf, jobs[j].q, func(rg int, row, t int64) {
-				per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
+				if len(per[j]) < room {
+					per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
+				}
 			})
 			if err != nil {
 				return fmt.Errorf("lakeread: %s: %w", o.f.Name, err)
 			}
 			return nil
 		})
-		// The workers' candidates are held twice for a moment: charged.
-		var perBytes int64
-		for _, p := range per {
-			perBytes += int64(cap(p)) * int64(unsafe.Sizeof(candidate{}))
-		}
 		if err != nil {
 			return false, err
 		}
-		if err := tk.Charge(perBytes); err != nil {
-			return false, err
-		}
-		n := len(cands)
+		end := base
 		for _, p := range per {
-			n += len(p)
+			end += copy(cands[end:base+need], p) // never ahead of p: same array, p at or after end
 		}
-		cands = slices.Grow(cands, n-len(cands))
-		for _, p := range per {
-			cands = append(cands, p...)
-		}
-		grown()
-		tk.Release(perBytes)
-		if chargeErr != nil {
-			return false, chargeErr
-		}
+		cands = cands[:end]
 		if !q.Newest && !q.Oldest {
 			// No order: these files' records now, so that memory holds
 			// a few files' candidates at most.
