@@ -117,10 +117,15 @@ const (
 )
 
 // logBatch is how many records Logs decodes at a time in order, at
-// first; each later batch is twice as large, up to maxLogBatch.
+// first (fileBatch in no order); each later batch is twice as large, up
+// to maxLogBatch, while the last one held at most half of maxBatchBytes,
+// and half as large when it held more than maxBatchBytes: a query's
+// memory holds a batch at a time, whatever its records' size.
 const (
-	logBatch    = 1000
-	maxLogBatch = 1 << 16
+	logBatch      = 1000
+	fileBatch     = 8192
+	maxLogBatch   = 1 << 16
+	maxBatchBytes = 16 << 20
 )
 
 // Logs calls fn with the log records of tenant that q selects: from the
@@ -289,14 +294,21 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	emit := func(cands []candidate) (bool, error) {
 		size := logBatch
 		if !q.Newest && !q.Oldest {
-			size = 1 << 16 // in file order: a row group or two at a time
+			size = fileBatch // in file order
 		}
+		var lastHeld int64 // the bytes of the last batch's records
 		for start := 0; start < len(cands); start += size {
 			if start > 0 {
 				// A caller that did not stop after a batch reads on: in
 				// time order a batch reads pages for few of their rows,
-				// so larger ones read each page fewer times.
-				size = min(2*size, maxLogBatch)
+				// so larger ones read each page fewer times; within
+				// maxBatchBytes.
+				switch {
+				case lastHeld > maxBatchBytes:
+					size = max(logBatch, size/2)
+				case 2*lastHeld <= maxBatchBytes:
+					size = min(2*size, maxLogBatch)
+				}
 			}
 			if err := ctx.Err(); err != nil {
 				return false, err
@@ -353,6 +365,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 					held += recordBytes(rec)
 				}
 			}
+			lastHeld = held
 			if err := tk.Charge(held); err != nil {
 				return false, err
 			}
