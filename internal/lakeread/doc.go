@@ -69,7 +69,8 @@
 // body index as needles); in
 // order, candidates are sorted by time and decoded a thousand at a time,
 // so a query that stops at its limit reads little; in no order, files are
-// read one at a time, up to 64k records a batch, so memory stays small.
+// read a few at a time; batches double up to 64k records while the last
+// held at most 8 MiB of records (maxBatchBytes), so memory stays small.
 // LogQuery.Fields names the columns the caller needs. CountLogs counts
 // the records a range selects by service, severity and a time bucket the
 // caller chooses, from the time, service and severity columns (and the
