@@ -474,10 +474,12 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	if v, ok := inputs[0].pf.Lookup(SchemaVersionKey); ok {
 		kv[SchemaVersionKey] = v // the same in every input (unionSchema)
 	}
-	if v, ok := mergedCounts(inputs); ok {
+	// Counts add up; the body index's blocks are found by service and
+	// time, not row, so the inputs' blocks serve the merge as they are.
+	if v, ok := mergedMeta(inputs, CountsKey, ParseCounts, Counts.Rows, MergeCounts, Counts.Marshal); ok {
 		kv[CountsKey] = v
 	}
-	if v, ok := mergedGrams(inputs); ok {
+	if v, ok := mergedMeta(inputs, GramsKey, ParseGrams, Grams.Rows, MergeGrams, Grams.Marshal); ok {
 		kv[GramsKey] = v
 	}
 	opts := append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))
@@ -545,44 +547,20 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	return n, ""
 }
 
-// mergedCounts returns the counts of the merge of inputs, encoded: the
-// sum of theirs, if each has counts that parse and hold its rows
-// (otherwise the output has none, and readers read its columns).
-func mergedCounts(inputs []inputFile) (string, bool) {
-	all := make([]Counts, 0, len(inputs))
+// mergedMeta returns the value of key (a logs file's counts or body
+// index) for the merge of inputs: merge of theirs, encoded, if each
+// input has one a reader can trust (TrustedMeta); otherwise the merge has
+// none, and readers read its columns.
+func mergedMeta[T any](inputs []inputFile, key string, parse func(string) (T, error), rows func(T) int64, merge func(...T) T, encode func(T) string) (string, bool) {
+	all := make([]T, 0, len(inputs))
 	for _, in := range inputs {
-		v, ok := in.pf.Lookup(CountsKey)
+		v, ok := TrustedMeta(in.pf, key, parse, rows)
 		if !ok {
 			return "", false
 		}
-		c, err := ParseCounts(v)
-		if err != nil || c.Rows() != in.pf.NumRows() {
-			return "", false
-		}
-		all = append(all, c)
+		all = append(all, v)
 	}
-	c := MergeCounts(all...)
-	return c.Marshal(), true
-}
-
-// mergedGrams returns the body index of the merge of inputs, encoded:
-// their entries, if each has an index that parses and covers its rows
-// (otherwise the output has none, and readers read its bodies).
-func mergedGrams(inputs []inputFile) (string, bool) {
-	all := make([]Grams, 0, len(inputs))
-	for _, in := range inputs {
-		v, ok := in.pf.Lookup(GramsKey)
-		if !ok {
-			return "", false
-		}
-		g, err := ParseGrams(v)
-		if err != nil || g.Rows() != in.pf.NumRows() {
-			return "", false
-		}
-		all = append(all, g)
-	}
-	g := MergeGrams(all...)
-	return g.Marshal(), true
+	return encode(merge(all...)), true
 }
 
 // outputName names the merge of run: <first>-<last>-c.parquet, or -c2,

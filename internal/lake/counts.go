@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // CountsKey is the key-value metadata of a logs file (schema version 2)
@@ -51,12 +53,29 @@ type CountsEntry struct {
 }
 
 // Rows is the number of records the counts hold.
-func (c *Counts) Rows() int64 {
+func (c Counts) Rows() int64 {
 	var n int64
 	for _, e := range c.Entries {
 		n += e.N
 	}
 	return n
+}
+
+// TrustedMeta returns pf's value of key (CountsKey, GramsKey) parsed by
+// parse, and true, if pf has one, it parses and it accounts for pf's
+// rows (rows(value) == pf.NumRows()): only such a value may stand in for
+// the file's columns, in a query or a merge.
+func TrustedMeta[T any](pf *parquet.File, key string, parse func(string) (T, error), rows func(T) int64) (T, bool) {
+	var zero T
+	s, ok := pf.Lookup(key)
+	if !ok {
+		return zero, false
+	}
+	v, err := parse(s)
+	if err != nil || rows(v) != pf.NumRows() {
+		return zero, false
+	}
+	return v, true
 }
 
 // MinuteOf returns the granule of time ts, in minutes since the epoch:
@@ -187,7 +206,7 @@ func MergeCounts(in ...Counts) Counts {
 // bytes) and the entries (count, then each as service, text, number,
 // minute less the previous entry's, and N; unsigned or zigzag varints),
 // then the CRC-32C of those bytes.
-func (c *Counts) Marshal() string {
+func (c Counts) Marshal() string {
 	buf := []byte{countsVersion}
 	buf = binary.AppendUvarint(buf, uint64(len(c.Names)))
 	for _, n := range c.Names {

@@ -208,7 +208,7 @@ func MergeGrams(in ...Grams) Grams {
 }
 
 // Rows is the number of rows the index covers.
-func (g *Grams) Rows() int64 {
+func (g Grams) Rows() int64 {
 	var n int64
 	for _, e := range g.Entries {
 		n += e.Rows
@@ -221,7 +221,7 @@ func (g *Grams) Rows() int64 {
 // then each as length and bytes) and the entries (count, then each as
 // service, Min (zigzag), Max-Min, Rows, the filter's 32-byte blocks and
 // their bytes, little-endian words), then the CRC-32C of those bytes.
-func (g *Grams) Marshal() string {
+func (g Grams) Marshal() string {
 	size := 16
 	for _, s := range g.Services {
 		size += len(s) + 2

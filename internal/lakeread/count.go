@@ -136,8 +136,8 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 	if err != nil {
 		return err
 	}
-	// Files are read a few at a time (filesAtOnce), one a core, each into a tally of
-	// its own, added to t in the files' order.
+	// Files are read a few at a time (filesAtOnce), one a core, each
+	// into a tally of its own, added to t in the files' order.
 	w := filesAtOnce()
 	for start := 0; start < len(files); start += w {
 		if err := ctx.Err(); err != nil {
@@ -158,11 +158,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 				release()
 				return err
 			}
-			if cf != nil { // nil: removed since the listing
-				cf.logCounts() // parsed here, not by the workers
-				cf.logGrams()
-			}
-			open[i] = cf
+			open[i] = cf // nil: removed since the listing; else one worker's alone
 		}
 		tallies := make([]*tally, len(window))
 		err := inParallel(len(window), func(i int) error {

@@ -173,41 +173,26 @@ func (c *fileCache) close() {
 }
 
 // logCounts returns the counts of the file, parsed once per open copy;
-// nil if it has none, or none a reader can trust (malformed, or not
-// summing to the file's rows): then its columns are read.
+// nil if it has none a reader can trust (lake.TrustedMeta): then its
+// columns are read.
 func (cf *cachedFile) logCounts() *lake.Counts {
-	if cf.countsRead {
-		return cf.counts
+	if !cf.countsRead {
+		cf.countsRead = true
+		if c, ok := lake.TrustedMeta(cf.pf, lake.CountsKey, lake.ParseCounts, lake.Counts.Rows); ok {
+			cf.counts = &c
+		}
 	}
-	cf.countsRead = true
-	v, ok := cf.pf.Lookup(lake.CountsKey)
-	if !ok {
-		return nil
-	}
-	c, err := lake.ParseCounts(v)
-	if err != nil || c.Rows() != cf.pf.NumRows() {
-		return nil
-	}
-	cf.counts = &c
 	return cf.counts
 }
 
-// logGrams returns the body index of the file, parsed once per open
-// copy; nil if it has none, or none a reader can trust (malformed, or
-// not covering the file's rows): then its bodies are read.
+// logGrams returns the body index of the file, likewise; nil: its bodies
+// are read.
 func (cf *cachedFile) logGrams() *lake.Grams {
-	if cf.gramsRead {
-		return cf.grams
+	if !cf.gramsRead {
+		cf.gramsRead = true
+		if g, ok := lake.TrustedMeta(cf.pf, lake.GramsKey, lake.ParseGrams, lake.Grams.Rows); ok {
+			cf.grams = &g
+		}
 	}
-	cf.gramsRead = true
-	v, ok := cf.pf.Lookup(lake.GramsKey)
-	if !ok {
-		return nil
-	}
-	g, err := lake.ParseGrams(v)
-	if err != nil || g.Rows() != cf.pf.NumRows() {
-		return nil
-	}
-	cf.grams = &g
 	return cf.grams
 }

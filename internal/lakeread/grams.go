@@ -1,6 +1,7 @@
 package lakeread
 
 import (
+	"cmp"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -12,8 +13,9 @@ import (
 
 // narrowByGrams narrows q, for one file with body index g, to the
 // blocks of rows that may hold each of q's needles of lake.GramLen bytes
-// or more (Contains, and the literals every match of a Matches holds): their services and timestamp ranges
-// (LogQuery.within). skip: no block may, and the file need not be read.
+// or more (Contains, and the literals every match of a Matches holds):
+// their services and timestamp ranges (LogQuery.within). skip: no block
+// may, and the file need not be read.
 // q itself comes back when no needle is long enough, or when the blocks
 // that may hold the needles are half the file or more (reading it all
 // costs about as much).
@@ -72,15 +74,7 @@ next:
 	if rows*2 >= total {
 		return q, false
 	}
-	slices.SortFunc(spans, func(a, b [2]int64) int {
-		switch {
-		case a[0] < b[0]:
-			return -1
-		case a[0] > b[0]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	merged := spans[:1]
 	for _, s := range spans[1:] {
 		if last := &merged[len(merged)-1]; s[0] <= last[1] {

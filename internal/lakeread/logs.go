@@ -379,8 +379,8 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		}
 		return true, nil
 	}
-	// Files are filtered a few at a time, one a core (inParallel), each
-	// into candidates of its own, added in the files' order.
+	// Files are filtered a few at a time (filesAtOnce), one a core
+	// (inParallel).
 	type job struct {
 		file int
 		q    *LogQuery
