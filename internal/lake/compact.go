@@ -493,7 +493,11 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	}
 	defer removeScratch(out)
 	w := parquet.NewGenericWriter[any](out, opts...)
-	_, err = w.WriteRowGroup(merged) // its count is the last row group's
+	if signal == "traces" {
+		err = writePaged(w, merged, spanPageRows) // pages as the Writer cuts them
+	} else {
+		_, err = w.WriteRowGroup(merged) // its count is the last row group's
+	}
 	if err == nil {
 		err = w.Close()
 	}
@@ -725,4 +729,38 @@ func dictionaryColumns(md *format.FileMetaData) map[string]bool {
 		}
 	}
 	return out
+}
+
+// writePaged writes the rows of rg to w, cutting every column's data page
+// after each pageRows rows (and at the writer's size limit): as the Writer
+// cuts a spans file's pages (spanPageRows). WriteRowGroup would cut them
+// at the size limit alone.
+func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int) error {
+	rows := rg.Rows()
+	defer rows.Close()
+	buf := make([]parquet.Row, pageRows)
+	for {
+		n, err := 0, error(nil)
+		for n < len(buf) && err == nil { // a read may stop short of a page
+			var k int
+			k, err = rows.ReadRows(buf[n:])
+			n += k
+		}
+		if n > 0 {
+			if _, werr := w.WriteRows(buf[:n]); werr != nil {
+				return werr
+			}
+			for _, cw := range w.ColumnWriters() {
+				if ferr := cw.Flush(); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -1,8 +1,10 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -528,5 +531,93 @@ func TestPlanRuns(t *testing.T) {
 			sizes[j] = lo + rng.Int64N(spread)
 		}
 		check(sizes, []int64{1 << 20, 2 << 20, 4 << 20, 8 << 20}[rng.IntN(4)])
+	}
+}
+
+// TestSpanPagesCapped: a spans file's data pages hold at most spanPageRows
+// rows in every column, as the Writer writes it and as compaction merges
+// it (the size limit alone would let a narrow column's page hold
+// thousands).
+func TestSpanPagesCapped(t *testing.T) {
+	root := t.TempDir()
+	cfg := testConfig(root)
+	cfg.ManualFlush, cfg.SchemaVersion = true, SchemaVersion
+	w := newTestWriter(t, cfg)
+	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		body := synth.Traces(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+10*i) * time.Minute), Resources: 4, ScopesPerResource: 1, TotalRecords: 3000})
+		if _, err := w.Append(otlpwire.SignalTraces, "acme", body); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.FlushAs(RangeName(uint64(10*i+1), uint64(10*i+5))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, "traces", "tenant=acme", "date=2030-05-01", "hour=10")
+	var rows []string // every row of the partition's files, as text, sorted
+	check := func(wantFiles int) {
+		t.Helper()
+		rows = rows[:0]
+		files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+		if err != nil || len(files) != wantFiles {
+			t.Fatalf("files %v (%v), want %d", files, err, wantFiles)
+		}
+		for _, path := range files {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := parquet.NewReader(bytes.NewReader(b))
+			buf := make([]parquet.Row, 100)
+			for {
+				n, err := r.ReadRows(buf)
+				for _, row := range buf[:n] {
+					rows = append(rows, fmt.Sprint(row))
+				}
+				if err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, rg := range pf.RowGroups() {
+				for c, cc := range rg.ColumnChunks() {
+					oi, err := cc.OffsetIndex()
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := oi.NumPages()
+					if n < 2 && rg.NumRows() > spanPageRows {
+						t.Fatalf("%s column %d: %d page for %d rows", path, c, n, rg.NumRows())
+					}
+					for p := range n {
+						end := rg.NumRows()
+						if p+1 < n {
+							end = oi.FirstRowIndex(p + 1)
+						}
+						if rows := end - oi.FirstRowIndex(p); rows > spanPageRows {
+							t.Fatalf("%s column %d page %d: %d rows, want at most %d", path, c, p, rows, spanPageRows)
+						}
+					}
+				}
+			}
+		}
+	}
+	check(3)
+	before := slices.Sorted(slices.Values(rows))
+	if len(before) != 9000 {
+		t.Fatalf("%d rows written, want 9000", len(before))
+	}
+	c, err := Compact(context.Background(), root, 50, hour.Add(2*time.Hour), CompactOptions{MinFiles: 2})
+	if err != nil || c.Merges != 1 || c.Rows != 9000 {
+		t.Fatalf("Compact = %+v, %v", c, err)
+	}
+	check(1)
+	if after := slices.Sorted(slices.Values(rows)); !slices.Equal(after, before) {
+		t.Fatalf("compaction changed the rows:\n%s", diffLines(after, before))
 	}
 }

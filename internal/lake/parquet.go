@@ -50,6 +50,19 @@ var buildVersion, buildRevision = func() (string, string) {
 // chunkRows is how many values are handed to a column writer at once.
 const chunkRows = 4096
 
+// spanPageRows caps the rows of a data page in a spans file (schema
+// version 2). A trace by id decodes, in each column, the pages that hold
+// its spans: one page per column and service section of the trace. At
+// the 64 KiB size cut alone a page held up to ~16k rows of a narrow
+// column and 4096 of a wide one (the attribute values: ~400 KB
+// uncompressed), and a lookup decompressed most of a file. At 512 rows a
+// lookup costs about half the CPU (scripts/trace-lookup-cost.sh,
+// BenchmarkTrace) for ~15 % more bytes a span (BenchmarkSpansToParquet);
+// searches, which read a service's whole section, are unchanged.
+// Logs files keep the size cut alone: their bytes are a goal of their
+// own.
+const spanPageRows = 512
+
 // pageSize is the uncompressed size a data page is cut at. Smaller than
 // parquet-go's 256 KiB default: pages that stay in cache compress faster
 // (BenchmarkLogsToParquet, about 8 % on this machine), at about 2 % more
@@ -114,6 +127,7 @@ type encoder struct {
 	rowGroupRows int
 	maxAttrCols  int  // WriterConfig.MaxAttributeColumns; 0 for the default
 	noIndexes    bool // WriterConfig.NoIndexes
+	pageRows     int  // if > 0, the most rows of a data page (the file being written)
 	keys         []sortKey
 	timeKeys     []timeKey
 	ranks        []uint32
@@ -567,12 +581,23 @@ func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c *fileCol, name string,
 		e.mark(c.dyn, c.n)
 		defer e.unmark(c.dyn)
 	}
-	for k := 0; k < len(rg); k += chunkRows {
-		chunk := rg[k:min(k+chunkRows, len(rg))]
+	step := chunkRows
+	if e.pageRows > 0 {
+		step = min(step, e.pageRows)
+	}
+	for k := 0; k < len(rg); k += step {
+		chunk := rg[k:min(k+step, len(rg))]
 		e.text = e.text[:0]
 		e.vals = fill(e, e.vals[:0], chunk, idx)
 		if _, err := cw.WriteRowValues(e.vals); err != nil {
 			return fmt.Errorf("write parquet column %s: %w", name, err)
+		}
+		// The writer cuts a page at the size limit by itself; the row
+		// cap cuts it here (a no-op if it was just cut).
+		if e.pageRows > 0 {
+			if err := cw.Flush(); err != nil {
+				return fmt.Errorf("write parquet column %s: %w", name, err)
+			}
 		}
 	}
 	return nil

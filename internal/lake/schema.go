@@ -89,6 +89,8 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
 // writeSpans writes rows sel of r, in that order, as one Parquet file.
 func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 	if r.keepPairs {
+		e.pageRows = spanPageRows
+		defer func() { e.pageRows = 0 }()
 		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
 	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")

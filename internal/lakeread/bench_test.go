@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
@@ -30,16 +31,25 @@ func BenchmarkTrace(b *testing.B) {
 		}
 	}
 	writeLake(b, dir, reqs...)
-	r := newReader(b, dir)
-	defer r.Close()
-	spans := 0
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		res, err := r.Trace(context.Background(), "acme", ids[i%len(ids)], time.Time{}, time.Time{})
-		if err != nil || res.Spans.Len() == 0 {
-			b.Fatalf("trace %s: %d spans, %v", ids[i%len(ids)], res.Spans.Len(), err)
+	// chunk cache: the page readers kept between lookups (and their
+	// dictionaries), or none.
+	for _, cache := range []int64{lakeread.DefaultChunkCacheBytes, 0} {
+		name := "chunk_cache"
+		if cache == 0 {
+			name = "no_chunk_cache"
 		}
-		spans += res.Spans.Len()
+		b.Run(name, func(b *testing.B) {
+			r := newReader(b, dir, func(c *lakeread.Config) { c.ChunkCacheBytes = cache })
+			defer r.Close()
+			spans := 0
+			for i := 0; b.Loop(); i++ {
+				res, err := r.Trace(context.Background(), "acme", ids[i%len(ids)], time.Time{}, time.Time{})
+				if err != nil || res.Spans.Len() == 0 {
+					b.Fatalf("trace %s: %d spans, %v", ids[i%len(ids)], res.Spans.Len(), err)
+				}
+				spans += res.Spans.Len()
+			}
+			b.ReportMetric(float64(spans)/float64(b.N), "spans/op")
+		})
 	}
-	b.ReportMetric(float64(spans)/float64(b.N), "spans/op")
 }

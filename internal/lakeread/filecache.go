@@ -25,7 +25,8 @@ import (
 // the bytes read through a copy while a query holds it are that query's
 // alone, and its byte budget is never charged with another's reads.
 type fileCache struct {
-	max int
+	max     int
+	onClose func(*parquet.File) // if set, called with a copy's file before it is closed
 
 	mu      sync.Mutex
 	entries map[fileKey][]*list.Element // idle copies of the key, of *cachedFile
@@ -124,7 +125,7 @@ func (c *fileCache) release(cf *cachedFile) {
 	defer c.mu.Unlock()
 	cf.busy = false
 	if cf.dropped {
-		cf.obj.Close()
+		c.closeLocked(cf)
 		return
 	}
 	c.entries[cf.key] = append(c.entries[cf.key], cf.elem)
@@ -145,8 +146,16 @@ func (c *fileCache) dropLocked(e *list.Element) {
 			}
 		}
 		c.setIdle(cf.key, idle)
-		cf.obj.Close()
+		c.closeLocked(cf)
 	}
+}
+
+// closeLocked closes copy cf, which no query holds.
+func (c *fileCache) closeLocked(cf *cachedFile) {
+	if c.onClose != nil {
+		c.onClose(cf.pf)
+	}
+	cf.obj.Close()
 }
 
 // keepOnly drops the entries of names under prefix not in listed.

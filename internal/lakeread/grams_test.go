@@ -70,9 +70,13 @@ func TestNeedlesWithAndWithoutGrams(t *testing.T) {
 		{"cache miss", rare[5]}, {"orders/1"}, {"ogged in from 10."},
 	}
 	ranges := [][2]time.Time{{base.Add(-time.Hour), base.Add(3 * time.Hour)}, {base.Add(30 * time.Minute), base.Add(70 * time.Minute)}}
+	// The chunk cache's readers are reused across the queries: none, and
+	// one so small that readers are evicted and refused all along.
 	readers := map[string]*lakeread.Reader{
-		"grams":    newReader(t, dir),
-		"no grams": newReader(t, dir, func(c *lakeread.Config) { c.NoIndexes = true }),
+		"grams":             newReader(t, dir),
+		"no grams":          newReader(t, dir, func(c *lakeread.Config) { c.NoIndexes = true }),
+		"no chunk cache":    newReader(t, dir, func(c *lakeread.Config) { c.ChunkCacheBytes = 0 }),
+		"small chunk cache": newReader(t, dir, func(c *lakeread.Config) { c.ChunkCacheBytes = 256 << 10 }),
 	}
 	for _, r := range readers {
 		defer r.Close()

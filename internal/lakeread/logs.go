@@ -343,7 +343,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 						sel[j] = batch[i].row()
 					}
 					pf := opened[file].pf
-					decoded, err := decodeLogs(pf, pf.RowGroups()[k.rg], sel, q.Fields)
+					decoded, err := decodeLogs(pf, r.chunks.rowGroups(pf)[k.rg], sel, q.Fields)
 					if err != nil {
 						return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
 					}
@@ -435,7 +435,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		err := inParallel(len(jobs), func(j int) error {
 			o := opened[jobs[j].file]
 			room := cap(per[j])
-			err := logCandidates(o.pf, jobs[j].q, func(rg int, row, t int64) {
+			err := logCandidates(r.chunks, o.pf, jobs[j].q, func(rg int, row, t int64) {
 				if len(per[j]) < room {
 					per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
 				}
@@ -472,14 +472,14 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 }
 
 // logCandidates calls add with the row group, row and time of each record
-// of file pf that q's column filters keep.
-func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
+// of file pf that q's column filters keep, reading pages through chunks.
+func logCandidates(chunks *chunkCache, pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return err
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
-	for i, rg := range pf.RowGroups() {
+	for i, rg := range chunks.rowGroups(pf) {
 		sel, none, err := filterRows(rg, leaves, q)
 		if err != nil {
 			return err

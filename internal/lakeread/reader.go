@@ -55,14 +55,25 @@ type Config struct {
 	// file's counts): for measuring the indexes and testing that answers
 	// do not change with them.
 	NoIndexes bool
+	// ChunkCacheBytes bounds the column chunks' page readers kept between
+	// queries, with the dictionaries they decoded and the last page each
+	// read (chunkCache), the least recently used closed past it. Default
+	// DefaultChunkCacheBytes; 0 keeps none. Not on an object store
+	// (Remote), whose pages are read ahead asynchronously.
+	ChunkCacheBytes int64
 	// Node is the node whose spool Fresh reads, when several nodes write
 	// the lake (lake.NodeName): Fresh's high-water mark applies to this
 	// node's files only.
 	Node string
 }
 
+// DefaultChunkCacheBytes is Config.ChunkCacheBytes' default.
+const DefaultChunkCacheBytes = 32 << 20
+
 // DefaultConfig returns the defaults, without a Bucket.
-func DefaultConfig() Config { return Config{MaxBytes: 1 << 30, MaxSpans: 100_000, OpenFiles: 256} }
+func DefaultConfig() Config {
+	return Config{MaxBytes: 1 << 30, MaxSpans: 100_000, OpenFiles: 256, ChunkCacheBytes: DefaultChunkCacheBytes}
+}
 
 // Validate reports the first field of c that New would refuse.
 func (c Config) Validate() error {
@@ -75,6 +86,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("lakeread: MaxSpans %d, must be positive", c.MaxSpans)
 	case c.OpenFiles < 0:
 		return fmt.Errorf("lakeread: OpenFiles %d, must not be negative", c.OpenFiles)
+	case c.ChunkCacheBytes < 0:
+		return fmt.Errorf("lakeread: ChunkCacheBytes %d, must not be negative", c.ChunkCacheBytes)
 	}
 	return nil
 }
@@ -83,6 +96,7 @@ func (c Config) Validate() error {
 type Reader struct {
 	cfg     Config
 	files   *fileCache
+	chunks  *chunkCache // nil: none
 	names   *nameCache
 	streams *streamCache
 }
@@ -92,7 +106,16 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}}}, nil
+	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}}}
+	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
+		buf := int64(cfg.ReadBufferSize)
+		if buf <= 0 {
+			buf = int64(parquet.DefaultFileConfig().ReadBufferSize)
+		}
+		r.chunks = newChunkCache(cfg.ChunkCacheBytes, buf)
+		r.files.onClose = r.chunks.dropFile
+	}
+	return r, nil
 }
 
 // Close closes the files the reader keeps open. Queries under way finish;
@@ -417,7 +440,7 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 		id  int
 	}
 	var hits []hit
-	for _, rg := range pf.RowGroups() {
+	for _, rg := range r.chunks.rowGroups(pf) {
 		cc := rg.ColumnChunks()[traceCol]
 		bf := cc.BloomFilter()
 		hits = hits[:0]

@@ -216,7 +216,10 @@ func TestTraceRoundTrip(t *testing.T) {
 			req.Traces().ResourceSpans().MoveAndAppendTo(sent.ResourceSpans())
 		}
 		writeLake(t, dir, reqs...)
-		r := newReader(t, dir)
+		// The chunk cache's readers (and dictionaries) reused from one
+		// lookup to the next, evicted all along in a small cache, or none.
+		cache := []int64{lakeread.DefaultChunkCacheBytes, 64 << 10, 0}[seed%3]
+		r := newReader(t, dir, func(c *lakeread.Config) { c.ChunkCacheBytes = cache })
 		ids := map[pcommon.TraceID]bool{}
 		for _, rs := range sent.ResourceSpans().All() {
 			for _, ss := range rs.ScopeSpans().All() {
@@ -229,10 +232,14 @@ func TestTraceRoundTrip(t *testing.T) {
 		}
 		checked, spans := 0, 0
 		defer func() { t.Logf("seed %d: %d traces, %d spans compared", seed, checked, spans) }()
+		var order []pcommon.TraceID
 		for id := range ids {
-			if checked == 40 {
+			if len(order) == 40 {
 				break
 			}
+			order = append(order, id)
+		}
+		for _, id := range append(order, order...) { // each twice, readers reused
 			checked++
 			res, err := r.Trace(context.Background(), "acme", id, time.Time{}, time.Time{})
 			if err != nil {

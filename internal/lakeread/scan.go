@@ -56,6 +56,11 @@ func scanPagesWhere(cc parquet.ColumnChunk, keep func(page int) bool, visit func
 	defer pages.Close()
 	oi, err := cc.OffsetIndex()
 	if keep == nil || err != nil {
+		// From the first page: a page reader of the cache (chunkCache)
+		// is where its last scan left it.
+		if err := pages.SeekToRow(0); err != nil {
+			return err
+		}
 		first := int64(0)
 		for {
 			p, err := pages.ReadPage()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wirehouse/wirehouse/internal/lakeload"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
 )
 
 // Memory the ceiling counts besides the limits (docs/ARCHITECTURE.md,
@@ -27,7 +28,7 @@ const lakeRowFactor = 3
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
 //	     + spool.tail_size + 16 MiB + forward destinations × 2 × 64 MiB
-//	     + limits.queries.memory
+//	     + limits.queries.memory + 32 MiB
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
@@ -41,7 +42,9 @@ const lakeRowFactor = 3
 // with the batches being sent (about as much again); and the queries'
 // budget (querybudget): what the queries admitted hold, each charged
 // with the records, candidates, spans, lines and series it keeps, or for
-// PromQL bounded by its samples (a slot's share at 16 bytes a sample).
+// PromQL bounded by its samples (a slot's share at 16 bytes a sample);
+// and the lake reader's cache of column chunk readers, their dictionaries
+// and last pages (lakeread.DefaultChunkCacheBytes).
 // The metric store's head grows with the series stored and is not
 // bounded by it.
 func (c Config) MemoryCeiling() int64 {
@@ -49,7 +52,7 @@ func (c Config) MemoryCeiling() int64 {
 	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
 	forward := int64(len(c.Forward)) * 2 * forwardWindow
 	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + lakeload.FreshMemory + forward +
-		int64(c.Limits.Queries.Memory)
+		int64(c.Limits.Queries.Memory) + lakeread.DefaultChunkCacheBytes
 }
 
 // forwardWindow is each forward destination's window
