@@ -52,17 +52,25 @@ func (c *chunkCache) rowGroups(pf *parquet.File) []parquet.RowGroup {
 	}
 	out := make([]parquet.RowGroup, len(rgs))
 	for i, rg := range rgs {
-		ccs := rg.ColumnChunks()
-		chunks := make([]parquet.ColumnChunk, len(ccs))
-		for j, cc := range ccs {
-			chunks[j] = cc
-			if fc, ok := cc.(*parquet.FileColumnChunk); ok {
-				chunks[j] = cachingChunk{fc, c}
-			}
-		}
-		out[i] = cachingRowGroup{rg, chunks}
+		out[i] = c.rowGroup(rg)
 	}
 	return out
+}
+
+// rowGroup returns rg, its column chunks' Pages from the cache.
+func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup {
+	if c == nil || c.max <= 0 {
+		return rg
+	}
+	ccs := rg.ColumnChunks()
+	chunks := make([]parquet.ColumnChunk, len(ccs))
+	for j, cc := range ccs {
+		chunks[j] = cc
+		if fc, ok := cc.(*parquet.FileColumnChunk); ok {
+			chunks[j] = cachingChunk{fc, c}
+		}
+	}
+	return cachingRowGroup{rg, chunks}
 }
 
 type cachingRowGroup struct {

@@ -16,6 +16,13 @@
 // query alone. What is worked out once from a file (its distinct span
 // names, its log streams) is kept per file (memo.go), so listing services
 // or Loki labels walks a few hundred names per file rather than its rows.
+// The open files' column chunk readers (parquet-go's FilePages) are kept
+// between queries too, with the dictionaries they decoded and the last
+// page each read, in an LRU of Config.ChunkCacheBytes (32 MiB;
+// chunkcache.go): a query that touches a column of a file read before
+// does not decode its dictionary page again (half of a trace by id's
+// column reads before). A scan takes a reader out and puts it back; a
+// file's readers close with the file.
 //
 // # Traces
 //
@@ -26,8 +33,9 @@
 // compared on the page's own data (dictionary index or bytes), not as
 // decoded values; then the matching rows column by column (readColumns):
 // in each column the columns a span needs (not the hot-key ones), only
-// the page holding the rows (by the offset index), and in it only the
-// rows' values (the page sliced). That costs ~30 % less CPU than
+// the page holding the rows (by the offset index; a spans file's pages
+// hold at most 512 rows), and in it only the rows' values (the page
+// sliced). That costs ~30 % less CPU than
 // parquet-go's row reader, which sought every column at each run of rows
 // (scripts/trace-lookup-cost.sh: 7.0-8.0 ms against 10.1 ms a lookup,
 // 100k spans, 2026-11-29; BenchmarkTrace). Values are decoded by their leaf's role

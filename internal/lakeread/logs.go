@@ -343,7 +343,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 						sel[j] = batch[i].row()
 					}
 					pf := opened[file].pf
-					decoded, err := decodeLogs(pf, r.chunks.rowGroups(pf)[k.rg], sel, q.Fields)
+					decoded, err := decodeLogs(pf, r.chunks.rowGroup(pf.RowGroups()[k.rg]), sel, q.Fields)
 					if err != nil {
 						return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
 					}

@@ -419,16 +419,20 @@ type byteBudget struct{ left atomic.Int64 }
 // rows found in the trace_id pages that may hold them, then those rows
 // read in one pass.
 func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte, byID map[[16]byte]*Spans, res *Result) error {
-	dec, traceCol, err := decoderOf(pf)
-	if err != nil {
-		return err
-	}
+	var dec decoder
+	var traceCol int
 	var cols []int // the columns a span is decoded from; nil: read whole rows (version 1)
-	if !isV1(pf) {
+	if isV1(pf) {
+		var err error
+		if dec, traceCol, err = decoderOf(pf); err != nil {
+			return err
+		}
+	} else {
 		c, err := columnsOf(pf.Schema())
 		if err != nil {
 			return err
 		}
+		dec, traceCol = c.decode, c.traceID
 		for i, r := range c.roles {
 			if r != roleNone {
 				cols = append(cols, i)
@@ -440,9 +444,8 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 		id  int
 	}
 	var hits []hit
-	for _, rg := range r.chunks.rowGroups(pf) {
-		cc := rg.ColumnChunks()[traceCol]
-		bf := cc.BloomFilter()
+	for _, rg := range pf.RowGroups() {
+		bf := rg.ColumnChunks()[traceCol].BloomFilter()
 		hits = hits[:0]
 		var want [][]byte // the ids the bloom filter admits
 		var which []int
@@ -462,6 +465,8 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 			continue
 		}
 		res.RowGroups++
+		rg = r.chunks.rowGroup(rg) // its pages read through the cache
+		cc := rg.ColumnChunks()[traceCol]
 		err := matchingRows(cc, want, func(row int64, w int) { hits = append(hits, hit{row, which[w]}) })
 		if err != nil {
 			return fmt.Errorf("trace_id: %w", err)
