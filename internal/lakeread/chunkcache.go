@@ -43,20 +43,6 @@ func newChunkCache(max, bufSize int64) *chunkCache {
 		idle: map[*parquet.FileColumnChunk]*list.Element{}, byFile: map[*parquet.File]map[*list.Element]bool{}}
 }
 
-// rowGroups returns the row groups of pf, whose column chunks' Pages
-// come from the cache (or pf's own, without a cache).
-func (c *chunkCache) rowGroups(pf *parquet.File) []parquet.RowGroup {
-	rgs := pf.RowGroups()
-	if c == nil || c.max <= 0 {
-		return rgs
-	}
-	out := make([]parquet.RowGroup, len(rgs))
-	for i, rg := range rgs {
-		out[i] = c.rowGroup(rg)
-	}
-	return out
-}
-
 // rowGroup returns rg, its column chunks' Pages from the cache.
 func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup {
 	if c == nil || c.max <= 0 {

@@ -19,10 +19,14 @@
 // The open files' column chunk readers (parquet-go's FilePages) are kept
 // between queries too, with the dictionaries they decoded and the last
 // page each read, in an LRU of Config.ChunkCacheBytes (32 MiB;
-// chunkcache.go): a query that touches a column of a file read before
-// does not decode its dictionary page again (half of a trace by id's
-// column reads before). A scan takes a reader out and puts it back; a
-// file's readers close with the file.
+// chunkcache.go): a point read (a trace by id, the log records a
+// query selected) that touches a column of a file read before does not
+// decode its dictionary page again (half of a trace by id's column reads
+// before). A scan takes a reader out and puts it back; a file's readers
+// close with the file. The log filters' scans, which read many pages a
+// column, do not use it: a run of compare-log-reads.sh with them on it
+// had serve's peak RSS at 461 MiB (337 without) and those scans up to
+// 2-3.5x slower, the cause not yet found (docs/BENCHMARKS.md).
 //
 // # Traces
 //

@@ -226,16 +226,22 @@ func BenchmarkNeedle(b *testing.B) {
 	for i := 0; i < len(reqs); i += 100 {
 		writeLogsLake(b, dir, reqs[i:i+100]...)
 	}
-	for _, index := range []bool{true, false} {
-		r := newReader(b, dir, func(c *lakeread.Config) { c.NoIndexes = !index })
+	for _, v := range []struct {
+		index bool
+		cache int64
+	}{{true, lakeread.DefaultChunkCacheBytes}, {false, lakeread.DefaultChunkCacheBytes}, {true, 0}} {
+		r := newReader(b, dir, func(c *lakeread.Config) { c.NoIndexes, c.ChunkCacheBytes = !v.index, v.cache })
 		defer r.Close()
 		for _, needle := range []string{key, "exhausted"} {
 			name := "rare"
 			if needle == "exhausted" {
 				name = "frequent"
 			}
-			if !index {
+			if !v.index {
 				name += ", no index"
+			}
+			if v.cache == 0 {
+				name += ", no chunk cache"
 			}
 			b.Run(name, func(b *testing.B) {
 				q := lakeread.LogQuery{Start: base.Add(-time.Hour), End: base.Add(time.Hour), Contains: [][]byte{[]byte(needle)}, Newest: true}

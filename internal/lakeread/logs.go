@@ -343,7 +343,11 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 						sel[j] = batch[i].row()
 					}
 					pf := opened[file].pf
-					decoded, err := decodeLogs(pf, r.chunks.rowGroup(pf.RowGroups()[k.rg]), sel, q.Fields)
+					rg := pf.RowGroups()[k.rg]
+					if len(sel) <= pointRows {
+						rg = r.chunks.rowGroup(rg) // a point read: its dictionaries from the cache
+					}
+					decoded, err := decodeLogs(pf, rg, sel, q.Fields)
 					if err != nil {
 						return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
 					}
@@ -435,7 +439,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		err := inParallel(len(jobs), func(j int) error {
 			o := opened[jobs[j].file]
 			room := cap(per[j])
-			err := logCandidates(r.chunks, o.pf, jobs[j].q, func(rg int, row, t int64) {
+			err := logCandidates(o.pf, jobs[j].q, func(rg int, row, t int64) {
 				if len(per[j]) < room {
 					per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
 				}
@@ -471,15 +475,24 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	return emit(cands)
 }
 
+// pointRows is the most records of a row group that a query decodes
+// through the chunk cache (chunkCache): a few records' pages are mostly
+// their dictionaries, which the cache keeps decoded; a batch of many
+// reads many pages, which the cache would keep instead.
+const pointRows = 64
+
 // logCandidates calls add with the row group, row and time of each record
-// of file pf that q's column filters keep, reading pages through chunks.
-func logCandidates(chunks *chunkCache, pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
+// of file pf that q's column filters keep. Its scans read pages without
+// the chunk cache: they read many pages a column, so a dictionary is a
+// small part of them, and the last pages their readers would keep are
+// the largest.
+func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return err
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
-	for i, rg := range chunks.rowGroups(pf) {
+	for i, rg := range pf.RowGroups() {
 		sel, none, err := filterRows(rg, leaves, q)
 		if err != nil {
 			return err
