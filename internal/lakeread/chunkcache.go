@@ -45,7 +45,7 @@ func newChunkCache(max, bufSize int64) *chunkCache {
 
 // rowGroup returns rg, its column chunks' Pages from the cache.
 func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup {
-	if c == nil || c.max <= 0 {
+	if c == nil {
 		return rg
 	}
 	ccs := rg.ColumnChunks()

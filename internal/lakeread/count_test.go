@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
@@ -64,28 +64,14 @@ func TestCountLogsAsRecords(t *testing.T) {
 	}
 	var records []record
 	services := map[string]bool{}
-	for _, b := range reqs {
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			t.Fatal(err)
+	eachSentLog(t, reqs, func(svc string, _ plog.ResourceLogs, _ plog.ScopeLogs, lr plog.LogRecord) {
+		services[svc] = true
+		ts := int64(lr.Timestamp())
+		if ts == 0 {
+			ts = int64(lr.ObservedTimestamp())
 		}
-		for _, rl := range req.Logs().ResourceLogs().All() {
-			svc := "unknown_service"
-			if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
-				svc = v.AsString()
-			}
-			services[svc] = true
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					ts := int64(lr.Timestamp())
-					if ts == 0 {
-						ts = int64(lr.ObservedTimestamp())
-					}
-					records = append(records, record{svc, lr.SeverityText(), int32(lr.SeverityNumber()), ts})
-				}
-			}
-		}
-	}
+		records = append(records, record{svc, lr.SeverityText(), int32(lr.SeverityNumber()), ts})
+	})
 	if len(services) < 3 {
 		t.Fatalf("%d services: the test compares little", len(services))
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
@@ -38,24 +38,10 @@ func TestNeedlesWithAndWithoutGrams(t *testing.T) {
 		ts        int64
 	}
 	var recs []rec
-	for _, b := range reqs {
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			t.Fatal(err)
-		}
-		for _, rl := range req.Logs().ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					ts, _ := logText(rl, sl, lr)
-					svc := "unknown_service"
-					if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
-						svc = v.Str()
-					}
-					recs = append(recs, rec{svc, lr.Body().AsString(), ts})
-				}
-			}
-		}
-	}
+	eachSentLog(t, reqs, func(svc string, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) {
+		ts, _ := logText(rl, sl, lr)
+		recs = append(recs, rec{svc, lr.Body().AsString(), ts})
+	})
 	keys := regexp.MustCompile(`session:([0-9a-f]{8})`)
 	var rare []string
 	for _, r := range recs {

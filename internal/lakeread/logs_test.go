@@ -72,6 +72,30 @@ func recText(r *lakeread.LogRecord) string {
 		r.TraceID, r.ScopeName, r.ScopeVersion, attrs)
 }
 
+// eachSentLog calls fn with each log record of the OTLP requests reqs,
+// read with pdata (the tests' oracle), and its resource's service.name
+// ("unknown_service" without one, as the lake names it).
+func eachSentLog(t testing.TB, reqs [][]byte, fn func(svc string, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord)) {
+	t.Helper()
+	for _, b := range reqs {
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, rl := range req.Logs().ResourceLogs().All() {
+			svc := "unknown_service"
+			if v, ok := rl.Resource().Attributes().Get("service.name"); ok {
+				svc = v.AsString()
+			}
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, lr := range sl.LogRecords().All() {
+					fn(svc, rl, sl, lr)
+				}
+			}
+		}
+	}
+}
+
 // TestLogs: log records over three hours come back from the lake with
 // every field, newest first or oldest first, within the time range, of
 // the services and with the lines asked for.
@@ -91,21 +115,10 @@ func TestLogs(t *testing.T) {
 		line string
 	}
 	var all []rec
-	for _, b := range reqs {
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			t.Fatal(err)
-		}
-		for _, rl := range req.Logs().ResourceLogs().All() {
-			for _, sl := range rl.ScopeLogs().All() {
-				for _, lr := range sl.LogRecords().All() {
-					tm, text := logText(rl, sl, lr)
-					svc, _ := rl.Resource().Attributes().Get("service.name")
-					all = append(all, rec{tm, text, svc.Str(), lr.Body().AsString()})
-				}
-			}
-		}
-	}
+	eachSentLog(t, reqs, func(svc string, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) {
+		tm, text := logText(rl, sl, lr)
+		all = append(all, rec{tm, text, svc, lr.Body().AsString()})
+	})
 	r := newReader(t, dir)
 	svc := all[0].svc
 	word := strings.Fields(all[0].line)[0]
