@@ -92,6 +92,7 @@ next:
 	out := *q
 	out.Service = func(s string) bool { return services[s] } // kept by q.Service already
 	out.within = merged
+	out.withinRows = rows
 	return &out, false
 }
 

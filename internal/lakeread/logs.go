@@ -80,6 +80,8 @@ type LogQuery struct {
 	// lies in one of its ranges [min, max] (sorted, disjoint): the
 	// blocks of a file whose body index may hold the needles.
 	within [][2]int64
+	// withinRows is the rows of those blocks.
+	withinRows int64
 }
 
 // LogFields are fields of a LogRecord, for LogQuery.Fields.
@@ -439,7 +441,11 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		err := inParallel(len(jobs), func(j int) error {
 			o := opened[jobs[j].file]
 			room := cap(per[j])
-			err := logCandidates(o.pf, jobs[j].q, func(rg int, row, t int64) {
+			var wrap func(parquet.RowGroup) parquet.RowGroup
+			if q := jobs[j].q; q.within != nil && q.withinRows <= pointScanRows {
+				wrap = r.chunks.rowGroup // a few blocks: mostly dictionaries, kept by the cache
+			}
+			err := logCandidates(o.pf, jobs[j].q, wrap, func(rg int, row, t int64) {
 				if len(per[j]) < room {
 					per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
 				}
@@ -481,18 +487,27 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 // reads many pages, which the cache would keep instead.
 const pointRows = 64
 
+// pointScanRows is the most rows the body index may leave of a file for
+// its filters to scan them through the chunk cache: a few blocks read a
+// page or two a column, and decoding the columns' dictionaries again is
+// most of that (a rare token's scan). Wider scans read pages without it
+// (they read many pages a column, a dictionary is a small part of them,
+// and the last pages their readers would keep are the largest).
+const pointScanRows = 4 * lake.GramsBlockRows
+
 // logCandidates calls add with the row group, row and time of each record
-// of file pf that q's column filters keep. Its scans read pages without
-// the chunk cache: they read many pages a column, so a dictionary is a
-// small part of them, and the last pages their readers would keep are
-// the largest.
-func logCandidates(pf *parquet.File, q *LogQuery, add func(rg int, row, t int64)) error {
+// of file pf that q's column filters keep, reading each row group through
+// wrap if it is not nil (the chunk cache).
+func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) parquet.RowGroup, add func(rg int, row, t int64)) error {
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return err
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
 	for i, rg := range pf.RowGroups() {
+		if wrap != nil {
+			rg = wrap(rg)
+		}
 		sel, none, err := filterRows(rg, leaves, q)
 		if err != nil {
 			return err
@@ -574,24 +589,99 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 			return nil, true, err
 		}
 	}
-	for _, v := range q.AttrValues {
-		inRecord, err := rowsWhereStringFunc(rg, leaves[lcAttrValue], sel, func(b []byte) bool { return string(b) == v })
-		if err != nil {
+	if len(q.AttrValues) > 0 {
+		if sel, err = rowsWithValues(rg, leaves, sel, q.AttrValues); err != nil || sel == nil {
 			return nil, true, err
-		}
-		// A resource's attributes are a JSON object: a value of v's
-		// characters (AttrValues' callers send only values JSON writes
-		// as they are) is in its text.
-		vb := []byte(v)
-		inResource, err := rowsWhereStringFunc(rg, leaves[lcResource], sel, func(b []byte) bool { return bytes.Contains(b, vb) })
-		if err != nil {
-			return nil, true, err
-		}
-		if sel = unionRows(inRecord, inResource); sel == nil {
-			return nil, true, nil
 		}
 	}
 	return sel, false, nil
+}
+
+// rowsWithValues returns the rows of sel (nil: all) that hold each of
+// values as the value of one of their attributes, the record's or the
+// resource's; nil if none. One scan of each column tests every value: the
+// attribute values are the widest column of a logs file.
+func rowsWithValues(rg parquet.RowGroup, leaves []leaf, sel []int64, values []string) ([]int64, error) {
+	if len(values) > 64 { // one bit a value: the rest in another pass
+		rows, err := rowsWithValues(rg, leaves, sel, values[64:])
+		if err != nil || rows == nil {
+			return nil, err
+		}
+		sel, values = rows, values[:64]
+	}
+	all := uint64(1)<<len(values) - 1
+	bits := make(map[string]uint64, len(values))
+	for i, v := range values {
+		bits[v] |= 1 << i
+	}
+	inRecord, recMasks, err := rowMasks(rg, leaves[lcAttrValue], sel, func(b []byte) uint64 { return bits[string(b)] })
+	if err != nil {
+		return nil, err
+	}
+	// A resource's attributes are a JSON object: a value of v's
+	// characters (AttrValues' callers send only values JSON writes as
+	// they are) is in its text.
+	inResource, resMasks, err := rowMasks(rg, leaves[lcResource], sel, func(b []byte) uint64 {
+		var m uint64
+		for i, v := range values {
+			if bytes.Contains(b, []byte(v)) {
+				m |= 1 << i
+			}
+		}
+		return m
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for i, j := 0, 0; i < len(inRecord) || j < len(inResource); {
+		var row int64
+		var m uint64
+		switch {
+		case j == len(inResource) || i < len(inRecord) && inRecord[i] < inResource[j]:
+			row, m = inRecord[i], recMasks[i]
+			i++
+		case i == len(inRecord) || inResource[j] < inRecord[i]:
+			row, m = inResource[j], resMasks[j]
+			j++
+		default:
+			row, m = inRecord[i], recMasks[i]|resMasks[j]
+			i, j = i+1, j+1
+		}
+		if m == all {
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// rowMasks returns the rows of sel (nil: all) some of whose values in
+// string column l get a test with bits set, ascending, and for each the
+// OR of its values' bits. test is called once per dictionary entry for a
+// dictionary page.
+func rowMasks(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) uint64) (rows []int64, masks []uint64, err error) {
+	err = scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		mask := stringMask(p, test)
+		if mask == nil {
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k < 0 {
+				return
+			}
+			m := mask(k)
+			if m == 0 {
+				return
+			}
+			if n := len(rows); n > 0 && rows[n-1] == row {
+				masks[n-1] |= m
+				return
+			}
+			rows, masks = append(rows, row), append(masks, m)
+		})
+		return nil
+	})
+	return rows, masks, err
 }
 
 // unionRows merges two ascending lists of rows; nil if both are empty.

@@ -383,6 +383,34 @@ func stringTest(p parquet.Page, keep func([]byte) bool) func(k int) bool {
 	return func(k int) bool { return k+1 < len(offs) && keep(b[offs[k]:offs[k+1]]) }
 }
 
+// stringMask is stringTest for a test giving bits: the bits of the
+// non-null value k of page p; nil if the page is not of strings.
+func stringMask(p parquet.Page, test func([]byte) uint64) func(k int) uint64 {
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		idx := data.Int32()
+		memo := make([]uint64, d.Len())
+		tested := make([]bool, d.Len())
+		return func(k int) uint64 {
+			i := idx[k]
+			if !tested[i] {
+				tested[i], memo[i] = true, test(d.Index(i).ByteArray())
+			}
+			return memo[i]
+		}
+	}
+	if data.Kind() != encoding.ByteArray {
+		return nil
+	}
+	b, offs := data.ByteArray()
+	return func(k int) uint64 {
+		if k+1 < len(offs) {
+			return test(b[offs[k]:offs[k+1]])
+		}
+		return 0
+	}
+}
+
 // eachString calls fn with each non-null value of string column l of rg
 // in the rows of sel (nil: all), from the pages' encoded data (no
 // parquet.Value per value). The bytes alias page buffers.
