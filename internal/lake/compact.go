@@ -598,12 +598,13 @@ func footerRows(r io.ReaderAt, size int64) (int64, error) {
 }
 
 // unionSchema is the schema of the merged file: every input column, the
-// same type and key in every input that has it, dictionary encoded where
-// an input's was; and the inputs' common sort. why says what disagrees.
+// same type and key in every input that has it, dictionary encoded (or
+// DELTA_BINARY_PACKED) where an input's was; and the inputs' common sort. why says what disagrees.
 func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []parquet.SortingColumn, string) {
 	type col struct {
 		field parquet.Field
 		dict  bool
+		delta bool
 	}
 	cols := map[string]*col{}
 	nested := map[string]parquet.Node{}
@@ -623,7 +624,7 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 		} else if version != schemaVersion {
 			return nil, nil, nil, fmt.Sprintf("schema versions %q and %q", schemaVersion, version)
 		}
-		dict := dictionaryColumns(in.pf.Metadata())
+		dict, delta := encodedColumns(in.pf.Metadata())
 		for _, f := range in.pf.Schema().Fields() {
 			if !f.Leaf() {
 				node, ok := nestedNodes[f.Name()]
@@ -635,13 +636,14 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 			}
 			c, ok := cols[f.Name()]
 			if !ok {
-				cols[f.Name()] = &col{field: f, dict: dict[f.Name()]}
+				cols[f.Name()] = &col{field: f, dict: dict[f.Name()], delta: delta[f.Name()]}
 				continue
 			}
 			if c.field.Type().String() != f.Type().String() || c.field.Optional() != f.Optional() || c.field.Repeated() != f.Repeated() {
 				return nil, nil, nil, fmt.Sprintf("column %s is %s in one file, %s in another", f.Name(), c.field.Type(), f.Type())
 			}
 			c.dict = c.dict || dict[f.Name()]
+			c.delta = c.delta || delta[f.Name()]
 		}
 		for name, m := range in.meta {
 			if prev, ok := meta[name]; ok && prev != m {
@@ -675,8 +677,11 @@ func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []
 	group := make(parquet.Group, len(cols))
 	for name, c := range cols {
 		n := parquet.Leaf(c.field.Type())
-		if c.dict {
+		switch {
+		case c.dict:
 			n = parquet.Encoded(n, &parquet.RLEDictionary)
+		case c.delta:
+			n = parquet.Encoded(n, &parquet.DeltaBinaryPacked)
 		}
 		if c.field.Optional() {
 			n = parquet.Optional(n)
@@ -714,21 +719,26 @@ func sameSorting(a, b parquet.SortingColumn) bool {
 	return slices.Equal(a.Path(), b.Path()) && a.Descending() == b.Descending() && a.NullsFirst() == b.NullsFirst()
 }
 
-// dictionaryColumns names the columns some row group of a file stored
-// with a dictionary.
-func dictionaryColumns(md *format.FileMetaData) map[string]bool {
-	out := map[string]bool{}
+// encodedColumns names the top-level columns some row group of a file
+// stored with a dictionary (dict), and those stored DELTA_BINARY_PACKED
+// (delta): a merge keeps both.
+func encodedColumns(md *format.FileMetaData) (dict, delta map[string]bool) {
+	dict, delta = map[string]bool{}, map[string]bool{}
 	for _, rg := range md.RowGroups {
 		for _, cc := range rg.Columns {
 			if len(cc.MetaData.PathInSchema) == 0 {
 				continue
 			}
+			name := cc.MetaData.PathInSchema[0]
 			if slices.Contains(cc.MetaData.Encoding, format.RLEDictionary) || slices.Contains(cc.MetaData.Encoding, format.PlainDictionary) {
-				out[cc.MetaData.PathInSchema[0]] = true
+				dict[name] = true
+			}
+			if slices.Contains(cc.MetaData.Encoding, format.DeltaBinaryPacked) {
+				delta[name] = true
 			}
 		}
 	}
-	return out
+	return dict, delta
 }
 
 // writePaged writes the rows of rg to w, cutting every column's data page

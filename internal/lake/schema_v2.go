@@ -163,9 +163,12 @@ func commonColumnsV2(a *attrRows, scopeName, scopeVersion *Strings, n int) []fil
 	return cols
 }
 
-// timeCol is a required TIMESTAMP(NANOS, UTC) column.
+// timeCol is a required TIMESTAMP(NANOS, UTC) column, DELTA_BINARY_PACKED:
+// rows of a service in time order differ by little, and the deltas cost
+// about half the bytes of zstd over PLAIN (BenchmarkLogsToParquet: 107.8
+// -> 100.6 bytes a log in all; spans 113.3 -> 108.2), and less to read.
 func timeCol(name string, s []int64) fileCol {
-	return fileCol{name: name, node: parquet.Timestamp(parquet.Nanosecond), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
+	return fileCol{name: name, node: parquet.Encoded(parquet.Timestamp(parquet.Nanosecond), &parquet.DeltaBinaryPacked), fill: func(_ *encoder, dst []parquet.Value, sel []int32, idx int) []parquet.Value {
 		for _, r := range sel {
 			dst = append(dst, parquet.Value{})
 			dst[len(dst)-1] = parquet.Int64Value(s[r])
