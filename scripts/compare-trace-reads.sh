@@ -31,6 +31,7 @@
 # queries' first minute (go tool pprof FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/jaeger-badger.sh
 spans=${1:-1000000}
 runs=${2:-20}
 batch=500
@@ -60,44 +61,7 @@ g=$(port) h=$(port) a=$(port) o=$(port) q=$(port) qg=$(port) m=$(port) t=$(port)
 wpid=$!
 pids+=($wpid)
 mkdir -p "$work/jaeger/keys" "$work/jaeger/values"
-cat >"$work/jaeger.yaml" <<EOF
-service:
-  extensions: [jaeger_storage, jaeger_query]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    logs: {level: warn}
-    traces: {level: none}
-    metrics:
-      level: basic
-      readers:
-        - pull:
-            exporter:
-              prometheus: {host: 127.0.0.1, port: $m}
-extensions:
-  jaeger_query:
-    enable_tracing: false   # its default traces every query to localhost:4317; wirehouse traces none
-    storage:
-      traces: badger_store
-    http: {endpoint: "127.0.0.1:$q"}
-    grpc: {endpoint: "127.0.0.1:$qg"}
-  jaeger_storage:
-    backends:
-      badger_store:
-        badger:
-          directories: {keys: "$work/jaeger/keys", values: "$work/jaeger/values"}
-          ephemeral: false
-          ttl: {spans: 48h}
-receivers:
-  otlp:
-    protocols:
-      http: {endpoint: "127.0.0.1:$o"}
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: badger_store
-EOF
+jaeger_badger_config "$work/jaeger" $o $m $q $qg >"$work/jaeger.yaml"
 "$jaeger" --config "$work/jaeger.yaml" >"$work/jaeger.log" 2>&1 &
 jpid=$!
 pids+=($jpid)

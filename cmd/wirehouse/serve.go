@@ -137,6 +137,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Lake.MaxBuffer, "lake-max-buffer", "protobuf bytes buffered before a Parquet write, whatever --lake-file-size says")
 	fs.DurationVar(&cfg.Lake.Retention, "lake-retention", cfg.Lake.Retention, "remove lake hour partitions that ended longer ago than this, checked every minute (0: keep everything)")
 	fs.BoolVar(&cfg.Lake.Compact, "lake-compact", cfg.Lake.Compact, "merge the small Parquet files of each hour partition once the hour is over")
+	fs.BoolVar(&cfg.Lake.NoIndexes, "lake-no-indexes", cfg.Lake.NoIndexes, "write logs files without their counts and body index (queries then read their columns): to measure what the indexes cost")
 	fs.StringVar(&cfg.Lake.URL, "lake-url", cfg.Lake.URL, "where the lake is: empty for <data-dir>/lake, or s3://bucket/prefix, an S3-compatible bucket any number of nodes can write (credentials the standard AWS way)")
 	fs.StringVar(&cfg.Lake.Node, "lake-node", cfg.Lake.Node, "this node's name in the files of an s3:// lake, 1 to 63 of [a-z0-9-], unique among the nodes (default: made once and kept in <data-dir>/node-id)")
 	fs.StringVar(&cfg.Lake.S3.Endpoint, "lake-s3-endpoint", cfg.Lake.S3.Endpoint, "URL of the S3-compatible store of an s3:// lake (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)")

@@ -70,6 +70,9 @@ type Config struct {
 	// partitions that are over (lake.Compact with its default runs): those
 	// an hour plus twice MaxDelay (at least 5 minutes) after they began.
 	Compact bool
+	// NoIndexes is lake.WriterConfig.NoIndexes: logs files without their
+	// counts and body index.
+	NoIndexes bool
 	// Quarantine keeps the spooled requests the lake cannot store (see
 	// Loader). Without one they are only logged and counted.
 	Quarantine *quarantine.Dir
@@ -193,6 +196,7 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	}
 	wc := lake.DefaultWriterConfig()
 	wc.Dir, wc.ManualFlush, wc.MaxAge, wc.EncodeFault = cfg.Dir, true, cfg.MaxDelay, cfg.EncodeFault
+	wc.NoIndexes = cfg.NoIndexes
 	store := bucket.Bucket(bucket.NewLocal(cfg.Dir))
 	if cfg.Bucket != nil {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {

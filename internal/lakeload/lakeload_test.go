@@ -553,3 +553,39 @@ func TestTapPassesOtherSignals(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderNoIndexes: the loader's logs files have their counts and body
+// index (the lake's default), and none with Config.NoIndexes; the same
+// records in both.
+func TestLoaderNoIndexes(t *testing.T) {
+	for _, noIndexes := range []bool{false, true} {
+		sp, root := openSpool(t)
+		if _, err := sp.Append(otlpwire.SignalLogs, "default", time.Now(), logsWithIDs(t, 1, 2, 3)); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Dir: root, Consumer: "lake", MaxDelay: 50 * time.Millisecond, NoIndexes: noIndexes}
+		runLoaderUntil(t, sp, cfg, func(l *Loader) bool { return l.Committed() == 1 })
+		if got := lakeIDs(t, root); len(got) != 3 {
+			t.Fatalf("NoIndexes %v: lake holds ids %v, want 1, 2 and 3", noIndexes, got)
+		}
+		files, err := filepath.Glob(filepath.Join(root, "logs", "*", "*", "*", "*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("NoIndexes %v: no logs file: %v", noIndexes, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{lake.CountsKey, lake.GramsKey} {
+				if _, ok := pf.Lookup(key); ok == noIndexes {
+					t.Errorf("NoIndexes %v: %s has %s: %v", noIndexes, filepath.Base(f), key, ok)
+				}
+			}
+		}
+	}
+}

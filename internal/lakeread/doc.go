@@ -23,15 +23,18 @@
 // query selected) that touches a column of a file read before does not
 // decode its dictionary page again (half of a trace by id's column reads
 // before). A scan takes a reader out and puts it back; a file's readers
-// close with the file. The log filters' scans, which read many pages a
-// column, do not use it: a run of compare-log-reads.sh with them on it
+// close with the file. The log filters' wide scans, which read many pages
+// a column, do not use it: a run of compare-log-reads.sh with them on it
 // had serve's peak RSS at 461 MiB (337 without) and those scans up to
-// 2-3.5x slower, the cause not yet found (docs/BENCHMARKS.md).
+// 2-3.5x slower, the cause not yet found (docs/BENCHMARKS.md); the few
+// blocks a body index leaves do (below).
 //
 // # Traces
 //
 // Trace and Traces (several ids in one walk) use, per row group, the ids
-// its trace_id bloom filter admits; for those, only the trace_id pages
+// its trace_id bloom filter admits (a spans file gives each service of
+// 2,048 spans or more row groups of its own, so the filter passes over
+// the services without the trace); for those, only the trace_id pages
 // whose column-index bounds admit one (files are sorted by service, then
 // trace id: about one page per service and id), read once each and
 // compared on the page's own data (dictionary index or bytes), not as
@@ -75,7 +78,8 @@
 // (tested once per dictionary entry), leading line filters, substrings
 // and regular expressions (page by page on the body column), and values
 // the records' attributes must hold (AttrValues: the attribute value
-// column, once per dictionary entry, or the resource's JSON) select rows
+// column, once per dictionary entry, or the resource's JSON; one scan
+// of each for every value, rowsWithValues) select rows
 // before anything else is read (a regular expression's required literals,
 // requiredLiterals, are tested as substrings before it, and serve the
 // body index as needles); in
@@ -107,7 +111,10 @@
 //     for |= needles of 4 bytes or more, the services and timestamp
 //     ranges of the blocks that may hold every needle (LogQuery.within,
 //     tested on the timestamp column's page index, then its values), and
-//     passes over a file none of whose blocks may.
+//     passes over a file none of whose blocks may. When the blocks left
+//     hold at most 4096 rows of a file (pointScanRows: a rare token),
+//     their rows are scanned through the chunk cache, whose kept
+//     dictionaries are most of what such a scan decodes.
 //
 // Both are parsed once per open file (filecache.go) and trusted only if
 // they parse, their checksum holds and they account for the file's rows;

@@ -174,6 +174,10 @@ type LakeConfig struct {
 	// Compact merges the small files of each hour partition once the
 	// hour is over (on by default).
 	Compact bool `yaml:"compact"`
+	// NoIndexes writes logs files without their counts and body index
+	// (lake.WriterConfig.NoIndexes): queries then read their columns.
+	// For measuring what the indexes cost; off by default.
+	NoIndexes bool `yaml:"no_indexes"`
 	// URL is where the lake is: "" for <data_dir>/lake, or
 	// s3://bucket/prefix for an S3-compatible object store, which any
 	// number of nodes can write at once (each names its files after Node).

@@ -95,6 +95,7 @@ func (s *Server) openStorage() error {
 		Buffer:     int64(s.cfg.Lake.MaxBuffer),
 		Retention:  lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
 		Compact:    s.cfg.Lake.Compact,
+		NoIndexes:  s.cfg.Lake.NoIndexes,
 		Logger:     s.log,
 		Quarantine: s.quarantine,
 		Registerer: s.reg,
