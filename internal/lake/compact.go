@@ -494,7 +494,7 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	defer removeScratch(out)
 	w := parquet.NewGenericWriter[any](out, opts...)
 	if signal == "traces" {
-		err = writePaged(w, merged, spanPageRows) // pages as the Writer cuts them
+		err = writePaged(w, merged, spanPageRows, schema) // pages and row groups as the Writer cuts them
 	} else {
 		_, err = w.WriteRowGroup(merged) // its count is the last row group's
 	}
@@ -742,13 +742,44 @@ func encodedColumns(md *format.FileMetaData) (dict, delta map[string]bool) {
 }
 
 // writePaged writes the rows of rg to w, cutting every column's data page
-// after each pageRows rows (and at the writer's size limit): as the Writer
-// cuts a spans file's pages (spanPageRows). WriteRowGroup would cut them
-// at the size limit alone.
-func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int) error {
+// after each pageRows rows (and at the writer's size limit), and the row
+// group where the service changes once it holds spanGroupMinRows rows
+// (and at the writer's row limit): as the Writer cuts a spans file's
+// pages (spanPageRows) and row groups (serviceCut). WriteRowGroup would
+// cut pages at the size limit alone and row groups at the row limit.
+func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int, schema *parquet.Schema) error {
+	svcCol := -1
+	if lc, ok := schema.Lookup("service_name"); ok {
+		svcCol = lc.ColumnIndex
+	}
+	service := func(row parquet.Row) []byte {
+		for _, v := range row {
+			if v.Column() == svcCol {
+				return v.ByteArray()
+			}
+		}
+		return nil
+	}
 	rows := rg.Rows()
 	defer rows.Close()
 	buf := make([]parquet.Row, pageRows)
+	var prev []byte // the service of the last row written
+	groupRows := 0  // rows in the row group being written
+	write := func(part []parquet.Row) error {
+		if len(part) == 0 {
+			return nil
+		}
+		if _, err := w.WriteRows(part); err != nil {
+			return err
+		}
+		groupRows += len(part)
+		for _, cw := range w.ColumnWriters() {
+			if err := cw.Flush(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for {
 		n, err := 0, error(nil)
 		for n < len(buf) && err == nil { // a read may stop short of a page
@@ -756,15 +787,22 @@ func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int
 			k, err = rows.ReadRows(buf[n:])
 			n += k
 		}
-		if n > 0 {
-			if _, werr := w.WriteRows(buf[:n]); werr != nil {
-				return werr
-			}
-			for _, cw := range w.ColumnWriters() {
-				if ferr := cw.Flush(); ferr != nil {
+		from := 0
+		for i := range n {
+			s := service(buf[i])
+			if groupRows+i-from >= spanGroupMinRows && !bytes.Equal(s, prev) {
+				if werr := write(buf[from:i]); werr != nil {
+					return werr
+				}
+				if ferr := w.Flush(); ferr != nil { // ends the row group
 					return ferr
 				}
+				from, groupRows = i, 0
 			}
+			prev = append(prev[:0], s...)
+		}
+		if werr := write(buf[from:n]); werr != nil {
+			return werr
 		}
 		if err == io.EOF {
 			return nil

@@ -584,6 +584,7 @@ func TestSpanPagesCapped(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			checkServiceGroups(t, path, pf, wantFiles == 1)
 			for _, rg := range pf.RowGroups() {
 				for c, cc := range rg.ColumnChunks() {
 					oi, err := cc.OffsetIndex()
@@ -619,5 +620,53 @@ func TestSpanPagesCapped(t *testing.T) {
 	check(1)
 	if after := slices.Sorted(slices.Values(rows)); !slices.Equal(after, before) {
 		t.Fatalf("compaction changed the rows:\n%s", diffLines(after, before))
+	}
+}
+
+// checkServiceGroups checks the row groups of spans file pf: each cut
+// where the service changes once it holds spanGroupMinRows rows (the
+// service changes only in its first spanGroupMinRows rows), and each but
+// the last ending where the service changes; and, if several, that the
+// file has several, so that the rule was put to the test.
+func checkServiceGroups(t *testing.T, path string, pf *parquet.File, several bool) {
+	t.Helper()
+	lc, ok := pf.Schema().Lookup("service_name")
+	if !ok {
+		t.Fatalf("%s: no service_name", path)
+	}
+	var groups [][]string
+	for _, rg := range pf.RowGroups() {
+		var svcs []string
+		pages := rg.ColumnChunks()[lc.ColumnIndex].Pages()
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]parquet.Value, p.NumValues())
+			if n, err := p.Values().ReadValues(vals); err != nil && err != io.EOF || int64(n) != p.NumValues() {
+				t.Fatalf("%s: read %d of %d service names: %v", path, n, p.NumValues(), err)
+			}
+			for _, v := range vals {
+				svcs = append(svcs, v.String())
+			}
+		}
+		pages.Close()
+		groups = append(groups, svcs)
+	}
+	if several && len(groups) < 2 {
+		t.Fatalf("%s: %d row group, want several (one a service of %d spans or more)", path, len(groups), spanGroupMinRows)
+	}
+	for g, svcs := range groups {
+		for i := spanGroupMinRows; i < len(svcs); i++ {
+			if svcs[i] != svcs[i-1] {
+				t.Fatalf("%s row group %d: service %s -> %s at row %d, past %d rows", path, g, svcs[i-1], svcs[i], i, spanGroupMinRows)
+			}
+		}
+		if g+1 < len(groups) && svcs[len(svcs)-1] == groups[g+1][0] {
+			t.Fatalf("%s: row groups %d and %d both hold service %s", path, g, g+1, svcs[len(svcs)-1])
+		}
 	}
 }

@@ -108,7 +108,11 @@
 // A traces file is sorted by (service, trace id, start time), as Tempo
 // sorts its blocks: a trace's spans of one service are adjacent rows and
 // each trace_id page covers a narrow range of ids, so the page index finds
-// them. What version 2 costs against version 1 (CPU per record, bytes per
+// them. Its pages hold at most 512 rows (spanPageRows), and a row group
+// ends where the service changes once it holds 2,048 rows
+// (spanGroupMinRows): the trace_id bloom filter of a row group then
+// speaks for one service, and a trace by id reads only the services that
+// hold the trace. What version 2 costs against version 1 (CPU per record, bytes per
 // record) is in docs/BENCHMARKS.md, "Schema version 2 (2026-11-26)" and
 // "Spans ordered by trace id (2026-11-26)".
 //

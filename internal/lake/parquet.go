@@ -63,6 +63,16 @@ const chunkRows = 4096
 // own.
 const spanPageRows = 512
 
+// spanGroupMinRows is the fewest rows a row group of a spans file (schema
+// version 2) holds before it is cut where the service changes: each
+// service of at least that many spans gets row groups of its own, so that
+// a row group's trace_id bloom filter speaks for one service's spans (a
+// trace by id reads only the services that hold the trace, not every
+// service whose trace_id page bounds admit its id) and its service_name
+// statistics name one service. Smaller services share row groups: each
+// costs a footer entry and a page index per column.
+const spanGroupMinRows = 2048
+
 // pageSize is the uncompressed size a data page is cut at. Smaller than
 // parquet-go's 256 KiB default: pages that stay in cache compress faster
 // (BenchmarkLogsToParquet, about 8 % on this machine), at about 2 % more
@@ -128,13 +138,16 @@ type encoder struct {
 	maxAttrCols  int  // WriterConfig.MaxAttributeColumns; 0 for the default
 	noIndexes    bool // WriterConfig.NoIndexes
 	pageRows     int  // if > 0, the most rows of a data page (the file being written)
-	keys         []sortKey
-	timeKeys     []timeKey
-	ranks        []uint32
-	sel          []int32
-	vals         []parquet.Value
-	text         []byte  // hex ids and converted values of the current chunk
-	at           []int32 // at[row] is the index of row's value in the column being filled, or -1
+	// groupCut, if set, is where the row group starting at sel[start]
+	// ends, at or before end (the file being written): spanGroupEnd.
+	groupCut func(sel []int32, start, end int) int
+	keys     []sortKey
+	timeKeys []timeKey
+	ranks    []uint32
+	sel      []int32
+	vals     []parquet.Value
+	text     []byte  // hex ids and converted values of the current chunk
+	at       []int32 // at[row] is the index of row's value in the column being filled, or -1
 }
 
 // mark fills e.at for column c; unmark undoes it.
@@ -521,8 +534,13 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 		return fmt.Errorf("write parquet: %d leaves filled, the schema has %d", len(leaves), len(schema.Columns()))
 	}
 	writers := w.ColumnWriters()
-	for g := 0; g < len(sel); g += e.rowGroupRows {
-		rg := sel[g:min(g+e.rowGroupRows, len(sel))]
+	for g := 0; g < len(sel); {
+		end := min(g+e.rowGroupRows, len(sel))
+		if e.groupCut != nil {
+			end = e.groupCut(sel, g, end)
+		}
+		rg := sel[g:end]
+		g = end
 		for _, l := range leaves {
 			if err := e.writeColumn(writers[l.idx], l.col, l.name, l.fill, rg, l.idx); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 
@@ -90,10 +91,25 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
 func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 	if r.keepPairs {
 		e.pageRows = spanPageRows
-		defer func() { e.pageRows = 0 }()
+		e.groupCut = func(sel []int32, start, end int) int {
+			return serviceCut(start, end, func(i int) []byte { return r.ServiceName.At(int(sel[i])) })
+		}
+		defer func() { e.pageRows, e.groupCut = 0, nil }()
 		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
 	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
+}
+
+// serviceCut is where a row group of a spans file that starts at row
+// start ends, at most end: at the first row from start+spanGroupMinRows
+// on whose service (service(i)) differs from the row before it, else end.
+func serviceCut(start, end int, service func(i int) []byte) int {
+	for i := start + spanGroupMinRows; i < end; i++ {
+		if !bytes.Equal(service(i), service(i-1)) {
+			return i
+		}
+	}
+	return end
 }
 
 // writeRowsV2 writes a file of schema version 2: rows sorted by
