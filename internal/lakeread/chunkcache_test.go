@@ -2,9 +2,14 @@ package lakeread
 
 import (
 	"context"
+	"encoding/hex"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
@@ -60,10 +65,10 @@ func TestChunkCacheBounded(t *testing.T) {
 		}
 		c := r.chunks
 		c.mu.Lock()
-		used, n := c.used, c.lru.Len()
+		used, n, blooms := c.used, c.lru.Len(), len(c.blooms)
 		c.mu.Unlock()
-		if n == 0 || used <= 0 || used > max {
-			t.Fatalf("cache of %d bytes: %d readers, %d bytes", max, n, used)
+		if n == 0 || used <= 0 || used > max || blooms == 0 {
+			t.Fatalf("cache of %d bytes: %d readers and bloom filters (%d filters), %d bytes", max, n, blooms, used)
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -71,8 +76,64 @@ func TestChunkCacheBounded(t *testing.T) {
 		c.mu.Lock()
 		used, n = c.used, c.lru.Len()
 		c.mu.Unlock()
-		if n != 0 || used != 0 || len(c.idle) != 0 || len(c.byFile) != 0 {
-			t.Fatalf("after Close: %d readers, %d bytes, %d idle, %d files", n, used, len(c.idle), len(c.byFile))
+		if n != 0 || used != 0 || len(c.idle) != 0 || len(c.blooms) != 0 || len(c.byFile) != 0 {
+			t.Fatalf("after Close: %d entries, %d bytes, %d idle, %d filters, %d files", n, used, len(c.idle), len(c.blooms), len(c.byFile))
 		}
+	}
+
+	// The filters kept in memory answer as parquet-go's file filters, for
+	// ids present and absent (random ones), the second time from memory.
+	c := newChunkCache(DefaultChunkCacheBytes, 0)
+	files, err := lake.DataFiles(context.Background(), bucket.NewLocal(dir), "traces/tenant=acme/")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%d files: %v", len(files), err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	checked, passed := 0, 0
+	for _, f := range files {
+		fh, err := os.Open(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		pf, err := parquet.OpenFile(fh, f.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc, _ := pf.Schema().Lookup("trace_id")
+		for _, rg := range pf.RowGroups() {
+			cc := rg.ColumnChunks()[lc.ColumnIndex]
+			if cc.BloomFilter() == nil {
+				t.Fatalf("%s: no trace_id bloom filter", f.Name)
+			}
+			probe := append([][16]byte(nil), ids...)
+			for range 200 {
+				var id [16]byte
+				for i := range id {
+					id[i] = byte(rng.Uint32())
+				}
+				probe = append(probe, id)
+			}
+			for round := range 2 {
+				for _, id := range probe {
+					h := []byte(hex.EncodeToString(id[:]))
+					want, err := cc.BloomFilter().Check(parquet.ByteArrayValue(h))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := c.mayHoldBytes(cc, h)
+					if err != nil || got != want {
+						t.Fatalf("%s round %d id %x: kept filter says %v (%v), the file's %v", f.Name, round, id, got, err, want)
+					}
+					checked++
+					if got {
+						passed++
+					}
+				}
+			}
+		}
+	}
+	if passed == 0 || passed == checked {
+		t.Fatalf("%d of %d ids passed the filters: the test compares nothing", passed, checked)
 	}
 }

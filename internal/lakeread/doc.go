@@ -23,7 +23,9 @@
 // query selected) that touches a column of a file read before does not
 // decode its dictionary page again (half of a trace by id's column reads
 // before). A scan takes a reader out and puts it back; a file's readers
-// close with the file. The log filters' wide scans, which read many pages
+// close with the file. The trace_id bloom filters are kept in it as well,
+// read whole, so that checking one does not read the file again (a
+// system call a check with parquet-go's). The log filters' wide scans, which read many pages
 // a column, do not use it: a run of compare-log-reads.sh with them on it
 // had serve's peak RSS at 461 MiB (337 without) and those scans up to
 // 2-3.5x slower, the cause not yet found (docs/BENCHMARKS.md); the few

@@ -57,7 +57,8 @@ type Config struct {
 	NoIndexes bool
 	// ChunkCacheBytes bounds the column chunks' page readers kept between
 	// queries, with the dictionaries they decoded and the last page each
-	// read (chunkCache), the least recently used closed past it. Default
+	// read, and the bloom filters read whole (chunkCache), the least
+	// recently used dropped past it. Default
 	// DefaultChunkCacheBytes; 0 keeps none. Not on an object store
 	// (Remote), whose pages are read ahead asynchronously.
 	ChunkCacheBytes int64
@@ -445,21 +446,17 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 	}
 	var hits []hit
 	for _, rg := range pf.RowGroups() {
-		bf := rg.ColumnChunks()[traceCol].BloomFilter()
 		hits = hits[:0]
 		var want [][]byte // the ids the bloom filter admits
 		var which []int
 		for i, h := range hexIDs {
-			if bf != nil {
-				ok, err := bf.Check(parquet.ByteArrayValue(h))
-				if err != nil {
-					return fmt.Errorf("bloom filter: %w", err)
-				}
-				if !ok {
-					continue
-				}
+			ok, err := r.chunks.mayHoldBytes(rg.ColumnChunks()[traceCol], h)
+			if err != nil {
+				return fmt.Errorf("bloom filter: %w", err)
 			}
-			want, which = append(want, h), append(which, i)
+			if ok {
+				want, which = append(want, h), append(which, i)
+			}
 		}
 		if len(want) == 0 {
 			continue

@@ -44,7 +44,7 @@ const lakeRowFactor = 3
 // with the records, candidates, spans, lines and series it keeps, or for
 // PromQL bounded by its samples (a slot's share at 16 bytes a sample);
 // and the lake reader's cache of column chunk readers, their dictionaries
-// and last pages (lakeread.DefaultChunkCacheBytes).
+// and last pages, and bloom filters (lakeread.DefaultChunkCacheBytes).
 // The metric store's head grows with the series stored and is not
 // bounded by it.
 func (c Config) MemoryCeiling() int64 {
