@@ -222,3 +222,10 @@ func ParseDataFile(a bucket.Attrs) (DataFile, bool) {
 func TenantPrefix(sig otlpwire.Signal, tenant string) string {
 	return sig.String() + "/tenant=" + tenant + "/"
 }
+
+// HourPrefix is the prefix of every object of the partition of the
+// signal's records of tenant in the UTC hour that holds t, to list it
+// alone with.
+func HourPrefix(sig otlpwire.Signal, tenant string, t time.Time) string {
+	return partition{signal: sig.String(), tenant: tenant, hour: t.UTC().Truncate(time.Hour)}.dir() + "/"
+}

@@ -7,7 +7,9 @@
 //
 // One Reader serves every API. A query lists the tenant's partitions that
 // overlap its time range (lake.DataFiles, which leaves out a merge's
-// inputs; newest hour first) and reads through a cache of up to
+// inputs; newest hour first): a range of up to 48 hours lists its hour
+// partitions one by one (lake.HourPrefix), a longer or open one the
+// tenant's tree. It reads through a cache of up to
 // Config.OpenFiles (256) files kept open with their footers parsed
 // (filecache.go; keyed by name, size and upload time, dropped when a
 // listing no longer shows them), so a footer is decoded once, not per

@@ -267,30 +267,44 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 
 // list returns the files eachFile walks, newest hour first; files the
 // listing no longer shows (compacted, pruned) leave the reader's caches.
+// A range of at most maxListedHours lists its hour partitions alone, not
+// the tenant's whole tree (which grows with the retention).
 func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
-	all, err := lake.DataFiles(ctx, q.r.cfg.Bucket, lake.TenantPrefix(q.signal, q.tenant))
-	if err != nil {
-		return nil, fmt.Errorf("lakeread: %w", err)
+	prefixes := []string{lake.TenantPrefix(q.signal, q.tenant)}
+	if !q.start.IsZero() && !q.end.IsZero() && q.end.Sub(q.start) <= maxListedHours*time.Hour {
+		prefixes = prefixes[:0]
+		for h := q.start.UTC().Truncate(time.Hour); h.Before(q.end); h = h.Add(time.Hour) {
+			prefixes = append(prefixes, lake.HourPrefix(q.signal, q.tenant, h))
+		}
 	}
 	var files []lake.DataFile
-	listed := map[fileKey]bool{}
-	for _, f := range all {
-		if f.Tenant != q.tenant {
-			continue
+	for _, prefix := range prefixes {
+		all, err := lake.DataFiles(ctx, q.r.cfg.Bucket, prefix)
+		if err != nil {
+			return nil, fmt.Errorf("lakeread: %w", err)
 		}
-		listed[keyOf(f)] = true
-		if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.Node == q.r.cfg.Node && f.First > q.through {
-			continue
+		listed := map[fileKey]bool{}
+		for _, f := range all {
+			if f.Tenant != q.tenant {
+				continue
+			}
+			listed[keyOf(f)] = true
+			if !overlaps(f.Hour, q.start, q.end) || q.bounded && f.Node == q.r.cfg.Node && f.First > q.through {
+				continue
+			}
+			files = append(files, f)
 		}
-		files = append(files, f)
+		q.r.files.keepOnly(prefix, listed)
+		q.r.names.keepOnly(prefix, listed)
+		q.r.streams.keepOnly(prefix, listed)
 	}
-	prefix := lake.TenantPrefix(q.signal, q.tenant)
-	q.r.files.keepOnly(prefix, listed)
-	q.r.names.keepOnly(prefix, listed)
-	q.r.streams.keepOnly(prefix, listed)
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	return files, nil
 }
+
+// maxListedHours is the longest range whose hour partitions are listed
+// one by one; a longer or open range lists the tenant's tree.
+const maxListedHours = 48
 
 func keyOf(f lake.DataFile) fileKey { return fileKey{f.Name, f.Size, f.ModTime} }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -588,5 +589,51 @@ func TestFindTracesAcrossHours(t *testing.T) {
 		if !slices.Equal(gotIDs, want) || len(want) == 0 {
 			t.Errorf("%s: got %v, want %v", name, gotIDs, want)
 		}
+	}
+}
+
+// listingBucket records the prefixes listed through it.
+type listingBucket struct {
+	bucket.Bucket
+	prefixes []string
+}
+
+func (b *listingBucket) List(ctx context.Context, prefix string) iter.Seq2[bucket.Attrs, error] {
+	b.prefixes = append(b.prefixes, prefix)
+	return b.Bucket.List(ctx, prefix)
+}
+
+// TestListsHoursOfRange: a query over a few hours lists their partitions
+// alone, and finds the records of every one of them; a query without a
+// range lists the tenant's tree.
+func TestListsHoursOfRange(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for h := range 4 { // hours 9 to 12
+		reqs = append(reqs, synth.Logs(synth.Config{Seed: int64(h), Resources: 2, ScopesPerResource: 1, TotalRecords: 50, Start: base.Add(time.Duration(h)*time.Hour + 10*time.Minute)}))
+	}
+	writeLogsLake(t, dir, reqs...)
+	lb := &listingBucket{Bucket: bucket.NewLocal(dir)}
+	r := newReader(t, dir, func(c *lakeread.Config) { c.Bucket = lb })
+	defer r.Close()
+	// Hours 10 and 11: two partitions listed, their 100 records found.
+	q := lakeread.LogQuery{Start: base.Add(time.Hour), End: base.Add(3 * time.Hour)}
+	n := 0
+	if err := r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{lake.HourPrefix(otlpwire.SignalLogs, "acme", base.Add(time.Hour)), lake.HourPrefix(otlpwire.SignalLogs, "acme", base.Add(2*time.Hour))}
+	if n != 100 || !slices.Equal(lb.prefixes, want) {
+		t.Fatalf("%d records from listing %q, want 100 from %q", n, lb.prefixes, want)
+	}
+	// A range past maxListedHours lists the tenant, and finds all 200.
+	lb.prefixes, n = nil, 0
+	q = lakeread.LogQuery{Start: base.Add(-72 * time.Hour), End: base.Add(24 * time.Hour)}
+	if err := r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{lake.TenantPrefix(otlpwire.SignalLogs, "acme")}; n != 200 || !slices.Equal(lb.prefixes, want) {
+		t.Fatalf("%d records from listing %q, want 200 from %q", n, lb.prefixes, want)
 	}
 }
