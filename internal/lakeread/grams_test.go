@@ -2,6 +2,7 @@ package lakeread_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"regexp"
 	"strings"
@@ -212,11 +213,20 @@ func BenchmarkNeedle(b *testing.B) {
 	for i := 0; i < len(reqs); i += 100 {
 		writeLogsLake(b, dir, reqs[i:i+100]...)
 	}
+	// The last reader keeps 2 of the 5 files open: a query reopens files,
+	// as one over a range of more files than Config.OpenFiles does (the
+	// 10M-log run of compare-log-reads.sh, docs/BENCHMARKS.md).
 	for _, v := range []struct {
-		index bool
-		cache int64
-	}{{true, lakeread.DefaultChunkCacheBytes}, {false, lakeread.DefaultChunkCacheBytes}, {true, 0}} {
-		r := newReader(b, dir, func(c *lakeread.Config) { c.NoIndexes, c.ChunkCacheBytes = !v.index, v.cache })
+		index     bool
+		cache     int64
+		openFiles int
+	}{{true, lakeread.DefaultChunkCacheBytes, 0}, {false, lakeread.DefaultChunkCacheBytes, 0}, {true, 0, 0}, {true, lakeread.DefaultChunkCacheBytes, 2}} {
+		r := newReader(b, dir, func(c *lakeread.Config) {
+			c.NoIndexes, c.ChunkCacheBytes = !v.index, v.cache
+			if v.openFiles > 0 {
+				c.OpenFiles = v.openFiles
+			}
+		})
 		defer r.Close()
 		for _, needle := range []string{key, "exhausted"} {
 			name := "rare"
@@ -228,6 +238,9 @@ func BenchmarkNeedle(b *testing.B) {
 			}
 			if v.cache == 0 {
 				name += ", no chunk cache"
+			}
+			if v.openFiles > 0 {
+				name += fmt.Sprintf(", %d open files", v.openFiles)
 			}
 			b.Run(name, func(b *testing.B) {
 				q := lakeread.LogQuery{Start: base.Add(-time.Hour), End: base.Add(time.Hour), Contains: [][]byte{[]byte(needle)}, Newest: true}
