@@ -269,9 +269,11 @@ func ParseGrams(s string) (Grams, error) {
 		d.err = errMalformed
 	}
 	g.Entries = make([]GramsEntry, 0, ne)
-	// Every filter in one array, so that each is aligned.
-	var blocks []bloom.Block
-	var spans [][2]int
+	// Every filter in one array, so that each is aligned; allocated once,
+	// for the most blocks the rest of the value can hold (growing it block
+	// by block was 40 % of parsing a file's index).
+	blocks := make([]bloom.Block, 0, len(d.buf)/32)
+	spans := make([][2]int, 0, ne)
 	for range ne {
 		e := GramsEntry{Service: int32(d.uvarint(uint64(len(g.Services) - 1)))}
 		e.Min = d.varint(math.MinInt64, math.MaxInt64)
