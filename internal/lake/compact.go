@@ -599,7 +599,8 @@ func footerRows(r io.ReaderAt, size int64) (int64, error) {
 
 // unionSchema is the schema of the merged file: every input column, the
 // same type and key in every input that has it, dictionary encoded (or
-// DELTA_BINARY_PACKED) where an input's was; and the inputs' common sort. why says what disagrees.
+// DELTA_BINARY_PACKED) where an input's was; and the inputs' common
+// sort. why says what disagrees.
 func unionSchema(inputs []inputFile) (*parquet.Schema, map[string]columnMeta, []parquet.SortingColumn, string) {
 	type col struct {
 		field parquet.Field

@@ -139,7 +139,7 @@ type encoder struct {
 	noIndexes    bool // WriterConfig.NoIndexes
 	pageRows     int  // if > 0, the most rows of a data page (the file being written)
 	// groupCut, if set, is where the row group starting at sel[start]
-	// ends, at or before end (the file being written): spanGroupEnd.
+	// ends, at or before end (the file being written): serviceCut.
 	groupCut func(sel []int32, start, end int) int
 	keys     []sortKey
 	timeKeys []timeKey

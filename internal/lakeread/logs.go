@@ -684,28 +684,6 @@ func rowMasks(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) uint64
 	return rows, masks, err
 }
 
-// unionRows merges two ascending lists of rows; nil if both are empty.
-func unionRows(a, b []int64) []int64 {
-	if len(b) == 0 {
-		return a
-	}
-	if len(a) == 0 {
-		return b
-	}
-	out := make([]int64, 0, len(a)+len(b))
-	for len(a) > 0 || len(b) > 0 {
-		switch {
-		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
-			out, a = append(out, a[0]), a[1:]
-		case len(a) == 0 || b[0] < a[0]:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out, a, b = append(out, a[0]), a[1:], b[1:]
-		}
-	}
-	return out
-}
-
 // leavesOf returns the leaves of the columns named (dotted paths).
 func leavesOf(pf *parquet.File, names []string) ([]leaf, error) {
 	out := make([]leaf, len(names))
