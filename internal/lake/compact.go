@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -479,8 +480,10 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	if v, ok := mergedMeta(inputs, CountsKey, ParseCounts, Counts.Rows, MergeCounts, Counts.Marshal); ok {
 		kv[CountsKey] = v
 	}
-	if v, ok := mergedMeta(inputs, GramsKey, ParseGrams, Grams.Rows, MergeGrams, Grams.Marshal); ok {
-		kv[GramsKey] = v
+	var region []byte
+	if g, ok := mergedGrams(inputs); ok {
+		region = MarshalGramsRegion(g)
+		kv[GramsRegionKey] = strconv.Itoa(len(region))
 	}
 	opts := append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))
 	name, err := outputName(run, files)
@@ -504,6 +507,9 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	var n, size int64
 	if err == nil {
 		size, err = out.Seek(0, io.SeekEnd)
+	}
+	if err == nil && region != nil {
+		size, err = SpliceGramsRegion(out, region)
 	}
 	if err == nil {
 		// What a reader will see: the footer of the file as written.
@@ -565,6 +571,20 @@ func mergedMeta[T any](inputs []inputFile, key string, parse func(string) (T, er
 		all = append(all, v)
 	}
 	return encode(merge(all...)), true
+}
+
+// mergedGrams is the body index of the merge of inputs: their indexes'
+// entries (FileGrams); false if one has none it can trust.
+func mergedGrams(inputs []inputFile) (Grams, bool) {
+	all := make([]Grams, 0, len(inputs))
+	for _, in := range inputs {
+		g, ok := FileGrams(in.pf, in.obj, in.obj.Size())
+		if !ok {
+			return Grams{}, false
+		}
+		all = append(all, g)
+	}
+	return MergeGrams(all...), true
 }
 
 // outputName names the merge of run: <first>-<last>-c.parquet, or -c2,

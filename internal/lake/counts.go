@@ -243,17 +243,18 @@ func unseal(s string) ([]byte, error) {
 		return nil, err
 	}
 	if len(buf) < 4 {
-		return nil, errMalformed
+		return nil, ErrMalformed
 	}
 	body, sum := buf[:len(buf)-4], binary.LittleEndian.Uint32(buf[len(buf)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", errMalformed)
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrMalformed)
 	}
 	return body, nil
 }
 
-// errMalformed is the error of a malformed counts or grams value.
-var errMalformed = errors.New("malformed value")
+// ErrMalformed is wrapped by the error of a malformed counts or grams
+// value or grams region: a reader falls back to the columns.
+var ErrMalformed = errors.New("malformed value")
 
 // ParseCounts decodes a value of CountsKey. It checks every index, that
 // the entries are sorted with each key once and every N positive, so a
@@ -265,13 +266,13 @@ func ParseCounts(s string) (Counts, error) {
 		return Counts{}, fmt.Errorf("parse counts: %w", err)
 	}
 	if len(buf) == 0 || buf[0] != countsVersion {
-		return Counts{}, fmt.Errorf("parse counts: %w: unknown version", errMalformed)
+		return Counts{}, fmt.Errorf("parse counts: %w: unknown version", ErrMalformed)
 	}
 	d := countsDecoder{buf: buf[1:]}
 	c := Counts{Names: d.strings()}
 	ne := d.uvarint(uint64(len(d.buf)) / 5) // an entry takes 5 bytes at least
 	if ne > 0 && len(c.Names) == 0 {
-		d.err = errMalformed
+		d.err = ErrMalformed
 	}
 	c.Entries = make([]CountsEntry, 0, ne)
 	var prev int64
@@ -284,19 +285,19 @@ func ParseCounts(s string) (Counts, error) {
 		e.Minute = prev + d.varint(-maxMinute, maxMinute)
 		e.N = int64(d.uvarint(1 << 50))
 		if d.err == nil && (e.Minute < -maxMinute || e.Minute > maxMinute) {
-			d.err = errMalformed
+			d.err = ErrMalformed
 		}
 		if d.err != nil {
 			break
 		}
 		if e.N == 0 || len(c.Entries) > 0 && cmpCountsEntry(c.Entries[len(c.Entries)-1], e) >= 0 {
-			return Counts{}, fmt.Errorf("parse counts: %w: entry %d out of order or empty", errMalformed, len(c.Entries))
+			return Counts{}, fmt.Errorf("parse counts: %w: entry %d out of order or empty", ErrMalformed, len(c.Entries))
 		}
 		c.Entries = append(c.Entries, e)
 		prev = e.Minute
 	}
 	if d.err == nil && len(d.buf) != 0 {
-		d.err = errMalformed
+		d.err = ErrMalformed
 	}
 	if d.err != nil {
 		return Counts{}, fmt.Errorf("parse counts: %w", d.err)
@@ -317,7 +318,7 @@ func (d *countsDecoder) uvarint(max uint64) uint64 {
 	}
 	v, n := binary.Uvarint(d.buf)
 	if n <= 0 || v > max || len(d.buf) == 0 {
-		d.err = errMalformed
+		d.err = ErrMalformed
 		return 0
 	}
 	d.buf = d.buf[n:]
@@ -345,7 +346,7 @@ func (d *countsDecoder) bytes() []byte {
 		return nil
 	}
 	if l > uint64(len(d.buf)) {
-		d.err = errMalformed
+		d.err = ErrMalformed
 		return nil
 	}
 	b := d.buf[:l]
@@ -360,7 +361,7 @@ func (d *countsDecoder) varint(lo, hi int64) int64 {
 	}
 	v, n := binary.Varint(d.buf)
 	if n <= 0 || v < lo || v > hi {
-		d.err = errMalformed
+		d.err = ErrMalformed
 		return 0
 	}
 	d.buf = d.buf[n:]

@@ -52,10 +52,13 @@
 // and page indexes, a bloom filter on trace_id, and sorting_columns naming
 // the sort. A logs file of version 2 also holds, in its key-value
 // metadata, its records counted by service, severity and minute
-// (counts.go, wirehouse.counts) and a bloom filter of its bodies' 4-byte
-// substrings per block of up to 1024 rows of one service (grams.go,
-// wirehouse.grams), so that volume queries and needles read little;
-// compaction adds the inputs' up. They cost ~50 and ~390 ns a log to make
+// (counts.go, wirehouse.counts), and, in a region spliced in just before
+// its footer, a bloom filter of its bodies' 4-byte substrings per block
+// of up to 1024 rows of one service (grams.go, gramsregion.go,
+// wirehouse.grams.region), laid out so that a needle reads one run of
+// blocks a gram, not the file's whole index: so that volume queries and
+// needles read little. Compaction adds the inputs' up (reading the
+// footer index, wirehouse.grams, of files of earlier releases). They cost ~50 and ~390 ns a log to make
 // (BenchmarkLogIndexes, against ~7 us a log to encode the file) and ~11
 // bytes a log; WriterConfig.NoIndexes leaves them out.
 //

@@ -251,6 +251,20 @@ func (g Grams) Marshal() string {
 	return sealed(buf)
 }
 
+// gramsEntry reads an entry's service (one of services), Min, Max-Min
+// and Rows, checking that Max does not overflow.
+func (d *countsDecoder) gramsEntry(services int) GramsEntry {
+	e := GramsEntry{Service: int32(d.uvarint(uint64(services - 1)))}
+	e.Min = d.varint(math.MinInt64, math.MaxInt64)
+	width := d.uvarint(math.MaxUint64)
+	e.Max = e.Min + int64(width)
+	if d.err == nil && (width > math.MaxInt64 || e.Max < e.Min) {
+		d.err = ErrMalformed
+	}
+	e.Rows = int64(d.uvarint(1 << 40))
+	return e
+}
+
 // ParseGrams decodes a value of GramsKey, checking every index and
 // length (not that it matches the file: compare Rows with the file's
 // rows).
@@ -260,13 +274,13 @@ func ParseGrams(s string) (Grams, error) {
 		return Grams{}, fmt.Errorf("parse grams: %w", err)
 	}
 	if len(buf) < 2 || buf[0] != gramsVersion || buf[1] != GramLen {
-		return Grams{}, fmt.Errorf("parse grams: %w: unknown version", errMalformed)
+		return Grams{}, fmt.Errorf("parse grams: %w: unknown version", ErrMalformed)
 	}
 	d := countsDecoder{buf: buf[2:]}
 	g := Grams{Services: d.strings()}
 	ne := d.uvarint(uint64(len(d.buf)) / 37) // an entry takes 37 bytes at least
 	if ne > 0 && len(g.Services) == 0 {
-		d.err = errMalformed
+		d.err = ErrMalformed
 	}
 	g.Entries = make([]GramsEntry, 0, ne)
 	// Every filter in one array, so that each is aligned; allocated once,
@@ -275,17 +289,10 @@ func ParseGrams(s string) (Grams, error) {
 	blocks := make([]bloom.Block, 0, len(d.buf)/32)
 	spans := make([][2]int, 0, ne)
 	for range ne {
-		e := GramsEntry{Service: int32(d.uvarint(uint64(len(g.Services) - 1)))}
-		e.Min = d.varint(math.MinInt64, math.MaxInt64)
-		width := d.uvarint(math.MaxUint64)
-		e.Max = e.Min + int64(width)
-		if d.err == nil && (width > math.MaxInt64 || e.Max < e.Min) {
-			d.err = errMalformed
-		}
-		e.Rows = int64(d.uvarint(1 << 40))
+		e := d.gramsEntry(len(g.Services))
 		nb := d.uvarint(uint64(len(d.buf)) / 32)
 		if d.err == nil && (nb == 0 || e.Rows == 0 || nb > uint64(len(d.buf))/32) {
-			d.err = errMalformed
+			d.err = ErrMalformed
 		}
 		if d.err != nil {
 			break
@@ -302,7 +309,7 @@ func ParseGrams(s string) (Grams, error) {
 		g.Entries = append(g.Entries, e)
 	}
 	if d.err == nil && len(d.buf) != 0 {
-		d.err = errMalformed
+		d.err = ErrMalformed
 	}
 	if d.err != nil {
 		return Grams{}, fmt.Errorf("parse grams: %w", d.err)

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,11 +39,18 @@ func checkGrams(t *testing.T, p string) (entries int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok := pf.Lookup(GramsKey)
-	if !ok {
-		t.Fatalf("%s: no %s", p, GramsKey)
+	if _, ok := pf.Lookup(GramsKey); ok {
+		t.Fatalf("%s: the index in %s, not in a region", p, GramsKey)
 	}
-	g, err := ParseGrams(v)
+	if _, ok := pf.Lookup(GramsRegionKey); !ok {
+		t.Fatalf("%s: no %s", p, GramsRegionKey)
+	}
+	g, ok := FileGrams(pf, bytes.NewReader(b), int64(len(b)))
+	if !ok {
+		t.Fatalf("%s: no body index read", p)
+	}
+	var read int64
+	table, err := ReadGramsTable(bytes.NewReader(b), int64(len(b)), &read)
 	if err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
@@ -66,6 +77,22 @@ func checkGrams(t *testing.T, p string) (entries int) {
 		}
 		if !held {
 			t.Fatalf("%s: row %d (%s, %d, %q): no entry of the index holds it", p, i, row.Service, row.Time, body)
+		}
+		// The table's test, reading runs of the region, answers as the
+		// filters do, entry by entry.
+		if i%97 == 0 {
+			alive := make([]bool, len(table.Entries))
+			for k := range alive {
+				alive[k] = true
+			}
+			if err := table.Test(bytes.NewReader(b), hashes, alive, &read); err != nil {
+				t.Fatal(err)
+			}
+			for k, e := range g.Entries {
+				if alive[k] != e.MayHold(hashes) {
+					t.Fatalf("%s: row %d: entry %d: the region's test says %v, its filter %v", p, i, k, alive[k], !alive[k])
+				}
+			}
 		}
 	}
 	return len(g.Entries)
@@ -191,4 +218,126 @@ func payload(v string) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// regionFile returns a file holding region before a footer of footer
+// bytes, as the writer lays them out (SpliceGramsRegion).
+func regionFile(region []byte, footer int) []byte {
+	b := append([]byte("PAR1"), region...)
+	b = append(b, make([]byte, footer)...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(footer))
+	return append(b, "PAR1"...)
+}
+
+// TestGramsRegionRoundTrip: an index read back from its region is the
+// index written (filters, services, entries); its table's Test answers as
+// each entry's filter does; a region a file does not end with is not
+// found.
+func TestGramsRegionRoundTrip(t *testing.T) {
+	b := newGramsBuilder()
+	for i := range 5000 {
+		b.add([]byte{'s', byte('a' + i/1500)}, int64(i*1000), []byte(fmt.Sprintf("GET /api/v1/orders/%d took %dms %s", i*7919%10007, i%97, strings.Repeat("x", i%13))))
+	}
+	g := b.result()
+	sizes := map[int]bool{}
+	for _, e := range g.Entries {
+		sizes[len(e.Filter)] = true
+	}
+	if len(sizes) < 2 {
+		t.Fatalf("filters of %d sizes: the test covers one class", len(sizes))
+	}
+	for _, footer := range []int{0, 100, 10000} {
+		file := regionFile(MarshalGramsRegion(g), footer)
+		got, err := ReadGrams(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]string{} // by service and range: the filters' bytes
+		key := func(svc string, e GramsEntry) string { return fmt.Sprint(svc, e.Min, e.Max, e.Rows) }
+		for _, e := range g.Entries {
+			k := key(g.Services[e.Service], e)
+			want[k] = append(want[k], string(e.Filter.Bytes()))
+		}
+		for _, e := range got.Entries {
+			k := key(got.Services[e.Service], e)
+			if len(want[k]) == 0 || want[k][0] != string(e.Filter.Bytes()) {
+				t.Fatalf("footer %d: entry %s read back differs", footer, k)
+			}
+			want[k] = want[k][1:]
+		}
+		if len(got.Entries) != len(g.Entries) {
+			t.Fatalf("footer %d: %d entries read back, %d written", footer, len(got.Entries), len(g.Entries))
+		}
+		var read int64
+		table, err := ReadGramsTable(bytes.NewReader(file), int64(len(file)), &read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, needle := range []string{"orders/1", "took 5ms", "xxxxxxxx", "absent!", "GET /api"} {
+			h := AppendGramHashes(nil, []byte(needle))
+			alive := make([]bool, len(table.Entries))
+			for i := range alive {
+				alive[i] = true
+			}
+			if err := table.Test(bytes.NewReader(file), h, alive, &read); err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range got.Entries {
+				if alive[i] != e.MayHold(h) {
+					t.Fatalf("needle %q, entry %d: Test says %v, the filter %v", needle, i, alive[i], e.MayHold(h))
+				}
+			}
+		}
+	}
+	plain := regionFile(nil, 50)
+	if _, err := ReadGramsTable(bytes.NewReader(plain), int64(len(plain)), new(int64)); !errors.Is(err, ErrNoGramsRegion) {
+		t.Fatalf("a file without a region: %v, want ErrNoGramsRegion", err)
+	}
+}
+
+// FuzzGramsRegion: a file whose region is filters then a table given by
+// the fuzzer (the table's checksum right, so that the parser is reached)
+// never panics ReadGramsTable, Test or ReadGrams; an index read whole
+// writes a region that reads back the same.
+func FuzzGramsRegion(f *testing.F) {
+	// Small seeds: the fuzzer minimizes each input it finds new, and
+	// minimizing one of a few kilobytes stalls it for minutes.
+	b := newGramsBuilder()
+	for i := range 60 {
+		b.add([]byte{'s', byte('a' + i/20)}, int64(i*1000), []byte(fmt.Sprintf("GET /api/v1/orders/%d %s", i, strings.Repeat("x", i%7))))
+	}
+	for _, g := range []Grams{b.result(), {}} {
+		region := MarshalGramsRegion(g)
+		tr := region[len(region)-gramsTrailerLen:]
+		tableLen := int(binary.LittleEndian.Uint32(tr))
+		filters := len(region) - gramsTrailerLen - tableLen
+		f.Add(region[:filters], region[filters:filters+tableLen], uint64(0x1234567890abcdef))
+	}
+	f.Fuzz(func(t *testing.T, filters, table []byte, h uint64) {
+		region := append(slices.Clone(filters), table...)
+		region = binary.LittleEndian.AppendUint32(region, uint32(len(table)))
+		region = binary.LittleEndian.AppendUint64(region, uint64(len(filters)))
+		region = binary.LittleEndian.AppendUint32(region, crc32.Checksum(table, castagnoli))
+		region = append(region, gramsMagic...)
+		file := regionFile(region, 7)
+		var read int64
+		tbl, err := ReadGramsTable(bytes.NewReader(file), int64(len(file)), &read)
+		if err != nil {
+			return
+		}
+		alive := make([]bool, len(tbl.Entries))
+		for i := range alive {
+			alive[i] = true
+		}
+		_ = tbl.Test(bytes.NewReader(file), []uint64{h, h >> 7, ^h}, alive, &read)
+		g, err := ReadGrams(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			return
+		}
+		again := regionFile(MarshalGramsRegion(g), 3)
+		g2, err := ReadGrams(bytes.NewReader(again), int64(len(again)))
+		if err != nil || g2.Rows() != g.Rows() || len(g2.Entries) != len(g.Entries) {
+			t.Fatalf("read back: %d entries, %v; want %d", len(g2.Entries), err, len(g.Entries))
+		}
+	})
 }

@@ -74,17 +74,20 @@ func bodyCol(r *LogRows) fileCol {
 // is the only column of that name; rows are sorted by it.
 const serviceColumn = "resource_service_name"
 
-// writeLogs writes rows sel of r, in that order, as one Parquet file.
-func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) error {
+// writeLogs writes rows sel of r, in that order, as one Parquet file,
+// and returns the grams region its writer is to place before the file's
+// footer (SpliceGramsRegion); nil if it has none.
+func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []byte, err error) {
 	if r.keepPairs {
 		var meta map[string]string
 		if !e.noIndexes {
-			c, g := logCounts(r, sel), logGrams(r, sel)
-			meta = map[string]string{CountsKey: c.Marshal(), GramsKey: g.Marshal()}
+			c := logCounts(r, sel)
+			region = MarshalGramsRegion(logGrams(r, sel))
+			meta = map[string]string{CountsKey: c.Marshal(), GramsRegionKey: strconv.Itoa(len(region))}
 		}
-		return e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, meta, "timestamp")
+		return region, e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, meta, "timestamp")
 	}
-	return e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
+	return nil, e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }
 
 // writeSpans writes rows sel of r, in that order, as one Parquet file.

@@ -496,12 +496,16 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	}
 	defer removeScratch(f)
 	cw := &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
-	err = w.encode(cw, key.sig, b, sel, n)
+	region, err := w.encode(cw, key.sig, b, sel, n)
 	if err != nil && cw.err == nil { // not the file's fault
 		err = fmt.Errorf("%w: %w", ErrEncode, err)
 	}
 	if err == nil {
 		err = cw.w.Flush()
+	}
+	size := cw.n
+	if err == nil && region != nil {
+		size, err = SpliceGramsRegion(f, region)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -513,12 +517,13 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 		return 0, fmt.Errorf("write lake file %s: %w", obj, err)
 	}
 	w.renamed = append(w.renamed, obj)
-	return cw.n, nil
+	return size, nil
 }
 
-// encode writes the rows sel of the batch as Parquet to out. A panic in
+// encode writes the rows sel of the batch as Parquet to out, and returns
+// the grams region to place before its footer (nil: none). A panic in
 // the encoder (parquet-go panics on some limits) is returned as an error.
-func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int32, n int) (err error) {
+func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int32, n int) (region []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("encode parquet: panic: %v", r)
@@ -527,14 +532,14 @@ func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int3
 	if m := w.cfg.EncodeFault; m != "" {
 		for _, r := range sel {
 			if sig == otlpwire.SignalLogs && string(b.logs.Body.At(int(r))) == m || sig == otlpwire.SignalTraces && string(b.spans.Name.At(int(r))) == m {
-				return fmt.Errorf("encode parquet: injected fault: row %q", m)
+				return nil, fmt.Errorf("encode parquet: injected fault: row %q", m)
 			}
 		}
 	}
 	if sig == otlpwire.SignalLogs {
 		return w.enc.writeLogs(out, &b.logs, sel)
 	}
-	return w.enc.writeSpans(out, &b.spans, sel)
+	return nil, w.enc.writeSpans(out, &b.spans, sel)
 }
 
 // countingWriter counts the bytes written and keeps the first error of

@@ -581,7 +581,7 @@ func TestLoaderNoIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, key := range []string{lake.CountsKey, lake.GramsKey} {
+			for _, key := range []string{lake.CountsKey, lake.GramsRegionKey} {
 				if _, ok := pf.Lookup(key); ok == noIndexes {
 					t.Errorf("NoIndexes %v: %s has %s: %v", noIndexes, filepath.Base(f), key, ok)
 				}

@@ -152,7 +152,20 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 				}
 			}
 		}
+		pres := make([]gramsAnswer, len(window))
 		for i, f := range window {
+			if len(q.Contains) > 0 {
+				lq := LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains}
+				pre, err := r.gramsFirst(ctx, fq, f, &lq)
+				if err != nil {
+					release()
+					return err
+				}
+				if pre.skip {
+					continue // no block may hold the needles: not opened
+				}
+				pres[i] = pre
+			}
 			cf, err := fq.open(ctx, f)
 			if err != nil {
 				release()
@@ -166,7 +179,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 				return nil
 			}
 			tallies[i] = newTally()
-			if err := r.countFile(open[i], &q, tallies[i]); err != nil {
+			if err := r.countFile(open[i], &q, pres[i], tallies[i]); err != nil {
 				return fmt.Errorf("lakeread: read a logs file: %s: %w", window[i].Name, err)
 			}
 			return nil
@@ -195,8 +208,9 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 	return nil
 }
 
-// countFile adds the records of open file cf that q selects to t.
-func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, t *tally) error {
+// countFile adds the records of open file cf that q selects to t; pre
+// is what the file's grams region answered of q's needles, if it did.
+func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t *tally) error {
 	pf := cf.pf
 	if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
 		return nil // version 1 logs are not read by this API
@@ -213,6 +227,9 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, t *tally) error {
 			}
 			return nil
 		}
+	}
+	if pre.ok {
+		return countRowGroupsOf(pf, q, pre.q, t)
 	}
 	if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes && len(q.Contains) > 0 {
 		lq, skip := narrowByGrams(g, &LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains})

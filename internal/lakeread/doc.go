@@ -102,8 +102,9 @@
 // 500k logs: 28 ms by service, 51 ms by service and severity, against 61
 // and 70 ms before, 2026-11-29).
 //
-// Two indexes the writer keeps in each logs file's key-value metadata
-// (docs/format/lake-parquet.md) answer most of it without the columns:
+// Two indexes the writer keeps in each logs file (counts in its key-value
+// metadata, grams in a region before its footer:
+// docs/format/lake-parquet.md) answer most of it without the columns:
 //   - counts (lake.Counts: records by service, severity and minute):
 //     countFromCounts adds up the minutes that lie whole in one bucket
 //     of the query's grid and in its range, and reads the columns for the
@@ -115,14 +116,22 @@
 //     for |= needles of 4 bytes or more, the services and timestamp
 //     ranges of the blocks that may hold every needle (LogQuery.within,
 //     tested on the timestamp column's page index, then its values), and
-//     passes over a file none of whose blocks may. When the blocks left
-//     hold at most 4096 rows of a file (pointScanRows: a rare token),
-//     their rows are scanned through the chunk cache, whose kept
-//     dictionaries are most of what such a scan decodes.
+//     passes over a file none of whose blocks may. The region is read
+//     before the file is opened (gramsFirst): its table once (kept in
+//     gramsTables, 8 MiB, about 40 bytes a block), then for each gram
+//     of a needle one run of filter blocks a class of filter sizes, so a
+//     file no block of which may hold the needle is never opened and a
+//     query over more files than OpenFiles does not decode their
+//     footers again. When the blocks left hold at most 4096 rows of a
+//     file (pointScanRows: a rare token), their rows are scanned through
+//     the chunk cache, whose kept dictionaries are most of what such a
+//     scan decodes.
 //
-// Both are parsed once per open file (filecache.go) and trusted only if
-// they parse, their checksum holds and they account for the file's rows;
-// otherwise the columns are read. Config.NoIndexes reads the columns
+// Counts (and the grams of earlier files, in the footer) are parsed once
+// per open file (filecache.go); each is trusted only if it parses, its
+// checksums hold and it accounts for the file's rows (a region's table
+// also only once the footer names a region of its length); otherwise the
+// columns are read. Config.NoIndexes reads the columns
 // always (TestCountLogsAsRecords and TestNeedlesWithAndWithoutGrams
 // compare both ways with pdata). LogStreams gives the
 // distinct (service, resource attributes) of the range, what Loki's label

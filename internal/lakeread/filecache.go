@@ -194,12 +194,13 @@ func (cf *cachedFile) logCounts() *lake.Counts {
 	return cf.counts
 }
 
-// logGrams returns the body index of the file, likewise; nil: its bodies
-// are read.
+// logGrams returns the body index of the file, likewise (its grams
+// region read whole, or its footer's value: lake.FileGrams); nil: its
+// bodies are read.
 func (cf *cachedFile) logGrams() *lake.Grams {
 	if !cf.gramsRead {
 		cf.gramsRead = true
-		if g, ok := lake.TrustedMeta(cf.pf, lake.GramsKey, lake.ParseGrams, lake.Grams.Rows); ok {
+		if g, ok := lake.FileGrams(cf.pf, countingReader{cf.obj, &cf.read}, cf.obj.Size()); ok {
 			cf.grams = &g
 		}
 	}

@@ -2,24 +2,41 @@ package lakeread
 
 import (
 	"cmp"
+	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
 )
 
 // narrowByGrams narrows q, for one file with body index g, to the
-// blocks of rows that may hold each of q's needles of lake.GramLen bytes
-// or more (Contains, and the literals every match of a Matches holds):
-// their services and timestamp ranges (LogQuery.within). skip: no block
-// may, and the file need not be read.
-// q itself comes back when no needle is long enough, or when the blocks
-// that may hold the needles are half the file or more (reading it all
-// costs about as much).
+// blocks of rows that may hold each of q's needles (narrowEntries).
 func narrowByGrams(g *lake.Grams, q *LogQuery) (nq *LogQuery, skip bool) {
+	nq, skip, _ = narrowEntries(g.Services, g.Entries, q, func(hashes []uint64, alive []bool) error {
+		for i, a := range alive {
+			if a {
+				alive[i] = g.Entries[i].MayHold(hashes)
+			}
+		}
+		return nil
+	})
+	return nq, skip
+}
+
+// gramNeedles returns the gram hashes of each of q's needles of
+// lake.GramLen bytes or more (Contains, and the literals every match of
+// a Matches holds).
+func gramNeedles(q *LogQuery) [][]uint64 {
 	var needles [][]uint64
 	for _, c := range q.Contains {
 		if h := lake.AppendGramHashes(nil, c); len(h) > 0 {
@@ -33,46 +50,66 @@ func narrowByGrams(g *lake.Grams, q *LogQuery) (nq *LogQuery, skip bool) {
 			}
 		}
 	}
+	return needles
+}
+
+// narrowEntries narrows q, for one file whose body index has entries
+// (blocks of rows) naming services, to the blocks that may hold each of
+// q's needles (gramNeedles): their services and timestamp ranges
+// (LogQuery.within). test clears alive[i] for each entry i whose filter
+// lacks one of hashes (the grams of one needle); it is called only with
+// the entries q's services and range keep alive. skip: no block may,
+// and the file need not be read. q itself comes back when no needle is
+// long enough, or when the blocks that may hold the needles are half
+// the file or more (reading it all costs about as much).
+func narrowEntries(services []string, entries []lake.GramsEntry, q *LogQuery, test func(hashes []uint64, alive []bool) error) (nq *LogQuery, skip bool, err error) {
+	needles := gramNeedles(q)
 	if len(needles) == 0 {
-		return q, false
+		return q, false, nil
 	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
-	keep := make([]int8, len(g.Services)) // 0 unknown, 1 kept, -1 not
-	found := make([]bool, len(g.Services))
-	var (
-		spans [][2]int64
-		rows  int64
-		total int64
-	)
-next:
-	for i := range g.Entries {
-		e := &g.Entries[i]
+	keep := make([]int8, len(services)) // 0 unknown, 1 kept, -1 not
+	alive := make([]bool, len(entries))
+	var total int64
+	for i := range entries {
+		e := &entries[i]
 		total += e.Rows
 		if keep[e.Service] == 0 {
 			keep[e.Service] = -1
-			if q.Service == nil || q.Service(g.Services[e.Service]) {
+			if q.Service == nil || q.Service(services[e.Service]) {
 				keep[e.Service] = 1
 			}
 		}
 		// A timestamp of 0 is a record timed by its observed time,
 		// which may be in range.
-		if keep[e.Service] < 0 || e.Min > 0 && (e.Max < lo || e.Min >= hi) {
-			continue
+		alive[i] = keep[e.Service] > 0 && (e.Min <= 0 || e.Max >= lo && e.Min < hi)
+	}
+	for _, h := range needles {
+		if !slices.Contains(alive, true) {
+			break
 		}
-		for _, h := range needles {
-			if !e.MayHold(h) {
-				continue next
-			}
+		if err := test(h, alive); err != nil {
+			return nil, false, err
 		}
-		found[e.Service] = true
-		spans = append(spans, [2]int64{e.Min, e.Max})
-		rows += e.Rows
+	}
+	found := make([]bool, len(services))
+	var (
+		spans [][2]int64
+		rows  int64
+	)
+	for i, a := range alive {
+		if a {
+			e := &entries[i]
+			found[e.Service] = true
+			spans = append(spans, [2]int64{e.Min, e.Max})
+			rows += e.Rows
+		}
 	}
 	if len(spans) == 0 {
-		return nil, true
+		return nil, true, nil
 	}
 	if rows*2 >= total {
-		return q, false
+		return q, false, nil
 	}
 	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	merged := spans[:1]
@@ -83,17 +120,17 @@ next:
 		}
 		merged = append(merged, s)
 	}
-	services := map[string]bool{}
+	kept := map[string]bool{}
 	for i, f := range found {
 		if f {
-			services[g.Services[i]] = true
+			kept[services[i]] = true
 		}
 	}
 	out := *q
-	out.Service = func(s string) bool { return services[s] } // kept by q.Service already
+	out.Service = func(s string) bool { return kept[s] } // kept by q.Service already
 	out.within = merged
 	out.withinRows = rows
-	return &out, false
+	return &out, false, nil
 }
 
 // inSpans reports whether v lies in one of spans (sorted, disjoint,
@@ -185,4 +222,149 @@ func requiredLiterals(re *regexp.Regexp) [][]byte {
 		}
 	}
 	return out
+}
+
+// GramsTablesBytes bounds the grams tables a Reader keeps (gramsTables):
+// about 40 bytes a block of 1,024 logs, so the tables of 200 M logs.
+const GramsTablesBytes = 8 << 20
+
+// gramsTables keeps the tables of logs files' grams regions
+// (lake.GramsTable), read once each, so that a needle tests a file's
+// blocks reading only the runs its grams pick, without opening the
+// file: a query over more files than the reader keeps open (OpenFiles)
+// opened and decoded each file's index again, which was most of a rare
+// needle's time over 10 M logs. A table is admitted while the tables
+// kept are under max bytes and kept until a listing no longer shows its
+// file (keepOnly): a query over more files than fit neither evicts the
+// tables of the files kept nor is slower than reading its own. A nil
+// table is a file with no region (or a damaged one): read as before.
+// Safe for concurrent use; the tables are shared and never changed.
+type gramsTables struct {
+	mu   sync.Mutex
+	max  int64
+	used int64
+	m    map[fileKey]*lake.GramsTable
+}
+
+// noTableBytes is what a file without a table costs the bound.
+const noTableBytes = 64
+
+func (c *gramsTables) get(k fileKey) (t *lake.GramsTable, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok = c.m[k]
+	return t, ok
+}
+
+func (c *gramsTables) put(k fileKey, t *lake.GramsTable) {
+	n := int64(noTableBytes)
+	if t != nil {
+		n = t.Bytes
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok || c.used+n > c.max {
+		return
+	}
+	if c.m == nil {
+		c.m = map[fileKey]*lake.GramsTable{}
+	}
+	c.m[k] = t
+	c.used += n
+}
+
+func (c *gramsTables) keepOnly(prefix string, listed map[fileKey]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, t := range c.m {
+		if strings.HasPrefix(k.name, prefix) && !listed[k] {
+			delete(c.m, k)
+			if t != nil {
+				c.used -= t.Bytes
+			} else {
+				c.used -= noTableBytes
+			}
+		}
+	}
+}
+
+// gramsAnswer is what a file's grams region answers of a query before
+// the file is opened (gramsFirst).
+type gramsAnswer struct {
+	ok   bool      // the region answered; if not, the file is read as before
+	skip bool      // no block of the file may hold the needles: not opened
+	q    *LogQuery // the query narrowed to the blocks that may
+}
+
+// gramsFirst narrows q for logs file f by the file's grams region before
+// the file is opened (narrowEntries): it reads the region's table (or
+// takes it from the reader's) and the runs of filters q's needles' grams
+// pick, charging the bytes to fq's budget. A table read is trusted once
+// the file's footer names a region of its length and the file holds the
+// rows the table covers (regionFits). The region does not answer
+// (ok false) without a needle, without a region or with a damaged one,
+// with the indexes off and on an object store (Remote, where a read is
+// a request): the caller reads the file as before.
+func (r *Reader) gramsFirst(ctx context.Context, fq *fileQuery, f lake.DataFile, q *LogQuery) (a gramsAnswer, err error) {
+	if r.cfg.NoIndexes || r.cfg.Remote || len(gramNeedles(q)) == 0 {
+		return gramsAnswer{}, nil
+	}
+	k := keyOf(f)
+	t, known := r.tables.get(k)
+	if known && t == nil {
+		return gramsAnswer{}, nil
+	}
+	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return gramsAnswer{ok: true, skip: true}, nil // removed by compaction or retention since the listing
+	}
+	if err != nil {
+		return gramsAnswer{}, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+	}
+	defer obj.Close()
+	var read int64
+	defer func() {
+		if fq.budget.left.Add(-read) < 0 && err == nil {
+			a, err = gramsAnswer{}, &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
+		}
+	}()
+	if !known {
+		t, err = lake.ReadGramsTable(obj, obj.Size(), &read)
+		if err == nil {
+			err = regionFits(obj, t, &read)
+		}
+		if errors.Is(err, lake.ErrNoGramsRegion) || errors.Is(err, lake.ErrMalformed) {
+			r.tables.put(k, nil)
+			return gramsAnswer{}, nil
+		}
+		if err != nil {
+			return gramsAnswer{}, fmt.Errorf("lakeread: read %s: %w", f.Name, err)
+		}
+		r.tables.put(k, t)
+	}
+	nq, skip, err := narrowEntries(t.Services, t.Entries, q, func(hashes []uint64, alive []bool) error {
+		return t.Test(obj, hashes, alive, &read)
+	})
+	if err != nil {
+		return gramsAnswer{}, nil // a damaged run: the file is read as before, its bodies scanned
+	}
+	return gramsAnswer{ok: true, skip: skip, q: nq}, nil
+}
+
+// regionFits checks that table t belongs to the file obj reads: its
+// footer (decoded once here, without page indexes or filters: the
+// region keeps it small) names a grams region of t's length, and the
+// file holds the rows t covers. An error wrapping lake.ErrMalformed
+// says it does not.
+func regionFits(obj bucket.Object, t *lake.GramsTable, read *int64) error {
+	var n atomic.Int64
+	pf, err := parquet.OpenFile(countingReader{obj, &n}, obj.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	*read += n.Load()
+	if err != nil {
+		return fmt.Errorf("%w: %w", lake.ErrMalformed, err)
+	}
+	if v, _ := pf.Lookup(lake.GramsRegionKey); v != strconv.FormatInt(t.RegionLen, 10) || pf.NumRows() != t.Rows() {
+		return fmt.Errorf("%w: the grams region does not fit its file", lake.ErrMalformed)
+	}
+	return nil
 }

@@ -1,14 +1,21 @@
 package lakeread_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -145,9 +152,10 @@ func TestNeedlesWithAndWithoutGrams(t *testing.T) {
 	}
 }
 
-// TestNeedlesDamagedGrams: a file whose body index is missing, malformed
-// or does not cover its rows is read whole: a needle's lines are those
-// without the index.
+// TestNeedlesDamagedGrams: a file whose body index (a grams region, or
+// the footer's value of earlier files) is missing, malformed or does not
+// cover its rows is read whole: a needle's lines are those without the
+// index.
 func TestNeedlesDamagedGrams(t *testing.T) {
 	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	req := synth.Logs(synth.Config{Seed: 5, Resources: 3, ScopesPerResource: 1, TotalRecords: 5000, Start: base})
@@ -166,7 +174,9 @@ func TestNeedlesDamagedGrams(t *testing.T) {
 	if len(want) < 10 {
 		t.Fatalf("%d lines: the test compares little", len(want))
 	}
+	// Files as earlier releases wrote them: the index in the footer.
 	for name, damage := range map[string]func(string) (string, bool){
+		"intact":    func(v string) (string, bool) { return v, true },
 		"missing":   func(string) (string, bool) { return "", false },
 		"malformed": func(v string) (string, bool) { return v[:len(v)-8] + "AAAAAAAA", true },
 		// Every block empty: each a filter that refuses every gram,
@@ -183,10 +193,125 @@ func TestNeedlesDamagedGrams(t *testing.T) {
 			return g.Marshal(), true
 		},
 	} {
-		dir := damagedLake(t, req, lake.GramsKey, damage)
+		dir := footerIndexLake(t, req, damage)
 		if got := lines(newReader(t, dir)); !maps.Equal(got, want) {
-			t.Errorf("%s index: %d lines, want %d", name, len(got), len(want))
+			t.Errorf("footer index %s: %d lines, want %d", name, len(got), len(want))
 		}
+	}
+	// Files with a grams region (lake.GramsRegionKey), damaged in
+	// place; each read twice by one reader (the second time with the
+	// region's table kept), and by a reader with the files open.
+	for name, damage := range map[string]func(b []byte, region, table, footer int) []byte{
+		"intact":        func(b []byte, _, _, _ int) []byte { return b },
+		"filters zero":  func(b []byte, region, table, _ int) []byte { clear(b[region:table]); return b },
+		"table byte":    func(b []byte, _, table, _ int) []byte { b[table+3] ^= 1; return b },
+		"trailer magic": func(b []byte, _, _, footer int) []byte { b[footer-1] = 'X'; return b },
+		"lengths":       func(b []byte, _, _, footer int) []byte { b[footer-17] ^= 0x10; return b },
+		"gone":          func(b []byte, region, _, footer int) []byte { return append(b[:region:region], b[footer:]...) },
+		// A region that parses, every filter refusing every gram, over
+		// one row more than the file holds.
+		"wrong rows": func(b []byte, region, _, footer int) []byte {
+			g, err := lake.ReadGrams(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range g.Entries {
+				clear(g.Entries[i].Filter)
+			}
+			g.Entries[0].Rows++
+			return slices.Concat(b[:region], lake.MarshalGramsRegion(g), b[footer:])
+		},
+	} {
+		dir := regionDamagedLake(t, req, damage)
+		r := newReader(t, dir)
+		for try := range 2 {
+			if got := lines(r); !maps.Equal(got, want) {
+				t.Errorf("grams region %s, query %d: %d lines, want %d", name, try, len(got), len(want))
+			}
+		}
+		if got := lines(newReader(t, dir, func(c *lakeread.Config) { c.Remote = true })); !maps.Equal(got, want) {
+			t.Errorf("grams region %s, read whole after the footer: %d lines, want %d", name, len(got), len(want))
+		}
+	}
+}
+
+// footerIndexLake writes req as a lake, each file rewritten as earlier
+// releases wrote it: its body index in the footer (lake.GramsKey, the
+// value given by damage; none if it returns false), no grams region.
+func footerIndexLake(t *testing.T, req []byte, damage func(string) (string, bool)) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeLogsLake(t, dir, req)
+	eachParquet(t, dir, func(p string, b []byte) []byte {
+		pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := lake.FileGrams(pf, bytes.NewReader(b), int64(len(b)))
+		if !ok {
+			t.Fatalf("%s: no body index", p)
+		}
+		opts := []parquet.WriterOption{pf.Schema()}
+		for _, kv := range pf.Metadata().KeyValueMetadata {
+			if kv.Key != lake.GramsRegionKey {
+				opts = append(opts, parquet.KeyValueMetadata(kv.Key, kv.Value))
+			}
+		}
+		if v, ok := damage(g.Marshal()); ok {
+			opts = append(opts, parquet.KeyValueMetadata(lake.GramsKey, v))
+		}
+		var out bytes.Buffer
+		w := parquet.NewGenericWriter[any](&out, opts...)
+		for _, rg := range pf.RowGroups() {
+			if _, err := w.WriteRowGroup(rg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	})
+	return dir
+}
+
+// regionDamagedLake writes req as a lake, each file's bytes then given to
+// damage with where its grams region, the region's table and the file's
+// footer start.
+func regionDamagedLake(t *testing.T, req []byte, damage func(b []byte, region, table, footer int) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeLogsLake(t, dir, req)
+	eachParquet(t, dir, func(p string, b []byte) []byte {
+		footer := len(b) - 8 - int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+		tr := b[footer-20 : footer]
+		if string(tr[16:]) != "WHG1" {
+			t.Fatalf("%s: no grams region before the footer", p)
+		}
+		table := footer - 20 - int(binary.LittleEndian.Uint32(tr))
+		return damage(b, table-int(binary.LittleEndian.Uint64(tr[4:])), table, footer)
+	})
+	return dir
+}
+
+// eachParquet replaces each Parquet file under dir with what fn returns
+// for its bytes.
+func eachParquet(t *testing.T, dir string, fn func(p string, b []byte) []byte) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		n++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, fn(p, b), 0o644)
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("%d files rewritten: %v", n, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
@@ -395,6 +396,15 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	for start := 0; start < len(files); start += w {
 		var jobs []job
 		for _, f := range files[start:min(start+w, len(files))] {
+			// The grams region, when the needles are long enough,
+			// tells whether the file is to be opened at all.
+			pre, err := r.gramsFirst(ctx, fq, f, q)
+			if err != nil {
+				return false, err
+			}
+			if pre.skip {
+				continue
+			}
 			cf, err := fq.open(ctx, f)
 			if err != nil {
 				return false, err
@@ -411,7 +421,9 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
 			}
 			fileQ, skip := q, false
-			if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
+			if pre.ok {
+				fileQ = pre.q
+			} else if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
 				fileQ, skip = narrowByGrams(g, q)
 			}
 			if !skip {
@@ -420,10 +432,16 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		}
 		// At most a candidate per row: cands grows once by the files'
 		// rows, and each worker appends into its file's stretch of it;
-		// the stretches are then closed up, in the files' order.
+		// the stretches are then closed up, in the files' order. A file
+		// the body index narrowed to a few blocks (point) appends to a
+		// slice of its own instead, added after the others: its
+		// stretch would be cleared for rows it never reads.
+		point := func(q *LogQuery) bool { return q.within != nil && q.withinRows <= pointScanRows }
 		need := 0
 		for _, jb := range jobs {
-			need += int(opened[jb.file].pf.NumRows())
+			if !point(jb.q) {
+				need += int(opened[jb.file].pf.NumRows())
+			}
 		}
 		cands = slices.Grow(cands, need)
 		if grown(); chargeErr != nil {
@@ -434,15 +452,18 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		per := make([][]candidate, len(jobs))
 		off := 0
 		for j, jb := range jobs {
-			n := int(opened[jb.file].pf.NumRows())
-			per[j] = region[off : off : off+n]
-			off += n
+			if !point(jb.q) {
+				n := int(opened[jb.file].pf.NumRows())
+				per[j] = region[off : off : off+n]
+				off += n
+			}
 		}
 		err := inParallel(len(jobs), func(j int) error {
 			o := opened[jobs[j].file]
 			room := cap(per[j])
 			var wrap func(parquet.RowGroup) parquet.RowGroup
-			if q := jobs[j].q; q.within != nil && q.withinRows <= pointScanRows {
+			if point(jobs[j].q) {
+				room = int(o.pf.NumRows())
 				wrap = r.chunks.rowGroup // a few blocks: mostly dictionaries, kept by the cache
 			}
 			err := logCandidates(o.pf, jobs[j].q, wrap, func(rg int, row, t int64) {
@@ -459,10 +480,20 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			return false, err
 		}
 		end := base
-		for _, p := range per {
-			end += copy(cands[end:base+need], p) // never ahead of p: same array, p at or after end
+		for j, p := range per {
+			if !point(jobs[j].q) {
+				end += copy(cands[end:base+need], p) // never ahead of p: same array, p at or after end
+			}
 		}
 		cands = cands[:end]
+		for j, p := range per {
+			if point(jobs[j].q) {
+				cands = append(cands, p...)
+			}
+		}
+		if grown(); chargeErr != nil {
+			return false, chargeErr
+		}
 		if !q.Newest && !q.Oldest {
 			// No order: these files' records now, so that memory holds
 			// a few files' candidates at most.
@@ -703,6 +734,12 @@ func leavesOf(pf *parquet.File, names []string) ([]leaf, error) {
 func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]byte) bool) ([]int64, error) {
 	var out []int64
 	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		if sel == nil && l.maxDef == 0 && l.maxRep == 0 {
+			var ok bool
+			if out, ok = dictRowsWhere(out, p, first, keep); ok {
+				return nil
+			}
+		}
 		pass := stringTest(p, keep)
 		if pass == nil {
 			return nil
@@ -715,6 +752,37 @@ func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]b
 		return nil
 	})
 	return out, err
+}
+
+// dictRowsWhere appends to out the rows of page p (whose first row is
+// first) of a required, unrepeated column whose value passes keep,
+// tested once per run of equal dictionary indexes: the service column of
+// a file sorted by service is a few long runs, and testing each row
+// through walkPage was most of a rare needle's time once the body index
+// left a block of rows to read. ok false, nothing appended: p is not a
+// dictionary page of a value a row.
+func dictRowsWhere(out []int64, p parquet.Page, first int64, keep func([]byte) bool) (_ []int64, ok bool) {
+	d, data := p.Dictionary(), p.Data()
+	if d == nil || data.Kind() != encoding.Int32 {
+		return out, false
+	}
+	idx := data.Int32()
+	if int64(len(idx)) != p.NumRows() {
+		return out, false
+	}
+	last, pass := int32(-1), false
+	for k, i := range idx {
+		if i != last {
+			if i < 0 || int(i) >= d.Len() {
+				return out, false
+			}
+			last, pass = i, keep(d.Index(i).ByteArray())
+		}
+		if pass {
+			out = append(out, first+int64(k))
+		}
+	}
+	return out, true
 }
 
 // decodeLogs decodes rows sel (ascending) of row group rg of pf: the

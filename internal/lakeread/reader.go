@@ -100,6 +100,7 @@ type Reader struct {
 	chunks  *chunkCache // nil: none
 	names   *nameCache
 	streams *streamCache
+	tables  *gramsTables
 }
 
 // New returns a Reader of cfg.
@@ -107,7 +108,8 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}}}
+	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
+		tables: &gramsTables{max: GramsTablesBytes}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
 		if buf <= 0 {
@@ -297,6 +299,7 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 		q.r.files.keepOnly(prefix, listed)
 		q.r.names.keepOnly(prefix, listed)
 		q.r.streams.keepOnly(prefix, listed)
+		q.r.tables.keepOnly(prefix, listed)
 	}
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	return files, nil
