@@ -215,7 +215,11 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 	if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
 		return nil // version 1 logs are not read by this API
 	}
-	if c := cf.logCounts(); c != nil && !r.cfg.NoIndexes && len(q.Contains) == 0 {
+	c := cf.logCounts()
+	if c != nil && !r.cfg.NoIndexes && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
+		return nil
+	}
+	if c != nil && !r.cfg.NoIndexes && len(q.Contains) == 0 {
 		if rest, ok := countFromCounts(c, q, t); ok {
 			// The minutes the counts do not answer alone: read.
 			for _, iv := range rest {
@@ -239,6 +243,31 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 		return countRowGroupsOf(pf, q, lq, t)
 	}
 	return countRowGroups(pf, q, t)
+}
+
+// noneInRange reports whether counts c (a file's) hold no record of a
+// service q selects (nil: any) whose time may lie in [lo, hi): the file
+// need not be read. A record timed by its observed time (timestamp 0)
+// puts the file's timestamp bounds at 0, so they cannot tell; its
+// minute in the counts can.
+func noneInRange(c *lake.Counts, lo, hi int64, service func(string) bool) bool {
+	keep := make([]int8, len(c.Names)) // by name: 0 unknown, 1 kept, -1 not
+	for _, e := range c.Entries {
+		last := e.Minute * lake.CountsMinute
+		if last < lo || last-lake.CountsMinute+1 >= hi {
+			continue
+		}
+		if keep[e.Service] == 0 {
+			keep[e.Service] = -1
+			if service == nil || service(c.Names[e.Service]) {
+				keep[e.Service] = 1
+			}
+		}
+		if keep[e.Service] > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxCountsRest is how many stretches of minutes a file's counts may
@@ -323,7 +352,7 @@ func countFromCounts(c *lake.Counts, q *LogCountQuery, t *tally) (rest [][2]int6
 // (times) or one name (services) is not read, and consecutive rows of
 // one key are counted as a run.
 func countRowGroups(pf *parquet.File, q *LogCountQuery, t *tally) error {
-	return countRowGroupsOf(pf, q, &LogQuery{Service: q.Service, Contains: q.Contains}, t)
+	return countRowGroupsOf(pf, q, &LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains}, t)
 }
 
 // countRowGroupsOf is countRowGroups with the rows filtered by filter's

@@ -420,6 +420,9 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
 				return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
 			}
+			if c := cf.logCounts(); c != nil && !r.cfg.NoIndexes && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
+				continue // no record in range
+			}
 			fileQ, skip := q, false
 			if pre.ok {
 				fileQ = pre.q
@@ -573,9 +576,10 @@ func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) pa
 }
 
 // filterRows returns the rows of rg that q's filters keep, tested on
-// their columns alone: the service (Service), the body (Contains, then
-// Matches) and the attributes (AttrValues); sel nil for every row, none
-// set when no row passes.
+// their columns alone: the service (Service), the time range (Start,
+// End: rowsInRange), the body (Contains, then Matches) and the
+// attributes (AttrValues); sel nil for every row, none set when no row
+// passes.
 func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, none bool, err error) {
 	if q.Service != nil {
 		memo := map[string]bool{}
@@ -591,6 +595,11 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 		}
 		if int64(len(sel)) == rg.NumRows() {
 			sel = nil // every row: the column scans below take all rows faster than a list of them
+		}
+	}
+	if (len(q.Contains) > 0 || len(q.Matches) > 0 || len(q.AttrValues) > 0) && !q.Start.IsZero() && !q.End.IsZero() {
+		if sel, none, err = rowsInRange(rg, leaves[lcTime], sel, q.Start.UnixNano(), q.End.UnixNano()); err != nil || none {
+			return nil, true, err
 		}
 	}
 	if q.within != nil {
@@ -726,6 +735,55 @@ func leavesOf(pf *parquet.File, names []string) ([]leaf, error) {
 		out[i] = leafOf(lc)
 	}
 	return out, nil
+}
+
+// rowsInRange narrows sel (nil: all rows of rg) to the rows of the
+// pages of timestamp column l that may hold a time in [lo, hi) or a 0 (a
+// record timed by its observed time), by the column chunk's bounds and
+// its page index alone, so that the costly filters after it (a body
+// scan) skip a file's rows outside the query's range: a query over 30
+// minutes reads files of whole hours. The callers test each row's time
+// afterwards. sel comes back as it is when no page is cut; none: no row
+// can be in range.
+func rowsInRange(rg parquet.RowGroup, l leaf, sel []int64, lo, hi int64) (_ []int64, none bool, err error) {
+	if hi <= lo {
+		return nil, true, nil
+	}
+	out := func(mn, mx int64) bool { return (mx < lo || mn >= hi) && !(mn <= 0 && 0 <= mx) }
+	cc := rg.ColumnChunks()[l.index]
+	if b, ok := cc.(interface {
+		Bounds() (min, max parquet.Value, ok bool)
+	}); ok {
+		if mn, mx, ok := b.Bounds(); ok && !mn.IsNull() && !mx.IsNull() {
+			a, z := mn.Int64(), mx.Int64()
+			switch {
+			case a >= lo && z < hi:
+				return sel, false, nil // every row in range
+			case out(a, z):
+				return nil, true, nil
+			}
+		}
+	}
+	ci, err := cc.ColumnIndex()
+	if err != nil {
+		return sel, false, nil
+	}
+	var keep []int64
+	cut := false
+	indexed := pageRows(cc, rg.NumRows(), sel, func(p int, first, end int64) {
+		if p < ci.NumPages() && !ci.NullPage(p) && out(ci.MinValue(p).Int64(), ci.MaxValue(p).Int64()) {
+			cut = true
+			return
+		}
+		keep = rowsIn(keep, sel, first, end)
+	})
+	switch {
+	case !indexed || !cut:
+		return sel, false, nil
+	case len(keep) == 0:
+		return nil, true, nil
+	}
+	return keep, false, nil
 }
 
 // rowsWhereStringFunc returns the rows of sel (nil: all) whose value in
