@@ -137,7 +137,9 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 		return err
 	}
 	// Files are read a few at a time (filesAtOnce), one a core, each
-	// into a tally of its own, added to t in the files' order.
+	// into a tally of its own, added to t in the files' order; their
+	// grams regions, if q has needles, first (gramsFirst, needleQ).
+	needleQ := LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains}
 	w := filesAtOnce()
 	for start := 0; start < len(files); start += w {
 		if err := ctx.Err(); err != nil {
@@ -155,8 +157,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 		pres := make([]gramsAnswer, len(window))
 		for i, f := range window {
 			if len(q.Contains) > 0 {
-				lq := LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains}
-				pre, err := r.gramsFirst(ctx, fq, f, &lq)
+				pre, err := r.gramsFirst(ctx, fq, f, &needleQ)
 				if err != nil {
 					release()
 					return err

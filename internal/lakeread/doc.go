@@ -123,7 +123,8 @@
 //     tested on the timestamp column's page index, then its values), and
 //     passes over a file none of whose blocks may. The region is read
 //     before the file is opened (gramsFirst): its table once (kept in
-//     gramsTables, 8 MiB, about 40 bytes a block), then for each gram
+//     gramsTables, 8 MiB, about 40 bytes a block, with the first 1024
+//     files kept open for their runs), then for each gram
 //     of a needle one run of filter blocks a class of filter sizes, so a
 //     file no block of which may hold the needle is never opened and a
 //     query over more files than OpenFiles does not decode their

@@ -35,8 +35,11 @@ func narrowByGrams(g *lake.Grams, q *LogQuery) (nq *LogQuery, skip bool) {
 
 // gramNeedles returns the gram hashes of each of q's needles of
 // lake.GramLen bytes or more (Contains, and the literals every match of
-// a Matches holds).
+// a Matches holds), kept in q: not for a q that goroutines share.
 func gramNeedles(q *LogQuery) [][]uint64 {
+	if q.needlesSet {
+		return q.needles
+	}
 	var needles [][]uint64
 	for _, c := range q.Contains {
 		if h := lake.AppendGramHashes(nil, c); len(h) > 0 {
@@ -50,6 +53,7 @@ func gramNeedles(q *LogQuery) [][]uint64 {
 			}
 		}
 	}
+	q.needles, q.needlesSet = needles, true
 	return needles
 }
 
@@ -228,6 +232,11 @@ func requiredLiterals(re *regexp.Regexp) [][]byte {
 // about 40 bytes a block of 1,024 logs, so the tables of 200 M logs.
 const GramsTablesBytes = 8 << 20
 
+// gramsOpenFiles is how many of the files whose tables it keeps
+// gramsTables also keeps open, for their runs: opening a file for each
+// needle was a fifth of a rare needle's time over 10 M logs.
+const gramsOpenFiles = 1024
+
 // gramsTables keeps the tables of logs files' grams regions
 // (lake.GramsTable), read once each, so that a needle tests a file's
 // blocks reading only the runs its grams pick, without opening the
@@ -236,56 +245,130 @@ const GramsTablesBytes = 8 << 20
 // needle's time over 10 M logs. A table is admitted while the tables
 // kept are under max bytes and kept until a listing no longer shows its
 // file (keepOnly): a query over more files than fit neither evicts the
-// tables of the files kept nor is slower than reading its own. A nil
-// table is a file with no region (or a damaged one): read as before.
-// Safe for concurrent use; the tables are shared and never changed.
+// tables of the files kept nor is slower than reading its own. The
+// first gramsOpenFiles tables keep their file open too, shared by the
+// queries (ReadAt on it is safe for concurrent use), closed when the
+// last query holding it lets go after the table is dropped. A nil table
+// is a file with no region (or a damaged one): read as before. Safe for
+// concurrent use; the tables are shared and never changed.
 type gramsTables struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
-	m    map[fileKey]*lake.GramsTable
+	open int // entries with an object
+	m    map[fileKey]*gramsEntry
+	gone map[bucket.Object]*gramsEntry // dropped, their object still held
+}
+
+// gramsEntry is a kept table, and its file if kept open.
+type gramsEntry struct {
+	t       *lake.GramsTable
+	obj     bucket.Object // nil: opened for each use
+	refs    int           // queries holding obj
+	dropped bool          // out of the map: obj closed at refs 0
 }
 
 // noTableBytes is what a file without a table costs the bound.
 const noTableBytes = 64
 
-func (c *gramsTables) get(k fileKey) (t *lake.GramsTable, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok = c.m[k]
-	return t, ok
+func (e *gramsEntry) bytes() int64 {
+	if e.t == nil {
+		return noTableBytes
+	}
+	return e.t.Bytes
 }
 
-func (c *gramsTables) put(k fileKey, t *lake.GramsTable) {
-	n := int64(noTableBytes)
-	if t != nil {
-		n = t.Bytes
-	}
+// get returns the table kept for k, and its open file (nil if none is
+// kept open), held until release.
+func (c *gramsTables) get(k fileKey) (t *lake.GramsTable, obj bucket.Object, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok || c.used+n > c.max {
+	e, ok := c.m[k]
+	if !ok {
+		return nil, nil, false
+	}
+	if e.obj != nil {
+		e.refs++
+	}
+	return e.t, e.obj, true
+}
+
+// release lets go of the open file of k's table that get gave.
+func (c *gramsTables) release(k fileKey, obj bucket.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if ok && e.obj == obj {
+		e.refs--
 		return
 	}
-	if c.m == nil {
-		c.m = map[fileKey]*lake.GramsTable{}
+	// Dropped meanwhile: find it among the dropped by its object.
+	if d, ok := c.gone[obj]; ok {
+		d.refs--
+		if d.refs == 0 {
+			delete(c.gone, obj)
+			obj.Close()
+		}
 	}
-	c.m[k] = t
-	c.used += n
 }
 
+// put keeps table t of k, and obj (its open file) if under
+// gramsOpenFiles; kept reports whether it took obj: then the caller
+// holds it, as get's, until release, and must not close it.
+func (c *gramsTables) put(k fileKey, t *lake.GramsTable, obj bucket.Object) (kept bool) {
+	e := &gramsEntry{t: t}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok || c.used+e.bytes() > c.max {
+		return false
+	}
+	if c.m == nil {
+		c.m = map[fileKey]*gramsEntry{}
+	}
+	if t != nil && obj != nil && c.open < gramsOpenFiles {
+		e.obj, e.refs, kept = obj, 1, true
+		c.open++
+	}
+	c.m[k] = e
+	c.used += e.bytes()
+	return kept
+}
+
+// keepOnly drops the tables of files under prefix not in listed.
 func (c *gramsTables) keepOnly(prefix string, listed map[fileKey]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, t := range c.m {
+	for k, e := range c.m {
 		if strings.HasPrefix(k.name, prefix) && !listed[k] {
-			delete(c.m, k)
-			if t != nil {
-				c.used -= t.Bytes
-			} else {
-				c.used -= noTableBytes
-			}
+			c.dropLocked(k, e)
 		}
 	}
+}
+
+// close drops every table.
+func (c *gramsTables) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.m {
+		c.dropLocked(k, e)
+	}
+}
+
+func (c *gramsTables) dropLocked(k fileKey, e *gramsEntry) {
+	delete(c.m, k)
+	c.used -= e.bytes()
+	if e.obj == nil {
+		return
+	}
+	c.open--
+	if e.refs == 0 {
+		e.obj.Close()
+		return
+	}
+	if c.gone == nil {
+		c.gone = map[bucket.Object]*gramsEntry{}
+	}
+	c.gone[e.obj] = e
 }
 
 // gramsAnswer is what a file's grams region answers of a query before
@@ -310,38 +393,55 @@ func (r *Reader) gramsFirst(ctx context.Context, fq *fileQuery, f lake.DataFile,
 		return gramsAnswer{}, nil
 	}
 	k := keyOf(f)
-	t, known := r.tables.get(k)
+	t, obj, known := r.tables.get(k)
 	if known && t == nil {
 		return gramsAnswer{}, nil
 	}
-	obj, err := r.cfg.Bucket.Open(ctx, f.Name)
-	if errors.Is(err, bucket.ErrNotFound) {
-		return gramsAnswer{ok: true, skip: true}, nil // removed by compaction or retention since the listing
+	if obj != nil {
+		defer r.tables.release(k, obj)
+	} else {
+		o, err := r.cfg.Bucket.Open(ctx, f.Name)
+		if errors.Is(err, bucket.ErrNotFound) {
+			return gramsAnswer{ok: true, skip: true}, nil // removed by compaction or retention since the listing
+		}
+		if err != nil {
+			return gramsAnswer{}, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+		}
+		obj = o
+		closeObj := true
+		defer func() {
+			if closeObj {
+				o.Close()
+			}
+		}()
+		if !known {
+			var read int64
+			t, err = lake.ReadGramsTable(obj, obj.Size(), &read)
+			if err == nil {
+				err = regionFits(obj, t, &read)
+			}
+			if fq.budget.left.Add(-read) < 0 {
+				return gramsAnswer{}, &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
+			}
+			if errors.Is(err, lake.ErrNoGramsRegion) || errors.Is(err, lake.ErrMalformed) {
+				r.tables.put(k, nil, nil)
+				return gramsAnswer{}, nil
+			}
+			if err != nil {
+				return gramsAnswer{}, fmt.Errorf("lakeread: read %s: %w", f.Name, err)
+			}
+			if r.tables.put(k, t, obj) {
+				closeObj = false // the table's now, held for this query
+				defer r.tables.release(k, obj)
+			}
+		}
 	}
-	if err != nil {
-		return gramsAnswer{}, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
-	}
-	defer obj.Close()
 	var read int64
 	defer func() {
 		if fq.budget.left.Add(-read) < 0 && err == nil {
 			a, err = gramsAnswer{}, &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
 		}
 	}()
-	if !known {
-		t, err = lake.ReadGramsTable(obj, obj.Size(), &read)
-		if err == nil {
-			err = regionFits(obj, t, &read)
-		}
-		if errors.Is(err, lake.ErrNoGramsRegion) || errors.Is(err, lake.ErrMalformed) {
-			r.tables.put(k, nil)
-			return gramsAnswer{}, nil
-		}
-		if err != nil {
-			return gramsAnswer{}, fmt.Errorf("lakeread: read %s: %w", f.Name, err)
-		}
-		r.tables.put(k, t)
-	}
 	nq, skip, err := narrowEntries(t.Services, t.Entries, q, func(hashes []uint64, alive []bool) error {
 		return t.Test(obj, hashes, alive, &read)
 	})

@@ -83,6 +83,10 @@ type LogQuery struct {
 	within [][2]int64
 	// withinRows is the rows of those blocks.
 	withinRows int64
+	// needles are the gram hashes of the needles (gramNeedles), worked
+	// out once a query, not once a file; needlesSet says they are.
+	needles    [][]uint64
+	needlesSet bool
 }
 
 // LogFields are fields of a LogRecord, for LogQuery.Fields.

@@ -125,6 +125,7 @@ func New(cfg Config) (*Reader, error) {
 // later ones open their files again.
 func (r *Reader) Close() error {
 	r.files.close()
+	r.tables.close()
 	return nil
 }
 
