@@ -155,7 +155,20 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 			}
 		}
 		pres := make([]gramsAnswer, len(window))
+		tallies := make([]*tally, len(window))
 		for i, f := range window {
+			// Counts kept from an earlier query answer the file
+			// without opening it when they answer it whole.
+			if c, ok := r.counts.get(keyOf(f)); ok && !r.cfg.NoIndexes && len(q.Contains) == 0 {
+				if noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
+					continue
+				}
+				ft := newTally()
+				if rest, ok := countFromCounts(c, &q, ft); ok && len(rest) == 0 {
+					tallies[i] = ft
+					continue
+				}
+			}
 			if len(q.Contains) > 0 {
 				pre, err := r.gramsFirst(ctx, fq, f, &needleQ)
 				if err != nil {
@@ -174,7 +187,6 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 			}
 			open[i] = cf // nil: removed since the listing; else one worker's alone
 		}
-		tallies := make([]*tally, len(window))
 		err := inParallel(len(window), func(i int) error {
 			if open[i] == nil {
 				return nil
@@ -217,6 +229,9 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 		return nil // version 1 logs are not read by this API
 	}
 	c := cf.logCounts()
+	if c != nil {
+		r.counts.put(cf.key, c)
+	}
 	if c != nil && !r.cfg.NoIndexes && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
 		return nil
 	}

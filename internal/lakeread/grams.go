@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -231,6 +232,24 @@ func requiredLiterals(re *regexp.Regexp) [][]byte {
 // GramsTablesBytes bounds the grams tables a Reader keeps (gramsTables):
 // about 40 bytes a block of 1,024 logs, so the tables of 200 M logs.
 const GramsTablesBytes = 8 << 20
+
+// countsMemoBytes bounds the logs files' counts a Reader keeps
+// (Reader.counts): about 30 bytes a service, severity and minute of a
+// file, so those of ~100 M logs of the synthetic load.
+const countsMemoBytes = 4 << 20
+
+// IndexCacheBytes is the most the indexes a Reader keeps of files it
+// has no open (grams tables, counts) hold, for the memory ceiling.
+const IndexCacheBytes = GramsTablesBytes + countsMemoBytes
+
+// countsSize is what counts c cost countsMemoBytes.
+func countsSize(c *lake.Counts) int64 {
+	n := int64(len(c.Entries))*int64(unsafe.Sizeof(lake.CountsEntry{})) + 64
+	for _, s := range c.Names {
+		n += int64(len(s)) + 16
+	}
+	return n
+}
 
 // gramsOpenFiles is how many of the files whose tables it keeps
 // gramsTables also keeps open, for their runs: opening a file for each

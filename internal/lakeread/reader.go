@@ -101,6 +101,7 @@ type Reader struct {
 	names   *nameCache
 	streams *streamCache
 	tables  *gramsTables
+	counts  *boundedMemo[*lake.Counts] // logs files' counts, parsed once
 }
 
 // New returns a Reader of cfg.
@@ -109,7 +110,7 @@ func New(cfg Config) (*Reader, error) {
 		return nil, err
 	}
 	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
-		tables: &gramsTables{max: GramsTablesBytes}}
+		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
 		if buf <= 0 {
@@ -301,6 +302,7 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 		q.r.names.keepOnly(prefix, listed)
 		q.r.streams.keepOnly(prefix, listed)
 		q.r.tables.keepOnly(prefix, listed)
+		q.r.counts.keepOnly(prefix, listed)
 	}
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	return files, nil
