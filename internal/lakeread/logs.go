@@ -772,19 +772,26 @@ func rowsInRange(rg parquet.RowGroup, l leaf, sel []int64, lo, hi int64) (_ []in
 	if err != nil {
 		return sel, false, nil
 	}
-	var keep []int64
+	var kept [][2]int64 // the pages kept: their rows [first, end)
 	cut := false
 	indexed := pageRows(cc, rg.NumRows(), sel, func(p int, first, end int64) {
 		if p < ci.NumPages() && !ci.NullPage(p) && out(ci.MinValue(p).Int64(), ci.MaxValue(p).Int64()) {
 			cut = true
 			return
 		}
-		keep = rowsIn(keep, sel, first, end)
+		kept = append(kept, [2]int64{first, end})
 	})
 	switch {
 	case !indexed || !cut:
-		return sel, false, nil
-	case len(keep) == 0:
+		return sel, false, nil // no list of every row: the scans after take sel nil faster
+	case len(kept) == 0:
+		return nil, true, nil
+	}
+	var keep []int64
+	for _, k := range kept {
+		keep = rowsIn(keep, sel, k[0], k[1])
+	}
+	if len(keep) == 0 {
 		return nil, true, nil
 	}
 	return keep, false, nil
