@@ -58,9 +58,10 @@
 // wirehouse.grams.region), laid out so that a needle reads one run of
 // blocks a gram, not the file's whole index: so that volume queries and
 // needles read little. Compaction adds the inputs' up (reading the
-// footer index, wirehouse.grams, of files of earlier releases). They cost ~50 and ~390 ns a log to make
-// (BenchmarkLogIndexes, against ~7 us a log to encode the file) and ~11
-// bytes a log; WriterConfig.NoIndexes leaves them out.
+// footer index, wirehouse.grams, of files of earlier releases). They
+// cost ~54 and ~250-305 ns a log to make (BenchmarkLogIndexes, against
+// ~7 us a log to encode the file) and ~8 bytes a log;
+// WriterConfig.NoIndexes leaves them out.
 //
 // # Schema version 2
 //
