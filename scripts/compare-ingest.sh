@@ -25,23 +25,14 @@
 # bin/readcompare on first use (go install), Jaeger by make.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/harness.sh
 . scripts/lib/jaeger-badger.sh
 signal=${1:-logs}
 records=${2:-1500000}
 runs=${3:-2}
 batch=1000
-bin=$PWD/bin/readcompare
 jaeger=$PWD/bin/jaeger-v1.76.0
-work=$(mktemp -d /tmp/compare-ingest.XXXXXX)
-mkdir -p "$bin"
-log() { echo "compare-ingest: $*" >&2; }
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+harness compare-ingest
 
 case $signal in
 logs) servers="wirehouse wirehouse-no-indexes victorialogs" unit=logs ;;
@@ -59,7 +50,6 @@ if [ "$signal" = traces ] && [ ! -x "$jaeger" ]; then
 	make bin/jaeger-v1.76.0 >&2
 fi
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 tck=$(getconf CLK_TCK)
 cpu() { awk -v t="$tck" '{printf "%.3f", ($14 + $15) / t}' "/proc/$1/stat"; }
 wait_url() {

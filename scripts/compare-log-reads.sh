@@ -27,20 +27,11 @@
 # bin/readcompare on first use (go install, a minute or two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/harness.sh
 logs=${1:-1500000}
 runs=${2:-20}
 batch=500
-bin=$PWD/bin/readcompare
-work=$(mktemp -d /tmp/compare-log-reads.XXXXXX)
-mkdir -p "$bin"
-log() { echo "compare-log-reads: $*" >&2; }
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+harness compare-log-reads
 
 log "building wirehouse, readcompare and (if missing) VictoriaLogs v1.52.1"
 go build -o "$bin/wirehouse" ./cmd/wirehouse
@@ -49,7 +40,6 @@ if [ ! -x "$bin/victoria-logs" ]; then
 	GOBIN=$bin go install github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs@v1.52.1
 fi
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 g=$(port) h=$(port) a=$(port) v=$(port) t=$(port)
 
 "$bin/wirehouse" serve --data-dir "$work/wirehouse" --grpc-listen 127.0.0.1:$g --http-listen 127.0.0.1:$h \

@@ -31,29 +31,19 @@
 # queries' first minute (go tool pprof FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/harness.sh
 . scripts/lib/jaeger-badger.sh
 spans=${1:-1000000}
 runs=${2:-20}
 batch=500
-bin=$PWD/bin/readcompare
 jaeger=$PWD/bin/jaeger-v1.76.0
-work=$(mktemp -d /tmp/compare-trace-reads.XXXXXX)
-mkdir -p "$bin"
-log() { echo "compare-trace-reads: $*" >&2; }
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+harness compare-trace-reads
 
 log "building wirehouse, readcompare and (if missing) Jaeger v1.76.0"
 go build -o "$bin/wirehouse" ./cmd/wirehouse
 go build -o "$bin/readcompare" ./tools/readcompare
 [ -x "$jaeger" ] || make bin/jaeger-v1.76.0 >&2
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 g=$(port) h=$(port) a=$(port) o=$(port) q=$(port) qg=$(port) m=$(port) t=$(port)
 
 "$bin/wirehouse" serve --data-dir "$work/wirehouse" --grpc-listen 127.0.0.1:$g --http-listen 127.0.0.1:$h \

@@ -14,24 +14,15 @@
 # Markdown on stdout, progress on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/harness.sh
 logs=${1:-1500000}
 runs=${2:-10}
 rounds=${3:-2}
 batch=500
-bin=$PWD/bin/readcompare
-work=$(mktemp -d /tmp/read-cores.XXXXXX)
-mkdir -p "$bin"
-log() { echo "read-cores: $*" >&2; }
+harness read-cores
 pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 go build -o "$bin/wirehouse" ./cmd/wirehouse
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 h=$(port) a=$(port)
 
 # serve [GOMAXPROCS] starts serve on the data directory.
@@ -39,10 +30,11 @@ serve() {
 	env ${1:+GOMAXPROCS=$1} "$bin/wirehouse" serve --data-dir "$work/data" --grpc-listen "" --http-listen 127.0.0.1:$h \
 		--admin-listen 127.0.0.1:$a --jaeger-storage-listen "" --log-level warn 2>>"$work/wirehouse.log" &
 	pid=$!
+	pids=("$pid")
 	for i in $(seq 300); do curl -sf "http://127.0.0.1:$a/readyz" >/dev/null 2>&1 && return; sleep 0.1; done
 	log "serve not ready"; tail "$work/wirehouse.log" >&2; exit 1
 }
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid= pids=(); }
 
 serve
 requests=$(((logs + batch - 1) / batch))
