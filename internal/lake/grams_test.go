@@ -81,18 +81,7 @@ func checkGrams(t *testing.T, p string) (entries int) {
 		// The table's test, reading runs of the region, answers as the
 		// filters do, entry by entry.
 		if i%97 == 0 {
-			alive := make([]bool, len(table.Entries))
-			for k := range alive {
-				alive[k] = true
-			}
-			if err := table.Test(bytes.NewReader(b), hashes, alive, &read); err != nil {
-				t.Fatal(err)
-			}
-			for k, e := range g.Entries {
-				if alive[k] != e.MayHold(hashes) {
-					t.Fatalf("%s: row %d: entry %d: the region's test says %v, its filter %v", p, i, k, alive[k], !alive[k])
-				}
-			}
+			checkTableTest(t, fmt.Sprintf("%s: row %d", p, i), table, b, hashes, g)
 		}
 	}
 	return len(g.Entries)
@@ -220,6 +209,26 @@ func payload(v string) []byte {
 	return b
 }
 
+// checkTableTest fails unless table's Test, reading the runs of the
+// region in file, keeps alive exactly the entries whose filter in g
+// (the same index read whole, in the table's order) holds hashes.
+func checkTableTest(t *testing.T, what string, table *GramsTable, file []byte, hashes []uint64, g Grams) {
+	t.Helper()
+	alive := make([]bool, len(table.Entries))
+	for i := range alive {
+		alive[i] = true
+	}
+	var read int64
+	if err := table.Test(bytes.NewReader(file), hashes, alive, &read); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range g.Entries {
+		if alive[i] != e.MayHold(hashes) {
+			t.Fatalf("%s: entry %d: the region's test says %v, its filter %v", what, i, alive[i], e.MayHold(hashes))
+		}
+	}
+}
+
 // regionFile returns a file holding region before a footer of footer
 // bytes, as the writer lays them out (SpliceGramsRegion).
 func regionFile(region []byte, footer int) []byte {
@@ -274,19 +283,7 @@ func TestGramsRegionRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, needle := range []string{"orders/1", "took 5ms", "xxxxxxxx", "absent!", "GET /api"} {
-			h := AppendGramHashes(nil, []byte(needle))
-			alive := make([]bool, len(table.Entries))
-			for i := range alive {
-				alive[i] = true
-			}
-			if err := table.Test(bytes.NewReader(file), h, alive, &read); err != nil {
-				t.Fatal(err)
-			}
-			for i, e := range got.Entries {
-				if alive[i] != e.MayHold(h) {
-					t.Fatalf("needle %q, entry %d: Test says %v, the filter %v", needle, i, alive[i], e.MayHold(h))
-				}
-			}
+			checkTableTest(t, fmt.Sprintf("needle %q", needle), table, file, AppendGramHashes(nil, []byte(needle)), got)
 		}
 	}
 	plain := regionFile(nil, 50)

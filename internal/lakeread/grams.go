@@ -411,56 +411,22 @@ func (r *Reader) gramsFirst(ctx context.Context, fq *fileQuery, f lake.DataFile,
 	if r.cfg.NoIndexes || r.cfg.Remote || len(gramNeedles(q)) == 0 {
 		return gramsAnswer{}, nil
 	}
-	k := keyOf(f)
-	t, obj, known := r.tables.get(k)
-	if known && t == nil {
-		return gramsAnswer{}, nil
-	}
-	if obj != nil {
-		defer r.tables.release(k, obj)
-	} else {
-		o, err := r.cfg.Bucket.Open(ctx, f.Name)
-		if errors.Is(err, bucket.ErrNotFound) {
-			return gramsAnswer{ok: true, skip: true}, nil // removed by compaction or retention since the listing
-		}
-		if err != nil {
-			return gramsAnswer{}, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
-		}
-		obj = o
-		closeObj := true
-		defer func() {
-			if closeObj {
-				o.Close()
-			}
-		}()
-		if !known {
-			var read int64
-			t, err = lake.ReadGramsTable(obj, obj.Size(), &read)
-			if err == nil {
-				err = regionFits(obj, t, &read)
-			}
-			if fq.budget.left.Add(-read) < 0 {
-				return gramsAnswer{}, &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
-			}
-			if errors.Is(err, lake.ErrNoGramsRegion) || errors.Is(err, lake.ErrMalformed) {
-				r.tables.put(k, nil, nil)
-				return gramsAnswer{}, nil
-			}
-			if err != nil {
-				return gramsAnswer{}, fmt.Errorf("lakeread: read %s: %w", f.Name, err)
-			}
-			if r.tables.put(k, t, obj) {
-				closeObj = false // the table's now, held for this query
-				defer r.tables.release(k, obj)
-			}
-		}
-	}
 	var read int64
 	defer func() {
 		if fq.budget.left.Add(-read) < 0 && err == nil {
 			a, err = gramsAnswer{}, &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
 		}
 	}()
+	t, obj, done, err := r.regionTable(ctx, f, &read)
+	switch {
+	case errors.Is(err, bucket.ErrNotFound):
+		return gramsAnswer{ok: true, skip: true}, nil // removed by compaction or retention since the listing
+	case err != nil:
+		return gramsAnswer{}, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+	case t == nil:
+		return gramsAnswer{}, nil
+	}
+	defer done()
 	nq, skip, err := narrowEntries(t.Services, t.Entries, q, func(hashes []uint64, alive []bool) error {
 		return t.Test(obj, hashes, alive, &read)
 	})
@@ -468,6 +434,44 @@ func (r *Reader) gramsFirst(ctx context.Context, fq *fileQuery, f lake.DataFile,
 		return gramsAnswer{}, nil // a damaged run: the file is read as before, its bodies scanned
 	}
 	return gramsAnswer{ok: true, skip: skip, q: nq}, nil
+}
+
+// regionTable returns the table of file f's grams region, kept by the
+// reader or read now (adding the bytes to *read), and an object reading
+// f, held until done. t nil: f has no region, or a damaged one, and is
+// read as before.
+func (r *Reader) regionTable(ctx context.Context, f lake.DataFile, read *int64) (t *lake.GramsTable, obj bucket.Object, done func(), err error) {
+	k := keyOf(f)
+	t, obj, known := r.tables.get(k)
+	switch {
+	case known && t == nil:
+		return nil, nil, nil, nil
+	case obj != nil:
+		return t, obj, func() { r.tables.release(k, obj) }, nil
+	}
+	if obj, err = r.cfg.Bucket.Open(ctx, f.Name); err != nil {
+		return nil, nil, nil, err
+	}
+	closeObj := func() { obj.Close() }
+	if known {
+		return t, obj, closeObj, nil
+	}
+	t, err = lake.ReadGramsTable(obj, obj.Size(), read)
+	if err == nil {
+		err = regionFits(obj, t, read)
+	}
+	if err != nil {
+		obj.Close()
+		if errors.Is(err, lake.ErrNoGramsRegion) || errors.Is(err, lake.ErrMalformed) {
+			r.tables.put(k, nil, nil)
+			return nil, nil, nil, nil
+		}
+		return nil, nil, nil, err
+	}
+	if r.tables.put(k, t, obj) {
+		return t, obj, func() { r.tables.release(k, obj) }, nil // the table's now, held for this query
+	}
+	return t, obj, closeObj, nil
 }
 
 // regionFits checks that table t belongs to the file obj reads: its
