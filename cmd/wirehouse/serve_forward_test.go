@@ -28,10 +28,12 @@ for node, root in enumerate(sys.argv[1:]):
     for sig in ("logs", "traces"):
         if not any(f.endswith(".parquet") for _, _, fs in os.walk(os.path.join(root, sig)) for f in fs):
             continue
-        src = f"read_parquet('{root}/{sig}/**/*.parquet', hive_partitioning = true)"
+        src = f"read_parquet('{root}/{sig}/**/*.parquet', hive_partitioning = true, union_by_name = true)"
+        # test.id: a logs file's key column (schema version 3), else the map.
+        tid = "coalesce(CAST(attr_test_id AS VARCHAR), attributes['test.id'])" if sig == "logs" else "attributes['test.id']"
         for svc, n in con.execute(f"SELECT service_name, count(*) FROM {src} GROUP BY 1").fetchall():
             r["services"][sig + "/" + svc] = n
-        for i, n in con.execute(f"SELECT attributes['test.id'], count(*) FROM {src} WHERE attributes['test.id'] IS NOT NULL GROUP BY 1").fetchall():
+        for i, n in con.execute(f"SELECT {tid}, count(*) FROM {src} WHERE {tid} IS NOT NULL GROUP BY 1").fetchall():
             r["ids"][sig][i] = n
         if sig == "traces":
             for t, n in con.execute(f"SELECT trace_id, count(*) FROM {src} GROUP BY 1").fetchall():

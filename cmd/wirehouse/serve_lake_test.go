@@ -23,6 +23,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/parquet-go/parquet-go"
 	"github.com/prometheus/prometheus/prompb"
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -204,8 +205,9 @@ func lakeIDs(t *testing.T, root, signal string) map[int64]int {
 	return ids
 }
 
-// lakeAttributes reads the attributes map (schema version 2) of every row
-// of the lake file p.
+// lakeAttributes reads the record attributes of every row of the lake
+// file p: its map's and, in a logs file of schema version 3, its key
+// columns' (lake.KeyColumns), as text.
 func lakeAttributes(t *testing.T, p string) []map[string]*string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -226,6 +228,46 @@ func lakeAttributes(t *testing.T, p string) []map[string]*string {
 	out := make([]map[string]*string, len(rows))
 	for i, r := range rows {
 		out[i] = r.Attributes
+		if out[i] == nil {
+			out[i] = map[string]*string{}
+		}
+	}
+	keys, err := lake.KeyColumns(pf)
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	for _, kc := range keys {
+		lc, _ := pf.Schema().Lookup(kc.Name)
+		base := 0
+		for _, rg := range pf.RowGroups() {
+			pages := rg.ColumnChunks()[lc.ColumnIndex].Pages()
+			r := base
+			for {
+				pg, err := pages.ReadPage()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%s: column %s: %v", p, kc.Name, err)
+				}
+				vals := make([]parquet.Value, pg.NumValues())
+				if n, err := pg.Values().ReadValues(vals); n != len(vals) && err != io.EOF {
+					t.Fatalf("%s: column %s: %d of %d values: %v", p, kc.Name, n, len(vals), err)
+				}
+				for _, v := range vals {
+					if !v.IsNull() {
+						s := v.String()
+						if kc.Kind == lake.KindDouble {
+							s = strconv.FormatFloat(v.Double(), 'g', -1, 64)
+						}
+						out[r][kc.Key] = &s
+					}
+					r++
+				}
+			}
+			pages.Close()
+			base += int(rg.NumRows())
+		}
 	}
 	return out
 }
@@ -303,7 +345,8 @@ func TestServeKill9Lake(t *testing.T) {
 		script := `import duckdb, json, sys
 r = {}
 for s in ("logs", "traces"):
-    q = f"SELECT count(*), count(DISTINCT attributes['test.id']) FROM read_parquet('{sys.argv[1]}/{s}/**/*.parquet', hive_partitioning = true)"
+    tid = "coalesce(CAST(attr_test_id AS VARCHAR), attributes['test.id'])" if s == "logs" else "attributes['test.id']"
+    q = f"SELECT count(*), count(DISTINCT {tid}) FROM read_parquet('{sys.argv[1]}/{s}/**/*.parquet', hive_partitioning = true, union_by_name = true)"
     r[s] = con = duckdb.connect().execute(q).fetchone()
 print(json.dumps(r))`
 		out, err := exec.Command(python, "-c", script, root).CombinedOutput()

@@ -162,7 +162,7 @@ func TestServeLokiClients(t *testing.T) {
 		"tg":           `SELECT count(*) FROM {logs} WHERE service_name = 'tg-logs'`,
 		"timeout":      `SELECT count(*) FROM {logs} WHERE service_name = 'tg-logs' AND body LIKE '%timeout%'`,
 		"py":           `SELECT count(*) FROM {logs} WHERE service_name = 'py-sdk-test'`,
-		"py attribute": `SELECT count(*) FROM {logs} WHERE service_name = 'py-sdk-test' AND CAST(attributes['test.id'] AS BIGINT) >= 10 AND attributes['test.transport'] = 'http'`,
+		"py attribute": `SELECT count(*) FROM {logs} WHERE service_name = 'py-sdk-test' AND coalesce(attr_test_id, CAST(attributes['test.id'] AS BIGINT)) >= 10 AND coalesce(attr_test_transport, attributes['test.transport']) = 'http'`,
 		"levels":       `SELECT lower(severity_text), count(*) FROM {logs} WHERE service_name = 'tg-logs' GROUP BY ALL`,
 	})
 	want := map[string]int{}

@@ -34,18 +34,24 @@ acked = json.load(open(acked_path))
 out = {}
 for sig in ("logs", "traces"):
     d = ds.dataset(f"{bucket}/{prefix}/{sig}", filesystem=fs, format="parquet", partitioning="hive")
-    t = d.to_table(columns=["attributes", "service_name"])
-    ids = pc.map_lookup(t["attributes"], pa.scalar("test.id"), "first")
-    counts = {}
-    for v in ids.to_pylist():
-        if v is not None:
-            counts[int(v)] = counts.get(int(v), 0) + 1
+    counts, services, rows = {}, {}, 0
+    # File by file: a logs file (schema version 3) has test.id in its
+    # key column attr_test_id when frequent in it, else in the map.
+    for frag in d.get_fragments():
+        key_col = "attr_test_id" in frag.physical_schema.names
+        t = frag.to_table(columns=["attributes", "service_name"] + (["attr_test_id"] if key_col else []))
+        ids = pc.map_lookup(t["attributes"], pa.scalar("test.id"), "first")
+        if key_col:
+            ids = pc.coalesce(t["attr_test_id"].cast(pa.string()), ids)
+        for v in ids.to_pylist():
+            if v is not None:
+                counts[int(v)] = counts.get(int(v), 0) + 1
+        for s in t["service_name"].to_pylist():
+            services[s] = services.get(s, 0) + 1
+        rows += t.num_rows
     missing = sum(1 for i in acked[sig] if counts.get(i, 0) == 0)
     dup = sum(1 for n in counts.values() if n > 1)
-    services = {}
-    for s in t["service_name"].to_pylist():
-        services[s] = services.get(s, 0) + 1
-    out[sig] = {"rows": t.num_rows, "ids": len(counts), "missing": missing, "dup": dup, "services": services, "files": len(d.files)}
+    out[sig] = {"rows": rows, "ids": len(counts), "missing": missing, "dup": dup, "services": services, "files": len(d.files)}
 print(json.dumps(out))
 `
 

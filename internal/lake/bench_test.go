@@ -204,15 +204,17 @@ func gzipped(b *testing.B, body []byte) []byte {
 func BenchmarkLogsToParquet(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	files, n := gzippedFiles(b, synth.SeedLogs)
-	// impl=wirehouse writes schema version 2 (the default) with its
+	// impl=wirehouse writes schema version 3 (the default) with its
 	// counts and body index, impl=wirehouse-noindex without them,
-	// impl=wirehouse-v1 version 1, the layout of earlier releases.
-	for _, v := range []string{"wirehouse", "wirehouse-noindex", "wirehouse-v1"} {
+	// impl=wirehouse-v2 version 2 (every attribute in the map) and
+	// impl=wirehouse-v1 version 1, the layouts of earlier releases.
+	for _, v := range []string{"wirehouse", "wirehouse-noindex", "wirehouse-v2", "wirehouse-v1"} {
 		b.Run("impl="+v, func(b *testing.B) {
 			rows := LogRows{}
 			rows.keepPairs = v != "wirehouse-v1"
 			benchParquet(b, files, n, "log", rows.Reset, rows.AppendLogs, func(enc *encoder, out io.Writer) error {
 				enc.noIndexes = v == "wirehouse-noindex"
+				enc.logsV3 = v == "wirehouse" || v == "wirehouse-noindex"
 				_, sel := enc.order(rows.Len(), &rows.ServiceName, nil, rows.Time, func(int32) int64 { return 0 })
 				_, err := enc.writeLogs(out, &rows, sel)
 				return err

@@ -32,14 +32,24 @@ type Column struct {
 	// leaf appends it for every pair. A parquet.Value made per pair by
 	// ByteArrayValue (six fields, not inlined) is stored field by field
 	// and reloaded 16 bytes at a time, a store-forwarding stall.
-	keyv  parquet.Value
-	hot   bool // a hot key of schema version 2 (hotKeys)
-	Rows  []int32
-	Kinds []Kind
-	Nums  []uint64
-	Strs  Strings
-	taken int32 // 1 + the last row given a value or a null, 0 if none
-	gen   uint32
+	keyv parquet.Value
+	hot  bool // a hot key of schema version 2 (hotKeys)
+	// hotKind is a hot key's column type.
+	hotKind Kind
+	// The logs file of version 3 being written (keyPlan): whether a
+	// row has a value (seen), how many of each column kind (fileN, by
+	// kindSlot), the key column's slot (1-based, 0 none); sticky is the
+	// type the key's columns have had.
+	seen   bool
+	fileN  [4]int32
+	slot   int32
+	sticky Kind
+	Rows   []int32
+	Kinds  []Kind
+	Nums   []uint64
+	Strs   Strings
+	taken  int32 // 1 + the last row given a value or a null, 0 if none
+	gen    uint32
 }
 
 // staged is a resource or scope value decoded once and repeated on every
@@ -142,7 +152,7 @@ func (cs *columns) get(o Origin, key []byte) *Column {
 		}
 		c = &Column{Origin: o, Key: string(key), keyb: []byte(string(key)), gen: cs.gen}
 		c.keyv = parquet.ByteArrayValue(c.keyb)
-		_, c.hot = hotSet[hotKey{origin: o, key: c.Key}]
+		c.hotKind, c.hot = hotSet[hotKey{origin: o, key: c.Key}]
 		cs.index[o][c.Key] = c
 		cs.list = append(cs.list, c)
 		cs.known++

@@ -59,9 +59,11 @@ type WriterConfig struct {
 	// Readers read such files' columns instead.
 	NoIndexes bool
 
-	// SchemaVersion is the version of the files written: 2 (the
-	// default; 0 means it too) or 1, the layout of earlier releases, kept
-	// for comparison (see docs/format/lake-parquet.md).
+	// SchemaVersion is the version of the files written: 3 (the
+	// default; 0 means it too: logs files of version 3, traces files of
+	// version 2), 2 (both of version 2) or 1, the layout of earlier
+	// releases; the older ones are kept for comparison (see
+	// docs/format/lake-parquet.md).
 	SchemaVersion int
 
 	// ManualFlush leaves every write to the caller: Append never writes
@@ -93,7 +95,7 @@ func DefaultWriterConfig() WriterConfig {
 		MaxAge:              5 * time.Minute,
 		RowGroupRows:        128 << 10,
 		MaxAttributeColumns: DefaultMaxAttributeColumns,
-		SchemaVersion:       SchemaVersion,
+		SchemaVersion:       LogsSchemaVersion,
 	}
 }
 
@@ -114,8 +116,8 @@ func (c WriterConfig) Validate() error {
 		return fmt.Errorf("lake writer: MaxAge %v, must be positive", c.MaxAge)
 	case c.RowGroupRows < 1:
 		return fmt.Errorf("lake writer: RowGroupRows %d, must be positive", c.RowGroupRows)
-	case c.SchemaVersion < 0 || c.SchemaVersion > SchemaVersion:
-		return fmt.Errorf("lake writer: SchemaVersion %d, want 1 or 2", c.SchemaVersion)
+	case c.SchemaVersion < 0 || c.SchemaVersion > LogsSchemaVersion:
+		return fmt.Errorf("lake writer: SchemaVersion %d, want 1, 2 or 3", c.SchemaVersion)
 	case c.MaxAttributeColumns < 1 || c.MaxAttributeColumns > 30000:
 		return fmt.Errorf("lake writer: MaxAttributeColumns %d, want 1 to 30000", c.MaxAttributeColumns)
 	}

@@ -65,8 +65,8 @@
 //
 // # Schema version 2
 //
-// Version 2 (schema_v2.go; the default, metadata wirehouse.schema_version
-// = 2) is written for the readers people use: every file of a signal has
+// Version 2 (schema_v2.go; the default for traces files, metadata
+// wirehouse.schema_version = 2) is written for the readers people use: every file of a signal has
 // the same columns, so DuckDB and pyarrow read a whole lake as one table
 // without union_by_name (TestDuckDBReadsLakeV2 also checks the types each
 // shows). Its choices:
@@ -119,6 +119,29 @@
 // hold the trace. What version 2 costs against version 1 (CPU per record, bytes per
 // record) is in docs/BENCHMARKS.md, "Schema version 2 (2026-11-26)" and
 // "Spans ordered by trace id (2026-11-26)".
+//
+// # Schema version 3 (logs)
+//
+// Version 3 (schema_v3.go; the default for logs files, metadata
+// wirehouse.schema_version = 3; traces files stay version 2) is version 2
+// with the attributes frequent in a file out of the map: a record key
+// with values of one kind (string, int, double, bool) in at least 1/32
+// of the file's rows gets a typed column of its own, attr_<key>, the 64
+// most frequent keys (planKeyColumns), and those values, with the hot
+// columns' values, are no longer also in the map; wirehouse.columns
+// names every such column (KeyColumns reads it). Why: the map's values,
+// interleaved key after key, compressed 2.9x and were two thirds of a
+// log's bytes; a column a key is what VictoriaLogs keeps per block, and
+// a label filter reads the key's column by its dictionary
+// (docs/BENCHMARKS.md, "Logs: a column a frequent attribute"). A key
+// keeps the kind it first got a column as in this process (Column.sticky),
+// so one writer's files of an hour merge. What it costs readers that
+// want one table: files differ in columns (DuckDB's union_by_name), a
+// key is coalesce(attr_<key>, attributes['<key>']), and the order of a
+// record's attributes across columns is not kept. The key columns'
+// values of each row group are listed once from the staged pairs
+// (keyPlan.group), not copied into per-key Columns at append time, so a
+// batch holds no more memory than for version 2.
 //
 // # Schema version 1
 //

@@ -148,6 +148,12 @@ type encoder struct {
 	vals     []parquet.Value
 	text     []byte  // hex ids and converted values of the current chunk
 	at       []int32 // at[row] is the index of row's value in the column being filled, or -1
+	// logsV3 makes logs files of version 3 (keyPlan); plan is the key
+	// columns of the one being written, and beforeGroup, if set, is
+	// called with each row group's rows before its columns are filled.
+	logsV3      bool
+	plan        keyPlan
+	beforeGroup func(rg []int32)
 }
 
 // mark fills e.at for column c; unmark undoes it.
@@ -319,23 +325,27 @@ func hasUpper(s string) bool {
 // Resource and scope strings repeat on every row of their resource and are
 // dictionary encoded; record strings are when a sample of them repeats.
 func dynamicNode(c *Column, k Kind) parquet.Node {
-	var n parquet.Node
-	switch k {
-	case KindInt:
-		n = parquet.Int(64)
-	case KindDouble:
-		n = parquet.Leaf(parquet.DoubleType)
-	case KindBool:
-		n = parquet.Leaf(parquet.BooleanType)
-	case KindBytes:
-		n = parquet.Leaf(parquet.ByteArrayType)
-	default:
-		n = parquet.String()
-		if c.Origin != OriginRecord || repetitive(c) {
-			n = parquet.Encoded(n, &parquet.RLEDictionary)
-		}
+	n := kindNode(k)
+	if k != KindInt && k != KindDouble && k != KindBool && k != KindBytes && (c.Origin != OriginRecord || repetitive(c)) {
+		n = parquet.Encoded(n, &parquet.RLEDictionary)
 	}
 	return parquet.Optional(n)
+}
+
+// kindNode is the leaf node of a column of values of kind k, unencoded:
+// strings and JSON text a STRING.
+func kindNode(k Kind) parquet.Node {
+	switch k {
+	case KindInt:
+		return parquet.Int(64)
+	case KindDouble:
+		return parquet.Leaf(parquet.DoubleType)
+	case KindBool:
+		return parquet.Leaf(parquet.BooleanType)
+	case KindBytes:
+		return parquet.Leaf(parquet.ByteArrayType)
+	}
+	return parquet.String()
 }
 
 // repetitive reports whether the first values of a string column repeat
@@ -541,6 +551,9 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 		}
 		rg := sel[g:end]
 		g = end
+		if e.beforeGroup != nil {
+			e.beforeGroup(rg)
+		}
 		for _, l := range leaves {
 			if err := e.writeColumn(writers[l.idx], l.col, l.name, l.fill, rg, l.idx); err != nil {
 				return err

@@ -85,7 +85,24 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []by
 			region = MarshalGramsRegion(logGrams(r, sel))
 			meta = map[string]string{CountsKey: c.Marshal(), GramsRegionKey: strconv.Itoa(len(region))}
 		}
-		return region, e.writeRowsV2(out, "logs", logColumnsV2(r, r.Len()), sel, meta, "timestamp")
+		if !e.logsV3 {
+			return region, e.writeRowsV2(out, "logs", 2, logColumnsV2(r, r.Len()), sel, meta, "timestamp")
+		}
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		reserved := map[string]bool{}
+		for _, c := range logColumnsV2(r, r.Len()) {
+			reserved[c.name] = true
+		}
+		k := e.planKeyColumns(&r.attrRows, sel, reserved)
+		defer k.done()
+		if meta[ColumnsKey], err = k.meta(); err != nil {
+			return nil, err
+		}
+		e.beforeGroup = k.group
+		defer func() { e.beforeGroup = nil }()
+		return region, e.writeRowsV2(out, "logs", LogsSchemaVersion, logColumnsV3(r, r.Len(), k, sel), sel, meta, "timestamp")
 	}
 	return nil, e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }
@@ -98,7 +115,7 @@ func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
 			return serviceCut(start, end, func(i int) []byte { return r.ServiceName.At(int(sel[i])) })
 		}
 		defer func() { e.pageRows, e.groupCut = 0, nil }()
-		return e.writeRowsV2(out, "traces", spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
+		return e.writeRowsV2(out, "traces", 2, spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
 	}
 	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
 }
@@ -115,18 +132,18 @@ func serviceCut(start, end int, service func(i int) []byte) int {
 	return end
 }
 
-// writeRowsV2 writes a file of schema version 2: rows sorted by
+// writeRowsV2 writes a file of schema version 2 or 3: rows sorted by
 // service_name, then the columns named by (for spans trace_id, then
 // start_time), with meta as key-value metadata besides the signal and
 // the schema version.
-func (e *encoder) writeRowsV2(out io.Writer, signal string, cols []fileCol, sel []int32, meta map[string]string, orderBy ...string) error {
+func (e *encoder) writeRowsV2(out io.Writer, signal string, version int, cols []fileCol, sel []int32, meta map[string]string, orderBy ...string) error {
 	sorting := []parquet.SortingColumn{parquet.Ascending("service_name")}
 	for _, c := range orderBy {
 		sorting = append(sorting, parquet.Ascending(c))
 	}
 	kv := map[string]string{
 		"wirehouse.signal": signal,
-		SchemaVersionKey:   strconv.Itoa(SchemaVersion),
+		SchemaVersionKey:   strconv.Itoa(version),
 	}
 	for k, v := range meta {
 		kv[k] = v

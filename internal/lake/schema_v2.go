@@ -79,11 +79,11 @@ var hotKeys = []hotKey{
 	{OriginRecord, "error.type", KindString},
 }
 
-// hotSet holds hotKeys without their kinds.
-var hotSet = func() map[hotKey]struct{} {
-	m := make(map[hotKey]struct{}, len(hotKeys))
+// hotSet holds the kinds of hotKeys by origin and key.
+var hotSet = func() map[hotKey]Kind {
+	m := make(map[hotKey]Kind, len(hotKeys))
 	for _, h := range hotKeys {
-		m[hotKey{origin: h.origin, key: h.key}] = struct{}{}
+		m[hotKey{origin: h.origin, key: h.key}] = h.kind
 	}
 	return m
 }()

@@ -124,6 +124,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	w.enc.rowGroupRows = cfg.RowGroupRows
 	w.enc.maxAttrCols = cfg.MaxAttributeColumns
 	w.enc.noIndexes = cfg.NoIndexes
+	w.enc.logsV3 = cfg.SchemaVersion == 0 || cfg.SchemaVersion == 3
 	return w, nil
 }
 

@@ -64,14 +64,20 @@ func lakeIDs(t *testing.T, root string) map[int64]int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// test.id, an int in every row: in its key column (schema
+		// version 3), else in the map.
 		type row struct {
 			Attributes map[string]*string `parquet:"attributes"`
+			TestID     *int64             `parquet:"attr_test_id,optional"`
 		}
 		rows := make([]row, pf.NumRows())
 		if n, err := parquet.NewGenericReader[row](pf).Read(rows); int64(n) != pf.NumRows() {
 			t.Fatalf("%s: read %d of %d rows: %v", p, n, pf.NumRows(), err)
 		}
 		for _, r := range rows {
+			if r.TestID != nil {
+				ids[*r.TestID]++
+			}
 			if v := r.Attributes["test.id"]; v != nil {
 				id, err := strconv.ParseInt(*v, 10, 64)
 				if err != nil {

@@ -225,7 +225,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 // is what the file's grams region answered of q's needles, if it did.
 func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t *tally) error {
 	pf := cf.pf
-	if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+	if !logsFile(pf) {
 		return nil // version 1 logs are not read by this API
 	}
 	c := cf.logCounts()
@@ -387,7 +387,7 @@ func countRowGroupsOf(pf *parquet.File, q *LogCountQuery, filter *LogQuery, t *t
 	)
 	empty, unknown := t.name(nil), t.name([]byte("unknown_service"))
 	for _, rg := range pf.RowGroups() {
-		sel, none, err := filterRows(rg, leaves, filter)
+		sel, none, err := filterRows(rg, leaves, nil, filter)
 		if err != nil {
 			return err
 		}

@@ -76,14 +76,17 @@
 //
 // # Logs
 //
-// Logs reads the log records of a time range from the version-2 logs files
-// (version-1 logs files are not read), newest or oldest hour first or in
+// Logs reads the log records of a time range from the logs files of
+// schema versions 2 and 3 (version-1 logs files are not read; a
+// version-3 file's record attributes are its map's and its key columns',
+// keyLeaves), newest or oldest hour first or in
 // no order, and the records not in files yet: a service_name matcher
 // (tested once per dictionary entry), leading line filters, substrings
 // and regular expressions (page by page on the body column), and values
-// the records' attributes must hold (AttrValues: the attribute value
-// column, once per dictionary entry, or the resource's JSON; one scan
-// of each for every value, rowsWithValues) select rows
+// the records' attributes must hold (AttrValues: the map's value
+// column, once per dictionary entry, the resource's JSON, and the key
+// columns whose key's label is the value's (AttrNames, AttrLabel); one
+// scan of each for every value, rowsWithValues) select rows
 // before anything else is read (a regular expression's required literals,
 // requiredLiterals, are tested as substrings before it, and serve the
 // body index as needles); in

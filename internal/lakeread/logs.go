@@ -11,6 +11,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -64,6 +65,13 @@ type LogQuery struct {
 	// files (not on the spool's records), which may keep a record whose
 	// value is under another key; the caller tests the label.
 	AttrValues []string
+	// AttrNames, if set, are the label names of AttrValues, one each,
+	// and AttrLabel gives an attribute key's label name: a key column
+	// (schema version 3) is tested for value i only if AttrLabel of its
+	// key is AttrNames[i] (the map and the resource are tested for every
+	// value). Unset, every key column is tested for every value.
+	AttrNames []string
+	AttrLabel func(key string) string
 	// Fields are the fields of LogRecord to fill besides Time and
 	// Service (0: all of them): a query that needs few reads few columns.
 	Fields LogFields
@@ -418,7 +426,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			}
 			i := len(opened)
 			opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
-			if v, ok := cf.pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+			if !logsFile(cf.pf) {
 				continue // version 1 logs are not read by this API
 			}
 			if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
@@ -541,12 +549,18 @@ func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) pa
 	if err != nil {
 		return err
 	}
+	var keys []keyLeaf
+	if len(q.AttrValues) > 0 {
+		if keys, err = keyLeaves(pf); err != nil {
+			return err
+		}
+	}
 	lo, hi := q.Start.UnixNano(), q.End.UnixNano()
 	for i, rg := range pf.RowGroups() {
 		if wrap != nil {
 			rg = wrap(rg)
 		}
-		sel, none, err := filterRows(rg, leaves, q)
+		sel, none, err := filterRows(rg, leaves, keys, q)
 		if err != nil {
 			return err
 		}
@@ -582,9 +596,10 @@ func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) pa
 // filterRows returns the rows of rg that q's filters keep, tested on
 // their columns alone: the service (Service), the time range (Start,
 // End: rowsInRange), the body (Contains, then Matches) and the
-// attributes (AttrValues); sel nil for every row, none set when no row
+// attributes (AttrValues: in the map, the resource's JSON and keys, the
+// file's key columns); sel nil for every row, none set when no row
 // passes.
-func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, none bool, err error) {
+func filterRows(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, q *LogQuery) (sel []int64, none bool, err error) {
 	if q.Service != nil {
 		memo := map[string]bool{}
 		if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
@@ -634,7 +649,7 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 		}
 	}
 	if len(q.AttrValues) > 0 {
-		if sel, err = rowsWithValues(rg, leaves, sel, q.AttrValues); err != nil || sel == nil {
+		if sel, err = rowsWithValues(rg, leaves, keys, sel, q); err != nil || sel == nil {
 			return nil, true, err
 		}
 	}
@@ -642,12 +657,23 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, q *LogQuery) (sel []int64, n
 }
 
 // rowsWithValues returns the rows of sel (nil: all) that hold each of
-// values as the value of one of their attributes, the record's or the
-// resource's; nil if none. One scan of each column tests every value: the
-// attribute values are the widest column of a logs file.
-func rowsWithValues(rg parquet.RowGroup, leaves []leaf, sel []int64, values []string) ([]int64, error) {
+// values as the value of one of their attributes, the record's (in the
+// map or a key column of keys) or the resource's; nil if none. One scan
+// of each column tests every value: the attribute values are the widest
+// column of a logs file.
+func rowsWithValues(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, sel []int64, q *LogQuery) ([]int64, error) {
+	values, names := q.AttrValues, q.AttrNames
+	if len(names) != len(values) || q.AttrLabel == nil {
+		names = nil
+	}
 	if len(values) > 64 { // one bit a value: the rest in another pass
-		rows, err := rowsWithValues(rg, leaves, sel, values[64:])
+		rest := *q
+		rest.AttrValues = values[64:]
+		if names != nil {
+			rest.AttrNames = names[64:]
+			names = names[:64]
+		}
+		rows, err := rowsWithValues(rg, leaves, keys, sel, &rest)
 		if err != nil || rows == nil {
 			return nil, err
 		}
@@ -658,7 +684,7 @@ func rowsWithValues(rg parquet.RowGroup, leaves []leaf, sel []int64, values []st
 	for i, v := range values {
 		bits[v] |= 1 << i
 	}
-	inRecord, recMasks, err := rowMasks(rg, leaves[lcAttrValue], sel, func(b []byte) uint64 { return bits[string(b)] })
+	rows, masks, err := rowMasks(rg, leaves[lcAttrValue], sel, func(b []byte) uint64 { return bits[string(b)] })
 	if err != nil {
 		return nil, err
 	}
@@ -677,26 +703,138 @@ func rowsWithValues(rg parquet.RowGroup, leaves []leaf, sel []int64, values []st
 	if err != nil {
 		return nil, err
 	}
-	var out []int64
-	for i, j := 0, 0; i < len(inRecord) || j < len(inResource); {
-		var row int64
-		var m uint64
-		switch {
-		case j == len(inResource) || i < len(inRecord) && inRecord[i] < inResource[j]:
-			row, m = inRecord[i], recMasks[i]
-			i++
-		case i == len(inRecord) || inResource[j] < inRecord[i]:
-			row, m = inResource[j], resMasks[j]
-			j++
-		default:
-			row, m = inRecord[i], recMasks[i]|resMasks[j]
-			i, j = i+1, j+1
+	rows, masks = orMasks(rows, masks, inResource, resMasks)
+	for _, k := range keys {
+		kbits := bits
+		if names != nil {
+			label := q.AttrLabel(k.key)
+			kbits = map[string]uint64{}
+			for i, v := range values {
+				if names[i] == label {
+					kbits[v] |= 1 << i
+				}
+			}
+			if len(kbits) == 0 {
+				continue // no value asked under this key's label
+			}
 		}
-		if m == all {
+		kr, km, err := keyMasks(rg, k, sel, kbits)
+		if err != nil {
+			return nil, err
+		}
+		rows, masks = orMasks(rows, masks, kr, km)
+	}
+	var out []int64
+	for i, row := range rows {
+		if masks[i] == all {
 			out = append(out, row)
 		}
 	}
 	return out, nil
+}
+
+// orMasks merges two lists of ascending rows with a mask each into one,
+// the masks of a row in both OR'ed.
+func orMasks(a []int64, am []uint64, b []int64, bm []uint64) ([]int64, []uint64) {
+	if len(b) == 0 {
+		return a, am
+	}
+	if len(a) == 0 {
+		return b, bm
+	}
+	rows := make([]int64, 0, len(a)+len(b))
+	masks := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			rows, masks = append(rows, a[i]), append(masks, am[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			rows, masks = append(rows, b[j]), append(masks, bm[j])
+			j++
+		default:
+			rows, masks = append(rows, a[i]), append(masks, am[i]|bm[j])
+			i, j = i+1, j+1
+		}
+	}
+	return rows, masks
+}
+
+// keyMasks is rowMasks of key column k: the rows of sel whose value's
+// text (lake.AppendValueText's) is among bits' keys, with their bits.
+func keyMasks(rg parquet.RowGroup, k keyLeaf, sel []int64, bits map[string]uint64) (rows []int64, masks []uint64, err error) {
+	add := func(row int64, m uint64) {
+		if m != 0 {
+			rows, masks = append(rows, row), append(masks, m)
+		}
+	}
+	switch k.kind {
+	case lake.KindString:
+		return rowMasks(rg, k.l, sel, func(b []byte) uint64 { return bits[string(b)] })
+	case lake.KindInt:
+		ints := map[int64]uint64{}
+		for v, m := range bits {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
+				ints[n] |= m
+			}
+		}
+		if len(ints) == 0 {
+			return nil, nil, nil
+		}
+		err = eachInt(rg, k.l, sel, func(row int64, v int64) { add(row, ints[v]) })
+		return rows, masks, err
+	}
+	if k.kind == lake.KindBool {
+		t, f := bits["true"], bits["false"]
+		if t|f == 0 {
+			return nil, nil, nil
+		}
+		err = eachBool(rg, k.l, sel, func(row int64, v bool) {
+			if v {
+				add(row, t)
+			} else {
+				add(row, f)
+			}
+		})
+		return rows, masks, err
+	}
+	var text []byte
+	err = eachDouble(rg, k.l, sel, func(row int64, v float64) {
+		text = strconv.AppendFloat(text[:0], v, 'g', -1, 64)
+		add(row, bits[string(text)])
+	})
+	return rows, masks, err
+}
+
+// keyLeaf is a key column of a version-3 logs file (lake.KeyColumns)
+// with its leaf.
+type keyLeaf struct {
+	key  string
+	kind lake.Kind
+	l    leaf
+}
+
+// keyLeaves returns the key columns of logs file pf, by name; none for
+// a file of version 2.
+func keyLeaves(pf *parquet.File) ([]keyLeaf, error) {
+	kcs, err := lake.KeyColumns(pf)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]keyLeaf, len(kcs))
+	for i, kc := range kcs {
+		lc, _ := pf.Schema().Lookup(kc.Name) // there: lake.KeyColumns
+		out[i] = keyLeaf{kc.Key, kc.Kind, leafOf(lc)}
+	}
+	return out, nil
+}
+
+// logsFile reports whether pf is a logs file this package reads: of
+// schema version 2 or 3.
+func logsFile(pf *parquet.File) bool {
+	v, _ := pf.Lookup(lake.SchemaVersionKey)
+	return v == "2" || v == "3"
 }
 
 // rowMasks returns the rows of sel (nil: all) some of whose values in
@@ -952,11 +1090,55 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 			})
 		})
 	}
+	// The key columns' values, each column's read by a task of its own
+	// (vals[j][i] of record i, set[j][i] if it has one), are added to
+	// the map's once all are read, in the columns' order.
+	var keys []keyLeaf
+	var vals [][]string
+	var set [][]bool
 	if fields&FieldAttrs != 0 {
 		tasks = append(tasks, func() error { return decodeAttrs(rg, leaves, sel, cursor()) })
+		if keys, err = keyLeaves(pf); err != nil {
+			return nil, err
+		}
+		vals, set = make([][]string, len(keys)), make([][]bool, len(keys))
+		for j, k := range keys {
+			tasks = append(tasks, func() error {
+				vals[j], set[j] = make([]string, len(sel)), make([]bool, len(sel))
+				i := 0
+				put := func(row int64, v string) {
+					for i < len(sel) && sel[i] < row {
+						i++
+					}
+					if i < len(sel) && sel[i] == row {
+						vals[j][i], set[j][i] = v, true
+					}
+				}
+				// From the pages' data, as lake.AppendValueText writes
+				// values.
+				switch k.kind {
+				case lake.KindString:
+					return eachString(rg, k.l, sel, func(row int64, b []byte) { put(row, string(b)) })
+				case lake.KindInt:
+					return eachInt(rg, k.l, sel, func(row int64, v int64) { put(row, strconv.FormatInt(v, 10)) })
+				case lake.KindDouble:
+					return eachDouble(rg, k.l, sel, func(row int64, v float64) { put(row, strconv.FormatFloat(v, 'g', -1, 64)) })
+				}
+				return eachBool(rg, k.l, sel, func(row int64, v bool) { put(row, strconv.FormatBool(v)) })
+			})
+		}
 	}
-	err = inParallel(len(tasks), func(i int) error { return tasks[i]() })
-	return out, err
+	if err = inParallel(len(tasks), func(i int) error { return tasks[i]() }); err != nil {
+		return nil, err
+	}
+	for j, k := range keys {
+		for i, rec := range out {
+			if set[j][i] {
+				rec.Attrs = append(rec.Attrs, KV{Key: k.key, Value: vals[j][i]})
+			}
+		}
+	}
+	return out, nil
 }
 
 // decodeAttrs sets the attributes of the records at finds, of rows sel:
@@ -1158,7 +1340,7 @@ func (r *Reader) LogStreams(ctx context.Context, tenant string, start, end time.
 		pairs, ok := r.streams.get(keyOf(f))
 		if !ok {
 			err := fq.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
-				if v, ok := pf.Lookup(lake.SchemaVersionKey); !ok || v != "2" {
+				if !logsFile(pf) {
 					return nil
 				}
 				leaves, err := leavesOf(pf, []string{"service_name", "resource_attributes"})

@@ -40,6 +40,7 @@ func logText(rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) (int64,
 		seen[k] = true
 		attrs = append(attrs, k+"="+attrText(v))
 	}
+	slices.Sort(attrs) // a set: version-3 files keep no order across their columns
 	tid := ""
 	if !lr.TraceID().IsEmpty() {
 		tid = lr.TraceID().String()
@@ -68,6 +69,7 @@ func recText(r *lakeread.LogRecord) string {
 		}
 		attrs = append(attrs, kv.Key+"="+v)
 	}
+	slices.Sort(attrs)
 	return fmt.Sprintf("%d %q svc=%s sev=%q/%d trace=%s scope=%s/%s attrs=%v", r.Time, r.Line, r.Service, r.SeverityText, r.SeverityNumber,
 		r.TraceID, r.ScopeName, r.ScopeVersion, attrs)
 }

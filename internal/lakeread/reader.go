@@ -330,7 +330,7 @@ func (q *fileQuery) file(ctx context.Context, f lake.DataFile, fn func(lake.Data
 		}
 	}()
 	pf := cf.pf
-	if v, ok := pf.Lookup(lake.SchemaVersionKey); ok && v != "1" && v != "2" {
+	if v, ok := pf.Lookup(lake.SchemaVersionKey); ok && v != "1" && v != "2" && v != "3" {
 		if q.stats != nil {
 			q.stats.FilesSkipped++ // a later version than this reader knows
 		}

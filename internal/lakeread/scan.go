@@ -215,6 +215,10 @@ func pageValues(p parquet.Page, buf []parquet.Value) ([]parquet.Value, error) {
 func walkPage(p parquet.Page, first int64, l leaf, sel []int64, fn func(row int64, at, k int)) {
 	rep, def := p.RepetitionLevels(), p.DefinitionLevels()
 	n := int(p.NumValues())
+	if rep == nil && sel != nil {
+		walkFlat(def, n, first, l.maxDef, sel, fn)
+		return
+	}
 	row, at, k := first-1, 0, 0
 	j := 0
 	for i := range n {
@@ -244,6 +248,32 @@ func walkPage(p parquet.Page, first int64, l leaf, sel []int64, fn func(row int6
 			k++
 		} else {
 			fn(row, at, -1)
+		}
+	}
+}
+
+// walkFlat is walkPage of the rows sel of a page of a column that is
+// not repeated (a value a row; def its definition levels, nil if
+// required): it visits only the rows of sel, counting the non-null
+// values before each in one tight pass over def.
+func walkFlat(def []byte, n int, first int64, maxDef byte, sel []int64, fn func(row int64, at, k int)) {
+	j, _ := slices.BinarySearch(sel, first)
+	k, at := 0, 0
+	for ; j < len(sel) && sel[j] < first+int64(n); j++ {
+		i := int(sel[j] - first)
+		if def == nil {
+			fn(sel[j], 0, i)
+			continue
+		}
+		for ; at < i; at++ {
+			if def[at] == maxDef {
+				k++
+			}
+		}
+		if def[i] == maxDef {
+			fn(sel[j], 0, k)
+		} else {
+			fn(sel[j], 0, -1)
 		}
 	}
 }
@@ -485,6 +515,53 @@ func eachInt(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v int6
 		walkPage(p, first, l, sel, func(row int64, _, k int) {
 			if k >= 0 {
 				fn(row, get(k))
+			}
+		})
+		return nil
+	})
+}
+
+// eachDouble calls fn with each non-null value of double column l of rg
+// in the rows of sel (nil: all), from the pages' encoded data.
+func eachDouble(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v float64)) error {
+	return scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		var get func(k int) float64
+		switch data.Kind() {
+		case encoding.Double:
+			v := data.Double()
+			get = func(k int) float64 { return v[k] }
+		case encoding.Int32:
+			d := p.Dictionary()
+			if d == nil {
+				return fmt.Errorf("column %d: int32 pages without a dictionary, not doubles", l.index)
+			}
+			v := data.Int32()
+			get = func(k int) float64 { return d.Index(v[k]).Double() }
+		default:
+			return fmt.Errorf("column %d: %v pages, not doubles", l.index, data.Kind())
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 {
+				fn(row, get(k))
+			}
+		})
+		return nil
+	})
+}
+
+// eachBool calls fn with each non-null value of boolean column l of rg
+// in the rows of sel (nil: all), from the pages' bits.
+func eachBool(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v bool)) error {
+	return scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		if data.Kind() != encoding.Boolean {
+			return fmt.Errorf("column %d: %v pages, not booleans", l.index, data.Kind())
+		}
+		bits := data.Boolean()
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			if k >= 0 && k/8 < len(bits) {
+				fn(row, bits[k/8]>>(k%8)&1 != 0)
 			}
 		})
 		return nil

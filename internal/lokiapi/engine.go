@@ -41,7 +41,8 @@ type lakeSource struct{ r *lakeread.Reader }
 // gets, and its attribute slices, are reused from one call to the next.
 func (l lakeSource) Logs(ctx context.Context, tenant string, s eval.Scan, fn func(*eval.Record) bool) error {
 	q := lakeread.LogQuery{Start: s.Start, End: s.End, Service: s.Service, Contains: s.Contains,
-		Matches: s.Matches, AttrValues: s.AttrValues, Fields: logFields(s.Fields), Newest: s.Newest, Oldest: s.Oldest}
+		Matches: s.Matches, AttrValues: s.AttrValues, AttrNames: s.AttrNames, AttrLabel: eval.LabelName,
+		Fields: logFields(s.Fields), Newest: s.Newest, Oldest: s.Oldest}
 	var rec eval.Record
 	return l.r.Logs(ctx, tenant, q, func(r *lakeread.LogRecord) bool {
 		rec = eval.Record{

@@ -63,7 +63,7 @@ func (ev *evaluator) compile(q *logql.LogQuery, start, end time.Time) (*selectio
 	// still test them).
 	for _, m := range q.Matchers {
 		if m.Op == logql.MatchEqual {
-			s.lq.AttrValues = appendAttrValue(s.lq.AttrValues, m.Name, m.Value)
+			s.lq.AttrValues, s.lq.AttrNames = appendAttrValue(s.lq.AttrValues, s.lq.AttrNames, m.Name, m.Value)
 		}
 	}
 pushdown:
@@ -84,7 +84,7 @@ pushdown:
 				s.lq.Matches = append(s.lq.Matches, re)
 			}
 		case *logql.LabelFilter:
-			s.lq.AttrValues = appendAttrValues(s.lq.AttrValues, f.Pred)
+			s.lq.AttrValues, s.lq.AttrNames = appendAttrValues(s.lq.AttrValues, s.lq.AttrNames, f.Pred)
 		default:
 			break pushdown
 		}
@@ -96,17 +96,18 @@ pushdown:
 
 // appendAttrValues appends to vals the values that pred's string
 // equalities on attribute labels ask a record to have (both sides of an
-// and; nothing of an or).
-func appendAttrValues(vals []string, pred logql.LabelPred) []string {
+// and; nothing of an or), and to names their labels.
+func appendAttrValues(vals, names []string, pred logql.LabelPred) ([]string, []string) {
 	switch p := pred.(type) {
 	case *logql.LabelAnd:
-		return appendAttrValues(appendAttrValues(vals, p.L), p.R)
+		vals, names = appendAttrValues(vals, names, p.L)
+		return appendAttrValues(vals, names, p.R)
 	case *logql.LabelCompare:
 		if p.Kind == logql.ValueString && p.Op == "=" {
-			return appendAttrValue(vals, p.Label, p.Str)
+			return appendAttrValue(vals, names, p.Label, p.Str)
 		}
 	}
-	return vals
+	return vals, names
 }
 
 // recordLabels are the labels a record has from other than its
@@ -116,21 +117,21 @@ var recordLabels = map[string]bool{"service_name": true, "scope_name": true, "sc
 	"severity_text": true, "severity_number": true, "trace_id": true, "span_id": true,
 	"detected_level": true, "level": true}
 
-// appendAttrValue appends v to vals if a record with label name = v must
+// appendAttrValue appends v to vals, and name to names, if a record with label name = v must
 // have v as the value of one of its attributes (Scan.AttrValues): name
 // is no label of other origin and v is not empty. v must also be plain
 // printable ASCII that JSON writes as it is (no quote, backslash, <, >
 // or &), since the source looks for it in the resource's JSON.
-func appendAttrValue(vals []string, name, v string) []string {
+func appendAttrValue(vals, names []string, name, v string) ([]string, []string) {
 	if v == "" || recordLabels[name] {
-		return vals
+		return vals, names
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return vals
+			return vals, names
 		}
 	}
-	return append(vals, v)
+	return append(vals, v), append(names, name)
 }
 
 // matcherTest is the test of a drop/keep or selector matcher; nil for a

@@ -54,6 +54,10 @@ type Scan struct {
 	// skip records (it may also keep a record that has v under another
 	// key); the pipeline tests the labels.
 	AttrValues []string
+	// AttrNames are the labels of AttrValues, one each: a source may
+	// look for value i only under the keys whose LabelName is
+	// AttrNames[i].
+	AttrNames []string
 	// Fields are the fields of Record the query needs besides Time and
 	// Service; 0: all of them.
 	Fields Fields
