@@ -10,6 +10,12 @@ import (
 
 // zstdCodec is the compression of every column. The fastest level: the
 // lake is written on the ingest path; a later compaction can recompress.
+// With literals entropy-coded even in a block without matches
+// (WithAllLitEntropyCompression): klauspost's fast levels store such a
+// block raw, and a page of random ids (a UUID, a request id) is such a
+// block; Huffman codes its hex digits in about half the bytes
+// (BenchmarkLogsToParquet 59.9 -> 51.0 bytes a log, BenchmarkSpansToParquet
+// 109.7 -> 97.2 bytes a span, no slower).
 var zstdCodec = &pageCodec{}
 
 // pageWindow is the zstd window of a page: twice pageSize, so a data page
@@ -43,7 +49,8 @@ func (c *pageCodec) Encode(dst, src []byte) ([]byte, error) {
 			zstd.WithWindowSize(pageWindow),
 			zstd.WithLowerEncoderMem(true),
 			zstd.WithZeroFrames(true),
-			zstd.WithEncoderCRC(false))
+			zstd.WithEncoderCRC(false),
+			zstd.WithAllLitEntropyCompression(true))
 		if err != nil {
 			return dst[:0], fmt.Errorf("create zstd encoder: %w", err)
 		}
