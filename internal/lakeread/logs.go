@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -398,53 +399,78 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		}
 		return true, nil
 	}
-	// Files are filtered a few at a time (filesAtOnce), one a core
-	// (inParallel).
+	// Every file is opened and its filters set first (the grams region
+	// may skip it unopened; its counts may put it out of range), with
+	// the bounds of its selected records' times (fileBounds).
 	type job struct {
-		file int
-		q    *LogQuery
+		file   int
+		q      *LogQuery
+		lo, hi int64
 	}
-	w := filesAtOnce()
-	for start := 0; start < len(files); start += w {
-		var jobs []job
-		for _, f := range files[start:min(start+w, len(files))] {
-			// The grams region, when the needles are long enough,
-			// tells whether the file is to be opened at all.
-			pre, err := r.gramsFirst(ctx, fq, f, q)
-			if err != nil {
-				return false, err
-			}
-			if pre.skip {
-				continue
-			}
-			cf, err := fq.open(ctx, f)
-			if err != nil {
-				return false, err
-			}
-			if cf == nil {
-				continue // removed since the listing
-			}
-			i := len(opened)
-			opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
-			if !logsFile(cf.pf) {
-				continue // version 1 logs are not read by this API
-			}
-			if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
-				return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
-			}
-			if c := cf.logCounts(); c != nil && !r.cfg.NoIndexes && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
-				continue // no record in range
-			}
-			fileQ, skip := q, false
-			if pre.ok {
-				fileQ = pre.q
-			} else if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
-				fileQ, skip = narrowByGrams(g, q)
-			}
-			if !skip {
-				jobs = append(jobs, job{i, fileQ})
-			}
+	var all []job
+	for _, f := range files {
+		// The grams region, when the needles are long enough,
+		// tells whether the file is to be opened at all.
+		pre, err := r.gramsFirst(ctx, fq, f, q)
+		if err != nil {
+			return false, err
 		}
+		if pre.skip {
+			continue
+		}
+		cf, err := fq.open(ctx, f)
+		if err != nil {
+			return false, err
+		}
+		if cf == nil {
+			continue // removed since the listing
+		}
+		i := len(opened)
+		opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
+		if !logsFile(cf.pf) {
+			continue // version 1 logs are not read by this API
+		}
+		if i >= freshFile || len(cf.pf.RowGroups()) >= 1<<16 {
+			return false, fmt.Errorf("lakeread: over %d files in the hour of %s, or row groups in it: compact the lake", freshFile, f.Name)
+		}
+		c := cf.logCounts()
+		if r.cfg.NoIndexes {
+			c = nil
+		}
+		if c != nil && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
+			continue // no record in range
+		}
+		fileQ, skip := q, false
+		if pre.ok {
+			fileQ = pre.q
+		} else if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
+			fileQ, skip = narrowByGrams(g, q)
+		}
+		if !skip {
+			lo, hi := fileBounds(c, q.Service)
+			all = append(all, job{i, fileQ, lo, hi})
+		}
+	}
+	// In order, the files whose records may come first are read first,
+	// and after each few files the candidates no file left to read can
+	// precede are given out: a query that stops at its limit reads the
+	// newest (or oldest) files of the hour alone.
+	switch {
+	case q.Newest:
+		slices.SortStableFunc(all, func(a, b job) int { return cmp.Compare(b.hi, a.hi) })
+	case q.Oldest:
+		slices.SortStableFunc(all, func(a, b job) int { return cmp.Compare(a.lo, b.lo) })
+	}
+	// Files are filtered a few at a time (filesAtOnce), one a core
+	// (inParallel); in order, a core's worth at first, then twice as
+	// many each time up to filesAtOnce, so that a query that stops soon
+	// reads few files.
+	w, most := filesAtOnce(), filesAtOnce()
+	if q.Newest || q.Oldest {
+		w = workers()
+	}
+	for start := 0; start < len(all); start, w = start+w, min(2*w, most) {
+		jobs := all[start:min(start+w, len(all))]
 		// At most a candidate per row: cands grows once by the files'
 		// rows, and each worker appends into its file's stretch of it;
 		// the stretches are then closed up, in the files' order. A file
@@ -516,15 +542,68 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				return more, err
 			}
 			cands = cands[:0]
+			continue
+		}
+		if start+w >= len(all) {
+			break
+		}
+		// The candidates no later file can precede, in order.
+		next := all[start+w]
+		sortCandidates(cands, q.Newest)
+		k, _ := slices.BinarySearchFunc(cands, next, func(c candidate, nx job) int {
+			if q.Newest {
+				return cmp.Compare(nx.hi, c.time) // those after next.hi first
+			}
+			return cmp.Compare(c.time, nx.lo)
+		})
+		if k > 0 {
+			if more, err := emit(cands[:k]); err != nil || !more {
+				return more, err
+			}
+			cands = cands[:copy(cands, cands[k:])]
 		}
 	}
-	switch {
-	case q.Newest:
-		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.time, a.time) })
-	case q.Oldest:
-		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.time, b.time) })
+	if q.Newest || q.Oldest {
+		sortCandidates(cands, q.Newest)
 	}
 	return emit(cands)
+}
+
+// sortCandidates sorts cands newest first, or oldest first.
+func sortCandidates(cands []candidate, newest bool) {
+	if newest {
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.time, a.time) })
+	} else {
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.time, b.time) })
+	}
+}
+
+// fileBounds returns bounds [lo, hi] of the times of a file's records of
+// the services service accepts (nil: all), from its counts c (the
+// minutes they fall in); the widest bounds without counts.
+func fileBounds(c *lake.Counts, service func(string) bool) (lo, hi int64) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	if c == nil {
+		return math.MinInt64, math.MaxInt64
+	}
+	keep := make([]int8, len(c.Names)) // by name: 0 unknown, 1 kept, -1 not
+	for _, e := range c.Entries {
+		if keep[e.Service] == 0 {
+			keep[e.Service] = -1
+			if service == nil || service(c.Names[e.Service]) {
+				keep[e.Service] = 1
+			}
+		}
+		if keep[e.Service] < 0 {
+			continue
+		}
+		last := e.Minute * lake.CountsMinute
+		lo, hi = min(lo, last-lake.CountsMinute+1), max(hi, last)
+	}
+	if lo > hi { // none selected: noneInRange's callers skip such files
+		return math.MinInt64, math.MaxInt64
+	}
+	return lo, hi
 }
 
 // pointRows is the most records of a row group that a query decodes
@@ -568,24 +647,30 @@ func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) pa
 			continue
 		}
 		// Times: the record's, else its observed time for a record
-		// without one.
-		times := map[int64]int64{}
-		var zero []int64
-		err = eachValue(rg.ColumnChunks()[leaves[lcTime].index], sel, func(row int64, v parquet.Value) {
-			if t := v.Int64(); t != 0 {
-				times[row] = t
-			} else {
+		// without one; rows ascending, from the pages' data.
+		var rows, times, zero []int64
+		err = eachInt(rg, leaves[lcTime], sel, func(row int64, t int64) {
+			rows, times = append(rows, row), append(times, t)
+			if t == 0 {
 				zero = append(zero, row)
 			}
 		})
 		if err == nil && len(zero) > 0 {
-			err = eachValue(rg.ColumnChunks()[leaves[lcObserved].index], zero, func(row int64, v parquet.Value) { times[row] = v.Int64() })
+			j := 0
+			err = eachInt(rg, leaves[lcObserved], zero, func(row int64, t int64) {
+				for j < len(rows) && rows[j] < row {
+					j++
+				}
+				if j < len(rows) && rows[j] == row {
+					times[j] = t
+				}
+			})
 		}
 		if err != nil {
 			return err
 		}
-		for row, t := range times {
-			if t >= lo && t < hi {
+		for j, row := range rows {
+			if t := times[j]; t >= lo && t < hi {
 				add(i, row, t)
 			}
 		}

@@ -3,6 +3,7 @@ package lakeread_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
+	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/synth"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // logText renders a log record as Logs should give it back: time, line,
@@ -183,5 +186,110 @@ func TestLogs(t *testing.T) {
 	})
 	if n != 5 {
 		t.Errorf("stopped after %d records, want 5", n)
+	}
+}
+
+// TestLogsInOrderAcrossFiles: an hour of many files whose times overlap,
+// some without counts (so without time bounds), read newest first and
+// oldest first, with and without a service, whole and stopped after a
+// limit: the records come in order and are the ones the sent requests
+// hold (by time: the first n times of the sent records, in order). The
+// reader gives candidates out file group by file group (fileBounds):
+// this holds it to never give one before a file that may precede it is
+// read.
+func TestLogsInOrderAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for k := range 10 {
+		// File k: a record every 3 s for 3 min from k*50 s on, of two
+		// services, so each file overlaps the next three across
+		// minute boundaries.
+		ld := plog.NewLogs()
+		for sv := range 2 {
+			rl := ld.ResourceLogs().AppendEmpty()
+			rl.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", sv))
+			sl := rl.ScopeLogs().AppendEmpty()
+			for i := range 60 {
+				lr := sl.LogRecords().AppendEmpty()
+				at := base.Add(time.Duration(k)*50*time.Second + time.Duration(i)*3*time.Second + time.Duration(sv*7+k)*time.Millisecond)
+				lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+				lr.Body().SetStr(fmt.Sprintf("file %d record %d", k, i))
+			}
+		}
+		req, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, req)
+		cfg := lake.DefaultWriterConfig()
+		cfg.Dir, cfg.NoIndexes = dir, k%4 == 3 // some files without counts
+		w, err := lake.NewWriter(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Append(otlpwire.SignalLogs, "acme", req); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type sent struct {
+		t   int64
+		svc string
+	}
+	var all []sent
+	eachSentLog(t, reqs, func(svc string, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) {
+		tm, _ := logText(rl, sl, lr)
+		all = append(all, sent{tm, svc})
+	})
+	r := newReader(t, dir)
+	svc := all[len(all)/2].svc
+	for _, oldest := range []bool{false, true} {
+		for _, one := range []bool{false, true} {
+			for _, limit := range []int{0, 7, 150} {
+				q := lakeread.LogQuery{Start: base, End: base.Add(time.Hour), Newest: !oldest, Oldest: oldest}
+				var want []int64
+				for _, s := range all {
+					if s.t >= base.UnixNano() && s.t < base.Add(time.Hour).UnixNano() && (!one || s.svc == svc) {
+						want = append(want, s.t)
+					}
+				}
+				if one {
+					q.Service = func(s string) bool { return s == svc }
+				}
+				slices.Sort(want)
+				if !oldest {
+					slices.Reverse(want)
+				}
+				if limit > 0 {
+					want = want[:min(limit, len(want))]
+				}
+				var got []int64
+				err := r.Logs(context.Background(), "acme", q, func(lr *lakeread.LogRecord) bool {
+					got = append(got, lr.Time)
+					return limit == 0 || len(got) < limit
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("oldest %v, one service %v, limit %d: %d times, want %d; first difference at %d", oldest, one, limit, len(got), len(want),
+						func() int {
+							for i := range min(len(got), len(want)) {
+								if got[i] != want[i] {
+									return i
+								}
+							}
+							return min(len(got), len(want))
+						}())
+				}
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*", "*", "*", "*.parquet"))
+	if len(files) != 10 {
+		t.Fatalf("%d files, want 10", len(files))
 	}
 }
