@@ -90,8 +90,11 @@
 // before anything else is read (a regular expression's required literals,
 // requiredLiterals, are tested as substrings before it, and serve the
 // body index as needles); in
-// order, candidates are sorted by time and decoded a thousand at a time,
-// so a query that stops at its limit reads little; in no order, files are
+// order, an hour's files are filtered newest (oldest) first by the time
+// bounds their counts give (fileBounds), a few at a time, and after each
+// few the candidates no unread file can precede are sorted by time and
+// decoded a thousand at a time, so a query that stops at its limit
+// reads the newest files and little of them; in no order, files are
 // read a few at a time; batches double up to 64k records while the last
 // held at most 8 MiB of records (maxBatchBytes), so memory stays small.
 // LogQuery.Fields names the columns the caller needs. CountLogs counts
