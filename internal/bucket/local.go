@@ -176,6 +176,24 @@ func (l *Local) walkRoot(rel string) string {
 	return filepath.Join(l.dir, filepath.FromSlash(rel)) + string(filepath.Separator)
 }
 
+// Modified returns the modification time of the directory of the names
+// under prefix (which ends in "/"): a name added, renamed or removed
+// there changes it, to the file system's granularity. A missing
+// directory is an error (fs.ErrNotExist).
+func (l *Local) Modified(ctx context.Context, prefix string) (time.Time, error) {
+	if err := ValidPrefix(prefix); err != nil || !strings.HasSuffix(prefix, "/") {
+		return time.Time{}, fmt.Errorf("modified %q: not a directory prefix", prefix)
+	}
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("modified %q: %w", prefix, err)
+	}
+	fi, err := os.Stat(l.walkRoot(strings.TrimSuffix(prefix, "/")))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("modified %q: %w", prefix, err)
+	}
+	return fi.ModTime(), nil
+}
+
 // List implements Bucket. It walks only the directories that can hold
 // names with the prefix.
 func (l *Local) List(ctx context.Context, prefix string) iter.Seq2[Attrs, error] {

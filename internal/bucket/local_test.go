@@ -1,6 +1,7 @@
 package bucket_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -253,5 +254,37 @@ func TestLocalEmptyDir(t *testing.T) {
 	}
 	if got := files(t, cwd); !slices.Equal(got, []string{".stale.tmp", "a/", "a/b"}) {
 		t.Errorf("the working directory changed: %v", got)
+	}
+}
+
+// TestLocalModified: a directory's time changes when a name is added
+// under it or removed; a prefix that is no directory prefix, or of no
+// directory, is an error.
+func TestLocalModified(t *testing.T) {
+	ctx := context.Background()
+	l := bucket.NewLocal(t.TempDir())
+	if err := l.Upload(ctx, "a/b/one", strings.NewReader("1")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(l.Dir(), "a", "b"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	m0, err := l.Modified(ctx, "a/b/")
+	if err != nil || !m0.Equal(old) {
+		t.Fatalf("Modified: %v, %v; want %v", m0, err, old)
+	}
+	if err := l.Upload(ctx, "a/b/two", strings.NewReader("2")); err != nil {
+		t.Fatal(err)
+	}
+	m1, err := l.Modified(ctx, "a/b/")
+	if err != nil || !m1.After(m0) {
+		t.Fatalf("after an upload: %v, %v; want after %v", m1, err, m0)
+	}
+	if _, err := l.Modified(ctx, "a/b"); err == nil {
+		t.Error("a prefix without a slash: no error")
+	}
+	if _, err := l.Modified(ctx, "a/c/"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing directory: %v, want fs.ErrNotExist", err)
 	}
 }

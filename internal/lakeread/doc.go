@@ -76,6 +76,10 @@
 //
 // # Logs
 //
+// An hour partition's listing is kept while its directory's time is
+// unchanged (listings; bucket.Local.Modified), so a query over hours
+// that no longer change does not walk and stat their files again.
+//
 // Logs reads the log records of a time range from the logs files of
 // schema versions 2 and 3 (version-1 logs files are not read; a
 // version-3 file's record attributes are its map's and its key columns',

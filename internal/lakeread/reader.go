@@ -102,6 +102,7 @@ type Reader struct {
 	streams *streamCache
 	tables  *gramsTables
 	counts  *boundedMemo[*lake.Counts] // logs files' counts, parsed once
+	listed  listings                   // unchanged hour partitions' listings
 }
 
 // New returns a Reader of cfg.
@@ -275,7 +276,8 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 // the tenant's whole tree (which grows with the retention).
 func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 	prefixes := []string{lake.TenantPrefix(q.signal, q.tenant)}
-	if !q.start.IsZero() && !q.end.IsZero() && q.end.Sub(q.start) <= maxListedHours*time.Hour {
+	hourly := !q.start.IsZero() && !q.end.IsZero() && q.end.Sub(q.start) <= maxListedHours*time.Hour
+	if hourly {
 		prefixes = prefixes[:0]
 		for h := q.start.UTC().Truncate(time.Hour); h.Before(q.end); h = h.Add(time.Hour) {
 			prefixes = append(prefixes, lake.HourPrefix(q.signal, q.tenant, h))
@@ -283,7 +285,14 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 	}
 	var files []lake.DataFile
 	for _, prefix := range prefixes {
-		all, err := lake.DataFiles(ctx, q.r.cfg.Bucket, prefix)
+		list := func() ([]lake.DataFile, error) { return lake.DataFiles(ctx, q.r.cfg.Bucket, prefix) }
+		var all []lake.DataFile
+		var err error
+		if hourly {
+			all, err = q.r.listed.hour(ctx, q.r.cfg.Bucket, list, prefix)
+		} else {
+			all, err = list()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("lakeread: %w", err)
 		}
