@@ -194,6 +194,31 @@ func (l *Local) Modified(ctx context.Context, prefix string) (time.Time, error) 
 	return fi.ModTime(), nil
 }
 
+// Subdirs returns the names of the directories right under prefix
+// (which ends in "/"), sorted; none if it is no directory.
+func (l *Local) Subdirs(ctx context.Context, prefix string) ([]string, error) {
+	if err := ValidPrefix(prefix); err != nil || !strings.HasSuffix(prefix, "/") {
+		return nil, fmt.Errorf("subdirs %q: not a directory prefix", prefix)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("subdirs %q: %w", prefix, err)
+	}
+	ents, err := os.ReadDir(l.walkRoot(strings.TrimSuffix(prefix, "/")))
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subdirs %q: %w", prefix, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 // List implements Bucket. It walks only the directories that can hold
 // names with the prefix.
 func (l *Local) List(ctx context.Context, prefix string) iter.Seq2[Attrs, error] {

@@ -9,9 +9,38 @@ import (
 )
 
 // modifier is a bucket that tells when the names under a prefix last
-// changed: bucket.Local, by its directory's modification time.
+// changed, and which directories a prefix holds: bucket.Local, by its
+// directories' modification times.
 type modifier interface {
 	Modified(ctx context.Context, prefix string) (time.Time, error)
+	Subdirs(ctx context.Context, prefix string) ([]string, error)
+}
+
+// hourPrefixes returns the prefixes of the hour partitions under a
+// tenant's prefix (<date>/<hour>/ two levels down), from bucket b's
+// directories; ok false if b cannot tell (then the tenant's tree is
+// listed whole). Directories that are no partitions' are listed as
+// prefixes too and hold no data file: lake.DataFiles skips what it
+// cannot parse.
+func hourPrefixes(ctx context.Context, b any, tenantPrefix string) (out []string, ok bool, err error) {
+	md, ok := b.(modifier)
+	if !ok {
+		return nil, false, nil
+	}
+	dates, err := md.Subdirs(ctx, tenantPrefix)
+	if err != nil {
+		return nil, true, err
+	}
+	for _, d := range dates {
+		hours, err := md.Subdirs(ctx, tenantPrefix+d+"/")
+		if err != nil {
+			return nil, true, err
+		}
+		for _, h := range hours {
+			out = append(out, tenantPrefix+d+"/"+h+"/")
+		}
+	}
+	return out, true, nil
 }
 
 // listings keeps the listing of hour partitions that have not changed,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -276,12 +277,25 @@ func (q *fileQuery) eachFile(ctx context.Context, fn func(lake.DataFile, *parque
 // the tenant's whole tree (which grows with the retention).
 func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 	prefixes := []string{lake.TenantPrefix(q.signal, q.tenant)}
+	keep := q.r.keepOnly
 	hourly := !q.start.IsZero() && !q.end.IsZero() && q.end.Sub(q.start) <= maxListedHours*time.Hour
 	if hourly {
 		prefixes = prefixes[:0]
 		for h := q.start.UTC().Truncate(time.Hour); h.Before(q.end); h = h.Add(time.Hour) {
 			prefixes = append(prefixes, lake.HourPrefix(q.signal, q.tenant, h))
 		}
+	} else if hours, ok, err := hourPrefixes(ctx, q.r.cfg.Bucket, prefixes[0]); err != nil {
+		return nil, fmt.Errorf("lakeread: %w", err)
+	} else if ok {
+		// A bucket that tells its directories: the tenant's hours one
+		// by one, each listing kept while unchanged; the caches keep
+		// what the whole tenant's listing shows (a pruned hour's files
+		// leave them).
+		prefixes, hourly = hours, true
+		whole := map[fileKey]bool{}
+		tenant := lake.TenantPrefix(q.signal, q.tenant)
+		defer func() { q.r.keepOnly(tenant, whole) }()
+		keep = func(_ string, listed map[fileKey]bool) { maps.Copy(whole, listed) }
 	}
 	var files []lake.DataFile
 	for _, prefix := range prefixes {
@@ -307,14 +321,20 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 			}
 			files = append(files, f)
 		}
-		q.r.files.keepOnly(prefix, listed)
-		q.r.names.keepOnly(prefix, listed)
-		q.r.streams.keepOnly(prefix, listed)
-		q.r.tables.keepOnly(prefix, listed)
-		q.r.counts.keepOnly(prefix, listed)
+		keep(prefix, listed)
 	}
 	slices.SortStableFunc(files, func(a, b lake.DataFile) int { return b.Hour.Compare(a.Hour) })
 	return files, nil
+}
+
+// keepOnly drops from the reader's caches the files under prefix that
+// are not listed.
+func (r *Reader) keepOnly(prefix string, listed map[fileKey]bool) {
+	r.files.keepOnly(prefix, listed)
+	r.names.keepOnly(prefix, listed)
+	r.streams.keepOnly(prefix, listed)
+	r.tables.keepOnly(prefix, listed)
+	r.counts.keepOnly(prefix, listed)
 }
 
 // maxListedHours is the longest range whose hour partitions are listed
