@@ -259,7 +259,7 @@ func TestLocalEmptyDir(t *testing.T) {
 
 // TestLocalModified: a directory's time changes when a name is added
 // under it or removed; a prefix that is no directory prefix, or of no
-// directory, is an error.
+// directory, is an error. Subdirs gives a prefix's directories.
 func TestLocalModified(t *testing.T) {
 	ctx := context.Background()
 	l := bucket.NewLocal(t.TempDir())
@@ -286,5 +286,17 @@ func TestLocalModified(t *testing.T) {
 	}
 	if _, err := l.Modified(ctx, "a/c/"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if err := l.Upload(ctx, "a/d/three", strings.NewReader("3")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Subdirs(ctx, "a/"); err != nil || !slices.Equal(got, []string{"b", "d"}) {
+		t.Errorf("Subdirs(a/): %q, %v; want [b d]", got, err)
+	}
+	if got, err := l.Subdirs(ctx, "a/b/"); err != nil || len(got) != 0 {
+		t.Errorf("Subdirs(a/b/), files only: %q, %v", got, err)
+	}
+	if got, err := l.Subdirs(ctx, "x/"); err != nil || got != nil {
+		t.Errorf("Subdirs of a missing directory: %q, %v", got, err)
 	}
 }
