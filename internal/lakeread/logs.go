@@ -712,7 +712,7 @@ func filterRows(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, q *LogQuery)
 		}
 	}
 	for _, c := range q.Contains {
-		if sel, err = rowsWhereStringFunc(rg, leaves[lcBody], sel, func(b []byte) bool { return bytes.Contains(b, c) }); err != nil || sel == nil {
+		if sel, err = rowsContaining(rg, leaves[lcBody], sel, c); err != nil || sel == nil {
 			return nil, true, err
 		}
 	}
@@ -1044,6 +1044,149 @@ func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]b
 		return nil
 	})
 	return out, err
+}
+
+// rowsContaining is rowsWhereStringFunc with bytes.Contains(value,
+// needle) as the test: on a plain page of a flat column it searches the
+// page's bytes whole, value boundaries checked at each hit, so values
+// without the needle cost the vectorized search alone, not a call each
+// (the needle scans of frequent words and topk spent most of their
+// time in the call per value).
+func rowsContaining(rg parquet.RowGroup, l leaf, sel []int64, needle []byte) ([]int64, error) {
+	if len(needle) == 0 || l.maxRep != 0 {
+		return rowsWhereStringFunc(rg, l, sel, func(b []byte) bool { return bytes.Contains(b, needle) })
+	}
+	var out []int64
+	find := newFinder(needle)
+	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
+		data := p.Data()
+		if p.Dictionary() != nil || data.Kind() != encoding.ByteArray || p.RepetitionLevels() != nil {
+			pass := stringTest(p, func(b []byte) bool { return bytes.Contains(b, needle) })
+			if pass != nil {
+				walkPage(p, first, l, sel, func(row int64, _, k int) {
+					if k >= 0 && pass(k) && (len(out) == 0 || out[len(out)-1] != row) {
+						out = append(out, row)
+					}
+				})
+			}
+			return nil
+		}
+		b, offs := data.ByteArray()
+		def := p.DefinitionLevels()
+		// hits: the indexes of the page's non-null values that hold the
+		// needle, ascending.
+		var hits []int32
+		for at := 0; at < len(b); {
+			i := find.index(b[at:])
+			if i < 0 {
+				break
+			}
+			i += at
+			k, _ := slices.BinarySearch(offs, uint32(i)+1) // the value i lies in: offs[k-1] <= i < offs[k]
+			k--
+			if k+1 < len(offs) && i+len(needle) <= int(offs[k+1]) {
+				hits = append(hits, int32(k))
+				at = int(offs[k+1]) // on to the next value
+				continue
+			}
+			at = i + 1 // the match crosses a boundary: on past its start
+		}
+		if len(hits) == 0 {
+			return nil
+		}
+		// Rows of the hits: the k-th non-null value's row, counting the
+		// definition levels (none: the k-th row); only rows of sel.
+		n := int(p.NumValues())
+		j := 0
+		if sel != nil {
+			j, _ = slices.BinarySearch(sel, first)
+		}
+		k, row := 0, 0
+		for _, h := range hits {
+			if def == nil {
+				row = int(h)
+			} else {
+				for ; row < n; row++ {
+					if def[row] == l.maxDef {
+						if k == int(h) {
+							break
+						}
+						k++
+					}
+				}
+				if row == n {
+					break
+				}
+			}
+			r := first + int64(row)
+			if sel != nil {
+				for j < len(sel) && sel[j] < r {
+					j++
+				}
+				if j == len(sel) {
+					break
+				}
+				if sel[j] != r {
+					continue
+				}
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// finder finds a needle by its rarest byte (byteRank): the vectorized
+// IndexByte skips to the few places that byte is, where bytes.Index
+// stops at each occurrence of the needle's first byte, which in log text
+// is often common ('d' of "deadline exceeded": a tenth of a topk's time
+// went to bytes.Index's first-byte loop).
+type finder struct {
+	needle []byte
+	off    int // the rare byte's offset in needle
+}
+
+func newFinder(needle []byte) finder {
+	f := finder{needle: needle}
+	for i, c := range needle {
+		if byteRank(c) < byteRank(needle[f.off]) {
+			f.off = i
+		}
+	}
+	return f
+}
+
+// index is bytes.Index(b, f.needle).
+func (f finder) index(b []byte) int {
+	n, c := len(f.needle), f.needle[f.off]
+	for at := f.off; at < len(b); {
+		j := bytes.IndexByte(b[at:], c)
+		if j < 0 {
+			return -1
+		}
+		start := at + j - f.off
+		if start+n > len(b) {
+			return -1
+		}
+		if bytes.Equal(b[start:start+n], f.needle) {
+			return start
+		}
+		at += j + 1
+	}
+	return -1
+}
+
+// byteRank is how common byte c is in log text, lower rarer: a rough
+// order (space, lowercase vowels and common consonants, digits and
+// separators most common; upper case, rare letters and other bytes
+// least).
+func byteRank(c byte) int {
+	const common = " etaoinsrhldcumfpgwybvk0123456789=.:/-_,"
+	if i := strings.IndexByte(common, c); i >= 0 {
+		return 1 + len(common) - i
+	}
+	return 0
 }
 
 // dictRowsWhere appends to out the rows of page p (whose first row is
