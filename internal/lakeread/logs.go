@@ -111,7 +111,8 @@ const (
 	AllLogFields  = FieldLine | FieldResource | FieldScope | FieldSeverity | FieldIDs | FieldAttrs
 )
 
-// logCols are the columns of a version-2 logs file Logs reads.
+// logCols are the fixed columns of a logs file (versions 2 and 3) Logs
+// reads; a version-3 file's key columns are found by keyLeaves.
 var logCols = []string{"timestamp", "observed_timestamp", "service_name", "body", "severity_text", "severity_number",
 	"trace_id", "span_id", "scope_name", "scope_version", "resource_attributes",
 	"attributes.key_value.key", "attributes.key_value.value"}
