@@ -9,7 +9,11 @@
 # default). Then ROUNDS times, each build in turn serves it and answers
 # each query RUNS times over the last 2 hours of the data (the metric
 # query over its last 30 minutes, step 60); printed: P50 latency and
-# the server's CPU a query (/proc/PID/stat).
+# the server's CPU a query (/proc/PID/stat). Compaction is off
+# (--lake-compact=false): a merge started by one build's serve would
+# change the lake, and take CPU, under the next one's queries (with it
+# on, the second build of each round read 10-20 % slower, whichever it
+# was).
 #
 # Usage: scripts/ab-log-queries.sh REV_A REV_B [REQS [RUNS [ROUNDS]]]
 #        (git revisions, built in worktrees; default 3000 10 2)
@@ -32,7 +36,7 @@ done
 grpc=$(port) http=$(port) admin=$(port)
 serve() { # serve BUILD: start it on the lake, set pid
 	"$work/wirehouse-$1" serve --data-dir "$work/data" --grpc-listen "127.0.0.1:$grpc" --http-listen "127.0.0.1:$http" \
-		--admin-listen "127.0.0.1:$admin" --jaeger-storage-listen "" --log-level warn 2>>"$work/serve.log" &
+		--admin-listen "127.0.0.1:$admin" --jaeger-storage-listen "" --lake-compact=false --log-level warn 2>>"$work/serve.log" &
 	pid=$!
 	pids+=("$pid")
 	for _ in $(seq 600); do curl -sf "http://127.0.0.1:$admin/readyz" >/dev/null && return; sleep 0.1; done
