@@ -352,6 +352,15 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			fileIDs := slices.Sorted(maps.Keys(byFile))
 			err := inParallel(len(fileIDs), func(n int) error {
 				file := fileIDs[n]
+				// The file's columns, found once for all its row groups.
+				leaves, err := leavesOf(opened[file].pf, logCols)
+				var keys []keyLeaf
+				if err == nil {
+					keys, err = keyLeaves(opened[file].pf)
+				}
+				if err != nil {
+					return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
+				}
 				for _, k := range byFile[file] {
 					idx := rows[k]
 					slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(batch[a].row(), batch[b].row()) })
@@ -364,7 +373,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 					if len(sel) <= pointRows {
 						rg = r.chunks.rowGroup(rg) // a point read: its dictionaries from the cache
 					}
-					decoded, err := decodeLogs(pf, rg, sel, q.Fields)
+					decoded, err := decodeLogs(rg, leaves, keys, sel, q.Fields)
 					if err != nil {
 						return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
 					}
@@ -1221,16 +1230,14 @@ func dictRowsWhere(out []int64, p parquet.Page, first int64, keep func([]byte) b
 	return out, true
 }
 
-// decodeLogs decodes rows sel (ascending) of row group rg of pf: the
-// fields asked for (0: all), with Time and Service.
-func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFields) ([]*LogRecord, error) {
+// decodeLogs decodes rows sel (ascending) of row group rg of a logs
+// file whose logCols are leaves and key columns keys: the fields asked
+// for (0: all), with Time and Service.
+func decodeLogs(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, sel []int64, fields LogFields) ([]*LogRecord, error) {
 	if fields == 0 {
 		fields = AllLogFields
 	}
-	leaves, err := leavesOf(pf, logCols)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	out := make([]*LogRecord, len(sel))
 	all := make([]LogRecord, len(sel))
 	for i := range out {
@@ -1322,14 +1329,13 @@ func decodeLogs(pf *parquet.File, rg parquet.RowGroup, sel []int64, fields LogFi
 	// The key columns' values, each column's read by a task of its own
 	// (vals[j][i] of record i, set[j][i] if it has one), are added to
 	// the map's once all are read, in the columns' order.
-	var keys []keyLeaf
+	if fields&FieldAttrs == 0 {
+		keys = nil
+	}
 	var vals [][]string
 	var set [][]bool
 	if fields&FieldAttrs != 0 {
 		tasks = append(tasks, func() error { return decodeAttrs(rg, leaves, sel, cursor()) })
-		if keys, err = keyLeaves(pf); err != nil {
-			return nil, err
-		}
 		vals, set = make([][]string, len(keys)), make([][]bool, len(keys))
 		for j, k := range keys {
 			tasks = append(tasks, func() error {
