@@ -91,8 +91,9 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []by
 		if meta == nil {
 			meta = map[string]string{}
 		}
+		cols := logColumnsV2(r, r.Len())
 		reserved := map[string]bool{}
-		for _, c := range logColumnsV2(r, r.Len()) {
+		for _, c := range cols {
 			reserved[c.name] = true
 		}
 		k := e.planKeyColumns(&r.attrRows, sel, reserved)
@@ -102,7 +103,7 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []by
 		}
 		e.beforeGroup = k.group
 		defer func() { e.beforeGroup = nil }()
-		return region, e.writeRowsV2(out, "logs", LogsSchemaVersion, logColumnsV3(r, r.Len(), k, sel), sel, meta, "timestamp")
+		return region, e.writeRowsV2(out, "logs", LogsSchemaVersion, logColumnsV3(cols, &r.attrRows, k, sel), sel, meta, "timestamp")
 	}
 	return nil, e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }

@@ -278,17 +278,17 @@ func (k *keyPlan) meta() (string, error) {
 	return string(b), nil
 }
 
-// logColumnsV3 are the columns of a logs file of version 3 for rows sel:
-// version 2's, with the map and its type signature holding only what no
-// column holds, and the key columns of plan k.
-func logColumnsV3(r *LogRows, n int, k *keyPlan, sel []int32) []fileCol {
-	cols := logColumnsV2(r, n)
+// logColumnsV3 are the columns of a logs file of version 3 for rows sel
+// of a: version 2's (cols, changed in place), with the map and its type
+// signature holding only what no column holds, and the key columns of
+// plan k.
+func logColumnsV3(cols []fileCol, a *attrRows, k *keyPlan, sel []int32) []fileCol {
 	for i := range cols {
 		switch cols[i].name {
 		case "attributes":
-			cols[i] = mapColV3(&r.attrRows, k)
+			cols[i] = mapColV3(a, k)
 		case "attribute_types":
-			cols[i] = typesColV3(&r.attrRows, k)
+			cols[i] = typesColV3(a, k)
 		}
 	}
 	for j := range k.cols {
