@@ -1036,24 +1036,30 @@ func rowsInRange(rg parquet.RowGroup, l leaf, sel []int64, lo, hi int64) (_ []in
 func rowsWhereStringFunc(rg parquet.RowGroup, l leaf, sel []int64, keep func([]byte) bool) ([]int64, error) {
 	var out []int64
 	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
-		if sel == nil && l.maxDef == 0 && l.maxRep == 0 {
-			var ok bool
-			if out, ok = dictRowsWhere(out, p, first, keep); ok {
-				return nil
-			}
-		}
-		pass := stringTest(p, keep)
-		if pass == nil {
-			return nil
-		}
-		walkPage(p, first, l, sel, func(row int64, _, k int) {
-			if k >= 0 && pass(k) && (len(out) == 0 || out[len(out)-1] != row) {
-				out = append(out, row)
-			}
-		})
+		out = appendRowsWhere(out, p, first, l, sel, keep)
 		return nil
 	})
 	return out, err
+}
+
+// appendRowsWhere appends to out the rows of sel (nil: all) in page p,
+// whose first row is first, of string column l whose value passes keep.
+func appendRowsWhere(out []int64, p parquet.Page, first int64, l leaf, sel []int64, keep func([]byte) bool) []int64 {
+	if sel == nil && l.maxDef == 0 && l.maxRep == 0 {
+		if out, ok := dictRowsWhere(out, p, first, keep); ok {
+			return out
+		}
+	}
+	pass := stringTest(p, keep)
+	if pass == nil {
+		return out
+	}
+	walkPage(p, first, l, sel, func(row int64, _, k int) {
+		if k >= 0 && pass(k) && (len(out) == 0 || out[len(out)-1] != row) {
+			out = append(out, row)
+		}
+	})
+	return out
 }
 
 // rowsContaining is rowsWhereStringFunc with bytes.Contains(value,
@@ -1071,14 +1077,7 @@ func rowsContaining(rg parquet.RowGroup, l leaf, sel []int64, needle []byte) ([]
 	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
 		data := p.Data()
 		if p.Dictionary() != nil || data.Kind() != encoding.ByteArray || p.RepetitionLevels() != nil {
-			pass := stringTest(p, func(b []byte) bool { return bytes.Contains(b, needle) })
-			if pass != nil {
-				walkPage(p, first, l, sel, func(row int64, _, k int) {
-					if k >= 0 && pass(k) && (len(out) == 0 || out[len(out)-1] != row) {
-						out = append(out, row)
-					}
-				})
-			}
+			out = appendRowsWhere(out, p, first, l, sel, func(b []byte) bool { return bytes.Contains(b, needle) })
 			return nil
 		}
 		b, offs := data.ByteArray()
