@@ -267,23 +267,32 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 // puts the file's timestamp bounds at 0, so they cannot tell; its
 // minute in the counts can.
 func noneInRange(c *lake.Counts, lo, hi int64, service func(string) bool) bool {
-	keep := make([]int8, len(c.Names)) // by name: 0 unknown, 1 kept, -1 not
+	kept := keptServices(c, service)
 	for _, e := range c.Entries {
 		last := e.Minute * lake.CountsMinute
 		if last < lo || last-lake.CountsMinute+1 >= hi {
 			continue
 		}
-		if keep[e.Service] == 0 {
-			keep[e.Service] = -1
-			if service == nil || service(c.Names[e.Service]) {
-				keep[e.Service] = 1
-			}
-		}
-		if keep[e.Service] > 0 {
+		if kept(e.Service) {
 			return false
 		}
 	}
 	return true
+}
+
+// keptServices returns whether counts c's name i is a service that
+// service accepts (nil: every one), asking service once per name.
+func keptServices(c *lake.Counts, service func(string) bool) func(i int32) bool {
+	keep := make([]int8, len(c.Names)) // by name: 0 unknown, 1 kept, -1 not
+	return func(i int32) bool {
+		if keep[i] == 0 {
+			keep[i] = -1
+			if service == nil || service(c.Names[i]) {
+				keep[i] = 1
+			}
+		}
+		return keep[i] > 0
+	}
 }
 
 // maxCountsRest is how many stretches of minutes a file's counts may

@@ -596,15 +596,9 @@ func fileBounds(c *lake.Counts, service func(string) bool) (lo, hi int64) {
 	if c == nil {
 		return math.MinInt64, math.MaxInt64
 	}
-	keep := make([]int8, len(c.Names)) // by name: 0 unknown, 1 kept, -1 not
+	kept := keptServices(c, service)
 	for _, e := range c.Entries {
-		if keep[e.Service] == 0 {
-			keep[e.Service] = -1
-			if service == nil || service(c.Names[e.Service]) {
-				keep[e.Service] = 1
-			}
-		}
-		if keep[e.Service] < 0 {
+		if !kept(e.Service) {
 			continue
 		}
 		last := e.Minute * lake.CountsMinute
