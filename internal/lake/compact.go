@@ -496,11 +496,7 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	}
 	defer removeScratch(out)
 	w := parquet.NewGenericWriter[any](out, opts...)
-	if signal == "traces" {
-		err = writePaged(w, merged, spanPageRows, schema) // pages and row groups as the Writer cuts them
-	} else {
-		_, err = w.WriteRowGroup(merged) // its count is the last row group's
-	}
+	err = writePaged(w, merged, signal == "traces", schema) // pages and row groups as the Writer cuts them
 	if err == nil {
 		err = w.Close()
 	}
@@ -762,13 +758,14 @@ func encodedColumns(md *format.FileMetaData) (dict, delta map[string]bool) {
 	return dict, delta
 }
 
-// writePaged writes the rows of rg to w, cutting every column's data page
-// after each pageRows rows (and at the writer's size limit), and the row
-// group where the service changes once it holds spanGroupMinRows rows
-// (and at the writer's row limit): as the Writer cuts a spans file's
-// pages (spanPageRows) and row groups (serviceCut). WriteRowGroup would
-// cut pages at the size limit alone and row groups at the row limit.
-func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int, schema *parquet.Schema) error {
+// writePaged writes the rows of rg to w as the Writer cuts a file's pages
+// and row groups, which WriteRowGroup would cut at the size and row
+// limits alone: a spans file (traces) gets a data page cut after each
+// spanPageRows rows and a row group cut where the service changes once
+// it holds spanGroupMinRows rows (serviceCut); a logs file a data page
+// cut where the service changes (as the encoder's pageCut). The writer's
+// size and row limits cut them too.
+func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, traces bool, schema *parquet.Schema) error {
 	svcCol := -1
 	if lc, ok := schema.Lookup("service_name"); ok {
 		svcCol = lc.ColumnIndex
@@ -783,17 +780,25 @@ func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int
 	}
 	rows := rg.Rows()
 	defer rows.Close()
-	buf := make([]parquet.Row, pageRows)
+	bufRows := chunkRows
+	if traces {
+		bufRows = spanPageRows
+	}
+	buf := make([]parquet.Row, bufRows)
 	var prev []byte // the service of the last row written
 	groupRows := 0  // rows in the row group being written
-	write := func(part []parquet.Row) error {
-		if len(part) == 0 {
+	started := false
+	// write writes part, then ends the columns' pages if cut.
+	write := func(part []parquet.Row, cut bool) error {
+		if len(part) > 0 {
+			if _, err := w.WriteRows(part); err != nil {
+				return err
+			}
+			groupRows += len(part)
+		}
+		if !cut {
 			return nil
 		}
-		if _, err := w.WriteRows(part); err != nil {
-			return err
-		}
-		groupRows += len(part)
 		for _, cw := range w.ColumnWriters() {
 			if err := cw.Flush(); err != nil {
 				return err
@@ -811,18 +816,25 @@ func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, pageRows int
 		from := 0
 		for i := range n {
 			s := service(buf[i])
-			if groupRows+i-from >= spanGroupMinRows && !bytes.Equal(s, prev) {
-				if werr := write(buf[from:i]); werr != nil {
+			changed := started && !bytes.Equal(s, prev)
+			switch {
+			case traces && changed && groupRows+i-from >= spanGroupMinRows:
+				if werr := write(buf[from:i], true); werr != nil {
 					return werr
 				}
 				if ferr := w.Flush(); ferr != nil { // ends the row group
 					return ferr
 				}
 				from, groupRows = i, 0
+			case !traces && changed:
+				if werr := write(buf[from:i], true); werr != nil {
+					return werr
+				}
+				from = i
 			}
-			prev = append(prev[:0], s...)
+			prev, started = append(prev[:0], s...), true
 		}
-		if werr := write(buf[from:n]); werr != nil {
+		if werr := write(buf[from:n], traces); werr != nil {
 			return werr
 		}
 		if err == io.EOF {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -539,25 +540,62 @@ func TestPlanRuns(t *testing.T) {
 // it (the size limit alone would let a narrow column's page hold
 // thousands).
 func TestSpanPagesCapped(t *testing.T) {
+	body := func(i int, start time.Time) []byte {
+		return synth.Traces(synth.Config{Seed: int64(i), Start: start, Resources: 4, ScopesPerResource: 1, TotalRecords: 3000})
+	}
+	writeThenCompact(t, otlpwire.SignalTraces, "traces", SchemaVersion, body, func(path string, pf *parquet.File, merged bool) {
+		checkServiceGroups(t, path, pf, merged)
+		for _, rg := range pf.RowGroups() {
+			for c, cc := range rg.ColumnChunks() {
+				oi, err := cc.OffsetIndex()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := oi.NumPages()
+				if n < 2 && rg.NumRows() > spanPageRows {
+					t.Fatalf("%s column %d: %d page for %d rows", path, c, n, rg.NumRows())
+				}
+				for p := range n {
+					end := rg.NumRows()
+					if p+1 < n {
+						end = oi.FirstRowIndex(p + 1)
+					}
+					if rows := end - oi.FirstRowIndex(p); rows > spanPageRows {
+						t.Fatalf("%s column %d page %d: %d rows, want at most %d", path, c, p, rows, spanPageRows)
+					}
+				}
+			}
+		}
+	})
+}
+
+// writeThenCompact writes three files of 3,000 records of signal sig
+// (body(i, start) makes file i's request) into one hour of a lake of
+// schema version, calls check with each file, compacts them into one,
+// calls check with it (merged true), and fails if the merge changed the
+// rows.
+func writeThenCompact(t *testing.T, sig otlpwire.Signal, dirName string, version int, body func(i int, start time.Time) []byte,
+	check func(path string, pf *parquet.File, merged bool)) {
+	t.Helper()
 	root := t.TempDir()
 	cfg := testConfig(root)
-	cfg.ManualFlush, cfg.SchemaVersion = true, SchemaVersion
+	cfg.ManualFlush, cfg.SchemaVersion = true, version
 	w := newTestWriter(t, cfg)
 	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 3 {
-		body := synth.Traces(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+10*i) * time.Minute), Resources: 4, ScopesPerResource: 1, TotalRecords: 3000})
-		if _, err := w.Append(otlpwire.SignalTraces, "acme", body); err != nil {
+		if _, err := w.Append(sig, "acme", body(i, hour.Add(time.Duration(10+10*i)*time.Minute))); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.FlushAs(RangeName(uint64(10*i+1), uint64(10*i+5))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Join(root, "traces", "tenant=acme", "date=2030-05-01", "hour=10")
-	var rows []string // every row of the partition's files, as text, sorted
-	check := func(wantFiles int) {
+	dir := filepath.Join(root, dirName, "tenant=acme", "date=2030-05-01", "hour=10")
+	// rowsOf checks the partition's files and returns their rows as
+	// text, sorted.
+	rowsOf := func(wantFiles int) []string {
 		t.Helper()
-		rows = rows[:0]
+		var rows []string
 		files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 		if err != nil || len(files) != wantFiles {
 			t.Fatalf("files %v (%v), want %d", files, err, wantFiles)
@@ -584,32 +622,11 @@ func TestSpanPagesCapped(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			checkServiceGroups(t, path, pf, wantFiles == 1)
-			for _, rg := range pf.RowGroups() {
-				for c, cc := range rg.ColumnChunks() {
-					oi, err := cc.OffsetIndex()
-					if err != nil {
-						t.Fatal(err)
-					}
-					n := oi.NumPages()
-					if n < 2 && rg.NumRows() > spanPageRows {
-						t.Fatalf("%s column %d: %d page for %d rows", path, c, n, rg.NumRows())
-					}
-					for p := range n {
-						end := rg.NumRows()
-						if p+1 < n {
-							end = oi.FirstRowIndex(p + 1)
-						}
-						if rows := end - oi.FirstRowIndex(p); rows > spanPageRows {
-							t.Fatalf("%s column %d page %d: %d rows, want at most %d", path, c, p, rows, spanPageRows)
-						}
-					}
-				}
-			}
+			check(path, pf, wantFiles == 1)
 		}
+		return slices.Sorted(slices.Values(rows))
 	}
-	check(3)
-	before := slices.Sorted(slices.Values(rows))
+	before := rowsOf(3)
 	if len(before) != 9000 {
 		t.Fatalf("%d rows written, want 9000", len(before))
 	}
@@ -617,8 +634,7 @@ func TestSpanPagesCapped(t *testing.T) {
 	if err != nil || c.Merges != 1 || c.Rows != 9000 {
 		t.Fatalf("Compact = %+v, %v", c, err)
 	}
-	check(1)
-	if after := slices.Sorted(slices.Values(rows)); !slices.Equal(after, before) {
+	if after := rowsOf(1); !slices.Equal(after, before) {
 		t.Fatalf("compaction changed the rows:\n%s", diffLines(after, before))
 	}
 }
@@ -629,6 +645,26 @@ func TestSpanPagesCapped(t *testing.T) {
 // the last ending where the service changes; and, if several, that the
 // file has several, so that the rule was put to the test.
 func checkServiceGroups(t *testing.T, path string, pf *parquet.File, several bool) {
+	t.Helper()
+	groups := serviceNames(t, path, pf)
+	if several && len(groups) < 2 {
+		t.Fatalf("%s: %d row group, want several (one a service of %d spans or more)", path, len(groups), spanGroupMinRows)
+	}
+	for g, svcs := range groups {
+		for i := spanGroupMinRows; i < len(svcs); i++ {
+			if svcs[i] != svcs[i-1] {
+				t.Fatalf("%s row group %d: service %s -> %s at row %d, past %d rows", path, g, svcs[i-1], svcs[i], i, spanGroupMinRows)
+			}
+		}
+		if g+1 < len(groups) && svcs[len(svcs)-1] == groups[g+1][0] {
+			t.Fatalf("%s: row groups %d and %d both hold service %s", path, g, g+1, svcs[len(svcs)-1])
+		}
+	}
+}
+
+// serviceNames returns the service_name of each row of pf, row group by
+// row group.
+func serviceNames(t *testing.T, path string, pf *parquet.File) [][]string {
 	t.Helper()
 	lc, ok := pf.Schema().Lookup("service_name")
 	if !ok {
@@ -654,19 +690,64 @@ func checkServiceGroups(t *testing.T, path string, pf *parquet.File, several boo
 			}
 		}
 		pages.Close()
+		if int64(len(svcs)) != rg.NumRows() {
+			t.Fatalf("%s: %d services for %d rows", path, len(svcs), rg.NumRows())
+		}
 		groups = append(groups, svcs)
 	}
-	if several && len(groups) < 2 {
-		t.Fatalf("%s: %d row group, want several (one a service of %d spans or more)", path, len(groups), spanGroupMinRows)
+	return groups
+}
+
+// TestLogPagesByService: every data page of a logs file holds the
+// records of one service, in every column (the dictionary-coded ones too),
+// as the Writer writes it and as compaction merges it: a query on one
+// service decompresses that service's pages alone (the size limit alone
+// would let a narrow column's page hold several services' rows).
+func TestLogPagesByService(t *testing.T) {
+	body := func(i int, start time.Time) []byte {
+		return synth.Logs(synth.Config{Seed: int64(i), Start: start, Resources: 6, ScopesPerResource: 1, TotalRecords: 3000})
 	}
-	for g, svcs := range groups {
-		for i := spanGroupMinRows; i < len(svcs); i++ {
-			if svcs[i] != svcs[i-1] {
-				t.Fatalf("%s row group %d: service %s -> %s at row %d, past %d rows", path, g, svcs[i-1], svcs[i], i, spanGroupMinRows)
+	writeThenCompact(t, otlpwire.SignalLogs, "logs", LogsSchemaVersion, body, func(path string, pf *parquet.File, _ bool) {
+		groups := serviceNames(t, path, pf)
+		for rgIndex, rg := range pf.RowGroups() {
+			svcs := groups[rgIndex]
+			if distinct := len(slices.Compact(slices.Clone(svcs))); distinct < 3 {
+				t.Fatalf("%s: %d services in a row group: the test needs several", path, distinct)
+			}
+			dict := 0 // dictionary-coded columns checked
+			for c, cc := range rg.ColumnChunks() {
+				if dictionaryPages(pf, rgIndex, c) {
+					dict++
+				}
+				oi, err := cc.OffsetIndex()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := oi.NumPages()
+				for p := range n {
+					first, end := oi.FirstRowIndex(p), rg.NumRows()
+					if p+1 < n {
+						end = oi.FirstRowIndex(p + 1)
+					}
+					if svcs[first] != svcs[end-1] {
+						t.Fatalf("%s row group %d, column %d page %d: rows %d-%d hold services %q to %q", path, rgIndex, c, p, first, end, svcs[first], svcs[end-1])
+					}
+				}
+			}
+			if dict < 5 {
+				t.Fatalf("%s: %d dictionary-coded columns, want at least 5", path, dict)
 			}
 		}
-		if g+1 < len(groups) && svcs[len(svcs)-1] == groups[g+1][0] {
-			t.Fatalf("%s: row groups %d and %d both hold service %s", path, g, g+1, svcs[len(svcs)-1])
+	})
+}
+
+// dictionaryPages reports whether column c of row group rg of pf has
+// dictionary-coded data pages (its encoding stats).
+func dictionaryPages(pf *parquet.File, rg, c int) bool {
+	for _, s := range pf.Metadata().RowGroups[rg].Columns[c].MetaData.EncodingStats {
+		if (s.PageType == format.DataPage || s.PageType == format.DataPageV2) && (s.Encoding == format.RLEDictionary || s.Encoding == format.PlainDictionary) {
+			return true
 		}
 	}
+	return false
 }

@@ -120,6 +120,15 @@
 // record) is in docs/BENCHMARKS.md, "Schema version 2 (2026-11-26)" and
 // "Spans ordered by trace id (2026-11-26)".
 //
+// A logs file (schema versions 2 and 3) is sorted by (service, time);
+// every column's data pages are cut where the service changes, as
+// written (encoder.pageCut) and as compacted (writePaged), so that a
+// query on one service decompresses its pages alone: at the 64 KiB cut
+// alone a page of a narrow column held several services' rows, and a
+// sparse read of one service (a label filter matching one row in a
+// hundred) inflated every service's. It costs a page header, a page
+// index entry and a zstd frame a column and service.
+//
 // # Schema version 3 (logs)
 //
 // Version 3 (schema_v3.go; the default for logs files, metadata

@@ -141,6 +141,14 @@ type encoder struct {
 	// groupCut, if set, is where the row group starting at sel[start]
 	// ends, at or before end (the file being written): serviceCut.
 	groupCut func(sel []int32, start, end int) int
+	// pageCut, if set, says whether a data page is to end before row
+	// rg[i] of the row group rg being written (i > 0): where the service
+	// changes in a logs file (logPageCut).
+	// Every column is cut, the dictionary-coded ones too: reading a few
+	// rows of a page of a whole file's dictionary indexes decodes them
+	// all (a version-3 file of 25,500 rows has ~25 such columns).
+	pageCut  func(rg []int32, i int) bool
+	cuts     []int // where pages end in the row group being written: pageCut's answers
 	keys     []sortKey
 	timeKeys []timeKey
 	ranks    []uint32
@@ -554,8 +562,16 @@ func (e *encoder) writeFile(out io.Writer, cols []fileCol, sel []int32, sorting 
 		if e.beforeGroup != nil {
 			e.beforeGroup(rg)
 		}
+		e.cuts = e.cuts[:0]
+		if e.pageCut != nil {
+			for i := 1; i < len(rg); i++ {
+				if e.pageCut(rg, i) {
+					e.cuts = append(e.cuts, i)
+				}
+			}
+		}
 		for _, l := range leaves {
-			if err := e.writeColumn(writers[l.idx], l.col, l.name, l.fill, rg, l.idx); err != nil {
+			if err := e.writeColumn(writers[l.idx], l.col, l.name, l.fill, rg, l.idx, e.cuts); err != nil {
 				return err
 			}
 		}
@@ -606,8 +622,8 @@ func writerOptions(schema *parquet.Schema, sorting []parquet.SortingColumn, meta
 }
 
 // writeColumn writes the leaf name (filled by fill) of column c of the
-// rows rg to cw in chunks.
-func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c *fileCol, name string, fill fillFunc, rg []int32, idx int) error {
+// rows rg to cw in chunks, ending a page before each row of rg at cuts.
+func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c *fileCol, name string, fill fillFunc, rg []int32, idx int, cuts []int) error {
 	if c.dyn != nil {
 		e.mark(c.dyn, c.n)
 		defer e.unmark(c.dyn)
@@ -616,16 +632,22 @@ func (e *encoder) writeColumn(cw *parquet.ColumnWriter, c *fileCol, name string,
 	if e.pageRows > 0 {
 		step = min(step, e.pageRows)
 	}
-	for k := 0; k < len(rg); k += step {
-		chunk := rg[k:min(k+step, len(rg))]
+	for k := 0; k < len(rg); {
+		end := min(k+step, len(rg))
+		cut := e.pageRows > 0
+		if len(cuts) > 0 && cuts[0] <= end {
+			end, cut, cuts = cuts[0], true, cuts[1:]
+		}
+		chunk := rg[k:end]
+		k = end
 		e.text = e.text[:0]
 		e.vals = fill(e, e.vals[:0], chunk, idx)
 		if _, err := cw.WriteRowValues(e.vals); err != nil {
 			return fmt.Errorf("write parquet column %s: %w", name, err)
 		}
 		// The writer cuts a page at the size limit by itself; the row
-		// cap cuts it here (a no-op if it was just cut).
-		if e.pageRows > 0 {
+		// cap and the cuts end one here (a no-op if it was just cut).
+		if cut {
 			if err := cw.Flush(); err != nil {
 				return fmt.Errorf("write parquet column %s: %w", name, err)
 			}

@@ -79,6 +79,10 @@ const serviceColumn = "resource_service_name"
 // footer (SpliceGramsRegion); nil if it has none.
 func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []byte, err error) {
 	if r.keepPairs {
+		e.pageCut = func(rg []int32, i int) bool {
+			return !bytes.Equal(r.ServiceName.At(int(rg[i])), r.ServiceName.At(int(rg[i-1])))
+		}
+		defer func() { e.pageCut = nil }()
 		var meta map[string]string
 		if !e.noIndexes {
 			c := logCounts(r, sel)
