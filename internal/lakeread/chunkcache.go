@@ -252,12 +252,15 @@ func (p *cachedPages) Close() error {
 		p.c.put(&chunkReader{cc: p.cc, pages: fp, size: p.size})
 		return nil
 	}
-	size := p.c.bufSize + p.last
-	if d, err := fp.ReadDictionary(); err == nil && d != nil {
-		size += d.Size()
-	} else if err != nil {
+	// A reader is kept for its dictionary: one of a chunk without
+	// would hold its last page (up to a page's size, 64 KiB for a logs
+	// body) and save nothing but a seek, crowding out the readers that
+	// save a dictionary's decoding.
+	d, err := fp.ReadDictionary()
+	if err != nil || d == nil {
 		return fp.Close()
 	}
+	size := p.c.bufSize + p.last + d.Size()
 	p.c.put(&chunkReader{cc: p.cc, pages: fp, size: size})
 	return nil
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // TestChunkCacheBounded: the chunk cache keeps readers between lookups
-// within its bound, and the file cache closing a file drops its readers.
+// within its bound, only those of chunks with a dictionary, and the file
+// cache closing a file drops its readers.
 func TestChunkCacheBounded(t *testing.T) {
 	dir := t.TempDir()
 	cfg := lake.DefaultWriterConfig()
@@ -66,6 +67,13 @@ func TestChunkCacheBounded(t *testing.T) {
 		c := r.chunks
 		c.mu.Lock()
 		used, n, blooms := c.used, c.lru.Len(), len(c.blooms)
+		// A reader is kept for its dictionary: none without one.
+		for _, e := range c.idle {
+			if d, err := e.Value.(*chunkReader).pages.ReadDictionary(); err != nil || d == nil {
+				c.mu.Unlock()
+				t.Fatalf("a reader kept without a dictionary (%v)", err)
+			}
+		}
 		c.mu.Unlock()
 		if n == 0 || used <= 0 || used > max || blooms == 0 {
 			t.Fatalf("cache of %d bytes: %d readers and bloom filters (%d filters), %d bytes", max, n, blooms, used)

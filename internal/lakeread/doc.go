@@ -18,9 +18,11 @@
 // query alone. What is worked out once from a file (its distinct span
 // names, its log streams) is kept per file (memo.go), so listing services
 // or Loki labels walks a few hundred names per file rather than its rows.
-// The open files' column chunk readers (parquet-go's FilePages) are kept
-// between queries too, with the dictionaries they decoded and the last
-// page each read, in an LRU of Config.ChunkCacheBytes (32 MiB;
+// The open files' column chunk readers (parquet-go's FilePages) of
+// dictionary-coded chunks are kept between queries too, with the
+// dictionaries they decoded and the last page each read (a reader of a
+// chunk without a dictionary saves nothing but would hold its last page),
+// in an LRU of Config.ChunkCacheBytes (32 MiB;
 // chunkcache.go): a point read (a trace by id, the log records a
 // query selected) that touches a column of a file read before does not
 // decode its dictionary page again (half of a trace by id's column reads
@@ -88,7 +90,9 @@
 // (tested once per dictionary entry), leading line filters, substrings
 // and regular expressions (page by page on the body column), and values
 // the records' attributes must hold (AttrValues: the map's value
-// column, once per dictionary entry, the resource's JSON, and the key
+// column, once per dictionary entry, the resource's JSON when one of the
+// file's resource keys has the value's label (the keys read once per open
+// file from the column's dictionaries, resourceKeys), and the key
 // columns whose key's label is the value's (AttrNames, AttrLabel); one
 // scan of each for every value, rowsWithValues) select rows
 // before anything else is read (a regular expression's required literals,

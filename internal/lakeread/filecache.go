@@ -1,13 +1,17 @@
 package lakeread
 
 import (
+	"bytes"
 	"container/list"
+	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -55,6 +59,18 @@ type cachedFile struct {
 	// grams are the file's lake.Grams, likewise.
 	grams     *lake.Grams
 	gramsRead bool
+	// resKeys are the keys of the file's resources (a logs file's
+	// resource_attributes), read on first use from the column's
+	// dictionaries; resKeysOK says they are every key there (false: a
+	// chunk is not dictionary-coded through and through, or unreadable).
+	// keys are the key columns of a logs file of version 3 (keyLeaves),
+	// found on first use; keysErr why they could not be.
+	keys        []keyLeaf
+	keysErr     error
+	keysRead    bool
+	resKeys     map[string]bool
+	resKeysOK   bool
+	resKeysRead bool
 
 	elem    *list.Element // in fileCache.lru; nil when not cached
 	busy    bool          // held by a query; guarded by fileCache.mu
@@ -194,6 +210,31 @@ func (cf *cachedFile) logCounts() *lake.Counts {
 	return cf.counts
 }
 
+// resourceKeys returns the keys of the resources of a logs file's
+// records, read once per open copy from its resource_attributes column's
+// dictionary pages (a resource's attributes are a JSON object); ok is
+// false unless each row group's chunk of that column is dictionary-coded
+// in every data page (its encoding stats say so), so that the
+// dictionaries hold every resource. The map is shared: not to be
+// changed.
+func (cf *cachedFile) resourceKeys() (keys map[string]bool, ok bool) {
+	if !cf.resKeysRead {
+		cf.resKeysRead = true
+		cf.resKeys, cf.resKeysOK = dictionaryJSONKeys(cf.pf, "resource_attributes")
+	}
+	return cf.resKeys, cf.resKeysOK
+}
+
+// keyLeaves returns the key columns of a logs file (keyLeaves), found
+// once per open copy. The slice is shared: not to be changed.
+func (cf *cachedFile) keyLeaves() ([]keyLeaf, error) {
+	if !cf.keysRead {
+		cf.keysRead = true
+		cf.keys, cf.keysErr = keyLeaves(cf.pf)
+	}
+	return cf.keys, cf.keysErr
+}
+
 // logGrams returns the body index of the file, likewise (its grams
 // region read whole, or its footer's value: lake.FileGrams); nil: its
 // bodies are read.
@@ -205,4 +246,90 @@ func (cf *cachedFile) logGrams() *lake.Grams {
 		}
 	}
 	return cf.grams
+}
+
+// dictionaryJSONKeys returns the keys of the JSON objects in column
+// name of pf (a top-level column of strings), read from its chunks'
+// dictionaries; ok is false if a chunk has a data page that is not
+// dictionary-coded, or no encoding stats to tell, or a dictionary
+// cannot be read.
+func dictionaryJSONKeys(pf *parquet.File, name string) (keys map[string]bool, ok bool) {
+	lc, found := pf.Schema().Lookup(name)
+	if !found {
+		return nil, false
+	}
+	md := pf.Metadata()
+	keys = map[string]bool{}
+	for i, rg := range pf.RowGroups() {
+		if i >= len(md.RowGroups) || lc.ColumnIndex >= len(md.RowGroups[i].Columns) {
+			return nil, false
+		}
+		stats := md.RowGroups[i].Columns[lc.ColumnIndex].MetaData.EncodingStats
+		if len(stats) == 0 {
+			return nil, false
+		}
+		for _, s := range stats {
+			switch s.PageType {
+			case format.DataPage, format.DataPageV2:
+				if s.Count > 0 && s.Encoding != format.RLEDictionary && s.Encoding != format.PlainDictionary {
+					return nil, false
+				}
+			}
+		}
+		if rg.NumRows() == 0 {
+			continue
+		}
+		pages := rg.ColumnChunks()[lc.ColumnIndex].Pages()
+		d, err := readDictionary(pages)
+		pages.Close()
+		if err != nil {
+			return nil, false
+		}
+		if d == nil {
+			continue // every value null: no dictionary
+		}
+		for j := range d.Len() {
+			if !objectKeys(d.Index(int32(j)).ByteArray(), keys) {
+				return nil, false
+			}
+		}
+	}
+	return keys, true
+}
+
+// readDictionary returns the dictionary of a column chunk's pages: nil
+// if it has none.
+func readDictionary(pages parquet.Pages) (parquet.Dictionary, error) {
+	fp, ok := pages.(interface {
+		ReadDictionary() (parquet.Dictionary, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("read dictionary: pages of type %T", pages)
+	}
+	return fp.ReadDictionary()
+}
+
+// objectKeys adds the keys of the JSON object obj to keys; false if obj
+// is not one.
+func objectKeys(obj []byte, keys map[string]bool) bool {
+	d := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return false
+		}
+		k, isKey := t.(string)
+		if !isKey {
+			return false
+		}
+		keys[k] = true
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return true
 }

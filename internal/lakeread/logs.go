@@ -96,6 +96,10 @@ type LogQuery struct {
 	// out once a query, not once a file; needlesSet says they are.
 	needles    [][]uint64
 	needlesSet bool
+	// resLabels, if set, are the labels (AttrLabel) of every key of the
+	// file's resources: value i is looked for in the resources' JSON only
+	// if AttrNames[i] is one of them.
+	resLabels map[string]bool
 }
 
 // LogFields are fields of a LogRecord, for LogQuery.Fields.
@@ -300,6 +304,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 	type openFile struct {
 		f    lake.DataFile
 		pf   *parquet.File
+		cf   *cachedFile
 		done func()
 	}
 	var opened []openFile
@@ -356,7 +361,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				leaves, err := leavesOf(opened[file].pf, logCols)
 				var keys []keyLeaf
 				if err == nil {
-					keys, err = keyLeaves(opened[file].pf)
+					keys, err = opened[file].cf.keyLeaves()
 				}
 				if err != nil {
 					return fmt.Errorf("lakeread: %s: %w", opened[file].f.Name, err)
@@ -436,7 +441,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			continue // removed since the listing
 		}
 		i := len(opened)
-		opened = append(opened, openFile{f, cf.pf, func() { fq.release(cf) }})
+		opened = append(opened, openFile{f, cf.pf, cf, func() { fq.release(cf) }})
 		if !logsFile(cf.pf) {
 			continue // version 1 logs are not read by this API
 		}
@@ -455,6 +460,18 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			fileQ = pre.q
 		} else if g := cf.logGrams(); g != nil && !r.cfg.NoIndexes {
 			fileQ, skip = narrowByGrams(g, q)
+		}
+		if !skip && len(q.AttrNames) == len(q.AttrValues) && len(q.AttrNames) > 0 && q.AttrLabel != nil {
+			// The resources' JSON is searched only for the values under a
+			// label one of its keys has.
+			if keys, ok := cf.resourceKeys(); ok {
+				narrowed := *fileQ
+				narrowed.resLabels = make(map[string]bool, len(keys))
+				for k := range keys {
+					narrowed.resLabels[q.AttrLabel(k)] = true
+				}
+				fileQ = &narrowed
+			}
 		}
 		if !skip {
 			lo, hi := fileBounds(c, q.Service)
@@ -517,7 +534,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 				room = int(o.pf.NumRows())
 				wrap = r.chunks.rowGroup // a few blocks: mostly dictionaries, kept by the cache
 			}
-			err := logCandidates(o.pf, jobs[j].q, wrap, func(rg int, row, t int64) {
+			err := logCandidates(o.cf, jobs[j].q, wrap, func(rg int, row, t int64) {
 				if len(per[j]) < room {
 					per[j] = append(per[j], fileCandidate(t, jobs[j].file, rg, row))
 				}
@@ -627,14 +644,15 @@ const pointScanRows = 4 * lake.GramsBlockRows
 // logCandidates calls add with the row group, row and time of each record
 // of file pf that q's column filters keep, reading each row group through
 // wrap if it is not nil (the chunk cache).
-func logCandidates(pf *parquet.File, q *LogQuery, wrap func(parquet.RowGroup) parquet.RowGroup, add func(rg int, row, t int64)) error {
+func logCandidates(cf *cachedFile, q *LogQuery, wrap func(parquet.RowGroup) parquet.RowGroup, add func(rg int, row, t int64)) error {
+	pf := cf.pf
 	leaves, err := leavesOf(pf, logCols)
 	if err != nil {
 		return err
 	}
 	var keys []keyLeaf
 	if len(q.AttrValues) > 0 {
-		if keys, err = keyLeaves(pf); err != nil {
+		if keys, err = cf.keyLeaves(); err != nil {
 			return err
 		}
 	}
@@ -780,19 +798,27 @@ func rowsWithValues(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, sel []in
 	// A resource's attributes are a JSON object: a value of v's
 	// characters (AttrValues' callers send only values JSON writes as
 	// they are) is in its text.
-	inResource, resMasks, err := rowMasks(rg, leaves[lcResource], sel, func(b []byte) uint64 {
-		var m uint64
-		for i, v := range values {
-			if bytes.Contains(b, []byte(v)) {
-				m |= 1 << i
-			}
+	var inRes []int // the values the resources may hold
+	for i := range values {
+		if names == nil || q.resLabels == nil || q.resLabels[names[i]] {
+			inRes = append(inRes, i)
 		}
-		return m
-	})
-	if err != nil {
-		return nil, err
 	}
-	rows, masks = orMasks(rows, masks, inResource, resMasks)
+	if len(inRes) > 0 {
+		inResource, resMasks, err := rowMasks(rg, leaves[lcResource], sel, func(b []byte) uint64 {
+			var m uint64
+			for _, i := range inRes {
+				if bytes.Contains(b, []byte(values[i])) {
+					m |= 1 << i
+				}
+			}
+			return m
+		})
+		if err != nil {
+			return nil, err
+		}
+		rows, masks = orMasks(rows, masks, inResource, resMasks)
+	}
 	for _, k := range keys {
 		kbits := bits
 		if names != nil {

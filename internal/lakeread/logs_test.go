@@ -293,3 +293,110 @@ func TestLogsInOrderAcrossFiles(t *testing.T) {
 		t.Fatalf("%d files, want 10", len(files))
 	}
 }
+
+// TestLogsAttrValues: a query for attribute values (AttrValues), with
+// and without their labels (AttrNames, AttrLabel), gets every record
+// that holds them, the resource's attributes and the record's, each
+// value under its label's key; and only records holding each value
+// somewhere. With labels, the reader looks in the resources' JSON only
+// for values under a label one of the file's resource keys has.
+func TestLogsAttrValues(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for h := range 2 {
+		reqs = append(reqs, synth.Logs(synth.Config{Seed: int64(h), Resources: 4, ScopesPerResource: 2, TotalRecords: 400,
+			Start: base.Add(time.Duration(h)*time.Hour + 20*time.Minute)}))
+	}
+	writeLogsLake(t, dir, reqs...)
+	label := func(k string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(k) }
+	type rec struct {
+		text string
+		res  map[string]string // label -> value
+		attr map[string]string
+	}
+	var all []rec
+	eachSentLog(t, reqs, func(svc string, rl plog.ResourceLogs, sl plog.ScopeLogs, lr plog.LogRecord) {
+		_, text := logText(rl, sl, lr)
+		x := rec{text, map[string]string{}, map[string]string{}}
+		for k, v := range rl.Resource().Attributes().All() {
+			if v.Type() == pcommon.ValueTypeStr {
+				x.res[label(k)] = v.Str()
+			}
+		}
+		for k, v := range lr.Attributes().All() {
+			if v.Type() == pcommon.ValueTypeStr {
+				x.attr[label(k)] = v.Str()
+			}
+		}
+		all = append(all, x)
+	})
+	// A resource attribute whose value differs between resources, and a
+	// record attribute whose value some records have.
+	pick := func(of func(rec) map[string]string) (string, string) {
+		count := map[[2]string]int{}
+		for _, x := range all {
+			for k, v := range of(x) {
+				if k != "service_name" && v != "" {
+					count[[2]string{k, v}]++
+				}
+			}
+		}
+		var best [2]string
+		for kv, n := range count {
+			if n < len(all)/2 && n > count[best] || n == count[best] && n < len(all)/2 && (kv[0] < best[0] || kv[0] == best[0] && kv[1] < best[1]) {
+				best = kv
+			}
+		}
+		if count[best] == 0 {
+			t.Fatal("no attribute value held by some records")
+		}
+		return best[0], best[1]
+	}
+	resKey, resVal := pick(func(x rec) map[string]string { return x.res })
+	attrKey, attrVal := pick(func(x rec) map[string]string { return x.attr })
+	r := newReader(t, dir)
+	for _, c := range []struct {
+		name          string
+		labels, vals  []string
+		labelsOnQuery bool
+	}{
+		{"resource value", []string{resKey}, []string{resVal}, false},
+		{"resource value under its label", []string{resKey}, []string{resVal}, true},
+		{"record value under its label", []string{attrKey}, []string{attrVal}, true},
+		{"both under their labels", []string{resKey, attrKey}, []string{resVal, attrVal}, true},
+	} {
+		q := lakeread.LogQuery{Start: base, End: base.Add(3 * time.Hour), AttrValues: c.vals}
+		if c.labelsOnQuery {
+			q.AttrNames, q.AttrLabel = c.labels, label
+		}
+		got := map[string]bool{}
+		if err := r.Logs(context.Background(), "acme", q, func(lr *lakeread.LogRecord) bool { got[recText(lr)] = true; return true }); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := 0
+		for _, x := range all {
+			holds, somewhere := true, true
+			for i, l := range c.labels {
+				holds = holds && (x.res[l] == c.vals[i] || x.attr[l] == c.vals[i])
+				in := strings.Contains(x.text, c.vals[i])
+				for _, v := range x.res {
+					in = in || strings.Contains(v, c.vals[i])
+				}
+				somewhere = somewhere && in
+			}
+			if holds {
+				want++
+				if !got[x.text] {
+					t.Fatalf("%s: record missing: %s", c.name, x.text)
+				}
+			}
+			if got[x.text] && !somewhere {
+				t.Fatalf("%s: record without the values kept: %s", c.name, x.text)
+			}
+		}
+		if want == 0 || want == len(all) {
+			t.Fatalf("%s: %d of %d records hold the values: the test needs some", c.name, want, len(all))
+		}
+	}
+}
