@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -1429,8 +1430,19 @@ func decodeAttrs(rg parquet.RowGroup, leaves []leaf, sel []int64, at func(int64)
 }
 
 // jsonKVs reads a JSON object of attributes as text pairs, in order:
-// strings as they are, other values as their JSON.
+// strings as they are, other values as their JSON. An object as the lake
+// writes most (flat, strings without escapes) is read by a scan
+// (flatJSONKVs), anything else by encoding/json, ~20x slower: a query
+// that decodes a few records of many files parses a resource a file.
 func jsonKVs(obj []byte) []KV {
+	if kvs, ok := flatJSONKVs(obj); ok {
+		return kvs
+	}
+	return decodedJSONKVs(obj)
+}
+
+// decodedJSONKVs is jsonKVs by encoding/json.
+func decodedJSONKVs(obj []byte) []KV {
 	d := json.NewDecoder(bytes.NewReader(obj))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil
@@ -1455,6 +1467,135 @@ func jsonKVs(obj []byte) []KV {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// flatJSONKVs is jsonKVs for an object whose keys and string values hold
+// no escapes, control characters or invalid UTF-8, and whose other values
+// are numbers, true or false; ok is false for any other text (then
+// jsonKVs decodes it with encoding/json, whose answer FuzzJSONKVs holds
+// this one to).
+func flatJSONKVs(obj []byte) (out []KV, ok bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, true
+	}
+	for {
+		key, next, ok := plainString(obj, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(obj, next)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(obj, i+1)
+		var val string
+		switch {
+		case i >= len(obj):
+			return nil, false
+		case obj[i] == '"':
+			val, i, ok = plainString(obj, i)
+		default:
+			end := i
+			for end < len(obj) && obj[end] != ',' && obj[end] != '}' && !isSpace(obj[end]) {
+				end++
+			}
+			lit := obj[i:end]
+			if ok = string(lit) == "true" || string(lit) == "false" || isNumber(lit); ok {
+				val, i = string(lit), end
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		out = append(out, KV{Key: key, Value: val})
+		i = skipSpace(obj, i)
+		if i >= len(obj) {
+			return nil, false
+		}
+		switch obj[i] {
+		case '}':
+			return out, true
+		case ',':
+			i = skipSpace(obj, i+1)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// plainString reads the JSON string at b[i] if it holds no escape,
+// control character or invalid UTF-8: its text and the index after it.
+func plainString(b []byte, i int) (string, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", i, false
+	}
+	end := bytes.IndexByte(b[i+1:], '"')
+	if end < 0 {
+		return "", i, false
+	}
+	s := b[i+1 : i+1+end]
+	ascii := true
+	for _, c := range s {
+		if c < 0x20 || c == '\\' {
+			return "", i, false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(s) {
+		return "", i, false
+	}
+	return string(s), i + end + 2, true
+}
+
+// isNumber reports whether b is a JSON number.
+func isNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // freshLogs calls add with each log record of an OTLP logs request that
