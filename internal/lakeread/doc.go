@@ -101,7 +101,9 @@
 // order, an hour's files are filtered newest (oldest) first by the time
 // bounds their counts give (fileBounds), a few at a time, and after each
 // few the candidates no unread file can precede are sorted by time and
-// decoded a thousand at a time, so a query that stops at its limit
+// decoded a thousand at a time (the records handed to the caller on a
+// goroutine of their own, delivery, while the next files are read), so a
+// query that stops at its limit
 // reads the newest files and little of them; in no order, files are
 // read a few at a time; batches double up to 64k records while the last
 // held at most 8 MiB of records (maxBatchBytes), so memory stays small.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -314,6 +315,23 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			o.done()
 		}
 	}()
+	// The decoded records go to fn on a goroutine of their own
+	// (delivery), so that the next files are filtered and decoded while
+	// fn (a query's pipeline, serial) works on a batch: on one service's
+	// sparse records fn was a fifth of the query's time, with one core
+	// idle. At most one batch waits for it; a batch's bytes stay charged
+	// until fn has seen it. Before logsOfHour returns the goroutine is
+	// done, so the caller sees fn's calls in order and ended.
+	d := startDelivery(tk, fn)
+	defer func() {
+		stopped, perr := d.finish()
+		if err == nil && perr != nil {
+			err = perr
+		}
+		if stopped {
+			more = false
+		}
+	}()
 	emit := func(cands []candidate) (bool, error) {
 		size := logBatch
 		if !q.Newest && !q.Oldest {
@@ -405,13 +423,9 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			if err := tk.Charge(held); err != nil {
 				return false, err
 			}
-			for _, rec := range recs {
-				if !fn(rec) {
-					tk.Release(held)
-					return false, nil
-				}
+			if !d.send(recs, held) {
+				return false, nil
 			}
-			tk.Release(held)
 		}
 		return true, nil
 	}
@@ -595,6 +609,70 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		sortCandidates(cands, q.Newest)
 	}
 	return emit(cands)
+}
+
+// delivery calls fn with batches of records on a goroutine of its own,
+// in the order they are sent, releasing each batch's bytes from tk once
+// fn has seen it; after fn returns false it calls it no more.
+type delivery struct {
+	tk       *querybudget.Ticket
+	fn       func(*LogRecord) bool
+	batches  chan deliveryBatch
+	done     chan struct{}
+	stopped  atomic.Bool
+	panicked error // set by the goroutine, read after done
+}
+
+type deliveryBatch struct {
+	recs []*LogRecord
+	held int64
+}
+
+func startDelivery(tk *querybudget.Ticket, fn func(*LogRecord) bool) *delivery {
+	d := &delivery{tk: tk, fn: fn, batches: make(chan deliveryBatch, 1), done: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+func (d *delivery) run() {
+	defer close(d.done)
+	defer func() {
+		if p := recover(); p != nil {
+			d.panicked = fmt.Errorf("lakeread: a log record's consumer panicked: %v", p)
+			d.stopped.Store(true)
+			for b := range d.batches { // the sender is not left blocked
+				d.tk.Release(b.held)
+			}
+		}
+	}()
+	for b := range d.batches {
+		for _, rec := range b.recs {
+			if d.stopped.Load() || !d.fn(rec) {
+				d.stopped.Store(true)
+				break
+			}
+		}
+		d.tk.Release(b.held)
+	}
+}
+
+// send hands a batch to fn; false if fn has asked to stop (the batch is
+// dropped, its bytes released).
+func (d *delivery) send(recs []*LogRecord, held int64) bool {
+	if d.stopped.Load() {
+		d.tk.Release(held)
+		return false
+	}
+	d.batches <- deliveryBatch{recs, held}
+	return !d.stopped.Load()
+}
+
+// finish waits for fn to have seen every batch sent, and says whether it
+// asked to stop, or panicked.
+func (d *delivery) finish() (stopped bool, err error) {
+	close(d.batches)
+	<-d.done
+	return d.stopped.Load(), d.panicked
 }
 
 // sortCandidates sorts cands newest first, or oldest first.

@@ -187,6 +187,19 @@ func TestLogs(t *testing.T) {
 	if n != 5 {
 		t.Errorf("stopped after %d records, want 5", n)
 	}
+	// A caller that panics gets an error, not a crash of the reader's
+	// goroutine that calls it, and is not called again.
+	n = 0
+	err := r.Logs(context.Background(), "acme", lakeread.LogQuery{Start: base, End: base.Add(4 * time.Hour), Newest: true}, func(*lakeread.LogRecord) bool {
+		n++
+		if n == 3 {
+			panic("the caller's bug")
+		}
+		return true
+	})
+	if err == nil || !strings.Contains(err.Error(), "the caller's bug") || n != 3 {
+		t.Errorf("a panicking caller: %d calls, error %v", n, err)
+	}
 }
 
 // TestLogsInOrderAcrossFiles: an hour of many files whose times overlap,

@@ -163,11 +163,13 @@ func (ev *evaluator) each(ctx context.Context, s *selection, fn func(*entry) boo
 	return ev.e.src.Logs(ctx, ev.q.Tenant, s.lq, func(r *Record) bool {
 		ev.stats.Lines++
 		ev.stats.Bytes += int64(len(r.Line))
-		e := &entry{ts: r.Time, line: r.Line, labels: map[string]string{}, stream: streamLabels(r)}
+		stream, md := streamLabels(r), metadata(r)
+		e := &entry{ts: r.Time, line: r.Line, labels: make(map[string]string, len(stream)+len(md)), stream: stream,
+			order: make([]string, 0, len(stream)+len(md))}
 		for _, l := range e.stream {
 			e.set(l.Name, l.Value)
 		}
-		for _, l := range metadata(r) {
+		for _, l := range md {
 			if _, ok := e.labels[l.Name]; !ok {
 				e.set(l.Name, l.Value)
 			}

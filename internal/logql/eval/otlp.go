@@ -35,6 +35,9 @@ var indexKeys = map[string]bool{
 
 // LabelName is an attribute key as a Loki label name.
 func LabelName(k string) string {
+	if labelNameAsIs(k) {
+		return k // most keys: no copy
+	}
 	b := []byte(k)
 	for i, c := range b {
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' && i > 0) {
@@ -45,6 +48,17 @@ func LabelName(k string) string {
 		return "_" + string(b)
 	}
 	return string(b)
+}
+
+// labelNameAsIs reports whether k is a label name as it is.
+func labelNameAsIs(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // streamLabels are a record's index labels.
