@@ -788,17 +788,18 @@ func logCandidates(cf *cachedFile, q *LogQuery, wrap func(parquet.RowGroup) parq
 func filterRows(rg parquet.RowGroup, leaves []leaf, keys []keyLeaf, q *LogQuery) (sel []int64, none bool, err error) {
 	if q.Service != nil {
 		memo := map[string]bool{}
-		if sel, err = rowsWhereStringFunc(rg, leaves[lcService], nil, func(s []byte) bool {
+		all := false
+		if sel, all, err = rowsOfServices(rg, leaves[lcService], func(s []byte) bool {
 			v, ok := memo[string(s)]
 			if !ok {
 				v = q.Service(string(s))
 				memo[string(s)] = v
 			}
 			return v
-		}); err != nil || sel == nil {
+		}); err != nil || sel == nil && !all {
 			return nil, true, err
 		}
-		if int64(len(sel)) == rg.NumRows() {
+		if all || int64(len(sel)) == rg.NumRows() {
 			sel = nil // every row: the column scans below take all rows faster than a list of them
 		}
 	}
@@ -1127,6 +1128,57 @@ func rowsInRange(rg parquet.RowGroup, l leaf, sel []int64, lo, hi int64) (_ []in
 		return nil, true, nil
 	}
 	return keep, false, nil
+}
+
+// rowsOfServices returns the rows of rg whose service (column l) passes
+// keep, ascending (nil: none), or all set if every row does. A page
+// whose index bounds are one name, whole, is taken or left on its name
+// alone, unread (a logs file's pages each hold one service's records:
+// a selector of many services reads no page of the column).
+func rowsOfServices(rg parquet.RowGroup, l leaf, keep func([]byte) bool) (rows []int64, all bool, err error) {
+	cc := rg.ColumnChunks()[l.index]
+	var taken [][2]int64 // whole pages that pass: their rows [first, end)
+	left := false        // a whole page that does not pass
+	decode, done := rowsToRead(cc, rg.NumRows(), nil, func(p int, ci parquet.ColumnIndex, first, end int64) bool {
+		min, max := ci.MinValue(p).ByteArray(), ci.MaxValue(p).ByteArray()
+		if !bytes.Equal(min, max) || len(min) >= boundsTruncatedAt {
+			return false
+		}
+		if keep(min) {
+			taken = append(taken, [2]int64{first, end})
+		} else {
+			left = true
+		}
+		return true
+	})
+	if done && !left {
+		return nil, true, nil
+	}
+	var rest []int64
+	if !done {
+		if rest, err = rowsWhereStringFunc(rg, l, decode, keep); err != nil {
+			return nil, false, err
+		}
+	}
+	if len(taken) == 0 {
+		return rest, false, nil
+	}
+	// The taken pages' rows and the rest's, in order.
+	n := len(rest)
+	for _, t := range taken {
+		n += int(t[1] - t[0])
+	}
+	rows = make([]int64, 0, n)
+	i := 0
+	for _, t := range taken {
+		for ; i < len(rest) && rest[i] < t[0]; i++ {
+			rows = append(rows, rest[i])
+		}
+		for r := t[0]; r < t[1]; r++ {
+			rows = append(rows, r)
+		}
+	}
+	return append(rows, rest[i:]...), false, nil
 }
 
 // rowsWhereStringFunc returns the rows of sel (nil: all) whose value in

@@ -16,33 +16,7 @@ import (
 func TestDictionaryJSONKeys(t *testing.T) {
 	write := func(node parquet.Node, groups ...[]string) *parquet.File {
 		t.Helper()
-		schema := parquet.NewSchema("t", parquet.Group{"resource_attributes": parquet.Optional(node)})
-		var buf bytes.Buffer
-		w := parquet.NewWriter(&buf, schema)
-		for _, g := range groups {
-			rows := make([]parquet.Row, len(g))
-			for i, v := range g {
-				if v == "" {
-					rows[i] = parquet.Row{parquet.Value{}.Level(0, 0, 0)}
-				} else {
-					rows[i] = parquet.Row{parquet.ByteArrayValue([]byte(v)).Level(0, 1, 0)}
-				}
-			}
-			if _, err := w.WriteRows(rows); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Flush(); err != nil { // a row group each
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pf
+		return stringColumnFile(t, "resource_attributes", parquet.Optional(node), groups, (*parquet.Writer).Flush)
 	}
 	dict := parquet.Encoded(parquet.String(), &parquet.RLEDictionary)
 	a := []string{`{"service.name":"a","host.name":"h1"}`, "", `{"service.name":"b","k8s.pod.name":"p"}`}
@@ -70,4 +44,43 @@ func TestDictionaryJSONKeys(t *testing.T) {
 	if _, ok := dictionaryJSONKeys(write(dict, a), "other"); ok {
 		t.Fatal("a column the file lacks: keys said known")
 	}
+}
+
+// stringColumnFile writes a file of one string column, name, of node's
+// type: groups of values ("" a null, if node is optional), each ended by
+// end (w.Flush ends a row group; ending the column writers' pages, a
+// page), and opens it.
+func stringColumnFile(t *testing.T, name string, node parquet.Node, groups [][]string, end func(*parquet.Writer) error) *parquet.File {
+	t.Helper()
+	schema := parquet.NewSchema("t", parquet.Group{name: node})
+	maxDef := 0
+	if node.Optional() {
+		maxDef = 1
+	}
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, schema)
+	for _, g := range groups {
+		rows := make([]parquet.Row, len(g))
+		for i, v := range g {
+			if v == "" && maxDef > 0 {
+				rows[i] = parquet.Row{parquet.Value{}.Level(0, 0, 0)}
+			} else {
+				rows[i] = parquet.Row{parquet.ByteArrayValue([]byte(v)).Level(0, maxDef, 0)}
+			}
+		}
+		if _, err := w.WriteRows(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := end(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }
