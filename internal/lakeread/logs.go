@@ -1236,13 +1236,23 @@ func rowsContaining(rg parquet.RowGroup, l leaf, sel []int64, needle []byte) ([]
 		// hits: the indexes of the page's non-null values that hold the
 		// needle, ascending.
 		var hits []int32
+		from := 0 // no hit lies in a value before offs[from]
 		for at := 0; at < len(b); {
 			i := find.index(b[at:])
 			if i < 0 {
 				break
 			}
 			i += at
-			k, _ := slices.BinarySearch(offs, uint32(i)+1) // the value i lies in: offs[k-1] <= i < offs[k]
+			// The value i lies in: offs[k-1] <= i < offs[k], searched
+			// past the last hit's value, near it first (hits of a
+			// frequent needle are a few values apart).
+			end := min(from+16, len(offs))
+			if end > from && offs[end-1] <= uint32(i) {
+				end = len(offs)
+			}
+			k, _ := slices.BinarySearch(offs[from:end], uint32(i)+1)
+			k += from
+			from = k
 			k--
 			if k+1 < len(offs) && i+len(needle) <= int(offs[k+1]) {
 				hits = append(hits, int32(k))
