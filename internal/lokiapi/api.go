@@ -286,15 +286,7 @@ func (h *Handler) exec(r *http.Request, q Query) (any, error) {
 	data := map[string]any{"resultType": res.Type, "stats": stats(res.Stats, took)}
 	switch res.Type {
 	case "streams":
-		var out []map[string]any
-		for _, s := range res.Streams {
-			vals := make([][2]string, len(s.Entries))
-			for i, e := range s.Entries {
-				vals[i] = [2]string{strconv.FormatInt(e.Time, 10), e.Line}
-			}
-			out = append(out, map[string]any{"stream": s.Labels.Map(), "values": vals})
-		}
-		data["result"] = nonNil(out)
+		return streamsAnswer(res.Streams, data["stats"].(map[string]any))
 	case "matrix":
 		var out []map[string]any
 		for _, s := range res.Series {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/logql/eval"
@@ -21,8 +22,77 @@ type wire struct {
 	log     *slog.Logger  // gets a line per internal error
 }
 
-// Write writes res, an endpoint's answer, as JSON.
-func (wire) Write(w http.ResponseWriter, _ *http.Request, res any) { writeJSON(w, res) }
+// Write writes res, an endpoint's answer, as JSON (a rawJSON as it is).
+func (wire) Write(w http.ResponseWriter, _ *http.Request, res any) {
+	if raw, ok := res.(rawJSON); ok {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(raw) //nolint:errcheck // the client went away
+		return
+	}
+	writeJSON(w, res)
+}
+
+// rawJSON is an answer written as JSON already (streamsAnswer).
+type rawJSON []byte
+
+// streamsAnswer is Loki's answer of a log query, in JSON, written here
+// rather than by encoding/json's reflection over maps: a query's
+// streams, each a label set of OTLP attributes, are most of its bytes
+// (a stream a record when records differ in one attribute), and
+// encoding them with sorted map keys was 7 % of serve's CPU for a label
+// filter over 1.5M logs, after the query had finished. labels come
+// sorted by name, as encoding/json would order a map's keys.
+func streamsAnswer(streams []eval.Stream, stats map[string]any) (rawJSON, error) {
+	st, err := json.Marshal(stats)
+	if err != nil {
+		return nil, fmt.Errorf("encode stats: %w", err)
+	}
+	b := []byte(`{"status":"success","data":{"resultType":"streams","result":[`)
+	for i, s := range streams {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"stream":{`...)
+		for j, l := range s.Labels {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, l.Name)
+			b = append(b, ':')
+			b = appendJSONString(b, l.Value)
+		}
+		b = append(b, `},"values":[`...)
+		for j, e := range s.Entries {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `["`...)
+			b = strconv.AppendInt(b, e.Time, 10)
+			b = append(b, `",`...)
+			b = appendJSONString(b, e.Line)
+			b = append(b, ']')
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"stats":`...)
+	b = append(b, st...)
+	return append(b, "}}\n"...), nil
+}
+
+// appendJSONString appends s as encoding/json writes it: printable ASCII
+// but the characters it escapes as it is, anything else through
+// json.Marshal (FuzzAppendJSONString holds the two equal).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
 
 // WriteError answers err in Loki's plain text with the status of its
 // kind (readapi.Classify): 400 for a malformed request or query, 403,

@@ -2,12 +2,15 @@ package lokiapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +66,62 @@ func TestWireErrors(t *testing.T) {
 			t.Errorf("%d %q, want 500 that does not give the panic's value away", rec.Code, rec.Body)
 		}
 	})
+}
+
+// FuzzAppendJSONString: a string written by the streams answer's encoder
+// is the JSON encoding/json writes for it.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "checkout", `a"b`, `a\b`, "<tag>&", "é", "\xff", "line\n\ttab", "\u2028", "k8s.pod.name", "\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("%q: %s, encoding/json %s", s, got[1:], want)
+		}
+	})
+}
+
+// TestStreamsAnswer: the streams answer written by hand is the JSON
+// encoding/json writes for the same streams as maps (parsed, equal), with
+// labels in name order.
+func TestStreamsAnswer(t *testing.T) {
+	streams := []eval.Stream{
+		{Labels: eval.Labels{{Name: "app", Value: "a<b>"}, {Name: "service_name", Value: "checkout"}},
+			Entries: []eval.Entry{{Time: 1700000000000000001, Line: "first \"line\"\n"}, {Time: 2, Line: "é\xff"}}},
+		{Labels: eval.Labels{}, Entries: nil},
+	}
+	st := stats(eval.Stats{Lines: 3, Bytes: 40, Returned: 2}, 0.5)
+	raw, err := streamsAnswer(streams, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result []map[string]any
+	for _, s := range streams {
+		vals := [][2]string{}
+		for _, e := range s.Entries {
+			vals = append(vals, [2]string{strconv.FormatInt(e.Time, 10), e.Line})
+		}
+		result = append(result, map[string]any{"stream": s.Labels.Map(), "values": vals})
+	}
+	want, err := json.Marshal(success(map[string]any{"resultType": "streams", "result": result, "stats": st}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, wantV any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, raw)
+	}
+	if err := json.Unmarshal(want, &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, wantV) {
+		t.Fatalf("answer\n%s\nwant\n%s", raw, want)
+	}
+	if !strings.Contains(string(raw), `{"app":"a\u003cb\u003e","service_name":"checkout"}`) {
+		t.Fatalf("labels not in name order, or escaped otherwise than encoding/json: %s", raw)
+	}
 }
