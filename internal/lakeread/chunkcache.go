@@ -117,8 +117,21 @@ func (c *chunkCache) addLocked(pf *parquet.File, e *list.Element, size int64) {
 	}
 }
 
-// rowGroup returns rg, its column chunks' Pages from the cache.
-func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup {
+// rowGroup returns rg, its column chunks' Pages from the cache, which
+// keeps every chunk's reader (a spans file's pages hold 512 rows: a
+// reader's last page is small, and a lookup of the same trace again
+// reads none).
+func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup { return c.wrap(rg, true) }
+
+// dictionaryRowGroup is rowGroup keeping the readers of chunks with a
+// dictionary alone: a reader of one without saves nothing but a seek,
+// and would hold its last page (up to a page's size, 64 KiB for a logs
+// body), crowding out the readers that save a dictionary's decoding.
+func (c *chunkCache) dictionaryRowGroup(rg parquet.RowGroup) parquet.RowGroup {
+	return c.wrap(rg, false)
+}
+
+func (c *chunkCache) wrap(rg parquet.RowGroup, plain bool) parquet.RowGroup {
 	if c == nil {
 		return rg
 	}
@@ -127,7 +140,7 @@ func (c *chunkCache) rowGroup(rg parquet.RowGroup) parquet.RowGroup {
 	for j, cc := range ccs {
 		chunks[j] = cc
 		if fc, ok := cc.(*parquet.FileColumnChunk); ok {
-			chunks[j] = cachingChunk{fc, c}
+			chunks[j] = cachingChunk{fc, c, plain}
 		}
 	}
 	return cachingRowGroup{rg, chunks}
@@ -144,20 +157,21 @@ func (g cachingRowGroup) ColumnChunks() []parquet.ColumnChunk { return g.chunks 
 // chunkCache.
 type cachingChunk struct {
 	*parquet.FileColumnChunk
-	c *chunkCache
+	c     *chunkCache
+	plain bool // keep the reader if the chunk has no dictionary too
 }
 
-func (cc cachingChunk) Pages() parquet.Pages { return cc.c.pages(cc.FileColumnChunk) }
+func (cc cachingChunk) Pages() parquet.Pages { return cc.c.pages(cc.FileColumnChunk, cc.plain) }
 
 // pages returns a page reader of fc for the caller alone: the cached one
 // if idle, else a new one. Closing it puts it back. A reused reader is
 // where its last scan left it: a scan seeks before it reads.
-func (c *chunkCache) pages(fc *parquet.FileColumnChunk) parquet.Pages {
+func (c *chunkCache) pages(fc *parquet.FileColumnChunk, plain bool) parquet.Pages {
 	c.mu.Lock()
 	if e, ok := c.idle[fc]; ok {
 		r := c.removeLocked(e)
 		c.mu.Unlock()
-		return &cachedPages{FilePages: r.pages, c: c, cc: fc, size: r.size}
+		return &cachedPages{FilePages: r.pages, c: c, cc: fc, size: r.size, plain: plain}
 	}
 	c.mu.Unlock()
 	pages := fc.Pages()
@@ -165,7 +179,7 @@ func (c *chunkCache) pages(fc *parquet.FileColumnChunk) parquet.Pages {
 	if !ok {
 		return pages
 	}
-	return &cachedPages{FilePages: fp, c: c, cc: fc}
+	return &cachedPages{FilePages: fp, c: c, cc: fc, plain: plain}
 }
 
 // put keeps r as cc's idle reader, or closes it if cc has one already or
@@ -222,11 +236,12 @@ func (c *chunkCache) dropFile(pf *parquet.File) {
 // cachedPages is a page reader of the cache: Close puts it back.
 type cachedPages struct {
 	*parquet.FilePages
-	c    *chunkCache
-	cc   *parquet.FileColumnChunk
-	size int64 // what the reader held when taken from the cache; 0 if new
-	last int64 // bytes of the last page read, which the reader keeps
-	read bool
+	c     *chunkCache
+	cc    *parquet.FileColumnChunk
+	size  int64 // what the reader held when taken from the cache; 0 if new
+	last  int64 // bytes of the last page read, which the reader keeps
+	read  bool
+	plain bool // kept if its chunk has no dictionary too
 }
 
 func (p *cachedPages) ReadPage() (parquet.Page, error) {
@@ -252,15 +267,14 @@ func (p *cachedPages) Close() error {
 		p.c.put(&chunkReader{cc: p.cc, pages: fp, size: p.size})
 		return nil
 	}
-	// A reader is kept for its dictionary: one of a chunk without
-	// would hold its last page (up to a page's size, 64 KiB for a logs
-	// body) and save nothing but a seek, crowding out the readers that
-	// save a dictionary's decoding.
 	d, err := fp.ReadDictionary()
-	if err != nil || d == nil {
+	if err != nil || d == nil && !p.plain {
 		return fp.Close()
 	}
-	size := p.c.bufSize + p.last + d.Size()
+	size := p.c.bufSize + p.last
+	if d != nil {
+		size += d.Size()
+	}
 	p.c.put(&chunkReader{cc: p.cc, pages: fp, size: size})
 	return nil
 }

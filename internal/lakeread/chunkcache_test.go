@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -19,8 +20,7 @@ import (
 )
 
 // TestChunkCacheBounded: the chunk cache keeps readers between lookups
-// within its bound, only those of chunks with a dictionary, and the file
-// cache closing a file drops its readers.
+// within its bound, and the file cache closing a file drops its readers.
 func TestChunkCacheBounded(t *testing.T) {
 	dir := t.TempDir()
 	cfg := lake.DefaultWriterConfig()
@@ -67,14 +67,12 @@ func TestChunkCacheBounded(t *testing.T) {
 		c := r.chunks
 		c.mu.Lock()
 		used, n, blooms := c.used, c.lru.Len(), len(c.blooms)
-		// A reader is kept for its dictionary: none without one.
-		for _, e := range c.idle {
-			if d, err := e.Value.(*chunkReader).pages.ReadDictionary(); err != nil || d == nil {
-				c.mu.Unlock()
-				t.Fatalf("a reader kept without a dictionary (%v)", err)
-			}
-		}
 		c.mu.Unlock()
+		// A trace by id keeps the readers of chunks without a
+		// dictionary too (a lookup of the trace again reads no page).
+		if dict, plain := idleReaders(t, c); dict == 0 || plain == 0 {
+			t.Fatalf("after trace lookups: %d readers with a dictionary kept, %d without: want both", dict, plain)
+		}
 		if n == 0 || used <= 0 || used > max || blooms == 0 {
 			t.Fatalf("cache of %d bytes: %d readers and bloom filters (%d filters), %d bytes", max, n, blooms, used)
 		}
@@ -143,5 +141,74 @@ func TestChunkCacheBounded(t *testing.T) {
 	}
 	if passed == 0 || passed == checked {
 		t.Fatalf("%d of %d ids passed the filters: the test compares nothing", passed, checked)
+	}
+}
+
+// idleReaders counts the readers c keeps of chunks with a dictionary and
+// without one.
+func idleReaders(t *testing.T, c *chunkCache) (dict, plain int) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.idle {
+		d, err := e.Value.(*chunkReader).pages.ReadDictionary()
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case d == nil:
+			plain++
+		default:
+			dict++
+		}
+	}
+	return dict, plain
+}
+
+// TestChunkCacheLogsDictionaries: the log records a query reads a few of
+// (a rare token's) are read through the cache, which keeps the readers of
+// their chunks with a dictionary alone: a logs page of a chunk without
+// one (a body's, up to 64 KiB) would crowd the dictionaries out.
+func TestChunkCacheLogsDictionaries(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	body := synth.Logs(synth.Config{Seed: 5, Resources: 4, ScopesPerResource: 1, TotalRecords: 3000, Start: start})
+	cfg := lake.DefaultWriterConfig()
+	cfg.Dir = dir
+	w, err := lake.NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(otlpwire.SignalLogs, "acme", body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rc := DefaultConfig()
+	rc.Bucket = bucket.NewLocal(dir)
+	r, err := New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// A token of one line, found by reading them all (no point read:
+	// every record), then the records that hold it (a point read).
+	var rare string
+	key := regexp.MustCompile(`session:[0-9a-f]{8}`)
+	err = r.Logs(context.Background(), "acme", LogQuery{Start: start.Add(-time.Hour), End: start.Add(time.Hour)}, func(rec *LogRecord) bool {
+		rare = key.FindString(string(rec.Line))
+		return rare == ""
+	})
+	if err != nil || rare == "" {
+		t.Fatalf("no session key in the lines (%v)", err)
+	}
+	n := 0
+	err = r.Logs(context.Background(), "acme", LogQuery{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Contains: [][]byte{[]byte(rare)}, Newest: true},
+		func(*LogRecord) bool { n++; return true })
+	if err != nil || n == 0 || n > pointRows {
+		t.Fatalf("%d records hold %s (%v), want a few", n, rare, err)
+	}
+	if dict, plain := idleReaders(t, r.chunks); dict == 0 || plain != 0 {
+		t.Fatalf("after a logs point read: %d readers with a dictionary kept, %d without: want some, none", dict, plain)
 	}
 }

@@ -18,11 +18,11 @@
 // query alone. What is worked out once from a file (its distinct span
 // names, its log streams) is kept per file (memo.go), so listing services
 // or Loki labels walks a few hundred names per file rather than its rows.
-// The open files' column chunk readers (parquet-go's FilePages) of
-// dictionary-coded chunks are kept between queries too, with the
-// dictionaries they decoded and the last page each read (a reader of a
-// chunk without a dictionary saves nothing but would hold its last page),
-// in an LRU of Config.ChunkCacheBytes (32 MiB;
+// The open files' column chunk readers (parquet-go's FilePages) are kept
+// between queries too, with the dictionaries they decoded and the last
+// page each read (a logs file's only of chunks with a dictionary: a
+// reader of one without saves nothing but would hold its last page, up
+// to 64 KiB), in an LRU of Config.ChunkCacheBytes (32 MiB;
 // chunkcache.go): a point read (a trace by id, the log records a
 // query selected) that touches a column of a file read before does not
 // decode its dictionary page again (half of a trace by id's column reads

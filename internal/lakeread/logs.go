@@ -395,7 +395,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 					pf := opened[file].pf
 					rg := pf.RowGroups()[k.rg]
 					if len(sel) <= pointRows {
-						rg = r.chunks.rowGroup(rg) // a point read: its dictionaries from the cache
+						rg = r.chunks.dictionaryRowGroup(rg) // a point read: its dictionaries from the cache
 					}
 					decoded, err := decodeLogs(rg, leaves, keys, sel, q.Fields)
 					if err != nil {
@@ -547,7 +547,7 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			var wrap func(parquet.RowGroup) parquet.RowGroup
 			if point(jobs[j].q) {
 				room = int(o.pf.NumRows())
-				wrap = r.chunks.rowGroup // a few blocks: mostly dictionaries, kept by the cache
+				wrap = r.chunks.dictionaryRowGroup // a few blocks: mostly dictionaries, kept by the cache
 			}
 			err := logCandidates(o.cf, jobs[j].q, wrap, func(rg int, row, t int64) {
 				if len(per[j]) < room {
