@@ -83,6 +83,12 @@ type LogQuery struct {
 	// order, so that a caller that stops after its limit reads little.
 	// Neither: any order.
 	Newest, Oldest bool
+	// Limit, if positive, is how many records the caller takes before it
+	// may stop: Logs reads ahead of fn (the next files while fn works on
+	// a batch) until it has handed over that many, then waits for fn to
+	// have seen them before it reads on, so that a caller that stops at
+	// its limit does not have the next files read for nothing.
+	Limit int
 
 	// literals are, for each of Matches, the substrings every match of
 	// it holds (requiredLiterals), set by Logs: tested before the
@@ -232,8 +238,14 @@ func (r *Reader) Logs(ctx context.Context, tenant string, q LogQuery, fn func(*L
 	if !q.Oldest {
 		slices.Reverse(order)
 	}
+	given := 0 // records handed to fn, for Limit
+	count := func(rec *LogRecord) bool { given++; return fn(rec) }
 	for _, h := range order {
-		more, err := r.logsOfHour(ctx, fq, &q, hours[h], freshByHour[h], fn)
+		hq := q
+		if q.Limit > 0 {
+			hq.Limit = max(1, q.Limit-given) // what the caller may take yet
+		}
+		more, err := r.logsOfHour(ctx, fq, &hq, hours[h], freshByHour[h], count)
 		if err != nil || !more {
 			return err
 		}
@@ -353,6 +365,9 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 			}
 			if err := ctx.Err(); err != nil {
 				return false, err
+			}
+			if d.caughtUp(q.Limit) {
+				return false, nil
 			}
 			batch := cands[start:min(start+size, len(cands))]
 			recs := make([]*LogRecord, len(batch))
@@ -512,6 +527,9 @@ func (r *Reader) logsOfHour(ctx context.Context, fq *fileQuery, q *LogQuery, fil
 		w = workers()
 	}
 	for start := 0; start < len(all); start, w = start+w, min(2*w, most) {
+		if d.caughtUp(q.Limit) {
+			return false, nil
+		}
 		jobs := all[start:min(start+w, len(all))]
 		// At most a candidate per row: cands grows once by the files'
 		// rows, and each worker appends into its file's stretch of it;
@@ -620,12 +638,16 @@ type delivery struct {
 	batches  chan deliveryBatch
 	done     chan struct{}
 	stopped  atomic.Bool
+	sent     int   // records sent; the sender's alone
 	panicked error // set by the goroutine, read after done
 }
 
+// A deliveryBatch is records for fn, or (seen set) a mark closed once fn
+// has seen every batch sent before it.
 type deliveryBatch struct {
 	recs []*LogRecord
 	held int64
+	seen chan struct{}
 }
 
 func startDelivery(tk *querybudget.Ticket, fn func(*LogRecord) bool) *delivery {
@@ -642,6 +664,9 @@ func (d *delivery) run() {
 			d.stopped.Store(true)
 			for b := range d.batches { // the sender is not left blocked
 				d.tk.Release(b.held)
+				if b.seen != nil {
+					close(b.seen)
+				}
 			}
 		}
 	}()
@@ -653,7 +678,22 @@ func (d *delivery) run() {
 			}
 		}
 		d.tk.Release(b.held)
+		if b.seen != nil {
+			close(b.seen)
+		}
 	}
+}
+
+// caughtUp waits for fn to have seen every batch sent, once limit (if
+// positive) records were sent, and says whether fn asked to stop.
+func (d *delivery) caughtUp(limit int) (stopped bool) {
+	if limit <= 0 || d.sent < limit || d.stopped.Load() {
+		return d.stopped.Load()
+	}
+	seen := make(chan struct{})
+	d.batches <- deliveryBatch{seen: seen}
+	<-seen
+	return d.stopped.Load()
 }
 
 // send hands a batch to fn; false if fn has asked to stop (the batch is
@@ -663,7 +703,8 @@ func (d *delivery) send(recs []*LogRecord, held int64) bool {
 		d.tk.Release(held)
 		return false
 	}
-	d.batches <- deliveryBatch{recs, held}
+	d.batches <- deliveryBatch{recs: recs, held: held}
+	d.sent += len(recs)
 	return !d.stopped.Load()
 }
 

@@ -187,6 +187,23 @@ func TestLogs(t *testing.T) {
 	if n != 5 {
 		t.Errorf("stopped after %d records, want 5", n)
 	}
+	// Limit is when to wait for the caller, not a cap: a caller that
+	// takes more (its pipeline dropped some) gets every record, in order.
+	var whole, limited []int64
+	for _, c := range []struct {
+		limit int
+		got   *[]int64
+	}{{0, &whole}, {3, &limited}, {1, &limited}} {
+		*c.got = (*c.got)[:0]
+		err := r.Logs(context.Background(), "acme", lakeread.LogQuery{Start: base, End: base.Add(4 * time.Hour), Newest: true, Limit: c.limit},
+			func(lr *lakeread.LogRecord) bool { *c.got = append(*c.got, lr.Time); return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.limit > 0 && (!slices.Equal(limited, whole) || len(whole) == 0) {
+			t.Fatalf("limit %d: %d records, want %d as without", c.limit, len(limited), len(whole))
+		}
+	}
 	// A caller that panics gets an error, not a crash of the reader's
 	// goroutine that calls it, and is not called again.
 	n = 0
@@ -279,24 +296,29 @@ func TestLogsInOrderAcrossFiles(t *testing.T) {
 				if limit > 0 {
 					want = want[:min(limit, len(want))]
 				}
-				var got []int64
-				err := r.Logs(context.Background(), "acme", q, func(lr *lakeread.LogRecord) bool {
-					got = append(got, lr.Time)
-					return limit == 0 || len(got) < limit
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("oldest %v, one service %v, limit %d: %d times, want %d; first difference at %d", oldest, one, limit, len(got), len(want),
-						func() int {
-							for i := range min(len(got), len(want)) {
-								if got[i] != want[i] {
-									return i
+				// Limit (a hint of when the caller may stop) as the
+				// caller's, below it, or none: the same records.
+				for _, hint := range []int{0, limit, 3} {
+					q.Limit = hint
+					var got []int64
+					err := r.Logs(context.Background(), "acme", q, func(lr *lakeread.LogRecord) bool {
+						got = append(got, lr.Time)
+						return limit == 0 || len(got) < limit
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("oldest %v, one service %v, limit %d, hint %d: %d times, want %d; first difference at %d", oldest, one, limit, hint, len(got), len(want),
+							func() int {
+								for i := range min(len(got), len(want)) {
+									if got[i] != want[i] {
+										return i
+									}
 								}
-							}
-							return min(len(got), len(want))
-						}())
+								return min(len(got), len(want))
+							}())
+					}
 				}
 			}
 		}

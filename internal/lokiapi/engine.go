@@ -42,7 +42,7 @@ type lakeSource struct{ r *lakeread.Reader }
 func (l lakeSource) Logs(ctx context.Context, tenant string, s eval.Scan, fn func(*eval.Record) bool) error {
 	q := lakeread.LogQuery{Start: s.Start, End: s.End, Service: s.Service, Contains: s.Contains,
 		Matches: s.Matches, AttrValues: s.AttrValues, AttrNames: s.AttrNames, AttrLabel: eval.LabelName,
-		Fields: logFields(s.Fields), Newest: s.Newest, Oldest: s.Oldest}
+		Fields: logFields(s.Fields), Newest: s.Newest, Oldest: s.Oldest, Limit: s.Limit}
 	var rec eval.Record
 	return l.r.Logs(ctx, tenant, q, func(r *lakeread.LogRecord) bool {
 		rec = eval.Record{

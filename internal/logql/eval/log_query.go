@@ -201,6 +201,7 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 		s.lq.Newest = true
 	}
 	limit := ev.q.Limit
+	s.lq.Limit = limit
 	byKey := map[string]*Stream{}
 	var order []string
 	n := 0

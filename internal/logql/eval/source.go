@@ -64,6 +64,11 @@ type Scan struct {
 	// Newest asks for the records newest first, Oldest oldest first (a
 	// log query stops at its limit); neither: any order.
 	Newest, Oldest bool
+	// Limit, if positive, is how many records the query takes before it
+	// may stop (a log query's line limit): a source that reads ahead of
+	// the callback waits for its verdict once that many were handed over,
+	// rather than read on for a query that has stopped.
+	Limit int
 }
 
 // Fields are fields of a Record, for Scan.Fields.
