@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,10 @@ func FuzzLogFile(f *testing.F) {
 			// Needles and a regular expression the body index serves.
 			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Contains: [][]byte{[]byte("session")}, Oldest: true},
 			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), Matches: []*regexp.Regexp{regexp.MustCompile(`status=5[0-9]+`)}},
+			// Attribute values under their labels (the resources' keys
+			// read from their dictionaries), a service selector, a limit.
+			{Start: start.Add(-time.Hour), End: start.Add(time.Hour), AttrValues: []string{"checkout", "a"}, AttrNames: []string{"service_name", "k"},
+				AttrLabel: func(k string) string { return strings.ReplaceAll(k, ".", "_") }, Service: func(s string) bool { return s != "x" }, Newest: true, Limit: 3},
 		} {
 			r.Logs(context.Background(), "acme", q, func(*lakeread.LogRecord) bool { return true }) //nolint:errcheck
 		}
