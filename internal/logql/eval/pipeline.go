@@ -2,6 +2,8 @@ package eval
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/wirehouse/wirehouse/internal/logql"
 )
@@ -25,13 +27,15 @@ func (e *entry) set(name, v string) {
 
 func (e *entry) del(name string) { delete(e.labels, name) }
 
-// sorted returns the entry's labels, sorted.
+// sorted returns the entry's labels, sorted by name (a map's names are
+// distinct: no stable sort or compaction needed, as labelsOf does).
 func (e *entry) sorted() Labels {
 	out := make([]Label, 0, len(e.labels))
 	for k, v := range e.labels {
 		out = append(out, Label{k, v})
 	}
-	return labelsOf(out)
+	slices.SortFunc(out, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // stage is a compiled pipeline stage: it changes e and tells whether the
