@@ -33,6 +33,12 @@ type LogCountQuery struct {
 	// Severity counts by severity too; without it, every count's
 	// severity is empty and the severity columns are not read.
 	Severity bool
+
+	// inOne, when set by countFile, says every record of the file being
+	// read lies in [Start, End) and in bucket one (its counts' minutes
+	// say so): the time columns are not read.
+	inOne bool
+	one   int64
 }
 
 // LogCount is how many records of a service and severity fell in a
@@ -249,6 +255,13 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 			return nil
 		}
 	}
+	if c != nil && !r.cfg.NoIndexes {
+		if b, ok := fileInOneBucket(c, q); ok {
+			qc := *q
+			qc.inOne, qc.one = true, b
+			q = &qc
+		}
+	}
 	if pre.ok {
 		return countRowGroupsOf(pf, q, pre.q, t)
 	}
@@ -260,6 +273,27 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 		return countRowGroupsOf(pf, q, lq, t)
 	}
 	return countRowGroups(pf, q, t)
+}
+
+// fileInOneBucket reports whether every record of the file of counts c
+// has its time in [q.Start, q.End) and in one bucket of q's, and which:
+// the counts' minutes bound the times of all its records (a record timed
+// by its observed time included, which the timestamp column's page
+// bounds cannot: they hold its 0).
+func fileInOneBucket(c *lake.Counts, q *LogCountQuery) (int64, bool) {
+	if len(c.Entries) == 0 {
+		return 0, false
+	}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range c.Entries {
+		end := e.Minute * lake.CountsMinute // the minute's records: (end - CountsMinute, end]
+		first, last = min(first, end-lake.CountsMinute+1), max(last, end)
+	}
+	if first < q.Start.UnixNano() || last >= q.End.UnixNano() {
+		return 0, false
+	}
+	b := q.Bucket(first)
+	return b, q.Bucket(last) == b
 }
 
 // noneInRange reports whether counts c (a file's) hold no record of a
@@ -413,7 +447,9 @@ func countRowGroupsOf(pf *parquet.File, q *LogCountQuery, filter *LogQuery, t *t
 		for i := range n {
 			bkts[i], svcs[i], texts[i], nums[i] = noBucket, unknown, empty, 0
 		}
-		if err := rowBuckets(rg, leaves, sel, lo, hi, q.Bucket, bkts); err != nil {
+		if q.inOne {
+			eachRowIn(sel, 0, int64(n), func(row int64) { bkts[row] = q.one })
+		} else if err := rowBuckets(rg, leaves, sel, lo, hi, q.Bucket, bkts); err != nil {
 			return err
 		}
 		// Names and severities of the rows in range alone.

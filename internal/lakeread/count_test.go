@@ -61,6 +61,7 @@ func TestCountLogsAsRecords(t *testing.T) {
 		svc, text string
 		num       int32
 		ts        int64
+		line      string
 	}
 	var records []record
 	services := map[string]bool{}
@@ -70,8 +71,11 @@ func TestCountLogsAsRecords(t *testing.T) {
 		if ts == 0 {
 			ts = int64(lr.ObservedTimestamp())
 		}
-		records = append(records, record{svc, lr.SeverityText(), int32(lr.SeverityNumber()), ts})
+		records = append(records, record{svc, lr.SeverityText(), int32(lr.SeverityNumber()), ts, lr.Body().AsString()})
 	})
+	// A word some lines hold, for counts of the lines holding it (read
+	// from the files' bodies, the counts' minutes bounding their times).
+	word := strings.Fields(records[len(records)/2].line)[0]
 	if len(services) < 3 {
 		t.Fatalf("%d services: the test compares little", len(services))
 	}
@@ -96,39 +100,44 @@ func TestCountLogsAsRecords(t *testing.T) {
 		for bname, bucket := range buckets {
 			for ri, rg := range ranges {
 				for _, only := range []string{"", one} {
-					for _, severity := range []bool{true, false} {
-						start, end := rg[0], rg[1]
-						want := map[key]int64{}
-						for _, rec := range records {
-							if rec.ts < start.UnixNano() || rec.ts >= end.UnixNano() || only != "" && rec.svc != only {
-								continue
+					for _, needle := range []string{"", word} {
+						for _, severity := range []bool{true, false} {
+							start, end := rg[0], rg[1]
+							want := map[key]int64{}
+							for _, rec := range records {
+								if rec.ts < start.UnixNano() || rec.ts >= end.UnixNano() || only != "" && rec.svc != only || !strings.Contains(rec.line, needle) {
+									continue
+								}
+								k := key{svc: rec.svc, bucket: bucket(rec.ts)}
+								if severity {
+									k.text, k.num = rec.text, rec.num
+								}
+								want[k]++
 							}
-							k := key{svc: rec.svc, bucket: bucket(rec.ts)}
-							if severity {
-								k.text, k.num = rec.text, rec.num
+							q := lakeread.LogCountQuery{Start: start, End: end, Bucket: bucket, Severity: severity}
+							if only != "" {
+								q.Service = func(s string) bool { return s == only }
 							}
-							want[k]++
-						}
-						q := lakeread.LogCountQuery{Start: start, End: end, Bucket: bucket, Severity: severity}
-						if only != "" {
-							q.Service = func(s string) bool { return s == only }
-						}
-						for rname, r := range readers {
-							got := map[key]int64{}
-							err := r.CountLogs(context.Background(), "acme", q, func(c lakeread.LogCount) bool {
-								got[key{c.Service, c.SeverityText, c.SeverityNumber, c.Bucket}] += c.N
-								return true
-							})
-							if err != nil {
-								t.Fatal(err)
+							if needle != "" {
+								q.Contains = [][]byte{[]byte(needle)}
 							}
-							if !maps.Equal(got, want) {
-								t.Errorf("%s: step %v, bucket %s, range %d, service %q, severity %v: %d counts, want %d\n got  %v\n want %v",
-									rname, step, bname, ri, only, severity, len(got), len(want), sorted(got), sorted(want))
+							for rname, r := range readers {
+								got := map[key]int64{}
+								err := r.CountLogs(context.Background(), "acme", q, func(c lakeread.LogCount) bool {
+									got[key{c.Service, c.SeverityText, c.SeverityNumber, c.Bucket}] += c.N
+									return true
+								})
+								if err != nil {
+									t.Fatal(err)
+								}
+								if !maps.Equal(got, want) {
+									t.Errorf("%s: step %v, bucket %s, range %d, service %q, needle %q, severity %v: %d counts, want %d\n got  %v\n want %v",
+										rname, step, bname, ri, only, needle, severity, len(got), len(want), sorted(got), sorted(want))
+								}
 							}
-						}
-						if ri < 3 && only == "" && severity && len(want) < 3 {
-							t.Errorf("step %v, range %d: %d counts: the test compares little", step, ri, len(want))
+							if ri < 3 && only == "" && severity && len(want) < 3 {
+								t.Errorf("step %v, range %d: %d counts: the test compares little", step, ri, len(want))
+							}
 						}
 					}
 				}
