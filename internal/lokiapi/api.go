@@ -283,10 +283,12 @@ func (h *Handler) exec(r *http.Request, q Query) (any, error) {
 		return nil, err
 	}
 	took := time.Since(began).Seconds()
-	data := map[string]any{"resultType": res.Type, "stats": stats(res.Stats, took)}
+	st := stats(res.Stats, took)
+	if res.Type == "streams" {
+		return streamsAnswer(res.Streams, st)
+	}
+	data := map[string]any{"resultType": res.Type, "stats": st}
 	switch res.Type {
-	case "streams":
-		return streamsAnswer(res.Streams, data["stats"].(map[string]any))
 	case "matrix":
 		var out []map[string]any
 		for _, s := range res.Series {
