@@ -223,28 +223,16 @@ func (l *ledger) current(start uint64, marks []seriesMark, order *[]int32) bool 
 // hundreds or thousands of series (a classic histogram point is one per
 // bucket): one lock each cost more than the work under them.
 func (l *ledger) byShard(marks []seriesMark, order *[]int32, pick, fn func(*seriesMark) bool) bool {
-	var at [ledgerShards + 1]int32
-	for i := range marks {
-		if pick(&marks[i]) {
-			at[uint64(marks[i].ref)%ledgerShards+1]++
-		}
-	}
-	for i := 1; i <= ledgerShards; i++ {
-		at[i] += at[i-1]
-	}
-	n := int(at[ledgerShards])
-	if cap(*order) < n {
-		*order = make([]int32, n)
-	}
-	o := (*order)[:n]
-	next := at
-	for i := range marks {
-		if pick(&marks[i]) {
-			s := uint64(marks[i].ref) % ledgerShards
-			o[next[s]] = int32(i)
-			next[s]++
-		}
-	}
+	at, o := groupByShard(len(marks), func(i int) (storage.SeriesRef, bool) {
+		return marks[i].ref, pick(&marks[i])
+	}, order)
+	return l.eachLocked(at, o, func(i int32) bool { return fn(&marks[i]) })
+}
+
+// eachLocked calls fn for each index groupByShard ordered, with its
+// shard's lock held (each lock taken once), until fn returns false; it
+// returns whether every call returned true.
+func (l *ledger) eachLocked(at [ledgerShards + 1]int32, o []int32, fn func(int32) bool) bool {
 	for s := range ledgerShards {
 		if at[s] == at[s+1] {
 			continue
@@ -252,7 +240,7 @@ func (l *ledger) byShard(marks []seriesMark, order *[]int32, pick, fn func(*seri
 		sh := &l.shards[s]
 		sh.mu.Lock()
 		for _, i := range o[at[s]:at[s+1]] {
-			if !fn(&marks[i]) {
+			if !fn(i) {
 				sh.mu.Unlock()
 				return false
 			}
@@ -260,6 +248,44 @@ func (l *ledger) byShard(marks []seriesMark, order *[]int32, pick, fn func(*seri
 		sh.mu.Unlock()
 	}
 	return true
+}
+
+// groupByShard orders the picked ones of n series by ledger shard: shard
+// s's are o[at[s]:at[s+1]], indexes into the caller's series, kept in
+// their order. o is *order, grown as needed.
+func groupByShard(n int, series func(int) (storage.SeriesRef, bool), order *[]int32) (at [ledgerShards + 1]int32, o []int32) {
+	for i := range n {
+		if ref, ok := series(i); ok {
+			at[uint64(ref)%ledgerShards+1]++
+		}
+	}
+	for i := 1; i <= ledgerShards; i++ {
+		at[i] += at[i-1]
+	}
+	m := int(at[ledgerShards])
+	if cap(*order) < m {
+		*order = make([]int32, m)
+	}
+	o = (*order)[:m]
+	next := at
+	for i := range n {
+		if ref, ok := series(i); ok {
+			s := uint64(ref) % ledgerShards
+			o[next[s]] = int32(i)
+			next[s]++
+		}
+	}
+	return at, o
+}
+
+// committedRefs is committedLocked of series stored by an appender that keeps
+// no marks (what it stored is not known), taking each shard lock once.
+func (l *ledger) committedRefs(refs []storage.SeriesRef, gen uint64, order *[]int32) {
+	at, o := groupByShard(len(refs), func(i int) (storage.SeriesRef, bool) { return refs[i], true }, order)
+	l.eachLocked(at, o, func(i int32) bool {
+		l.committedLocked(refs[i], nil, gen, lastSample{}, false, false)
+		return true
+	})
 }
 
 // begin starts a commit, holding l.commit, and returns its gen. Once the
@@ -273,19 +299,7 @@ func (l *ledger) begin() uint64 { return l.gen.Load() + 1 }
 // publish ends the commit gen.
 func (l *ledger) publish(gen uint64) { l.gen.Store(gen) }
 
-// committed records that commit gen stored samples of ref (entry e, if
-// the caller has it), the last of them last if keeps and inOrder (after
-// the entry's last); if not keeps (the commit does not know its series'
-// last samples) or the entry is new, its last sample is to be read from
-// the head again.
-func (l *ledger) committed(ref storage.SeriesRef, e *ledgerEntry, gen uint64, last lastSample, keeps, inOrder bool) {
-	sh := l.shard(ref)
-	sh.mu.Lock()
-	l.committedLocked(ref, e, gen, last, keeps, inOrder)
-	sh.mu.Unlock()
-}
-
-// committedMarks is committed for every mark of a request that stored
+// committedMarks is committedLocked for every mark of a request that stored
 // samples (keeps: of all of them, not knowing what was stored), taking
 // each shard lock once (byShard).
 func (l *ledger) committedMarks(marks []seriesMark, gen uint64, keeps bool, order *[]int32) {
@@ -300,7 +314,11 @@ func (l *ledger) committedMarks(marks []seriesMark, gen uint64, keeps bool, orde
 	})
 }
 
-// committedLocked is committed with ref's shard lock held.
+// committedLocked records that commit gen stored samples of ref (entry
+// e, if the caller has it), the last of them last if keeps and inOrder
+// (after the entry's last); if not keeps (the commit does not know its
+// series' last samples) or the entry is new, its last sample is to be read
+// from the head again. The caller holds ref's shard lock.
 func (l *ledger) committedLocked(ref storage.SeriesRef, e *ledgerEntry, gen uint64, last lastSample, keeps, inOrder bool) {
 	if e == nil || !e.present {
 		e = l.entry(ref)

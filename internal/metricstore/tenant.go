@@ -406,9 +406,8 @@ func (a *tenantAppender) Commit() error {
 	gen := l.begin()
 	defer l.publish(gen)
 	err := a.AppenderV2.Commit()
-	for _, ref := range a.touched {
-		l.committed(ref, nil, gen, lastSample{}, false, false)
-	}
+	var order []int32
+	l.committedRefs(a.touched, gen, &order)
 	a.touched = nil
 	return err
 }

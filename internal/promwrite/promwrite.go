@@ -111,29 +111,43 @@ type seriesAt struct {
 }
 
 // labelSet is a label set decoded once, and the series it was last
-// stored in.
+// stored in. What a request reads of it sits in the struct itself, not
+// behind pointers: with many series each is a cache miss.
 type labelSet struct {
-	ls     labels.Labels
-	stored atomic.Pointer[storedIn]
-	// as is ls as the appenders of its tenant store it (Relabeler), set
-	// by the first request that appends it.
-	as atomic.Pointer[labels.Labels]
+	ls labels.Labels
+	// as is ls as the appenders of its tenant store it, when the
+	// appender that first decoded it was a Relabeler (relabeled).
+	as        labels.Labels
+	relabeled bool
+	// stored is the series reference of the last commit and its
+	// Generation, packed by packRef (0: none).
+	stored atomic.Uint64
 }
 
-// storedAs returns the labels rel stores s under, relabelling them once.
+// storedAs returns the labels rel stores s under.
 func (s *labelSet) storedAs(rel Relabeler) labels.Labels {
-	if p := s.as.Load(); p != nil {
-		return *p
+	if s.relabeled {
+		return s.as
 	}
-	ls := rel.Relabel(s.ls)
-	s.as.Store(&ls)
-	return ls
+	return rel.Relabel(s.ls)
 }
 
-// storedIn is a series reference and the Generation it belongs to.
-type storedIn struct {
-	ref storage.SeriesRef
-	gen uint64
+// packRef packs a series reference and its Generation into one word (the
+// generation in the top 16 bits), or returns 0 when either does not fit:
+// such a reference is not kept, and the series is looked up by its labels.
+func packRef(ref storage.SeriesRef, gen uint64) uint64 {
+	if ref == 0 || uint64(ref)>>48 != 0 || gen == 0 || gen>>16 != 0 {
+		return 0
+	}
+	return gen<<48 | uint64(ref)
+}
+
+// refOf returns the reference packed in p if it belongs to gen, else 0.
+func refOf(p, gen uint64) storage.SeriesRef {
+	if p == 0 || p>>48 != gen {
+		return 0
+	}
+	return storage.SeriesRef(p & (1<<48 - 1))
 }
 
 // Generational is an appender that says which lifetime of its storage
@@ -272,11 +286,11 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 	if g, ok := app.(Generational); ok {
 		gen = g.Generation()
 	}
-	if !h.read(b, req, tenant.FromContext(r.Context()), gen) {
+	rel, _ := app.(Relabeler)
+	if !h.read(b, req, tenant.FromContext(r.Context()), gen, rel) {
 		_ = app.Rollback()
 		return false, nil
 	}
-	rel, _ := app.(Relabeler)
 	for i := range b.series {
 		s := &b.series[i]
 		ref := s.ref
@@ -298,8 +312,8 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 	}
 	if gen != 0 {
 		for _, s := range b.series {
-			if at := s.set.stored.Load(); s.ref != 0 && (at == nil || at.ref != s.ref || at.gen != gen) {
-				s.set.stored.Store(&storedIn{ref: s.ref, gen: gen})
+			if p := packRef(s.ref, gen); p != 0 && s.set.stored.Load() != p {
+				s.set.stored.Store(p)
 			}
 		}
 	}
@@ -309,7 +323,7 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 // read decodes the WriteRequest req into b.series and b.points, or
 // reports false at the first thing the fast path leaves to Prometheus'
 // handler.
-func (h *Handler) read(b *buffers, req []byte, tenant string, gen uint64) bool {
+func (h *Handler) read(b *buffers, req []byte, tenant string, gen uint64, rel Relabeler) bool {
 	b.series, b.points = b.series[:0], b.points[:0]
 	notAfter := h.cfg.Now().Add(maxAheadTime).UnixMilli()
 	for len(req) > 0 {
@@ -323,7 +337,7 @@ func (h *Handler) read(b *buffers, req []byte, tenant string, gen uint64) bool {
 				return false
 			}
 			ts, n := protowire.ConsumeBytes(req)
-			if n < 0 || !h.readSeries(b, ts, notAfter, tenant, gen) {
+			if n < 0 || !h.readSeries(b, ts, notAfter, tenant, gen, rel) {
 				return false
 			}
 			req = req[n:]
@@ -354,10 +368,19 @@ func skip(b []byte, typ protowire.Type) int {
 }
 
 // readSeries decodes one TimeSeries into b.
-func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64, tenant string, gen uint64) bool {
+func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64, tenant string, gen uint64, rel Relabeler) bool {
 	lstart, lend := -1, -1
 	lo := len(b.points)
 	for i := 0; i < len(ts); {
+		if j := labelRun(ts, i); j > i {
+			if lstart < 0 {
+				lstart = i
+			} else if lend != i {
+				return false // labels not in one run: leave it to Prometheus
+			}
+			lend, i = j, j
+			continue
+		}
 		num, typ, n := protowire.ConsumeTag(ts[i:])
 		if n < 0 {
 			return false
@@ -402,16 +425,31 @@ func (h *Handler) readSeries(b *buffers, ts []byte, notAfter int64, tenant strin
 	if lstart >= 0 {
 		raw = ts[lstart:lend]
 	}
-	set := h.labels(b, raw, tenant)
+	set := h.labels(b, raw, tenant, rel)
 	if set == nil {
 		return false
 	}
-	var ref storage.SeriesRef
-	if at := set.stored.Load(); gen != 0 && at != nil && at.gen == gen {
-		ref = at.ref
-	}
-	b.series = append(b.series, seriesAt{set: set, ref: ref, lo: lo, hi: len(b.points)})
+	b.series = append(b.series, seriesAt{set: set, ref: refOf(set.stored.Load(), gen), lo: lo, hi: len(b.points)})
 	return true
+}
+
+// labelRun returns the end of the run of label fields at ts[i:] whose
+// tag and length are a byte each (field 1 of wire type bytes is tag 0x0a;
+// a length under 128 is one byte), or i if there is none: the common shape
+// of a series' labels, walked here without protowire's calls, which cost
+// a remote write request more than anything but snappy and the map of
+// label sets. Anything else (a long label, another field) ends the run
+// and is read by the general loop; the fields' contents are checked when
+// the label set is first decoded.
+func labelRun(ts []byte, i int) int {
+	for i+1 < len(ts) && ts[i] == 0x0a && ts[i+1] < 0x80 {
+		j := i + 2 + int(ts[i+1])
+		if j > len(ts) {
+			break
+		}
+		i = j
+	}
+	return i
 }
 
 // sample decodes a Sample: double value = 1, int64 timestamp = 2.
@@ -449,10 +487,10 @@ func sample(s []byte) (t int64, v float64, ok bool) {
 }
 
 // labels returns the label set of the label fields raw, for tenant:
-// decoded, sorted and checked as Prometheus' handler does, kept for the
-// next time the same bytes come. It returns nil for a set Prometheus
-// would refuse.
-func (h *Handler) labels(b *buffers, raw []byte, tenant string) *labelSet {
+// decoded, sorted and checked as Prometheus' handler does, relabelled by
+// rel if not nil, kept for the next time the same bytes come. It returns
+// nil for a set Prometheus would refuse.
+func (h *Handler) labels(b *buffers, raw []byte, tenant string, rel Relabeler) *labelSet {
 	h.mu.RLock()
 	set := h.sets[tenant][string(raw)]
 	h.mu.RUnlock()
@@ -481,6 +519,9 @@ func (h *Handler) labels(b *buffers, raw []byte, tenant string) *labelSet {
 		return nil
 	}
 	set = &labelSet{ls: ls}
+	if rel != nil {
+		set.as, set.relabeled = rel.Relabel(ls), true
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n >= h.cfg.MaxLabelSets {

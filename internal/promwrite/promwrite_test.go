@@ -271,6 +271,29 @@ func TestSameAsPrometheus(t *testing.T) {
 		b = smp(b, 1, t12, false)
 		return lbl(b, "job", "b")
 	}), h)
+	// A label of 128 bytes or more has a length of two bytes: the labels'
+	// run goes on through it, and a sample after it still splits them.
+	long := strings.Repeat("x", 300)
+	p.send(t, "a long label among short ones", odd(func(b []byte) []byte {
+		b = lbl(b, "__name__", "long_total")
+		b = lbl(b, "image", long)
+		b = lbl(b, "job", "c")
+		return smp(b, 1, t12, false)
+	}), h)
+	p.send(t, "a long label, then a sample, then a short one", odd(func(b []byte) []byte {
+		b = lbl(b, "__name__", "longsplit_total")
+		b = lbl(b, "image", long)
+		b = smp(b, 1, t12, false)
+		return lbl(b, "job", "d")
+	}), h)
+	p.send(t, "labels split by an unknown field that reads as a label", odd(func(b []byte) []byte {
+		b = lbl(b, "__name__", "unknownsplit_total")
+		inner := lbl(nil, "evil", "x")
+		b = protowire.AppendTag(b, 15, protowire.BytesType)
+		b = protowire.AppendBytes(b, inner[2:]) // a Label's own fields
+		b = lbl(b, "job", "e")
+		return smp(b, 1, t12, false)
+	}), h)
 	p.send(t, "a value of the wrong wire type", odd(func(b []byte) []byte {
 		b = lbl(b, "__name__", "wrong_total")
 		var s []byte
@@ -318,7 +341,11 @@ func TestFastPathTaken(t *testing.T) {
 	for round := range 5 {
 		req := &prompb.WriteRequest{}
 		for i := range 20 {
-			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: series("up", i), Samples: []prompb.Sample{{Value: 1, Timestamp: now + int64(round)*1000}}})
+			ls := series("up", i)
+			if i%4 == 0 { // a label of two-byte length among them
+				ls = series("up", i, prompb.Label{Name: "image", Value: strings.Repeat("y", 200+i)})
+			}
+			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: 1, Timestamp: now + int64(round)*1000}}})
 		}
 		if a := serve(h, encode(t, req), v1Header()); a.code != http.StatusNoContent {
 			t.Fatalf("round %d: %d", round, a.code)
