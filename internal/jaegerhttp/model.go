@@ -579,15 +579,27 @@ func dedupe(spans []rawSpan) []rawSpan {
 	slices.SortStableFunc(spans, func(a, b rawSpan) int {
 		return cmp.Or(a.start.Compare(b.start), cmp.Compare(a.id, b.id))
 	})
-	seen := map[string]bool{}
+	// Equal spans have the same start and id, so sit together: only a
+	// run of those is compared field by field.
 	out := spans[:0]
-	for _, sp := range spans {
-		k := spanKey(&sp)
-		if seen[k] {
+	for i := 0; i < len(spans); {
+		j := i + 1
+		for j < len(spans) && spans[j].id == spans[i].id && spans[j].start.Equal(spans[i].start) {
+			j++
+		}
+		if j == i+1 {
+			out = append(out, spans[i])
+			i = j
 			continue
 		}
-		seen[k] = true
-		out = append(out, sp)
+		seen := map[string]bool{}
+		for k := i; k < j; k++ {
+			if key := spanKey(&spans[k]); !seen[key] {
+				seen[key] = true
+				out = append(out, spans[k])
+			}
+		}
+		i = j
 	}
 	return out
 }

@@ -63,6 +63,12 @@ func newChunkCache(max, bufSize int64) *chunkCache {
 // never written); without the cache, or for a filter it cannot keep,
 // parquet-go's file filter answers.
 func (c *chunkCache) mayHoldBytes(cc parquet.ColumnChunk, v []byte) (bool, error) {
+	return c.mayHoldHashed(cc, v, bloom.XXH64{}.Sum64(v))
+}
+
+// mayHoldHashed is mayHoldBytes of v whose filter hash (bloom.XXH64) is h,
+// for a caller that checks v against many filters.
+func (c *chunkCache) mayHoldHashed(cc parquet.ColumnChunk, v []byte, h uint64) (bool, error) {
 	fc, ok := cc.(*parquet.FileColumnChunk)
 	if c == nil || !ok {
 		if bf := cc.BloomFilter(); bf != nil {
@@ -70,7 +76,6 @@ func (c *chunkCache) mayHoldBytes(cc parquet.ColumnChunk, v []byte) (bool, error
 		}
 		return true, nil
 	}
-	h := bloom.XXH64{}.Sum64(v)
 	c.mu.Lock()
 	if e, ok := c.blooms[fc]; ok {
 		c.lru.MoveToFront(e)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/bloom"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -171,12 +172,14 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 	out := make([]*Spans, len(ids))
 	byID := make(map[[16]byte]*Spans, len(ids))
 	hexIDs := make([][]byte, len(ids))
+	hashes := make([]uint64, len(ids)) // of hexIDs, for the bloom filters: once, not once a row group
 	for i, id := range ids {
 		if byID[id] == nil {
 			byID[id] = &Spans{}
 		}
 		out[i] = byID[id]
 		hexIDs[i] = hex.AppendEncode(nil, id[:])
+		hashes[i] = bloom.XXH64{}.Sum64(hexIDs[i])
 	}
 	// The spans found are charged to the query's ticket (querybudget)
 	// as they come; the caller holds them, so they stay charged until
@@ -214,7 +217,7 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 		return out, res, wrapLimit(err)
 	}
 	err = q.eachFile(ctx, func(f lake.DataFile, pf *parquet.File) error {
-		if err := r.tracesInFile(pf, ids, hexIDs, byID, &res); err != nil {
+		if err := r.tracesInFile(pf, ids, hexIDs, hashes, byID, &res); err != nil {
 			return err
 		}
 		if total() > r.cfg.MaxSpans {
@@ -468,7 +471,7 @@ type byteBudget struct{ left atomic.Int64 }
 // pf to byID: for each row group, the ids its bloom filter admits, their
 // rows found in the trace_id pages that may hold them, then those rows
 // read in one pass.
-func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte, byID map[[16]byte]*Spans, res *Result) error {
+func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte, hashes []uint64, byID map[[16]byte]*Spans, res *Result) error {
 	var dec decoder
 	var traceCol int
 	var cols []int // the columns a span is decoded from; nil: read whole rows (version 1)
@@ -499,7 +502,7 @@ func (r *Reader) tracesInFile(pf *parquet.File, ids [][16]byte, hexIDs [][]byte,
 		var want [][]byte // the ids the bloom filter admits
 		var which []int
 		for i, h := range hexIDs {
-			ok, err := r.chunks.mayHoldBytes(rg.ColumnChunks()[traceCol], h)
+			ok, err := r.chunks.mayHoldHashed(rg.ColumnChunks()[traceCol], h, hashes[i])
 			if err != nil {
 				return fmt.Errorf("bloom filter: %w", err)
 			}
