@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wirehouse/wirehouse/internal/querysyntax"
 )
 
 // tokKind is the kind of a token.
@@ -42,27 +44,10 @@ func (t token) String() string {
 }
 
 // ParseError is an error in a query, with where it is.
-type ParseError struct {
-	Pos       int // byte offset in the query
-	Line, Col int // 1-based; Col counts runes
-	Msg       string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("parse error at line %d, col %d: %s", e.Line, e.Col, e.Msg)
-}
+type ParseError = querysyntax.ParseError
 
 func newError(query string, pos int, format string, args ...any) *ParseError {
-	pos = min(max(pos, 0), len(query))
-	line, col := 1, 1
-	for _, r := range query[:pos] {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return &ParseError{Pos: pos, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	return querysyntax.ErrorAt(query, pos, format, args...)
 }
 
 // ops are the operators, longest first where one is a prefix of another.
@@ -97,7 +82,7 @@ func lex(query string) ([]token, error) {
 		c := query[i]
 		switch {
 		case c == '"' || c == '`':
-			s, n, err := unquote(query[i:])
+			s, n, err := querysyntax.Unquote(query[i:])
 			if err != nil {
 				return nil, newError(query, start, "%v", err)
 			}
@@ -119,13 +104,7 @@ func lex(query string) ([]token, error) {
 			out = append(out, token{kind: tIdent, text: query[i:j], pos: start})
 			i = j
 		default:
-			op := ""
-			for _, o := range ops {
-				if strings.HasPrefix(query[i:], o) {
-					op = o
-					break
-				}
-			}
+			op := querysyntax.Operator(query[i:], ops)
 			if op == "" {
 				r, _ := utf8.DecodeRuneInString(query[i:])
 				return nil, newError(query, start, "unexpected character %q", r)
@@ -134,30 +113,6 @@ func lex(query string) ([]token, error) {
 			i += len(op)
 		}
 	}
-}
-
-// unquote reads the quoted string at the start of s: "..." with Go's
-// escapes, or `...` raw. It returns its value and the bytes it took.
-func unquote(s string) (string, int, error) {
-	q := s[0]
-	for j := 1; j < len(s); j++ {
-		switch {
-		case s[j] == '\\' && q == '"':
-			j++
-		case s[j] == q:
-			if q == '`' {
-				return s[1:j], j + 1, nil
-			}
-			v, err := strconv.Unquote(s[:j+1])
-			if err != nil {
-				return "", 0, fmt.Errorf("invalid string %s: %v", s[:j+1], err)
-			}
-			return v, j + 1, nil
-		case s[j] == '\n' && q == '"':
-			return "", 0, fmt.Errorf("unterminated string")
-		}
-	}
-	return "", 0, fmt.Errorf("unterminated string")
 }
 
 // durationUnits and byteUnits are the suffixes of durations and byte

@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/wirehouse/wirehouse/internal/logql"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
+	"github.com/wirehouse/wirehouse/internal/querysyntax"
 )
 
 // Kind classifies why a read request failed. Each kind maps, in the one
@@ -108,7 +108,8 @@ type TooLarge interface{ TooLarge() bool }
 
 // Classify returns the kind of err: an *Error's own; a query budget's
 // refusal Busy; an error that says it is TooLarge (lakeread's and the
-// query budget's limits) TooLarge; a LogQL parse error BadRequest; a
+// query budget's limits) TooLarge; a query's syntax error (LogQL's,
+// TraceQL's) BadRequest; a
 // context's deadline Timeout and its cancelation Canceled; anything else
 // Internal.
 func Classify(err error) Kind {
@@ -116,7 +117,7 @@ func Classify(err error) Kind {
 		e  *Error
 		be *querybudget.BusyError
 		tl TooLarge
-		pe *logql.ParseError
+		pe *querysyntax.ParseError
 	)
 	switch {
 	case err == nil:
