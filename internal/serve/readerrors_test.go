@@ -91,6 +91,8 @@ func TestReadAPIFailures(t *testing.T) {
 		{"tempo unknown trace", "/tempo/api/traces/0123456789abcdef0123456789abcdef", adminTokA, "", "", 404, textShape},
 		{"tempo another tenant", "/tempo/api/traces/0123456789abcdef0123456789abcdef", adminTokA, "X-Scope-OrgID", "b", 403, textShape},
 		{"tempo no token", "/tempo/api/traces/0123456789abcdef0123456789abcdef", "", "", "", 401, unauthorized},
+		{"tempo bad traceql", "/tempo/api/search?q=" + url.QueryEscape(`{ .a = }`), adminTokA, "", "", 400, textShape},
+		{"tempo search another tenant", "/tempo/api/search", adminTokA, "X-Scope-OrgID", "b", 403, textShape},
 	}
 	for _, c := range calls {
 		req, _ := http.NewRequest(http.MethodGet, admin+c.path, nil)

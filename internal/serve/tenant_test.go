@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -501,6 +502,9 @@ func TestServeTenantIsolation(t *testing.T) {
 			// Tempo.
 			get("GET", "/tempo/api/traces/"+me.traceHex(), 200, me.service, nil)
 			get("GET", "/tempo/api/traces/"+other.traceHex(), 404, "", nil)
+			tempoWindow := fmt.Sprintf("start=%d&end=%d", now.Add(-time.Hour).Unix(), now.Add(time.Minute).Unix())
+			get("GET", "/tempo/api/search?q="+url.QueryEscape(`{ }`)+"&"+tempoWindow, 200, me.traceHex(), nil)
+			get("GET", "/tempo/api/search?q="+url.QueryEscape(`{ resource.service.name = "`+other.service+`" }`)+"&"+tempoWindow, 200, `"traces":[]`, nil)
 			// Prometheus.
 			get("GET", "/api/v1/label/__name__/values", 200, me.metric, nil)
 			get("GET", "/api/v1/label/job/values", 200, me.service, nil)

@@ -21,5 +21,16 @@
 // documentation says and what it leaves open. The JSON envelopes are what
 // third-party clients describe, not checked against a real Tempo.
 //
-// Search (/api/search, TraceQL) is not served.
+// /api/search answers TraceQL (q) and Tempo's older tags search (tags,
+// logfmt, turned into a TraceQL filter) with minDuration, maxDuration
+// (of the whole trace), limit (default 20), spss (spans shown a spanset,
+// default 3), start and end (Unix seconds; the last hour by default), in
+// Tempo's SearchResponse JSON: each trace's id, root service and name
+// ("<root span not yet received>" without a root), start and duration,
+// and its spansets (matched, the spans shown with the attributes the
+// query reads and selects, by()'s values). internal/traceql/eval runs
+// the query: the lake's search finds candidate traces by what the query
+// requires of a span (eval.HintOf), and the query runs over each
+// candidate's whole trace. A malformed query is 400 with its line and
+// column. Tag names and values and TraceQL metrics are not served yet.
 package tempohttp

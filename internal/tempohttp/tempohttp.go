@@ -77,6 +77,7 @@ func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	}
 	mux.Handle("GET "+p+"/api/traces/{traceID}", traceBy(false))
 	mux.Handle("GET "+p+"/api/v2/traces/{traceID}", traceBy(true))
+	mux.Handle("GET "+p+"/api/search", readapi.Handle(x, rule, h.search))
 	mux.HandleFunc("GET "+p+"/api/echo", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("echo")) //nolint:errcheck

@@ -1,0 +1,200 @@
+package tempohttp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// searchTraces: ten traces a minute apart, ending ten minutes ago. Trace
+// n: web "GET /n" (server, root, 100+n ms, http.status_code 200) calls db
+// "query" (client, 10 ms, db.system postgres), which is an error in the
+// odd traces; trace 9 has no root (its web span's parent was never sent).
+func searchTraces(t *testing.T) ([]byte, time.Time) {
+	t.Helper()
+	base := time.Now().Add(-20 * time.Minute).Truncate(time.Second)
+	td := ptrace.NewTraces()
+	for n := range 10 {
+		tid := pcommon.TraceID{0xaa, byte(n)}
+		start := base.Add(time.Duration(n) * time.Minute)
+		add := func(svc, name string, id, parent byte, kind ptrace.SpanKind, off, dur time.Duration) ptrace.Span {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", svc)
+			sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			sp.SetTraceID(tid)
+			sp.SetSpanID(pcommon.SpanID{byte(n), id})
+			if parent != 0 {
+				sp.SetParentSpanID(pcommon.SpanID{byte(n), parent})
+			}
+			sp.SetName(name)
+			sp.SetKind(kind)
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(off)))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(off + dur)))
+			return sp
+		}
+		var rootParent byte
+		if n == 9 {
+			rootParent = 99
+		}
+		web := add("web", fmt.Sprintf("GET /%d", n), 1, rootParent, ptrace.SpanKindServer, 0, time.Duration(100+n)*time.Millisecond)
+		web.Attributes().PutInt("http.status_code", 200)
+		db := add("db", "query", 2, 1, ptrace.SpanKindClient, 5*time.Millisecond, 10*time.Millisecond)
+		db.Attributes().PutStr("db.system", "postgres")
+		if n%2 == 1 {
+			db.Status().SetCode(ptrace.StatusCodeError)
+		}
+	}
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, base
+}
+
+// The JSON of Tempo's search answer, as a client reads it.
+type searchJSON struct {
+	Traces []struct {
+		TraceID           string `json:"traceID"`
+		RootServiceName   string `json:"rootServiceName"`
+		RootTraceName     string `json:"rootTraceName"`
+		StartTimeUnixNano string `json:"startTimeUnixNano"`
+		DurationMs        int64  `json:"durationMs"`
+		SpanSet           struct {
+			Matched int `json:"matched"`
+		} `json:"spanSet"`
+		SpanSets []struct {
+			Matched int `json:"matched"`
+			Spans   []struct {
+				SpanID            string `json:"spanID"`
+				Name              string `json:"name"`
+				StartTimeUnixNano string `json:"startTimeUnixNano"`
+				DurationNanos     string `json:"durationNanos"`
+				Attributes        []struct {
+					Key   string         `json:"key"`
+					Value map[string]any `json:"value"`
+				} `json:"attributes"`
+			} `json:"spans"`
+			Attributes []struct {
+				Key   string         `json:"key"`
+				Value map[string]any `json:"value"`
+			} `json:"attributes"`
+		} `json:"spanSets"`
+	} `json:"traces"`
+	Metrics struct {
+		InspectedTraces int `json:"inspectedTraces"`
+	} `json:"metrics"`
+}
+
+// TestSearch: /api/search answers TraceQL and tags searches in Tempo's
+// JSON, each field checked against the traces as built.
+func TestSearch(t *testing.T) {
+	body, base := searchTraces(t)
+	api := serve(t, body)
+	window := fmt.Sprintf("&start=%d&end=%d", base.Add(-time.Minute).Unix(), base.Add(15*time.Minute).Unix())
+	search := func(params string) (int, searchJSON, string) {
+		t.Helper()
+		code, ctype, b := get(t, api+"/api/search?"+params+window, "")
+		var s searchJSON
+		if code == http.StatusOK {
+			if ctype != "application/json" {
+				t.Fatalf("%s: Content-Type %q", params, ctype)
+			}
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatalf("%s: %v: %s", params, err, b)
+			}
+		}
+		return code, s, string(b)
+	}
+	q := func(traceql string) string { return "q=" + url.QueryEscape(traceql) }
+
+	// Errors in db called by web: traces 1, 3, 5, 7, 9, the newest first.
+	code, s, raw := search(q(`{ resource.service.name = "web" } > { status = error }`))
+	if code != http.StatusOK || len(s.Traces) != 5 {
+		t.Fatalf("structural: %d %s", code, raw)
+	}
+	for i, tr := range s.Traces {
+		n := 9 - 2*i
+		start := base.Add(time.Duration(n) * time.Minute)
+		if tr.TraceID != fmt.Sprintf("aa%02x0000000000000000000000000000", n) || tr.StartTimeUnixNano != strconv.FormatInt(start.UnixNano(), 10) ||
+			tr.DurationMs != int64(100+n) || tr.SpanSet.Matched != 1 || len(tr.SpanSets) != 1 {
+			t.Errorf("trace %d: %+v", n, tr)
+		}
+		wantRoot, wantName := "web", fmt.Sprintf("GET /%d", n)
+		if n == 9 {
+			wantRoot, wantName = "<root span not yet received>", ""
+		}
+		if tr.RootServiceName != wantRoot || tr.RootTraceName != wantName {
+			t.Errorf("trace %d: root %q %q, want %q %q", n, tr.RootServiceName, tr.RootTraceName, wantRoot, wantName)
+		}
+		sp := tr.SpanSets[0].Spans[0]
+		if sp.SpanID != fmt.Sprintf("%02x02000000000000", n) || sp.Name != "query" ||
+			sp.StartTimeUnixNano != strconv.FormatInt(start.Add(5*time.Millisecond).UnixNano(), 10) || sp.DurationNanos != "10000000" {
+			t.Errorf("trace %d span: %+v", n, sp)
+		}
+	}
+	// The attributes the query reads are on its spans, in AnyValue shape.
+	_, s, raw = search(q(`{ span.db.system = "postgres" && status = error }`) + "&limit=2")
+	if len(s.Traces) != 2 || s.Traces[0].TraceID[:4] != "aa09" || s.Traces[1].TraceID[:4] != "aa07" {
+		t.Fatalf("limit 2: %s", raw)
+	}
+	if a := s.Traces[0].SpanSets[0].Spans[0].Attributes; len(a) != 1 || a[0].Key != "db.system" || a[0].Value["stringValue"] != "postgres" {
+		t.Errorf("attributes %+v", a)
+	}
+	_, s, raw = search(q(`{ span.http.status_code = 200 } | select(resource.service.name)`) + "&limit=1")
+	if a := s.Traces[0].SpanSets[0].Spans[0].Attributes; len(s.Traces) != 1 || len(a) != 2 ||
+		a[0].Key != "http.status_code" || a[0].Value["intValue"] != "200" || a[1].Key != "service.name" || a[1].Value["stringValue"] != "web" {
+		t.Errorf("select: %s", raw)
+	}
+	// spss bounds the spans shown, not matched; by() names its spansets.
+	_, s, raw = search(q(`{ } | by(resource.service.name)`) + "&limit=1&spss=1")
+	if len(s.Traces) != 1 || len(s.Traces[0].SpanSets) != 2 {
+		t.Fatalf("by: %s", raw)
+	}
+	for _, ss := range s.Traces[0].SpanSets {
+		if ss.Matched != 1 || len(ss.Spans) != 1 || len(ss.Attributes) != 1 || ss.Attributes[0].Key != "resource.service.name" {
+			t.Errorf("by spanset %+v", ss)
+		}
+	}
+	_, s, raw = search(q(`{ resource.service.name = "db" }`) + "&limit=3&spss=1")
+	if len(s.Traces) != 3 || len(s.Traces[0].SpanSets[0].Spans) != 1 {
+		t.Errorf("spss: %s", raw)
+	}
+	// Tags (logfmt) are equalities; minDuration bounds the trace.
+	_, s, raw = search("tags=" + url.QueryEscape(`service.name=db db.system="postgres"`) + "&minDuration=107ms")
+	if len(s.Traces) != 3 || s.Traces[2].TraceID[:4] != "aa07" {
+		t.Errorf("tags and minDuration: %s", raw)
+	}
+	// Nothing, everything.
+	if _, s, raw = search(q(`{ name = "nope" }`)); len(s.Traces) != 0 || !strings.Contains(raw, `"traces":[]`) {
+		t.Errorf("no match: %s", raw)
+	}
+	if _, s, _ = search(""); len(s.Traces) != 10 {
+		t.Errorf("no query: %d traces, want 10", len(s.Traces))
+	}
+	// Bad requests: Tempo's 400 with the line and column.
+	for params, want := range map[string]string{
+		q(`{ .a = }`):             "parse error at line 1, col 8",
+		q("{ .a = 1 }\n| count("): "parse error at line 2, col 9",
+		q(`{ } | rate()`):         "metrics query",
+		q(`{ .a =~ "(" }`):        "regular expression",
+		"limit=0":                 "invalid limit",
+		"spss=x":                  "invalid spss",
+		"minDuration=fast":        "invalid minDuration",
+		"tags=novalue":            "invalid tags",
+		"tags=a%3Db&" + q(`{ }`):  "not both",
+	} {
+		code, _, raw := search(params)
+		if code != http.StatusBadRequest || !strings.Contains(raw, want) {
+			t.Errorf("%s: %d %q, want 400 with %q", params, code, raw, want)
+		}
+	}
+}
