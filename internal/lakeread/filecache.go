@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -264,17 +263,8 @@ func dictionaryJSONKeys(pf *parquet.File, name string) (keys map[string]bool, ok
 		if i >= len(md.RowGroups) || lc.ColumnIndex >= len(md.RowGroups[i].Columns) {
 			return nil, false
 		}
-		stats := md.RowGroups[i].Columns[lc.ColumnIndex].MetaData.EncodingStats
-		if len(stats) == 0 {
+		if !allDictionary(md.RowGroups[i].Columns[lc.ColumnIndex].MetaData.EncodingStats) {
 			return nil, false
-		}
-		for _, s := range stats {
-			switch s.PageType {
-			case format.DataPage, format.DataPageV2:
-				if s.Count > 0 && s.Encoding != format.RLEDictionary && s.Encoding != format.PlainDictionary {
-					return nil, false
-				}
-			}
 		}
 		if rg.NumRows() == 0 {
 			continue

@@ -101,6 +101,7 @@ type Reader struct {
 	files   *fileCache
 	chunks  *chunkCache // nil: none
 	names   *nameCache
+	tags    *tagCache // traces files' attribute names
 	streams *streamCache
 	tables  *gramsTables
 	counts  *boundedMemo[*lake.Counts] // logs files' counts, parsed once
@@ -112,7 +113,7 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
+	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
 		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
@@ -335,6 +336,7 @@ func (q *fileQuery) list(ctx context.Context) ([]lake.DataFile, error) {
 func (r *Reader) keepOnly(prefix string, listed map[fileKey]bool) {
 	r.files.keepOnly(prefix, listed)
 	r.names.keepOnly(prefix, listed)
+	r.tags.keepOnly(prefix, listed)
 	r.streams.keepOnly(prefix, listed)
 	r.tables.keepOnly(prefix, listed)
 	r.counts.keepOnly(prefix, listed)

@@ -32,5 +32,16 @@
 // the query: the lake's search finds candidate traces by what the query
 // requires of a span (eval.HintOf), and the query runs over each
 // candidate's whole trace. A malformed query is 400 with its line and
-// column. Tag names and values and TraceQL metrics are not served yet.
+// column.
+//
+// The tag endpoints: /api/search/tags (span and resource attribute
+// names), /api/v2/search/tags?scope= (names by scope, and the
+// intrinsics), /api/search/tag/{tag}/values (text) and
+// /api/v2/search/tag/{tag}/values (typed; q, a TraceQL filter, keeps the
+// values of the spans it matches in the most recent 500 traces it
+// matches). Names come from each file's dictionaries, read once
+// (lakeread.TraceTagNames); resource values from the resource column's
+// dictionaries, span values from the places of their key in the
+// attributes map (lakeread.TraceTagValues); event, link and scope values
+// are not listed. TraceQL metrics (/api/metrics/...) are not served yet.
 package tempohttp

@@ -304,7 +304,7 @@ func shownAttrs(q *eval.Query, t *eval.Trace, i int32) []attrJSON {
 	var out []attrJSON
 	seen := map[string]bool{}
 	for _, a := range q.Shown() {
-		v, ok := eval.ValueOf(t, i, a)
+		v, ok := eval.FieldOf(t, i, a)
 		if !ok || seen[a.Name] {
 			continue
 		}

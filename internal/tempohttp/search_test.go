@@ -19,7 +19,7 @@ import (
 // n: web "GET /n" (server, root, 100+n ms, http.status_code 200) calls db
 // "query" (client, 10 ms, db.system postgres), which is an error in the
 // odd traces; trace 9 has no root (its web span's parent was never sent).
-func searchTraces(t *testing.T) ([]byte, time.Time) {
+func searchTraces(t testing.TB) ([]byte, time.Time) {
 	t.Helper()
 	base := time.Now().Add(-20 * time.Minute).Truncate(time.Second)
 	td := ptrace.NewTraces()
@@ -195,6 +195,84 @@ func TestSearch(t *testing.T) {
 		code, _, raw := search(params)
 		if code != http.StatusBadRequest || !strings.Contains(raw, want) {
 			t.Errorf("%s: %d %q, want 400 with %q", params, code, raw, want)
+		}
+	}
+}
+
+// TestTags: the tag names and values endpoints over searchTraces, each
+// answer written out from how the traces were built.
+func TestTags(t *testing.T) {
+	body, base := searchTraces(t)
+	api := serve(t, body)
+	window := fmt.Sprintf("start=%d&end=%d", base.Add(-time.Minute).Unix(), base.Add(15*time.Minute).Unix())
+	check := func(path, want string) {
+		t.Helper()
+		code, _, b := get(t, api+path, "")
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, b)
+		}
+		var got, w any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("%s:\n got  %s\n want %s", path, gb, wb)
+		}
+	}
+	check("/api/search/tags", `{"tagNames":["db.system","http.status_code","service.name"]}`)
+	code, _, b := get(t, api+"/api/v2/search/tags", "")
+	var v2 struct {
+		Scopes []struct {
+			Name string   `json:"name"`
+			Tags []string `json:"tags"`
+		} `json:"scopes"`
+	}
+	if err := json.Unmarshal(b, &v2); code != http.StatusOK || err != nil {
+		t.Fatalf("v2 tags: %d %v %s", code, err, b)
+	}
+	got := map[string]string{}
+	for _, s := range v2.Scopes {
+		got[s.Name] = strings.Join(s.Tags, ",")
+	}
+	if got["resource"] != "service.name" || got["span"] != "db.system,http.status_code" || got["event"] != "" || got["link"] != "" ||
+		got["instrumentation"] != "" || !strings.Contains(got["intrinsic"], "duration,") || !strings.Contains(got["intrinsic"], ",status,") || len(got) != 6 {
+		t.Errorf("v2 tags: %v", got)
+	}
+	check("/api/v2/search/tags?scope=span", `{"scopes":[{"name":"span","tags":["db.system","http.status_code"]}]}`)
+	check("/api/v2/search/tag/resource.service.name/values", `{"tagValues":[{"type":"string","value":"db"},{"type":"string","value":"web"}]}`)
+	check("/api/v2/search/tag/rootServiceName/values", `{"tagValues":[{"type":"string","value":"db"},{"type":"string","value":"web"}]}`)
+	check("/api/v2/search/tag/span.http.status_code/values", `{"tagValues":[{"type":"int","value":"200"}]}`)
+	check("/api/v2/search/tag/.db.system/values", `{"tagValues":[{"type":"string","value":"postgres"}]}`)
+	check("/api/v2/search/tag/db.system/values", `{"tagValues":[{"type":"string","value":"postgres"}]}`)
+	check("/api/v2/search/tag/status/values", `{"tagValues":[{"type":"keyword","value":"error"},{"type":"keyword","value":"ok"},{"type":"keyword","value":"unset"}]}`)
+	names := `{"type":"string","value":"GET /0"}`
+	for n := 1; n < 10; n++ {
+		names += fmt.Sprintf(`,{"type":"string","value":"GET /%d"}`, n)
+	}
+	check("/api/v2/search/tag/name/values", `{"tagValues":[`+names+`,{"type":"string","value":"query"}]}`)
+	check("/api/search/tag/service.name/values", `{"tagValues":["db","web"]}`)
+	check("/api/search/tag/http.status_code/values", `{"tagValues":["200"]}`)
+	// q keeps the values of the spans it matches.
+	check("/api/v2/search/tag/name/values?q="+url.QueryEscape(`{ resource.service.name = "db" }`)+"&"+window,
+		`{"tagValues":[{"type":"string","value":"query"}]}`)
+	check("/api/v2/search/tag/resource.service.name/values?q="+url.QueryEscape(`{ span.http.status_code = 200 }`)+"&"+window,
+		`{"tagValues":[{"type":"string","value":"web"}]}`)
+	check("/api/v2/search/tag/span.db.system/values?q="+url.QueryEscape(`{ status = error && name = "GET /1" }`)+"&"+window,
+		`{"tagValues":[]}`)
+	for path, want := range map[string]string{
+		"/api/v2/search/tags?scope=nope":                                  "invalid scope",
+		"/api/v2/search/tag/name/values?q=" + url.QueryEscape(`{ .a = }`): "parse error at line 1",
+		"/api/v2/search/tag/" + url.PathEscape("a b") + "/values":         "invalid tag",
+		"/api/search/tags?start=yesterday":                                "invalid start",
+	} {
+		code, _, b := get(t, api+path, "")
+		if code != http.StatusBadRequest || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %d %s, want 400 with %q", path, code, b, want)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 )
 
-func serve(t *testing.T, body []byte) string {
+func serve(t testing.TB, body []byte) string {
 	t.Helper()
 	r := lakereadtest.Reader(t, map[string][]byte{"default": body})
 	h, err := tempohttp.New(tempohttp.Config{Reader: r, Tenant: "default"})
@@ -34,7 +34,7 @@ func serve(t *testing.T, body []byte) string {
 	return srv.URL + "/tempo"
 }
 
-func get(t *testing.T, url, accept string) (int, string, []byte) {
+func get(t testing.TB, url, accept string) (int, string, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	if accept != "" {

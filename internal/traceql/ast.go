@@ -1,6 +1,8 @@
 package traceql
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +84,16 @@ var intrinsicWords = map[string]Intrinsic{
 }
 
 func (i Intrinsic) String() string { return intrinsicNames[i] }
+
+// IntrinsicWords returns every spelling of the intrinsics, bare and
+// scoped, sorted: what Tempo's tags API lists as the intrinsic scope.
+func IntrinsicWords() []string { return slices.Sorted(maps.Keys(intrinsicWords)) }
+
+// LookupIntrinsic returns the intrinsic a word spells, if any.
+func LookupIntrinsic(word string) (Intrinsic, bool) {
+	in, ok := intrinsicWords[word]
+	return in, ok
+}
 
 // Status is a span's status code, as TraceQL names it.
 type Status uint8

@@ -47,16 +47,19 @@ func (e *Query) Shown() []traceql.Attribute {
 	return out
 }
 
-// ValueOf returns span i's value of attribute a (for an event or link
-// attribute, the first of its events or links that has it), and whether
-// it has one.
-func ValueOf(t *Trace, i int32, a traceql.Attribute) (Value, bool) {
-	c, err := compileField(a)
+// FieldOf returns span i's value of field f (for one that reads events
+// or links, with the first of them that gives a value), and whether it
+// has one.
+func FieldOf(t *Trace, i int32, f traceql.Field) (Value, bool) {
+	c, err := compileField(f)
 	if err != nil {
 		return Value{}, false
 	}
 	r := &run{t: t}
-	x := at{t: t, span: i, ev: -1, link: -1, spanValue: &t.Spans[i]}
+	if c.structureRequired {
+		r.tr = buildTree(t)
+	}
+	x := at{t: t, tr: r.tr, span: i, ev: -1, link: -1, spanValue: &t.Spans[i]}
 	v := r.firstValue(c, &x)
 	return v, v.Type != traceql.TypeNil
 }

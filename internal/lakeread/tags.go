@@ -1,0 +1,479 @@
+package lakeread
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// TagScope is where a span attribute lives, as Tempo's tag APIs name
+// them.
+type TagScope string
+
+const (
+	TagSpan            TagScope = "span"
+	TagResource        TagScope = "resource"
+	TagEvent           TagScope = "event"
+	TagLink            TagScope = "link"
+	TagInstrumentation TagScope = "instrumentation"
+)
+
+// TagScopes are the scopes TraceTagNames answers, in Tempo's order.
+var TagScopes = []TagScope{TagResource, TagSpan, TagEvent, TagLink, TagInstrumentation}
+
+// tagColumns are the columns of a version-2 traces file that hold each
+// scope's attribute names: a map's key column, or a JSON object column.
+var tagColumns = map[TagScope]struct {
+	col  string
+	json bool
+}{
+	TagSpan:            {"attributes.key_value.key", false},
+	TagEvent:           {"events.list.element.attributes.key_value.key", false},
+	TagLink:            {"links.list.element.attributes.key_value.key", false},
+	TagResource:        {"resource_attributes", true},
+	TagInstrumentation: {"scope_attributes", true},
+}
+
+// tagCache keeps each traces file's attribute names by scope.
+type tagCache = fileMemo[map[TagScope][]string]
+
+// TraceTagNames returns the attribute names of tenant's spans in the
+// partitions that overlap [start, end), and of the spans not in files
+// yet, by scope, each sorted. A file's names come from its columns'
+// dictionaries (or, for a column not all dictionary-coded, its values),
+// read once and kept.
+func (r *Reader) TraceTagNames(ctx context.Context, tenant string, start, end time.Time) (map[TagScope][]string, error) {
+	seen := map[TagScope]map[string]bool{}
+	for _, s := range TagScopes {
+		seen[s] = map[string]bool{}
+	}
+	q := r.newQuery(tenant, start, end)
+	err := q.fresh(ctx, func(p []byte) error { return freshTagNames(p, seen) })
+	if err != nil {
+		return nil, err
+	}
+	files, err := q.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		names, ok := r.tags.get(keyOf(f))
+		if !ok {
+			err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+				var err error
+				names, err = fileTagNames(pf)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			r.tags.put(keyOf(f), names)
+		}
+		for s, ns := range names {
+			for _, n := range ns {
+				seen[s][n] = true
+			}
+		}
+	}
+	out := map[TagScope][]string{}
+	for s, m := range seen {
+		out[s] = slices.Sorted(maps.Keys(m))
+	}
+	return out, nil
+}
+
+// fileTagNames reads a traces file's attribute names by scope (none for
+// a version-1 file).
+func fileTagNames(pf *parquet.File) (map[TagScope][]string, error) {
+	out := map[TagScope][]string{}
+	if isV1(pf) {
+		return out, nil
+	}
+	for s, c := range tagColumns {
+		vals, err := distinctValues(pf, c.col)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.col, err)
+		}
+		if !c.json {
+			for _, v := range vals {
+				out[s] = append(out[s], string(v))
+			}
+			continue
+		}
+		keys := map[string]bool{}
+		for _, v := range vals {
+			objectKeys(v, keys)
+		}
+		out[s] = slices.Sorted(maps.Keys(keys))
+	}
+	return out, nil
+}
+
+// distinctValues returns the distinct non-null byte array values of
+// column name (dotted path) of pf: its dictionaries' entries when every
+// data page of it is dictionary-coded, else every value read.
+func distinctValues(pf *parquet.File, name string) ([][]byte, error) {
+	lc, found := pf.Schema().Lookup(strings.Split(name, ".")...)
+	if !found {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var out [][]byte
+	add := func(b []byte) {
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, bytes.Clone(b))
+		}
+	}
+	md := pf.Metadata()
+	for i, rg := range pf.RowGroups() {
+		if rg.NumRows() == 0 {
+			continue
+		}
+		cc := rg.ColumnChunks()[lc.ColumnIndex]
+		if i < len(md.RowGroups) && lc.ColumnIndex < len(md.RowGroups[i].Columns) && allDictionary(md.RowGroups[i].Columns[lc.ColumnIndex].MetaData.EncodingStats) {
+			pages := cc.Pages()
+			d, err := readDictionary(pages)
+			pages.Close()
+			if err != nil {
+				return nil, err
+			}
+			for j := range d.Len() {
+				add(d.Index(int32(j)).ByteArray())
+			}
+			continue
+		}
+		vals, err := columnValues(cc, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			if !v.IsNull() {
+				add(v.ByteArray())
+			}
+		}
+	}
+	return out, nil
+}
+
+// allDictionary reports whether encoding stats say every data page is
+// dictionary-coded (false without stats: not known).
+func allDictionary(stats []format.PageEncodingStats) bool {
+	if len(stats) == 0 {
+		return false
+	}
+	for _, s := range stats {
+		if (s.PageType == format.DataPage || s.PageType == format.DataPageV2) && s.Count > 0 &&
+			s.Encoding != format.RLEDictionary && s.Encoding != format.PlainDictionary {
+			return false
+		}
+	}
+	return true
+}
+
+// freshTagNames adds the attribute names of an OTLP traces request.
+func freshTagNames(payload []byte, seen map[TagScope]map[string]bool) error {
+	keys := func(s TagScope, a otlpwire.Attributes) error {
+		for kv, err := range a.All() {
+			if err != nil {
+				return err
+			}
+			seen[s][string(kv.Key)] = true
+		}
+		return nil
+	}
+	return otlpwire.TracesRequest(payload).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			res, err := rs.Resource()
+			if err != nil {
+				return err
+			}
+			a, err := res.Attributes()
+			if err != nil {
+				return err
+			}
+			return keys(TagResource, a)
+		},
+		ScopeSpans: func(ss otlpwire.ScopeSpans) error {
+			sc, err := ss.Scope()
+			if err != nil {
+				return err
+			}
+			var f otlpwire.ScopeFields
+			if err := sc.Read(&f); err != nil {
+				return err
+			}
+			return keys(TagInstrumentation, f.Attributes)
+		},
+		Span: func(sp otlpwire.Span) error {
+			var f otlpwire.SpanFields
+			if err := sp.Read(&f); err != nil {
+				return err
+			}
+			if err := keys(TagSpan, f.Attributes); err != nil {
+				return err
+			}
+			for ev, err := range f.Events.All() {
+				if err != nil {
+					return err
+				}
+				var ef otlpwire.SpanEventFields
+				if err := ev.Read(&ef); err != nil {
+					return err
+				}
+				if err := keys(TagEvent, ef.Attributes); err != nil {
+					return err
+				}
+			}
+			for ln, err := range f.Links.All() {
+				if err != nil {
+					return err
+				}
+				var lf otlpwire.SpanLinkFields
+				if err := ln.Read(&lf); err != nil {
+					return err
+				}
+				if err := keys(TagLink, lf.Attributes); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+}
+
+// TagValue is an attribute value and its type, as Tempo's v2 tag values
+// API types them: "string", "int", "float", "bool".
+type TagValue struct {
+	Type, Value string
+}
+
+// TraceTagValues returns the distinct values (at most max) of attribute
+// key in scope (TagSpan or TagResource) of tenant's spans in the
+// partitions that overlap [start, end), and of the spans not in files
+// yet, sorted by type then value. Resource values come from the
+// resource column's dictionaries; span values from the places of key in
+// the attributes map, typed by attribute_types.
+func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagScope, key string, start, end time.Time, max int) ([]TagValue, error) {
+	if scope != TagSpan && scope != TagResource {
+		return nil, fmt.Errorf("lakeread: tag values of scope %q are not kept apart", scope)
+	}
+	seen := map[TagValue]bool{}
+	full := func() bool { return len(seen) >= max }
+	q := r.newQuery(tenant, start, end)
+	err := q.fresh(ctx, func(p []byte) error { return freshTagValues(p, scope, key, seen, max) })
+	if err != nil {
+		return nil, err
+	}
+	err = q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
+		if full() || isV1(pf) {
+			return nil
+		}
+		if scope == TagResource {
+			objs, err := distinctValues(pf, "resource_attributes")
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				if v, ok := jsonTagValue(o, key); ok && !full() {
+					seen[v] = true
+				}
+			}
+			return nil
+		}
+		return spanTagValues(pf, key, seen, max)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Collect(maps.Keys(seen))
+	slices.SortFunc(out, func(a, b TagValue) int {
+		return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.Value, b.Value))
+	})
+	return out, nil
+}
+
+// jsonTagValue is key's value in a JSON object of attributes, typed.
+func jsonTagValue(obj []byte, key string) (TagValue, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return TagValue{}, false
+	}
+	raw, ok := m[key]
+	if !ok {
+		return TagValue{}, false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return TagValue{"string", s}, true
+	}
+	text := string(raw)
+	switch {
+	case text == "true" || text == "false":
+		return TagValue{"bool", text}, true
+	case bytes.ContainsAny(raw, ".eE"):
+		return TagValue{"float", text}, true
+	}
+	if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return TagValue{"int", text}, true
+	}
+	return TagValue{}, false // null, an array, an object
+}
+
+// typeNames are the TagValue types of attribute_types' characters.
+var typeNames = map[byte]string{'s': "string", 'b': "bool", 'i': "int", 'd': "float"}
+
+// spanTagValues adds the values of span attribute key in pf: the places
+// of key in each row's map, the values at those places, their types from
+// the row's attribute_types.
+func spanTagValues(pf *parquet.File, key string, seen map[TagValue]bool, max int) error {
+	leaves, err := leavesOf(pf, []string{"attributes.key_value.key", "attributes.key_value.value", "attribute_types"})
+	if err != nil {
+		return err
+	}
+	for _, rg := range pf.RowGroups() {
+		type place struct {
+			row int64
+			at  int
+		}
+		var at []place
+		err := scanPages(rg.ColumnChunks()[leaves[0].index], nil, func(p parquet.Page, first int64) error {
+			eq, any := stringEq(p, key)
+			if !any {
+				return nil
+			}
+			walkPage(p, first, leaves[0], nil, func(row int64, i, k int) {
+				if k >= 0 && eq(k) {
+					at = append(at, place{row, i})
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(at) == 0 {
+			continue
+		}
+		rows := make([]int64, 0, len(at))
+		for _, a := range at {
+			rows = append(rows, a.row) // a key is once in a map: one place a row
+		}
+		types := map[int64]string{}
+		err = scanPages(rg.ColumnChunks()[leaves[2].index], rows, func(p parquet.Page, first int64) error {
+			get := bytesAt(p)
+			walkPage(p, first, leaves[2], rows, func(row int64, _, k int) {
+				if k >= 0 {
+					types[row] = string(get(k))
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		j := 0
+		err = scanPages(rg.ColumnChunks()[leaves[1].index], rows, func(p parquet.Page, first int64) error {
+			get := bytesAt(p)
+			walkPage(p, first, leaves[1], rows, func(row int64, i, k int) {
+				for j < len(at) && (at[j].row < row || at[j].row == row && at[j].at < i) {
+					j++
+				}
+				if j < len(at) && at[j].row == row && at[j].at == i && k >= 0 && len(seen) < max {
+					sig := types[row]
+					if i < len(sig) {
+						if t, ok := typeNames[sig[i]]; ok {
+							seen[TagValue{t, string(get(k))}] = true
+						}
+					}
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bytesAt returns the k-th non-null value of a byte array page.
+func bytesAt(p parquet.Page) func(k int) []byte {
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		idx := data.Int32()
+		return func(k int) []byte { return d.Index(idx[k]).ByteArray() }
+	}
+	if data.Kind() != encoding.ByteArray {
+		return func(int) []byte { return nil }
+	}
+	b, offs := data.ByteArray()
+	return func(k int) []byte {
+		if k+1 >= len(offs) {
+			return nil
+		}
+		return b[offs[k]:offs[k+1]]
+	}
+}
+
+// freshTagValues adds the values of key in scope of an OTLP traces
+// request.
+func freshTagValues(payload []byte, scope TagScope, key string, seen map[TagValue]bool, max int) error {
+	add := func(a otlpwire.Attributes) error {
+		v, ok, err := a.Get(key)
+		if err != nil || !ok || len(seen) >= max {
+			return err
+		}
+		switch v.Type() {
+		case otlpwire.ValueString:
+			seen[TagValue{"string", string(v.Str())}] = true
+		case otlpwire.ValueInt:
+			seen[TagValue{"int", strconv.FormatInt(v.Int(), 10)}] = true
+		case otlpwire.ValueDouble:
+			seen[TagValue{"float", strconv.FormatFloat(v.Double(), 'g', -1, 64)}] = true
+		case otlpwire.ValueBool:
+			seen[TagValue{"bool", strconv.FormatBool(v.Bool())}] = true
+		}
+		return nil
+	}
+	return otlpwire.TracesRequest(payload).Walk(otlpwire.SpanVisitor{
+		ResourceSpans: func(rs otlpwire.ResourceSpans) error {
+			if scope != TagResource {
+				return nil
+			}
+			res, err := rs.Resource()
+			if err != nil {
+				return err
+			}
+			a, err := res.Attributes()
+			if err != nil {
+				return err
+			}
+			return add(a)
+		},
+		Span: func(sp otlpwire.Span) error {
+			if scope != TagSpan {
+				return nil
+			}
+			var f otlpwire.SpanFields
+			if err := sp.Read(&f); err != nil {
+				return err
+			}
+			return add(f.Attributes)
+		},
+	})
+}
