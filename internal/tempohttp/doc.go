@@ -43,5 +43,16 @@
 // (lakeread.TraceTagNames); resource values from the resource column's
 // dictionaries, span values from the places of their key in the
 // attributes map (lakeread.TraceTagValues); event, link and scope values
-// are not listed. TraceQL metrics (/api/metrics/...) are not served yet.
+// are not listed.
+//
+// TraceQL metrics: /api/metrics/query_range (q, start and end as RFC 3339,
+// Unix seconds or nanoseconds, step a duration or seconds) and
+// /api/metrics/query (one value a series over the range), in Tempo's
+// series JSON (labels in AnyValue shape, samples with timestampMs,
+// promLabels). rate, count_over_time, min/max/avg/sum_over_time,
+// quantile_over_time (exact, interpolated between ranks) and
+// histogram_over_time (power-of-two buckets) with by(); compare() is
+// 400. The query runs over every trace with a span its hint admits in
+// the range (eval.Metrics): past 20,000 such traces it is 413, never a
+// partial answer.
 package tempohttp

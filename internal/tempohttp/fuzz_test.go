@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// FuzzSearchParams: any parameters of the search and tag endpoints get
-// 200 with JSON or a 400, never another status or a panic.
+// FuzzSearchParams: any parameters of the search, tag and metrics
+// endpoints get 200 with JSON or a 400, never another status or a panic.
 func FuzzSearchParams(f *testing.F) {
 	for _, s := range [][5]string{
 		{`{ resource.service.name = "web" } > { status = error }`, "", "5", "1", "db.system"},
@@ -18,6 +18,8 @@ func FuzzSearchParams(f *testing.F) {
 		{`{ } | by(resource.service.name) | count() > 1`, "", "0", "x", "name"},
 		{`{ .a =~ "(" }`, "a=", "-1", "3", ".a b"},
 		{`{ span.x = 1 } | select(.y)`, `k="unterminated`, "20", "3", "status"},
+		{`{ } | quantile_over_time(duration, .9) by (resource.service.name)`, "", "", "1m", "name"},
+		{`{ status = error } | rate() by (span.x) | topk(2)`, "", "", "30", ".x"},
 	} {
 		f.Add(s[0], s[1], s[2], s[3], s[4])
 	}
@@ -35,6 +37,8 @@ func FuzzSearchParams(f *testing.F) {
 			"/api/search?" + v.Encode() + window,
 			"/api/v2/search/tag/" + url.PathEscape(tag) + "/values?q=" + url.QueryEscape(q) + window,
 			"/api/search/tag/" + url.PathEscape(tag) + "/values",
+			"/api/metrics/query_range?q=" + url.QueryEscape(q) + "&step=" + url.QueryEscape(spss) + window,
+			"/api/metrics/query?q=" + url.QueryEscape(q) + window,
 		} {
 			code, _, b := get(t, api+path, "")
 			switch code {

@@ -276,3 +276,73 @@ func TestTags(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsQuery: /api/metrics/query_range and /api/metrics/query in
+// Tempo's series JSON over searchTraces (one trace a minute, db's span an
+// error in the odd ones).
+func TestMetricsQuery(t *testing.T) {
+	body, base := searchTraces(t)
+	api := serve(t, body)
+	rng := fmt.Sprintf("&start=%d&end=%d", base.Unix(), base.Add(10*time.Minute).Unix())
+	var res struct {
+		Series []struct {
+			Labels []struct {
+				Key   string         `json:"key"`
+				Value map[string]any `json:"value"`
+			} `json:"labels"`
+			Samples []struct {
+				TimestampMs string  `json:"timestampMs"`
+				Value       float64 `json:"value"`
+			} `json:"samples"`
+			Value      *float64 `json:"value"`
+			PromLabels string   `json:"promLabels"`
+		} `json:"series"`
+	}
+	fetch := func(path string) {
+		t.Helper()
+		code, _, b := get(t, api+path, "")
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, b)
+		}
+		res.Series = nil
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Errors by service, steps of 5 minutes: traces 1 and 3 in the
+	// first, 5, 7 and 9 in the second.
+	fetch("/api/metrics/query_range?q=" + url.QueryEscape(`{ status = error } | count_over_time() by (resource.service.name)`) + rng + "&step=5m")
+	if len(res.Series) != 1 || len(res.Series[0].Labels) != 1 || res.Series[0].Labels[0].Key != "resource.service.name" ||
+		res.Series[0].Labels[0].Value["stringValue"] != "db" || res.Series[0].PromLabels != `{resource.service.name="db"}` {
+		t.Fatalf("series %+v", res.Series)
+	}
+	s := res.Series[0].Samples
+	if len(s) != 2 || s[0].TimestampMs != strconv.FormatInt(base.UnixMilli(), 10) || s[0].Value != 2 ||
+		s[1].TimestampMs != strconv.FormatInt(base.Add(5*time.Minute).UnixMilli(), 10) || s[1].Value != 3 {
+		t.Errorf("samples %+v", s)
+	}
+	// rate per second over steps given in seconds.
+	fetch("/api/metrics/query_range?q=" + url.QueryEscape(`{ resource.service.name = "web" } | rate()`) + rng + "&step=300")
+	if len(res.Series) != 1 || len(res.Series[0].Labels) != 0 || len(res.Series[0].Samples) != 2 || res.Series[0].Samples[0].Value != 5.0/300 {
+		t.Errorf("rate %+v", res.Series)
+	}
+	// Instant: one value over the range.
+	fetch("/api/metrics/query?q=" + url.QueryEscape(`{ } | count_over_time() by (resource.service.name)`) + rng)
+	if len(res.Series) != 2 || res.Series[0].Value == nil || *res.Series[0].Value != 10 || *res.Series[1].Value != 10 {
+		t.Errorf("instant %+v", res.Series)
+	}
+	for path, want := range map[string]string{
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ }`) + rng:                               "metrics function",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate(`) + rng:                       "parse error at line 1",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | compare({ status = error })`) + rng: "compare",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=1ms":        "steps",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=soon":       "invalid step",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + "&start=10&end=5":        "invalid range",
+		"/api/metrics/query_range": "q is required",
+	} {
+		code, _, b := get(t, api+path, "")
+		if code != http.StatusBadRequest || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %d %s, want 400 with %q", path, code, b, want)
+		}
+	}
+}

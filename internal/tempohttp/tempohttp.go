@@ -82,6 +82,8 @@ func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	mux.Handle("GET "+p+"/api/v2/search/tags", readapi.Handle(x, rule, h.tagsV2))
 	mux.Handle("GET "+p+"/api/search/tag/{tag}/values", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.tagValues(r, false) }))
 	mux.Handle("GET "+p+"/api/v2/search/tag/{tag}/values", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.tagValues(r, true) }))
+	mux.Handle("GET "+p+"/api/metrics/query_range", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.metricsQuery(r, false) }))
+	mux.Handle("GET "+p+"/api/metrics/query", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.metricsQuery(r, true) }))
 	mux.HandleFunc("GET "+p+"/api/echo", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("echo")) //nolint:errcheck

@@ -1,0 +1,285 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/traceql"
+)
+
+// Series is one series of a TraceQL metrics answer: its labels (the by()
+// values, and for quantile_over_time "p", for histogram_over_time
+// "__bucket") and its samples at the steps that have any.
+type Series struct {
+	Labels  []Label
+	Samples []Sample
+}
+
+// Label is a series' label: a field and its value.
+type Label struct {
+	Name  string
+	Value Value
+}
+
+// Sample is a value at a step's start, Unix milliseconds.
+type Sample struct {
+	TimestampMs int64
+	Value       float64
+}
+
+// Range is a metrics query's range: steps of Step from Start, each
+// [t, t+Step), up to End.
+type Range struct {
+	Start, End time.Time
+	Step       time.Duration
+}
+
+// Steps returns the number of steps of r.
+func (r Range) Steps() int {
+	if r.Step <= 0 || !r.Start.Before(r.End) {
+		return 0
+	}
+	return int((r.End.Sub(r.Start) + r.Step - 1) / r.Step)
+}
+
+// metricsAcc gathers the spans of a metrics query by series and step.
+type metricsAcc struct {
+	m      *traceql.Metrics
+	field  *compiled
+	by     []*compiled
+	rng    Range
+	series map[string]*seriesAcc
+	order  []string
+}
+
+type seriesAcc struct {
+	labels []Label
+	steps  map[int][]float64 // step -> the values of its spans (1 each for counts)
+}
+
+// newMetricsAcc compiles q's metrics function over rng.
+func newMetricsAcc(q *traceql.Query, rng Range) (*metricsAcc, error) {
+	m := q.Metrics
+	switch {
+	case m == nil:
+		return nil, &UnsupportedError{fmt.Sprintf("%s is not a metrics query", q)}
+	case m.Compare != nil:
+		return nil, &UnsupportedError{"compare() is not supported"}
+	case rng.Steps() == 0:
+		return nil, &UnsupportedError{"an empty range or step"}
+	}
+	a := &metricsAcc{m: m, rng: rng, series: map[string]*seriesAcc{}}
+	if m.Field != nil {
+		c, err := compileField(m.Field)
+		if err != nil {
+			return nil, err
+		}
+		a.field = c
+	}
+	for _, f := range m.By {
+		c, err := compileField(f)
+		if err != nil {
+			return nil, err
+		}
+		a.by = append(a.by, c)
+	}
+	return a, nil
+}
+
+// observe adds the spans of a trace's selected spansets (each span once).
+func (a *metricsAcc) observe(t *Trace, sets []Spanset) {
+	r := &run{t: t, tr: buildTree(t)}
+	start := a.rng.Start.UnixNano()
+	for _, i := range union(sets) {
+		sp := &t.Spans[i]
+		if sp.StartUnixNano < start || sp.StartUnixNano >= a.rng.End.UnixNano() {
+			continue
+		}
+		step := int((sp.StartUnixNano - start) / int64(a.rng.Step))
+		x := at{t: t, tr: r.tr, span: i, ev: -1, link: -1, spanValue: sp}
+		v := 1.0
+		if a.field != nil {
+			fv := r.firstValue(a.field, &x)
+			n, ok := number(fv)
+			if !ok {
+				continue // a span without a number for the field
+			}
+			v = n
+			if fv.Type == traceql.TypeDuration {
+				v = n / 1e9 // durations in seconds, as Tempo's series are
+			}
+		}
+		labels := make([]Label, len(a.by))
+		var key strings.Builder
+		for k, c := range a.by {
+			lv := r.firstValue(c, &x)
+			labels[k] = Label{Name: a.m.By[k].String(), Value: lv}
+			fmt.Fprintf(&key, "%d:%s\x00", lv.Type, lv.String())
+		}
+		s := a.series[key.String()]
+		if s == nil {
+			s = &seriesAcc{labels: labels, steps: map[int][]float64{}}
+			a.series[key.String()] = s
+			a.order = append(a.order, key.String())
+		}
+		s.steps[step] = append(s.steps[step], v)
+	}
+}
+
+// result returns the series, sorted by their labels.
+func (a *metricsAcc) result() []Series {
+	var out []Series
+	stepSec := a.rng.Step.Seconds()
+	for _, k := range a.order {
+		s := a.series[k]
+		emit := func(extra []Label, f func(vals []float64) float64) {
+			sr := Series{Labels: append(slices.Clip(s.labels), extra...)}
+			steps := slices.Sorted(maps.Keys(s.steps))
+			for _, st := range steps {
+				sr.Samples = append(sr.Samples, Sample{
+					TimestampMs: a.rng.Start.Add(time.Duration(st) * a.rng.Step).UnixMilli(), Value: f(s.steps[st])})
+			}
+			out = append(out, sr)
+		}
+		switch a.m.Fn {
+		case "rate":
+			emit(nil, func(v []float64) float64 { return float64(len(v)) / stepSec })
+		case "count_over_time":
+			emit(nil, func(v []float64) float64 { return float64(len(v)) })
+		case "min_over_time":
+			emit(nil, func(v []float64) float64 { return slices.Min(v) })
+		case "max_over_time":
+			emit(nil, func(v []float64) float64 { return slices.Max(v) })
+		case "sum_over_time":
+			emit(nil, sum)
+		case "avg_over_time":
+			emit(nil, func(v []float64) float64 { return sum(v) / float64(len(v)) })
+		case "quantile_over_time":
+			for _, q := range a.m.Quantiles {
+				emit([]Label{{Name: "p", Value: Value{Type: traceql.TypeFloat, F: q}}}, func(v []float64) float64 { return quantile(v, q) })
+			}
+		case "histogram_over_time":
+			// Buckets of powers of two (seconds for durations): each
+			// value counted in the least 2^k at or above it.
+			bounds := map[float64]bool{}
+			for _, vals := range s.steps {
+				for _, v := range vals {
+					bounds[bucketOf(v)] = true
+				}
+			}
+			for _, b := range slices.Sorted(maps.Keys(bounds)) {
+				emit([]Label{{Name: "__bucket", Value: Value{Type: traceql.TypeFloat, F: b}}}, func(v []float64) float64 {
+					n := 0
+					for _, x := range v {
+						if bucketOf(x) == b {
+							n++
+						}
+					}
+					return float64(n)
+				})
+			}
+		}
+	}
+	// Steps with no value of this series' bucket are dropped.
+	for i := range out {
+		out[i].Samples = slices.DeleteFunc(out[i].Samples, func(s Sample) bool { return s.Value == 0 && a.m.Fn == "histogram_over_time" })
+	}
+	out = slices.DeleteFunc(out, func(s Series) bool { return len(s.Samples) == 0 })
+	slices.SortFunc(out, func(x, y Series) int { return strings.Compare(labelsKey(x.Labels), labelsKey(y.Labels)) })
+	return out
+}
+
+func labelsKey(ls []Label) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Name + "=" + l.Value.String() + ",")
+	}
+	return b.String()
+}
+
+func sum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// quantile is the q-quantile of v, interpolated between the two nearest
+// ranks (as Prometheus' quantile over samples).
+func quantile(v []float64, q float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+// bucketOf is the least power of two at or above v (v <= 0: 0).
+func bucketOf(v float64) float64 {
+	if v <= 0 {
+		return 0
+	}
+	return math.Exp2(math.Ceil(math.Log2(v)))
+}
+
+// UnsupportedError is a metrics query or range the engine does not answer.
+type UnsupportedError struct{ Msg string }
+
+func (e *UnsupportedError) Error() string { return "evaluate metrics: " + e.Msg }
+
+// MetricsLimits bound a metrics query's work: the traces it reads.
+type MetricsLimits struct {
+	MaxTraces int
+}
+
+// TooManyTracesError is a metrics query over more traces than its limit:
+// its answer would be partial, so it has none.
+type TooManyTracesError struct{ Limit int }
+
+func (e *TooManyTracesError) Error() string {
+	return "traceql metrics: more than " + strconv.Itoa(e.Limit) + " traces match in the range; narrow the query or the range"
+}
+
+// TooLarge marks it as a query past its limits (readapi.Classify).
+func (e *TooManyTracesError) TooLarge() bool { return true }
+
+// Metrics runs metrics query q (parsed) over the traces of src in rng:
+// every trace with a span that holds q's hint and starts in the range
+// (at most MaxTraces, else a TooManyTracesError), q's pipeline over each,
+// and its metrics function over the spans selected, by step.
+func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Query, rng Range, lim MetricsLimits) ([]Series, error) {
+	acc, err := newMetricsAcc(parsed, rng)
+	if err != nil {
+		return nil, err
+	}
+	q, err := Compile(parsed)
+	if err != nil {
+		return nil, err
+	}
+	ids, more, err := src.Candidates(ctx, tenant, HintOf(parsed), rng.Start, rng.End, lim.MaxTraces)
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		return nil, &TooManyTracesError{Limit: lim.MaxTraces}
+	}
+	byID := map[[16]byte]*Trace{}
+	var order [][16]byte
+	if err := src.Spans(ctx, tenant, ids, func(td []byte) error { return AddOTLP(byID, &order, td) }); err != nil {
+		return nil, err
+	}
+	for _, id := range order {
+		t := byID[id]
+		if sets := q.Eval(t); len(sets) > 0 {
+			acc.observe(t, sets)
+		}
+	}
+	return acc.result(), nil
+}
