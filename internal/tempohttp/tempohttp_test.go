@@ -40,6 +40,11 @@ func get(t testing.TB, url, accept string) (int, string, []byte) {
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
+	return doReq(t, req)
+}
+
+func doReq(t testing.TB, req *http.Request) (int, string, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,13 @@ import (
 // other fields applied by set, closed when the test ends.
 func Reader(t testing.TB, tenants map[string][]byte, set ...func(*lakeread.Config)) *lakeread.Reader {
 	t.Helper()
-	dir := t.TempDir()
+	return ReaderAt(t, t.TempDir(), tenants, set...)
+}
+
+// ReaderAt is Reader with the lake in dir, for a test that reads its
+// files with another engine too.
+func ReaderAt(t testing.TB, dir string, tenants map[string][]byte, set ...func(*lakeread.Config)) *lakeread.Reader {
+	t.Helper()
 	wcfg := lake.DefaultWriterConfig()
 	wcfg.Dir = dir
 	w, err := lake.NewWriter(wcfg)
