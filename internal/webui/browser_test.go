@@ -127,6 +127,19 @@ func TestBrowser(t *testing.T) {
 		if long == 0 || short > 0 {
 			t.Errorf("minDuration=300ms: %d traces, %d of them shorter", long, short)
 		}
+		// TraceQL through Tempo's API: completion offers the scopes'
+		// names, and the query's traces are listed.
+		tab.open(srv.url + "/traces?lookback=15m")
+		tab.waitReady()
+		tab.do("type TraceQL", chromedp.SendKeys(chromedp.CSS(`textarea[name=q]`), `{ resource.serv`))
+		tab.wait(`[...document.querySelectorAll('.complete:not([hidden]) div')].some(d => d.textContent.startsWith("resource.service.name"))`, 5*time.Second)
+		tab.do("set TraceQL", chromedp.Evaluate[chromedp.Void](`document.querySelector('textarea[name=q]').value = '{ kind = server && duration > 100ms }'`))
+		tab.click(`.search-form button[type=submit]`)
+		tab.wait(`location.search.includes("q=") && document.querySelector('.results-info').textContent.includes(" in ")`, 10*time.Second)
+		if n, fast := eval[int](tab, `document.querySelectorAll('.trace-item').length`),
+			eval[int](tab, `[...document.querySelectorAll('.trace-item')].filter(e => e.dataset.duration < 100000).length`); n == 0 || fast > 0 {
+			t.Errorf("TraceQL duration > 100ms: %d traces, %d of them shorter", n, fast)
+		}
 		tab.open(srv.url + "/traces?lookback=15m")
 		tab.waitReady()
 		tab.wait(`document.querySelectorAll('.trace-item').length > 0`, 10*time.Second)

@@ -1,14 +1,16 @@
 // Package webui serves wirehouse's web pages on the admin port: a status
 // page at / (what comes in, what is refused, the spool, the lake, the
 // metric store, forwarding, the build and settings), a PromQL explorer at
-// /graph, trace search and trace view at /traces and /trace/{id}, and a
-// LogQL log browser at /logs.
+// /graph, trace search (Jaeger's form, or TraceQL with completion of
+// scopes, attribute names and values) and trace view at /traces and
+// /trace/{id}, and a LogQL log browser at /logs.
 //
 // The pages are static files embedded in the binary (static/: HTML, CSS
 // and ES modules with no build step; uPlot 1.6.32, vendored with its MIT
 // licence, draws the charts) that call the admin port's own APIs from the
 // browser, as Grafana would: Prometheus' /api/v1/query_range, query,
-// labels, label values and status/tsdb; Jaeger's /jaeger/api/...; Loki's
+// labels, label values and status/tsdb; Jaeger's /jaeger/api/...; Tempo's
+// /tempo/api/search and its tag names and values; Loki's
 // /loki/api/v1/query_range, labels and label values (the log volume is a
 // sum by (detected_level) (count_over_time(...)) range query); and one of
 // this package, /api/wirehouse/status. Each file is gzipped once at start

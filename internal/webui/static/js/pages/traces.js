@@ -1,7 +1,11 @@
 // Trace search over Jaeger's HTTP API (/jaeger/api/...): service,
-// operation, tags, durations, time range and limit; the traces found as
-// a duration-over-time scatter and a list, each opening /trace/{id}.
+// operation, tags, durations, time range and limit; or, when the TraceQL
+// box holds a query, over Tempo's (/tempo/api/search), with completion
+// of scopes, attribute names and values. The traces found as a
+// duration-over-time scatter and a list, each opening /trace/{id}.
 import { get, latest } from "../api.js";
+import { attachCompletion } from "../autocomplete.js";
+import * as traceql from "../traceql.js";
 import { timeChart, colorOf } from "../chart.js";
 import { h, clear, alertBox, markReady, params } from "../dom.js";
 import { micros, dateTime, ago, parseDuration, int } from "../format.js";
@@ -26,6 +30,8 @@ export function parseTags(s) {
 
 export async function render(main) {
   const f = {
+    q: h("textarea", { name: "q", rows: 3, spellcheck: false, "aria-label": "TraceQL",
+      placeholder: '{ resource.service.name = "frontend" } >> { status = error }' }, params.get("q")),
     service: h("select", { "aria-label": "Service", name: "service" }),
     operation: h("select", { "aria-label": "Operation", name: "operation" }, h("option", { value: "" }, "all")),
     tags: h("input", { type: "text", name: "tags", placeholder: 'http.response.status_code=500 error=true', value: params.get("tags") }),
@@ -51,6 +57,7 @@ export async function render(main) {
     },
   },
   h("h2", null, "Search"),
+  h("label.traceql", null, "TraceQL (empty: the fields below)", h("div.editor", null, f.q)),
   h("label", null, "Service", f.service),
   h("label", null, "Operation", f.operation),
   h("label", null, "Tags", f.tags),
@@ -103,11 +110,18 @@ export async function render(main) {
   await loadOps();
   f.operation.value = params.get("operation");
   sortSel.addEventListener("change", () => drawList());
+  attachCompletion(f.q, traceql.complete);
+  f.q.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      search(true);
+    }
+  });
 
   async function search(push) {
     const q = new URLSearchParams({ service: f.service.value, limit: f.limit.value || "20" });
     const state = { service: f.service.value, operation: f.operation.value, tags: f.tags.value.trim(), lookback: f.lookback.value,
-      minDuration: f.minDuration.value.trim(), maxDuration: f.maxDuration.value.trim(), limit: f.limit.value };
+      minDuration: f.minDuration.value.trim(), maxDuration: f.maxDuration.value.trim(), limit: f.limit.value, q: f.q.value.trim() };
     try {
       if (state.operation) q.set("operation", state.operation);
       if (state.tags) q.set("tags", JSON.stringify(parseTags(state.tags)));
@@ -131,9 +145,18 @@ export async function render(main) {
       localStorage.setItem(LAST, state.service);
       clear(info, "Searching…");
       const began = performance.now();
-      const r = await once((signal) => get("/jaeger/api/traces", q, { signal }));
-      if (!r) return;
-      found = (r.data || []).map(summarize);
+      if (state.q) {
+        // TraceQL, through Tempo's API: times in seconds.
+        const tq = new URLSearchParams({ q: state.q, limit: state.limit || "20", start: String(Math.floor(start / 1000)), end: String(Math.ceil(end / 1000)) });
+        for (const k of ["minDuration", "maxDuration"]) if (state[k]) tq.set(k, state[k]);
+        const r = await once((signal) => get("/tempo/api/search", tq, { signal }));
+        if (!r) return;
+        found = traceql.summaries(r);
+      } else {
+        const r = await once((signal) => get("/jaeger/api/traces", q, { signal }));
+        if (!r) return;
+        found = (r.data || []).map(summarize);
+      }
       clear(info, `${found.length} trace${found.length === 1 ? "" : "s"} in ${Math.round(performance.now() - began)} ms`);
       drawPlot(start, end);
       drawList();
