@@ -270,16 +270,14 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 	if more {
 		return nil, &TooManyTracesError{Limit: lim.MaxTraces}
 	}
-	byID := map[[16]byte]*Trace{}
-	var order [][16]byte
-	if err := src.Spans(ctx, tenant, ids, func(td []byte) error { return AddOTLP(byID, &order, td) }); err != nil {
-		return nil, err
-	}
-	for _, id := range order {
-		t := byID[id]
+	err = eachTrace(ctx, src, tenant, ids, func(_ [16]byte, t *Trace) bool {
 		if sets := q.Eval(t); len(sets) > 0 {
 			acc.observe(t, sets)
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return acc.result(), nil
 }

@@ -167,8 +167,8 @@ type SearchResult struct {
 // Candidates are asked for in growing batches until Limit traces match,
 // none are left, or MaxCandidates were read.
 func Search(ctx context.Context, src Source, tenant string, q *Query, start, end time.Time, lim SearchLimits) (SearchResult, error) {
-	if lim.Limit <= 0 {
-		return SearchResult{}, fmt.Errorf("search: limit %d, must be positive", lim.Limit)
+	if lim.Limit <= 0 || lim.MaxCandidates < lim.Limit {
+		return SearchResult{}, fmt.Errorf("search: limit %d and %d candidates: want 0 < limit <= candidates", lim.Limit, lim.MaxCandidates)
 	}
 	hint := HintOf(q.q)
 	var res SearchResult
@@ -186,24 +186,17 @@ func Search(ctx context.Context, src Source, tenant string, q *Query, start, end
 				fresh = append(fresh, id)
 			}
 		}
-		byID := map[[16]byte]*Trace{}
-		var order [][16]byte
-		err = src.Spans(ctx, tenant, fresh, func(td []byte) error { return AddOTLP(byID, &order, td) })
-		if err != nil {
-			return res, err
-		}
-		for _, id := range fresh { // the candidates' order: most recent first
-			t := byID[id]
-			if t == nil {
-				continue
-			}
+		full := false
+		err = eachTrace(ctx, src, tenant, fresh, func(id [16]byte, t *Trace) bool {
 			res.Inspected++
 			if sets := q.Eval(t); len(sets) > 0 && (lim.Keep == nil || lim.Keep(t)) {
 				res.Matches = append(res.Matches, Match{ID: id, Trace: t, Spansets: sets})
-				if len(res.Matches) == lim.Limit {
-					return res, nil
-				}
+				full = len(res.Matches) == lim.Limit
 			}
+			return !full
+		})
+		if err != nil || full {
+			return res, err
 		}
 		if !more {
 			return res, nil
@@ -216,4 +209,31 @@ func Search(ctx context.Context, src Source, tenant string, q *Query, start, end
 			return res, err
 		}
 	}
+}
+
+// traceBatch is how many candidates' spans are read and held at once:
+// what a search holds besides its matches is one batch of traces.
+const traceBatch = 256
+
+// eachTrace reads the traces ids (in that order) from src a batch at a
+// time and calls fn with each the source has, until fn returns false.
+func eachTrace(ctx context.Context, src Source, tenant string, ids [][16]byte, fn func([16]byte, *Trace) bool) error {
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), traceBatch)]
+		ids = ids[len(batch):]
+		byID := map[[16]byte]*Trace{}
+		var order [][16]byte
+		if err := src.Spans(ctx, tenant, batch, func(td []byte) error { return AddOTLP(byID, &order, td) }); err != nil {
+			return err
+		}
+		for _, id := range batch {
+			if t := byID[id]; t != nil && !fn(id, t) {
+				return nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
