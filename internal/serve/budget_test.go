@@ -70,6 +70,10 @@ func TestQueryBudgetRefusals(t *testing.T) {
 		{"tempo trace", get("/tempo/api/traces/0123456789abcdef0123456789abcdef"), 429, func(b string) bool {
 			return strings.HasPrefix(b, "too many queries")
 		}},
+		{"tempo search", get("/tempo/api/search?q=" + url.QueryEscape(`{ }`)), 429, func(b string) bool { return strings.HasPrefix(b, "too many queries") }},
+		{"tempo tags", get("/tempo/api/v2/search/tags"), 429, func(b string) bool { return strings.HasPrefix(b, "too many queries") }},
+		{"tempo tag values", get("/tempo/api/v2/search/tag/name/values"), 429, func(b string) bool { return strings.HasPrefix(b, "too many queries") }},
+		{"tempo metrics", get("/tempo/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`)), 429, func(b string) bool { return strings.HasPrefix(b, "too many queries") }},
 		{"remote read", remoteRead, 429, func(b string) bool { return strings.HasPrefix(b, "too many queries") }},
 	}
 	for _, c := range cases {
@@ -83,7 +87,7 @@ func TestQueryBudgetRefusals(t *testing.T) {
 			t.Errorf("%s: %d Retry-After %q %q; want %d with Retry-After 2 in the API's shape", c.name, resp.StatusCode, resp.Header.Get("Retry-After"), b, c.status)
 		}
 	}
-	for _, path := range []string{"/api/v1/status/buildinfo", "/loki/api/v1/status/buildinfo", "/readyz"} {
+	for _, path := range []string{"/api/v1/status/buildinfo", "/loki/api/v1/status/buildinfo", "/readyz", "/tempo/api/echo"} {
 		resp, err := get(path)()
 		if err != nil {
 			t.Fatal(err)
