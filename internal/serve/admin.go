@@ -94,7 +94,7 @@ func (s *Server) adminRoutes() error {
 	jh.Register(jaegerMux, "/jaeger")
 	s.adminMux.Handle("/jaeger/", s.admitQueries(jh.WriteError, jc.TenantHeader, func(string) bool { return true }, jaegerMux))
 	// Tempo's API, under /tempo, for Grafana's Tempo data source: every
-	// path but the data source's echo reads the lake.
+	// path but echo and buildinfo reads the lake.
 	th, err := tempohttp.New(tempohttp.Config{Reader: traces, Tenant: s.cfg.Lake.Tenant, Logger: s.log,
 		TenantHeader: "X-Scope-OrgID", AnyTenant: s.adminTokens == nil})
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *Server) adminRoutes() error {
 	}
 	tempoMux := http.NewServeMux()
 	th.Register(tempoMux, "/tempo")
-	s.adminMux.Handle("/tempo/", s.admitQueries(th.WriteError, "X-Scope-OrgID", func(p string) bool { return p != "/tempo/api/echo" }, tempoMux))
+	s.adminMux.Handle("/tempo/", s.admitQueries(th.WriteError, "X-Scope-OrgID", func(p string) bool { return p != "/tempo/api/echo" && p != "/tempo/api/status/buildinfo" }, tempoMux))
 	// Loki's query API over the lake's logs, for Grafana's Loki data
 	// source: X-Scope-OrgID names the tenant only without admin tokens
 	// (with them, the token's tenant is the request's).

@@ -87,7 +87,7 @@ func TestQueryBudgetRefusals(t *testing.T) {
 			t.Errorf("%s: %d Retry-After %q %q; want %d with Retry-After 2 in the API's shape", c.name, resp.StatusCode, resp.Header.Get("Retry-After"), b, c.status)
 		}
 	}
-	for _, path := range []string{"/api/v1/status/buildinfo", "/loki/api/v1/status/buildinfo", "/readyz", "/tempo/api/echo"} {
+	for _, path := range []string{"/api/v1/status/buildinfo", "/loki/api/v1/status/buildinfo", "/readyz", "/tempo/api/echo", "/tempo/api/status/buildinfo"} {
 		resp, err := get(path)()
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,8 @@
 // "batches" in JSON) and /api/v2/traces/{id} (TraceByIDResponse: the trace
 // in field 1, "trace" in JSON), OTLP protobuf for "Accept:
 // application/protobuf", else OTLP/JSON, with optional start and end in
-// Unix seconds; and /api/echo for the data source's test. serve mounts it
+// Unix seconds; /api/echo for the data source's test and
+// /api/status/buildinfo (Tempo 2.6.0's API). serve mounts it
 // under /tempo on the admin port.
 //
 // A trace endpoint returns its answer (the bytes and their content type)

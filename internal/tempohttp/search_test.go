@@ -225,6 +225,7 @@ func TestTags(t *testing.T) {
 		}
 	}
 	check("/api/search/tags", `{"tagNames":["db.system","http.status_code","service.name"]}`)
+	check("/api/status/buildinfo", `{"version":"2.6.0","revision":"wirehouse","branch":"","buildUser":"","buildDate":"","goVersion":""}`)
 	code, _, b := get(t, api+"/api/v2/search/tags", "")
 	var v2 struct {
 		Scopes []struct {

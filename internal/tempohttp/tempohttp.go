@@ -84,11 +84,22 @@ func (h *Handler) Register(mux *http.ServeMux, prefix string) {
 	mux.Handle("GET "+p+"/api/v2/search/tag/{tag}/values", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.tagValues(r, true) }))
 	mux.Handle("GET "+p+"/api/metrics/query_range", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.metricsQuery(r, false) }))
 	mux.Handle("GET "+p+"/api/metrics/query", readapi.Handle(x, rule, func(r *http.Request) (body, error) { return h.metricsQuery(r, true) }))
+	mux.HandleFunc("GET "+p+"/api/status/buildinfo", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(buildInfo)) //nolint:errcheck
+	})
 	mux.HandleFunc("GET "+p+"/api/echo", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("echo")) //nolint:errcheck
 	})
 }
+
+// buildInfo is /api/status/buildinfo's answer: the Tempo release whose
+// HTTP API this one serves (TraceQL search with structural operators,
+// tags v2, TraceQL metrics query_range), so that Grafana's Tempo data
+// source turns on what it has. Streaming search (gRPC) is a data source
+// setting Grafana leaves off; it is not served.
+const buildInfo = `{"version":"2.6.0","revision":"wirehouse","branch":"","buildUser":"","buildDate":"","goVersion":""}`
 
 // secondsParam reads parameter name, seconds since the epoch, or the zero
 // time if absent.
