@@ -23,7 +23,7 @@ type Operation struct {
 // that overlap [start, end), and of the spans not in files yet, sorted.
 func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Time) ([]string, error) {
 	seen := map[string]struct{}{}
-	err := r.eachName(ctx, tenant, start, end, func(n spanName) { seen[n.service] = struct{}{} })
+	err := r.eachName(ctx, tenant, start, end, true, func(n spanName) { seen[n.service] = struct{}{} })
 	out := make([]string, 0, len(seen))
 	for s := range seen {
 		out = append(out, s)
@@ -38,7 +38,7 @@ func (r *Reader) Services(ctx context.Context, tenant string, start, end time.Ti
 // if not empty, keeps those of that kind only.
 func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, start, end time.Time) ([]Operation, error) {
 	seen := map[Operation]struct{}{}
-	err := r.eachName(ctx, tenant, start, end, func(n spanName) {
+	err := r.eachName(ctx, tenant, start, end, false, func(n spanName) {
 		if (service == "" || n.service == service) && (kind == "" || n.kind == kind) {
 			seen[Operation{Name: n.name, Kind: n.kind}] = struct{}{}
 		}
@@ -54,15 +54,23 @@ func (r *Reader) Operations(ctx context.Context, tenant, service, kind string, s
 // spanName is a service, span name and kind that spans of a file have.
 type spanName struct{ service, name, kind string }
 
-// nameCache keeps each file's distinct span names: listing the services
-// of a lake of millions of spans is then a walk over a few hundred names
-// per file, each file read once (the service_name, name and kind columns).
-type nameCache = fileMemo[[]spanName]
+// nameCache keeps each file's distinct span names, and its services:
+// listing the services of a lake of millions of spans is then a walk
+// over a few names per file, each file read once (the service_name, name
+// and kind columns).
+type nameCache = fileMemo[fileNamesOf]
+
+// fileNamesOf is a file's distinct span names and services.
+type fileNamesOf struct {
+	names    []spanName
+	services []string
+}
 
 // eachName calls fn with the span names of the fresh spans, then of each
 // version-2 traces file of tenant in the partitions that overlap [start,
-// end), from the cache or read once.
-func (r *Reader) eachName(ctx context.Context, tenant string, start, end time.Time, fn func(spanName)) error {
+// end), from the cache or read once; with services, a file's names are
+// only its services (spanName.service alone).
+func (r *Reader) eachName(ctx context.Context, tenant string, start, end time.Time, services bool, fn func(spanName)) error {
 	q := r.newQuery(tenant, start, end)
 	err := q.fresh(ctx, func(p []byte) error {
 		return eachFreshSpan(p, func(fs *freshSpan) error {
@@ -78,19 +86,30 @@ func (r *Reader) eachName(ctx context.Context, tenant string, start, end time.Ti
 		return err
 	}
 	for _, f := range files {
-		names, ok := r.names.get(keyOf(f))
+		of, ok := r.names.get(keyOf(f))
 		if !ok {
 			err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
-				var err error
-				names, err = fileNames(pf)
+				names, err := fileNames(pf)
+				of = fileNamesOf{names: names}
+				for _, n := range names {
+					if !slices.Contains(of.services, n.service) {
+						of.services = append(of.services, n.service)
+					}
+				}
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			r.names.put(keyOf(f), names)
+			r.names.put(keyOf(f), of)
 		}
-		for _, n := range names {
+		if services {
+			for _, s := range of.services {
+				fn(spanName{service: s})
+			}
+			continue
+		}
+		for _, n := range of.names {
 			fn(n)
 		}
 	}

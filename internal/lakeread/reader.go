@@ -113,7 +113,7 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey][]spanName{}}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
+	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey]fileNamesOf{}}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
 		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
