@@ -1,14 +1,11 @@
 package lokiapi_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 
+	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
@@ -96,7 +94,7 @@ func TestAgainstDuckDB(t *testing.T) {
 		sql[name] = q[1]
 	}
 	sql["line_format"] = `SELECT DISTINCT json_extract_string(body, '$.route') FROM {logs} WHERE service_name = 'json-api'`
-	duck := duckdb(t, python, dir, sql)
+	duck := lakereadtest.DuckDB(t, python, dir, sql)
 
 	window := url.Values{"start": {strconv.FormatInt(from.UnixNano(), 10)}, "end": {strconv.FormatInt(end.UnixNano(), 10)}, "limit": {"5000"}}
 	for name, q := range lines {
@@ -178,25 +176,4 @@ func TestAgainstDuckDB(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("line_format routes %v, DuckDB %v", got, want)
 	}
-}
-
-// duckdb runs queries with DuckDB over the lake in dir (SQL with {logs}).
-func duckdb(t *testing.T, python, dir string, queries map[string]string) map[string][][]string {
-	t.Helper()
-	in, _ := json.Marshal(queries)
-	cmd := exec.Command(python, filepath.Join("..", "..", "cmd", "wirehouse", "testdata", "duckdb_sql.py"), dir)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("duckdb_sql.py: %v\n%s", err, stderr)
-	}
-	var res map[string][][]string
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatal(err)
-	}
-	return res
 }

@@ -9,10 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,7 +155,7 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 	for i, c := range cases {
 		queries[fmt.Sprint(i)] = c.sql
 	}
-	want := duckdbTraces(t, python, dir, queries)
+	want := lakereadtest.DuckDB(t, python, dir, queries)
 	checked := 0
 	for i, c := range cases {
 		var ids []string
@@ -200,7 +197,7 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 	for i, m := range metrics {
 		mq[fmt.Sprint(i)] = m.sql
 	}
-	mwant := duckdbTraces(t, python, dir, mq)
+	mwant := lakereadtest.DuckDB(t, python, dir, mq)
 	for i, m := range metrics {
 		want := map[string]float64{}
 		for _, row := range mwant[fmt.Sprint(i)] {
@@ -299,25 +296,4 @@ func minus(a, b []string) []string {
 		out = append(out[:5], "…")
 	}
 	return out
-}
-
-// duckdbTraces runs SQL queries (with {traces}) over the lake in dir.
-func duckdbTraces(t *testing.T, python, dir string, queries map[string]string) map[string][][]string {
-	t.Helper()
-	in, _ := json.Marshal(queries)
-	cmd := exec.Command(python, filepath.Join("..", "..", "cmd", "wirehouse", "testdata", "duckdb_sql.py"), dir)
-	cmd.Stdin = strings.NewReader(string(in))
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("duckdb_sql.py: %v\n%s", err, stderr)
-	}
-	var res map[string][][]string
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatal(err)
-	}
-	return res
 }

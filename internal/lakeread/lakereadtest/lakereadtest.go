@@ -3,6 +3,11 @@
 package lakereadtest
 
 import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
@@ -48,4 +53,30 @@ func ReaderAt(t testing.TB, dir string, tenants map[string][]byte, set ...func(*
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
+}
+
+// DuckDB runs SQL queries over the lake in dir with DuckDB
+// (cmd/wirehouse/testdata/duckdb_sql.py, with python: one that has
+// duckdb), each with {logs} or {traces} for the signal's files, and
+// returns each query's rows, values as text.
+func DuckDB(t testing.TB, python, dir string, queries map[string]string) map[string][][]string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(self), "..", "..", "..", "cmd", "wirehouse", "testdata", "duckdb_sql.py")
+	in, _ := json.Marshal(queries)
+	cmd := exec.Command(python, script, dir)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("duckdb_sql.py: %v\n%s", err, stderr)
+	}
+	var res map[string][][]string
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
