@@ -346,7 +346,8 @@ func BenchmarkSpansToParquet(b *testing.B) {
 					ids = &rows.TraceID // as the writer orders them
 				}
 				_, sel := enc.order(rows.Len(), &rows.ServiceName, ids, rows.StartTime, func(int32) int64 { return 0 })
-				return enc.writeSpans(out, &rows, sel)
+				_, err := enc.writeSpans(out, &rows, sel)
+				return err
 			})
 		})
 	}

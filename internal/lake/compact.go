@@ -496,7 +496,17 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	}
 	defer removeScratch(out)
 	w := parquet.NewGenericWriter[any](out, opts...)
-	err = writePaged(w, merged, signal == "traces", schema) // pages and row groups as the Writer cuts them
+	// A spans file's trace-id index is made from the merged rows, so a
+	// merge of files written without one has one.
+	var fps *[]uint32
+	if _, ok := schema.Lookup("trace_id"); ok && signal == "traces" {
+		fps = new([]uint32)
+	}
+	err = writePaged(w, merged, signal == "traces", schema, fps) // pages and row groups as the Writer cuts them
+	if err == nil && fps != nil {
+		region = MarshalTraceIDsRegion(*fps)
+		w.SetKeyValueMetadata(TraceIDsRegionKey, strconv.Itoa(len(region)))
+	}
 	if err == nil {
 		err = w.Close()
 	}
@@ -505,7 +515,7 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 		size, err = out.Seek(0, io.SeekEnd)
 	}
 	if err == nil && region != nil {
-		size, err = SpliceGramsRegion(out, region)
+		size, err = SpliceRegion(out, region)
 	}
 	if err == nil {
 		// What a reader will see: the footer of the file as written.
@@ -764,11 +774,15 @@ func encodedColumns(md *format.FileMetaData) (dict, delta map[string]bool) {
 // spanPageRows rows and a row group cut where the service changes once
 // it holds spanGroupMinRows rows (serviceCut); a logs file a data page
 // cut where the service changes (as the encoder's pageCut). The writer's
-// size and row limits cut them too.
-func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, traces bool, schema *parquet.Schema) error {
-	svcCol := -1
+// size and row limits cut them too. With fps not nil, it appends there
+// the fingerprints (TraceIDFingerprint) of the rows' trace_id values.
+func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, traces bool, schema *parquet.Schema, fps *[]uint32) error {
+	svcCol, traceCol := -1, -1
 	if lc, ok := schema.Lookup("service_name"); ok {
 		svcCol = lc.ColumnIndex
+	}
+	if lc, ok := schema.Lookup("trace_id"); ok && fps != nil {
+		traceCol = lc.ColumnIndex
 	}
 	service := func(row parquet.Row) []byte {
 		for _, v := range row {
@@ -777,6 +791,18 @@ func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, traces bool,
 			}
 		}
 		return nil
+	}
+	var lastID []byte // the last trace id fingerprinted: rows come sorted by it within a service
+	fingerprint := func(row parquet.Row) {
+		for _, v := range row {
+			if v.Column() == traceCol {
+				if id := v.ByteArray(); !v.IsNull() && len(id) > 0 && !bytes.Equal(id, lastID) {
+					lastID = append(lastID[:0], id...)
+					*fps = append(*fps, TraceIDFingerprint(TraceIDHash(id)))
+				}
+				return
+			}
+		}
 	}
 	rows := rg.Rows()
 	defer rows.Close()
@@ -815,6 +841,9 @@ func writePaged(w *parquet.GenericWriter[any], rg parquet.RowGroup, traces bool,
 		}
 		from := 0
 		for i := range n {
+			if traceCol >= 0 {
+				fingerprint(buf[i])
+			}
 			s := service(buf[i])
 			changed := started && !bytes.Equal(s, prev)
 			switch {

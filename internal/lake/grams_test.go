@@ -230,7 +230,7 @@ func checkTableTest(t *testing.T, what string, table *GramsTable, file []byte, h
 }
 
 // regionFile returns a file holding region before a footer of footer
-// bytes, as the writer lays them out (SpliceGramsRegion).
+// bytes, as the writer lays them out (SpliceRegion).
 func regionFile(region []byte, footer int) []byte {
 	b := append([]byte("PAR1"), region...)
 	b = append(b, make([]byte, footer)...)

@@ -376,10 +376,10 @@ func FileGrams(pf *parquet.File, r io.ReaderAt, size int64) (Grams, bool) {
 	return TrustedMeta(pf, GramsKey, ParseGrams, Grams.Rows)
 }
 
-// SpliceGramsRegion writes region into file f, a Parquet file written
+// SpliceRegion writes region into file f, a Parquet file written
 // whole, just before its footer, and returns the file's new size.
 // Offsets in the footer point before the footer, so they hold.
-func SpliceGramsRegion(f *os.File, region []byte) (int64, error) {
+func SpliceRegion(f *os.File, region []byte) (int64, error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return 0, fmt.Errorf("splice grams region: %w", err)

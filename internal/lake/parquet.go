@@ -135,9 +135,10 @@ type leafCol struct {
 // from file to file.
 type encoder struct {
 	rowGroupRows int
-	maxAttrCols  int  // WriterConfig.MaxAttributeColumns; 0 for the default
-	noIndexes    bool // WriterConfig.NoIndexes
-	pageRows     int  // if > 0, the most rows of a data page (the file being written)
+	maxAttrCols  int      // WriterConfig.MaxAttributeColumns; 0 for the default
+	noIndexes    bool     // WriterConfig.NoIndexes
+	traceFPs     []uint32 // a spans file's trace-id fingerprints, reused
+	pageRows     int      // if > 0, the most rows of a data page (the file being written)
 	// groupCut, if set, is where the row group starting at sel[start]
 	// ends, at or before end (the file being written): serviceCut.
 	groupCut func(sel []int32, start, end int) int

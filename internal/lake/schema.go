@@ -76,7 +76,7 @@ const serviceColumn = "resource_service_name"
 
 // writeLogs writes rows sel of r, in that order, as one Parquet file,
 // and returns the grams region its writer is to place before the file's
-// footer (SpliceGramsRegion); nil if it has none.
+// footer (SpliceRegion); nil if it has none.
 func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []byte, err error) {
 	if r.keepPairs {
 		e.pageCut = func(rg []int32, i int) bool {
@@ -112,17 +112,25 @@ func (e *encoder) writeLogs(out io.Writer, r *LogRows, sel []int32) (region []by
 	return nil, e.writeRows(out, "logs", logColumns(r), r.Columns(), r.Len(), sel, "timestamp")
 }
 
-// writeSpans writes rows sel of r, in that order, as one Parquet file.
-func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) error {
+// writeSpans writes rows sel of r, in that order, as one Parquet file,
+// and returns the trace-id region its writer is to place before the
+// file's footer (SpliceRegion); nil if it has none.
+func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) (region []byte, err error) {
 	if r.keepPairs {
 		e.pageRows = spanPageRows
 		e.groupCut = func(sel []int32, start, end int) int {
 			return serviceCut(start, end, func(i int) []byte { return r.ServiceName.At(int(sel[i])) })
 		}
 		defer func() { e.pageRows, e.groupCut = 0, nil }()
-		return e.writeRowsV2(out, "traces", 2, spanColumnsV2(r, r.Len()), sel, nil, "trace_id", "start_time")
+		var meta map[string]string
+		if !e.noIndexes {
+			e.traceFPs = traceIDsOf(e.traceFPs[:0], len(sel), func(i int) []byte { return r.TraceID.At(int(sel[i])) })
+			region = MarshalTraceIDsRegion(e.traceFPs)
+			meta = map[string]string{TraceIDsRegionKey: strconv.Itoa(len(region))}
+		}
+		return region, e.writeRowsV2(out, "traces", 2, spanColumnsV2(r, r.Len()), sel, meta, "trace_id", "start_time")
 	}
-	return e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
+	return nil, e.writeRows(out, "traces", spanColumns(r), r.Columns(), r.Len(), sel, "start_time")
 }
 
 // serviceCut is where a row group of a spans file that starts at row

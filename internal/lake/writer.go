@@ -506,7 +506,7 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	}
 	size := cw.n
 	if err == nil && region != nil {
-		size, err = SpliceGramsRegion(f, region)
+		size, err = SpliceRegion(f, region)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -522,8 +522,9 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 }
 
 // encode writes the rows sel of the batch as Parquet to out, and returns
-// the grams region to place before its footer (nil: none). A panic in
-// the encoder (parquet-go panics on some limits) is returned as an error.
+// the index region (grams or trace ids) to place before its footer
+// (nil: none). A panic in the encoder (parquet-go panics on some limits)
+// is returned as an error.
 func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int32, n int) (region []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -540,7 +541,7 @@ func (w *Writer) encode(out io.Writer, sig otlpwire.Signal, b *batch, sel []int3
 	if sig == otlpwire.SignalLogs {
 		return w.enc.writeLogs(out, &b.logs, sel)
 	}
-	return nil, w.enc.writeSpans(out, &b.spans, sel)
+	return w.enc.writeSpans(out, &b.spans, sel)
 }
 
 // countingWriter counts the bytes written and keeps the first error of

@@ -38,17 +38,22 @@ func TestConcurrentQueriesChargedTheirOwnReads(t *testing.T) {
 		t.Fatalf("alone: %+v, %v", alone, err)
 	}
 	// A query opens no file larger than what its budget has left (so it
-	// never reads past it): the budget is the larger of what the query
-	// read alone and the largest file.
-	budget := alone.BytesRead
+	// never reads past it), and reads a file's trace-id index before it
+	// opens the file: the budget is what the query read alone and the
+	// largest file.
+	var largest int64
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
-				budget = max(budget, info.Size())
+				largest = max(largest, info.Size())
 			}
 		}
 		return nil
 	})
+	budget := alone.BytesRead + largest
+	if budget >= 20*alone.BytesRead {
+		t.Fatalf("budget %d holds the reads of all twenty queries (%d each): the test would show nothing", budget, alone.BytesRead)
+	}
 	r := newReader(t, dir, func(c *lakeread.Config) { c.MaxBytes = budget })
 	defer r.Close()
 	var wg sync.WaitGroup

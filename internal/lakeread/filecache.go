@@ -21,20 +21,29 @@ import (
 // does not decode every footer again: for trace by id, decoding footers
 // was most of the time. Entries are keyed by name, size and upload time
 // (a replaced object is a new entry), the least recently used closed past
-// the bound, and those of objects a listing no longer shows dropped.
+// the bounds (a number of copies, and the memory their footers take), and
+// those of objects a listing no longer shows dropped.
 //
 // An open file serves one query at a time: a query that finds every open
 // copy of a file in use opens another (kept too, within the bound). So
 // the bytes read through a copy while a query holds it are that query's
 // alone, and its byte budget is never charged with another's reads.
 type fileCache struct {
-	max     int
-	onClose func(*parquet.File) // if set, called with a copy's file before it is closed
+	max      int
+	maxBytes int64               // bounds the copies' cost (footerCost); 0: no bound
+	onClose  func(*parquet.File) // if set, called with a copy's file before it is closed
 
 	mu      sync.Mutex
 	entries map[fileKey][]*list.Element // idle copies of the key, of *cachedFile
 	lru     list.List                   // every cached copy, most recent first
+	used    int64                       // the cached copies' cost
 }
+
+// footerCost is what an open copy holds in memory for the footer bytes
+// it read when opened: parquet-go's decoded metadata (row groups, column
+// chunks and their statistics) takes about five times the encoded footer
+// (measured on the lake's spans files: 104 KB footers, ~550 KB decoded).
+func footerCost(read int64) int64 { return 6*read + 4<<10 }
 
 type fileKey struct {
 	name string
@@ -49,6 +58,7 @@ type cachedFile struct {
 	obj  bucket.Object
 	pf   *parquet.File
 	read atomic.Int64
+	cost int64 // footerCost of the bytes read opening it
 
 	// counts are the file's lake.Counts, parsed on first use (countsRead)
 	// by the query holding the copy; nil if it has none or they are
@@ -88,8 +98,8 @@ func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func newFileCache(max int) *fileCache {
-	return &fileCache{max: max, entries: map[fileKey][]*list.Element{}}
+func newFileCache(max int, maxBytes int64) *fileCache {
+	return &fileCache{max: max, maxBytes: maxBytes, entries: map[fileKey][]*list.Element{}}
 }
 
 // get returns an idle open copy of key, or one opened with open (whose
@@ -118,8 +128,10 @@ func (c *fileCache) get(key fileKey, open func(read *atomic.Int64) (bucket.Objec
 		cf.dropped = true
 		return cf, false, nil
 	}
+	cf.cost = footerCost(cf.read.Load())
 	cf.elem = c.lru.PushFront(cf)
-	for c.lru.Len() > c.max {
+	c.used += cf.cost
+	for c.lru.Len() > c.max || c.maxBytes > 0 && c.used > c.maxBytes && c.lru.Len() > 1 {
 		c.dropLocked(c.lru.Back())
 	}
 	return cf, false, nil
@@ -151,6 +163,7 @@ func (c *fileCache) release(cf *cachedFile) {
 func (c *fileCache) dropLocked(e *list.Element) {
 	cf := e.Value.(*cachedFile)
 	c.lru.Remove(e)
+	c.used -= cf.cost
 	cf.dropped = true
 	if !cf.busy {
 		idle := c.entries[cf.key]

@@ -58,7 +58,23 @@ type spanName struct{ service, name, kind string }
 // listing the services of a lake of millions of spans is then a walk
 // over a few names per file, each file read once (the service_name, name
 // and kind columns).
-type nameCache = fileMemo[fileNamesOf]
+type nameCache = boundedMemo[fileNamesOf]
+
+// NamesMemoBytes bounds the span names and services a Reader keeps
+// (nameCache); a file past it is read again at each listing.
+const NamesMemoBytes = 64 << 20
+
+// namesSize is what a file's names cost NamesMemoBytes.
+func namesSize(n fileNamesOf) int64 {
+	size := int64(64 + 48*len(n.names) + 16*len(n.services))
+	for _, s := range n.names {
+		size += int64(len(s.service) + len(s.name) + len(s.kind))
+	}
+	for _, s := range n.services {
+		size += int64(len(s))
+	}
+	return size
+}
 
 // fileNamesOf is a file's distinct span names and services.
 type fileNamesOf struct {

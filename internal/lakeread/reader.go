@@ -48,6 +48,11 @@ type Config struct {
 	// their footers parsed, between queries (the least recently used
 	// closed past it). Default 256; 0 opens every file every query.
 	OpenFiles int
+	// OpenFileBytes bounds the memory the open files' parsed footers
+	// take (estimated from their encoded size), so that the reader's
+	// share of serve's memory ceiling holds whatever the files' shape.
+	// Default DefaultOpenFileBytes; negative: no bound.
+	OpenFileBytes int64
 	// Fresh, if set, gives the spans acknowledged but not in the lake's
 	// files yet, so that queries see a span as soon as its request was
 	// acknowledged.
@@ -73,9 +78,13 @@ type Config struct {
 // DefaultChunkCacheBytes is Config.ChunkCacheBytes' default.
 const DefaultChunkCacheBytes = 32 << 20
 
+// DefaultOpenFileBytes is Config.OpenFileBytes's default: the parsed
+// footers of about 250 of the loader's spans files, or 25 merged ones.
+const DefaultOpenFileBytes = 128 << 20
+
 // DefaultConfig returns the defaults, without a Bucket.
 func DefaultConfig() Config {
-	return Config{MaxBytes: 1 << 30, MaxSpans: 100_000, OpenFiles: 256, ChunkCacheBytes: DefaultChunkCacheBytes}
+	return Config{MaxBytes: 1 << 30, MaxSpans: 100_000, OpenFiles: 256, OpenFileBytes: DefaultOpenFileBytes, ChunkCacheBytes: DefaultChunkCacheBytes}
 }
 
 // Validate reports the first field of c that New would refuse.
@@ -105,7 +114,9 @@ type Reader struct {
 	streams *streamCache
 	tables  *gramsTables
 	counts  *boundedMemo[*lake.Counts] // logs files' counts, parsed once
-	listed  listings                   // unchanged hour partitions' listings
+	// traceIDs are spans files' trace-id indexes (nil: a file has none).
+	traceIDs *boundedMemo[*lake.TraceIDs]
+	listed   listings // unchanged hour partitions' listings
 }
 
 // New returns a Reader of cfg.
@@ -113,8 +124,9 @@ func New(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles), names: &nameCache{m: map[fileKey]fileNamesOf{}}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
-		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize}}
+	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles, cmp.Or(cfg.OpenFileBytes, DefaultOpenFileBytes)), names: &nameCache{max: NamesMemoBytes, size: namesSize}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
+		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize},
+		traceIDs: &boundedMemo[*lake.TraceIDs]{max: TraceIDsMemoBytes, size: traceIDsSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
 		if buf <= 0 {
@@ -152,6 +164,7 @@ type Result struct {
 	Spans        *Spans
 	FilesOpened  int   // files whose footer was read
 	FilesSkipped int   // of a schema version this reader does not know
+	FilesPassed  int   // not opened: their trace-id index holds none of the ids
 	RowGroups    int   // row groups whose trace_id bloom filter passed
 	BytesRead    int64 // of Parquet
 }
@@ -217,15 +230,63 @@ func (r *Reader) Traces(ctx context.Context, tenant string, ids [][16]byte, star
 	if err != nil {
 		return out, res, wrapLimit(err)
 	}
-	err = q.eachFile(ctx, func(f lake.DataFile, pf *parquet.File) error {
-		if err := r.tracesInFile(pf, ids, hexIDs, hashes, byID, &res); err != nil {
-			return err
+	files, err := q.list(ctx)
+	if err != nil {
+		return out, res, err
+	}
+	// A file's trace-id index, where it has one, names the ids it may
+	// hold: the others are not looked for there, and a file that may hold
+	// none is not opened.
+	var mine []int // indexes into ids of those file f may hold
+	var fIDs [][16]byte
+	var fHex [][]byte
+	var fHashes []uint64
+	for _, f := range files {
+		var read int64
+		var idx *lake.TraceIDs
+		if !r.cfg.NoIndexes {
+			idx, err = r.fileTraceIDs(ctx, f, &read)
 		}
-		if total() > r.cfg.MaxSpans {
-			return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+		if errors.Is(err, bucket.ErrNotFound) {
+			err = nil
+			continue // removed by compaction or retention since the listing, as q.open has it
 		}
-		return chargeErr
-	})
+		if q.budget.left.Add(-read) < 0 {
+			err = &LimitError{What: "bytes read", Limit: r.cfg.MaxBytes}
+		}
+		if err != nil {
+			return out, res, wrapLimit(fmt.Errorf("lakeread: read %s: %w", f.Name, err))
+		}
+		fIDs, fHex, fHashes = ids, hexIDs, hashes
+		if idx != nil {
+			mine = mine[:0]
+			for i, h := range hashes {
+				if idx.MayHold(h) {
+					mine = append(mine, i)
+				}
+			}
+			if len(mine) == 0 {
+				res.FilesPassed++
+				continue
+			}
+			fIDs, fHex, fHashes = make([][16]byte, len(mine)), make([][]byte, len(mine)), make([]uint64, len(mine))
+			for k, i := range mine {
+				fIDs[k], fHex[k], fHashes[k] = ids[i], hexIDs[i], hashes[i]
+			}
+		}
+		err = q.file(ctx, f, func(f lake.DataFile, pf *parquet.File) error {
+			if err := r.tracesInFile(pf, fIDs, fHex, fHashes, byID, &res); err != nil {
+				return err
+			}
+			if total() > r.cfg.MaxSpans {
+				return &LimitError{What: "spans", Limit: int64(r.cfg.MaxSpans)}
+			}
+			return chargeErr
+		})
+		if err != nil {
+			break
+		}
+	}
 	res.BytesRead = r.cfg.MaxBytes - q.budget.left.Load()
 	return out, res, err
 }
@@ -340,6 +401,7 @@ func (r *Reader) keepOnly(prefix string, listed map[fileKey]bool) {
 	r.streams.keepOnly(prefix, listed)
 	r.tables.keepOnly(prefix, listed)
 	r.counts.keepOnly(prefix, listed)
+	r.traceIDs.keepOnly(prefix, listed)
 }
 
 // maxListedHours is the longest range whose hour partitions are listed

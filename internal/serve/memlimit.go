@@ -28,7 +28,7 @@ const lakeRowFactor = 3
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
 //	     + spool.tail_size + 16 MiB + forward destinations × 2 × 64 MiB
-//	     + limits.queries.memory + 32 MiB + 12 MiB
+//	     + limits.queries.memory + 32 MiB + 128 MiB + 108 MiB
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
@@ -44,9 +44,10 @@ const lakeRowFactor = 3
 // with the records, candidates, spans, lines and series it keeps, or for
 // PromQL bounded by its samples (a slot's share at 16 bytes a sample);
 // and the lake reader's cache of column chunk readers, their dictionaries
-// and last pages, and bloom filters (lakeread.DefaultChunkCacheBytes), and
-// the tables of logs files' grams regions and their counts
-// (lakeread.IndexCacheBytes).
+// and last pages, and bloom filters (lakeread.DefaultChunkCacheBytes), the
+// parsed footers of the files it keeps open (lakeread.DefaultOpenFileBytes),
+// and the tables of logs files' grams regions, their counts, spans files'
+// trace-id indexes and span names (lakeread.IndexCacheBytes).
 // The metric store's head grows with the series stored and is not
 // bounded by it.
 func (c Config) MemoryCeiling() int64 {
@@ -54,7 +55,7 @@ func (c Config) MemoryCeiling() int64 {
 	lake := 2 * lakeRowFactor * (int64(c.Lake.MaxBuffer) + 8<<20)
 	forward := int64(len(c.Forward)) * 2 * forwardWindow
 	return baseMemory + int64(c.Limits.MaxInflight) + largest + lake + int64(c.Spool.TailSize) + lakeload.FreshMemory + forward +
-		int64(c.Limits.Queries.Memory) + lakeread.DefaultChunkCacheBytes + lakeread.IndexCacheBytes
+		int64(c.Limits.Queries.Memory) + lakeread.DefaultChunkCacheBytes + lakeread.DefaultOpenFileBytes + lakeread.IndexCacheBytes
 }
 
 // forwardWindow is each forward destination's window
