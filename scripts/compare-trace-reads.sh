@@ -12,7 +12,8 @@
 # (/proc/PID/stat before and after its repetitions) and the ratio of the
 # P50s; then each server's peak RSS (VmHWM, ingestion included) and the
 # bytes its data directory takes on disk (wirehouse's: spool and lake).
-# The queries start once both servers are idle (readcompare waits).
+# The queries start once both servers are idle (readcompare waits, at
+# most SETTLE, default 5m: a large load leaves both compacting).
 #
 # Load: SPANS spans of wirehouse load --signal traces --transport http
 # --batch 500 --resources 10, every request distinct (--variants =
@@ -97,7 +98,7 @@ if [ -n "${WIREHOUSE_PROFILE:-}" ]; then # a CPU profile of wirehouse over the q
 	curl -sf -o "$WIREHOUSE_PROFILE" "http://127.0.0.1:$a/debug/pprof/profile?seconds=60" &
 fi
 "$bin/readcompare" traces --wirehouse http://127.0.0.1:$a --wirehouse-pid $wpid \
-	--peer http://127.0.0.1:$q --peer-pid $jpid --runs "$runs" \
+	--peer http://127.0.0.1:$q --peer-pid $jpid --runs "$runs" --settle "${SETTLE:-5m}" \
 	--start "$(date -u -d @$((t0 - requests - 10)) +%FT%TZ)" --end "$(date -u -d @$((t0 + 10)) +%FT%TZ)" || rc=$?
 
 echo

@@ -23,7 +23,7 @@ up, then --runs times on each side (fewer, at least 3, once they have
 taken --budget). The answers must be equal: the table marks those that
 are not, and the command then fails with a short diff. With
 --wirehouse-pid and --peer-pid it waits until both servers are idle
-(under 5%% of a CPU for 2 s; at most 5 minutes) and reads each server's
+(under 5%% of a CPU for 2 s; at most --settle) and reads each server's
 CPU time from /proc/PID/stat before and after a query's repetitions.
 
 flags:
@@ -36,6 +36,7 @@ type compareFlags struct {
 	start, end       time.Time
 	runs             int
 	budget           time.Duration
+	settle           time.Duration
 	limit            int
 	service          string
 }
@@ -60,6 +61,7 @@ func runCompare(ctx context.Context, mode string, args []string, stdout, stderr 
 	fs.StringVar(&end, "end", "", "RFC 3339 time after the data's last record (required)")
 	fs.IntVar(&f.runs, "runs", 20, "measured repetitions of each query on each side, after one to warm up")
 	fs.DurationVar(&f.budget, "budget", time.Minute, "time after which a query's repetitions on a side stop early, once it has had 3")
+	fs.DurationVar(&f.settle, "settle", 5*time.Minute, "how long to wait at most for both servers to go idle (compactions, merges) before querying")
 	fs.StringVar(&f.service, "service", "checkout", "the service of the queries that select one")
 	f.limit = 1
 	if mode == "logs" {
@@ -97,7 +99,7 @@ func runCompare(ctx context.Context, mode string, args []string, stdout, stderr 
 		return err
 	}
 	fmt.Fprintf(stderr, "readcompare: waiting until the servers are idle\n")
-	if err := settle(ctx, []int{ours.pid, peer.pid}, 5*time.Minute, stderr); err != nil {
+	if err := settle(ctx, []int{ours.pid, peer.pid}, f.settle, stderr); err != nil {
 		return err
 	}
 	return compare(ctx, qs, ours, peer, f.runs, f.budget, stdout, stderr)
