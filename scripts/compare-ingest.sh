@@ -47,7 +47,7 @@ if [ "$signal" = logs ] && [ ! -x "$bin/victoria-logs" ]; then
 	GOBIN=$bin go install github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs@v1.52.1
 fi
 if [ "$signal" = traces ] && [ ! -x "$jaeger" ]; then
-	make bin/jaeger-v1.76.0 >&2
+	make "$PWD/bin/jaeger-v1.76.0" >&2
 fi
 
 tck=$(getconf CLK_TCK)

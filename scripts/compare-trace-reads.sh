@@ -43,7 +43,7 @@ harness compare-trace-reads
 log "building wirehouse, readcompare and (if missing) Jaeger v1.76.0"
 go build -o "$bin/wirehouse" ./cmd/wirehouse
 go build -o "$bin/readcompare" ./tools/readcompare
-[ -x "$jaeger" ] || make bin/jaeger-v1.76.0 >&2
+[ -x "$jaeger" ] || make "$jaeger" >&2 # the Makefile names it by its absolute path
 
 g=$(port) h=$(port) a=$(port) o=$(port) q=$(port) qg=$(port) m=$(port) t=$(port)
 
