@@ -176,7 +176,9 @@ FUZZ_TARGETS := \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
 	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig \
 	./internal/serve/:FuzzParseLakeURL ./internal/lake/:FuzzDataFiles ./internal/lake/:FuzzParseFile ./internal/lake/:FuzzParseCounts \
-	./otlpwire/:FuzzRoute ./internal/forward/:FuzzResponses
+	./otlpwire/:FuzzRoute ./internal/forward/:FuzzResponses \
+	./internal/traceql/:FuzzParse ./internal/traceql/eval/:FuzzTraceQL ./internal/traceql/eval/:FuzzMetricsSpanwise \
+	./internal/tempohttp/:FuzzSearchParams ./internal/lake/:FuzzReadTraceIDs
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -60,8 +60,11 @@
 // needles read little. Compaction adds the inputs' up (reading the
 // footer index, wirehouse.grams, of files of earlier releases). They
 // cost ~54 and ~250-305 ns a log to make (BenchmarkLogIndexes, against
-// ~7 us a log to encode the file) and ~8 bytes a log;
-// WriterConfig.NoIndexes leaves them out.
+// ~7 us a log to encode the file) and ~8 bytes a log. A spans file holds,
+// in a region before its footer too, the fingerprints of its trace ids
+// (traceids.go, wirehouse.traceids.region: 4 bytes a trace), so a lookup
+// by trace id opens only the files that may hold it; compaction makes a
+// merge's from its rows. WriterConfig.NoIndexes leaves them all out.
 //
 // # Schema version 2
 //

@@ -37,7 +37,17 @@
 //
 // # Traces
 //
-// Trace and Traces (several ids in one walk) use, per row group, the ids
+// Trace and Traces (several ids in one walk) first ask each listed spans
+// file's trace-id index (its region, lake.TraceIDs: read once, kept up to
+// TraceIDsMemoBytes, 32 MiB; traceids.go) which ids it may hold, and open
+// only the files that may hold one: a lookup opens about as many files as
+// hold the trace, however many the lake has (at 10M spans in 256 files, 5.0
+// ms a lookup became 1.5 ms). A file without an index, or with a damaged
+// one, is searched as below. The open files' parsed footers are bounded by
+// Config.OpenFileBytes (128 MiB) and the span-names memo by NamesMemoBytes
+// (64 MiB), both in serve's memory ceiling: unbounded and outside it, they
+// left the soft limit just above the live heap and the collector ran every
+// few megabytes. In a file, they use, per row group, the ids
 // its trace_id bloom filter admits (a spans file gives each service of
 // 2,048 spans or more row groups of its own, so the filter passes over
 // the services without the trace); for those, only the trace_id pages

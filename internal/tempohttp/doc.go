@@ -53,7 +53,12 @@
 // promLabels). rate, count_over_time, min/max/avg/sum_over_time,
 // quantile_over_time (exact, interpolated between ranks) and
 // histogram_over_time (power-of-two buckets) with by(); compare() is
-// 400. The query runs over every trace with a span its hint admits in
-// the range (eval.Metrics): past 20,000 such traces it is 413, never a
+// 400. A span-local query (a filter of resource.service.name, name, kind,
+// status equalities and duration bounds, by() of those, over duration or
+// counts: what Traces Drilldown asks most) reads those columns of the
+// spans in the range (lakeread.SpanPoints), no trace assembled and no
+// bound on their number but the reader's bytes. Any other runs over
+// every trace with a span its hint admits in the range (eval.Metrics):
+// past 20,000 such traces (Config.MaxMetricsTraces) it is 413, never a
 // partial answer.
 package tempohttp

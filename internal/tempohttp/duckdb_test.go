@@ -180,6 +180,7 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 	// TraceQL metrics: the series by step equal DuckDB's GROUP BY of
 	// the same spans into the same steps (durations in seconds).
 	from, step := start.Add(-time.Hour), time.Minute
+	const svc, op = "frontend", "validate-cart"
 	bucket := fmt.Sprintf("(epoch_ns(start_time) - %d) // %d", from.UnixNano(), int64(step))
 	metrics := []struct{ q, sql string }{
 		{`{ } | count_over_time() by (resource.service.name)`,
@@ -192,6 +193,18 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 			`SELECT attributes['db.system.name'], ` + bucket + `, max(duration) / 1e9 FROM {traces} WHERE kind = 'SPAN_KIND_CLIENT' GROUP BY ALL`},
 		{`{ } | quantile_over_time(duration, 0.9) by (resource.service.name)`,
 			`SELECT service_name, ` + bucket + `, quantile_cont(duration, 0.9) / 1e9 FROM {traces} GROUP BY ALL`},
+		// Span-local queries (read from columns, no trace assembled:
+		// eval.SpanSource) of every condition and by() that path takes.
+		{`{ } | rate() by (resource.service.name)`,
+			`SELECT service_name, ` + bucket + `, count(*) / 60.0 FROM {traces} GROUP BY ALL`},
+		{`{ resource.service.name = "` + svc + `" && status = unset && true } | sum_over_time(duration) by (name)`,
+			`SELECT name, ` + bucket + `, sum(duration) / 1e9 FROM {traces} WHERE service_name = '` + svc + `' AND status_code = 'STATUS_CODE_UNSET' GROUP BY ALL`},
+		{`{ duration > 20ms && duration <= 400ms && kind = client } | min_over_time(duration) by (resource.service.name)`,
+			`SELECT service_name, ` + bucket + `, min(duration) / 1e9 FROM {traces} WHERE duration > 20000000 AND duration <= 400000000 AND kind = 'SPAN_KIND_CLIENT' GROUP BY ALL`},
+		{`{ name = "` + op + `" } | count_over_time() by (status)`,
+			`SELECT lower(replace(status_code, 'STATUS_CODE_', '')), ` + bucket + `, count(*) FROM {traces} WHERE name = '` + op + `' GROUP BY ALL`},
+		{`{ duration >= 5ms } | avg_over_time(duration) by (name)`,
+			`SELECT name, ` + bucket + `, avg(duration) / 1e9 FROM {traces} WHERE duration >= 5000000 GROUP BY ALL`},
 	}
 	mq := map[string]string{}
 	for i, m := range metrics {

@@ -1,6 +1,7 @@
 package tempohttp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,8 +16,9 @@ import (
 	"github.com/wirehouse/wirehouse/internal/traceql/eval"
 )
 
-// Metrics queries: the most traces one reads (past it, 413), the most
-// steps a range has.
+// Metrics queries: the most traces one that needs whole traces reads by
+// default (past it, 413: Config.MaxMetricsTraces), the most steps a range
+// has.
 const (
 	maxMetricsTraces = 20000
 	maxSteps         = 11000
@@ -102,7 +104,7 @@ func (h *Handler) metricsQuery(r *http.Request, instant bool) (body, error) {
 		return body{}, err
 	}
 	src := &lakeSource{r: h.cfg.Reader, found: map[[16]byte]lakeread.FoundTrace{}}
-	series, err := eval.Metrics(r.Context(), src, tenant.FromContext(r.Context()), parsed, rng, eval.MetricsLimits{MaxTraces: maxMetricsTraces})
+	series, err := eval.Metrics(r.Context(), src, tenant.FromContext(r.Context()), parsed, rng, eval.MetricsLimits{MaxTraces: cmp.Or(h.cfg.MaxMetricsTraces, maxMetricsTraces)})
 	if err != nil {
 		var ue *eval.UnsupportedError
 		if errors.As(err, &ue) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -333,4 +334,32 @@ func anyValue(v eval.Value) map[string]any {
 		return map[string]any{"stringValue": v.String()}
 	}
 	return map[string]any{"stringValue": "nil"}
+}
+
+// SpanPoints is lakeread.SpanPoints for eval's span-local metrics; a lake
+// with version-1 spans files in the range has the traces read instead.
+func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanFilter, fn func([]eval.SpanPoint) error) error {
+	lf := lakeread.SpanFilter{Start: f.Start, End: f.End, Service: f.Service, Name: f.Name, Kind: f.Kind, Status: f.Status,
+		MinDur: f.MinDur, MaxDur: f.MaxDur}
+	for _, n := range [...]struct {
+		e eval.SpanNeed
+		l lakeread.SpanFields
+	}{{eval.NeedService, lakeread.NeedService}, {eval.NeedName, lakeread.NeedName}, {eval.NeedKind, lakeread.NeedKind},
+		{eval.NeedStatus, lakeread.NeedStatus}, {eval.NeedDuration, lakeread.NeedDuration}} {
+		if f.Need&n.e != 0 {
+			lf.Need |= n.l
+		}
+	}
+	var pts []eval.SpanPoint
+	err := s.r.SpanPoints(ctx, tenant, lf, func(batch []lakeread.SpanPoint) error {
+		pts = pts[:0]
+		for _, p := range batch {
+			pts = append(pts, eval.SpanPoint{Service: p.Service, Name: p.Name, Kind: p.Kind, Status: p.Status, Start: p.Start, Duration: p.Duration})
+		}
+		return fn(pts)
+	})
+	if errors.Is(err, lakeread.ErrVersion1) {
+		return eval.ErrNeedTraces
+	}
+	return err
 }

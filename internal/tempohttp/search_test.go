@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
+	"github.com/wirehouse/wirehouse/internal/tempohttp"
 )
 
 // searchTraces: ten traces a minute apart, ending ten minutes ago. Trace
@@ -345,5 +349,35 @@ func TestMetricsQuery(t *testing.T) {
 		if code != http.StatusBadRequest || !strings.Contains(string(b), want) {
 			t.Errorf("%s: %d %s, want 400 with %q", path, code, b, want)
 		}
+	}
+}
+
+// TestMetricsSpanLocalUnbounded: a span-local metrics query (read from
+// span columns) answers over more traces than MaxMetricsTraces, with the
+// counts the traces give; one that needs whole traces is 413 past it.
+func TestMetricsSpanLocalUnbounded(t *testing.T) {
+	body, base := searchTraces(t)
+	r := lakereadtest.Reader(t, map[string][]byte{"default": body})
+	h, err := tempohttp.New(tempohttp.Config{Reader: r, Tenant: "default", MaxMetricsTraces: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux, "/tempo")
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	rng := fmt.Sprintf("&start=%d&end=%d", base.Unix(), base.Add(10*time.Minute).Unix())
+	code, _, b := get(t, srv.URL+"/tempo/api/metrics/query?q="+url.QueryEscape(`{ } | count_over_time() by (resource.service.name)`)+rng, "")
+	var res struct {
+		Series []struct {
+			Value *float64 `json:"value"`
+		} `json:"series"`
+	}
+	if code != http.StatusOK || json.Unmarshal(b, &res) != nil || len(res.Series) != 2 || res.Series[0].Value == nil || *res.Series[0].Value != 10 || *res.Series[1].Value != 10 {
+		t.Fatalf("span-local over 10 traces with a limit of 3: %d %s", code, b)
+	}
+	code, _, b = get(t, srv.URL+"/tempo/api/metrics/query?q="+url.QueryEscape(`{ resource.service.name = "web" } > { } | count_over_time()`)+rng, "")
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("structural over 10 traces with a limit of 3: %d %s, want 413", code, b)
 	}
 }

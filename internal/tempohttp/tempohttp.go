@@ -36,6 +36,10 @@ type Config struct {
 	AnyTenant    bool
 	// Logger gets a line per failed request. Default slog.Default().
 	Logger *slog.Logger
+	// MaxMetricsTraces is the most traces a metrics query that needs
+	// whole traces reads (past it, 413). Default 20,000. A span-local
+	// query (eval.SpanSource) reads no traces and has no such bound.
+	MaxMetricsTraces int
 }
 
 // Validate reports the first field of c that New would refuse.
@@ -45,6 +49,8 @@ func (c Config) Validate() error {
 		return errors.New("tempohttp: Reader not set")
 	case !tenant.Valid(c.Tenant):
 		return fmt.Errorf("tempohttp: Tenant %q is not a valid tenant name", c.Tenant)
+	case c.MaxMetricsTraces < 0:
+		return fmt.Errorf("tempohttp: MaxMetricsTraces %d, must not be negative", c.MaxMetricsTraces)
 	}
 	return nil
 }

@@ -32,4 +32,16 @@
 //     keeps the spansets it holds for, by() splits them by the values of
 //     fields, coalesce() merges them, select() names fields for the
 //     answer.
+//
+// Metrics (metrics.go) run a query's pipeline over each trace with a span
+// its hint admits, at most MetricsLimits.MaxTraces of them. A span-local
+// query (spanwise.go: one spanset filter of resource.service.name, name,
+// kind and status equalities and duration bounds joined by &&; a field of
+// duration or none; by() of those four) needs no trace around a span: a
+// SpanSource gives its spans one at a time, read from columns, with no
+// bound on their number (FuzzMetricsSpanwise and TestMetricsSpanwise hold
+// its answers to the evaluator's over whole traces). Two edges differ in
+// principle: a service.name that is not a string or is empty groups under
+// nil, and OTLP kinds or status codes outside their enums are compared as
+// sent (the trace path clamps them).
 package eval

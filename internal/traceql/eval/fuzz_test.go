@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/wirehouse/wirehouse/internal/traceql"
 )
@@ -78,6 +80,60 @@ func FuzzTraceQL(f *testing.F) {
 		again := e.Eval(tr)
 		if !slices.EqualFunc(got, again, func(a, b Spanset) bool { return slices.Equal(a.Spans, b.Spans) }) {
 			t.Fatalf("%s: %v, then %v", query, got, again)
+		}
+	})
+}
+
+// FuzzMetricsSpanwise: a metrics query the span-local path takes
+// (spanLocal) gives, over the spans of any trace read one at a time,
+// the series the evaluator gives over the whole trace.
+func FuzzMetricsSpanwise(f *testing.F) {
+	for _, q := range []string{
+		`{ } | rate() by (resource.service.name)`,
+		`{ kind = server && duration > 100ns } | avg_over_time(duration) by (name, status)`,
+		`{ status = error && name = "a" && true } | quantile_over_time(duration, 0.5) by (kind)`,
+		`{ resource.service.name = "q" && duration <= 1us } | histogram_over_time(duration)`,
+		`{ duration < 5us && duration >= 77ns } | sum_over_time(duration)`,
+	} {
+		f.Add(q, []byte("\x01\x02\x03\x04\x00\x07\x09\x0c\x02\x0d\x01\x00\x05\x05\x05\x05"))
+	}
+	f.Fuzz(func(t *testing.T, query string, spans []byte) {
+		q, err := traceql.Parse(query)
+		if err != nil || q.Metrics == nil {
+			return
+		}
+		rng := Range{Start: time.Unix(0, 0), End: time.Unix(0, 300_000), Step: 50 * time.Microsecond}
+		sf, ok := spanLocal(q, rng)
+		if !ok {
+			return
+		}
+		e, err := Compile(q)
+		if err != nil {
+			return
+		}
+		byTrace, err := newMetricsAcc(q, rng)
+		if err != nil {
+			return
+		}
+		bySpan, _ := newMetricsAcc(q, rng)
+		tr := fuzzTrace(spans)
+		if sets := e.Eval(tr); len(sets) > 0 {
+			byTrace.observe(tr, sets)
+		}
+		for i := range tr.Spans {
+			sp := &tr.Spans[i]
+			pt := SpanPoint{Service: []byte(lookup(sp.Resource, "service.name").S), Name: []byte(sp.Name), Kind: int32(sp.Kind),
+				Status: int32(sp.Status), Start: sp.StartUnixNano, Duration: sp.EndUnixNano - sp.StartUnixNano}
+			if pt.Start < sf.Start.UnixNano() || pt.Start >= sf.End.UnixNano() || sf.Service != "" && string(pt.Service) != sf.Service ||
+				sf.Name != "" && string(pt.Name) != sf.Name || sf.Kind >= 0 && pt.Kind != sf.Kind || sf.Status >= 0 && pt.Status != sf.Status ||
+				pt.Duration < sf.MinDur || sf.MaxDur > 0 && pt.Duration > sf.MaxDur {
+				continue
+			}
+			bySpan.observePoint(&pt)
+		}
+		show := func(ss []Series) string { return fmt.Sprint(ss) }
+		if a, b := show(bySpan.result()), show(byTrace.result()); a != b {
+			t.Fatalf("%s\n spans  %s\n traces %s", query, a, b)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -56,11 +57,37 @@ type metricsAcc struct {
 	rng    Range
 	series map[string]*seriesAcc
 	order  []string
+	key    []byte // observePoint's, reused
+	// keep says the function needs every value (quantiles, histograms);
+	// the others keep a step's count, sum, min and max.
+	keep bool
 }
 
 type seriesAcc struct {
 	labels []Label
-	steps  map[int][]float64 // step -> the values of its spans (1 each for counts)
+	steps  map[int]*stepAcc
+}
+
+// stepAcc is what a series holds of a step's spans.
+type stepAcc struct {
+	n             int
+	sum, min, max float64
+	vals          []float64 // every value, when the function needs them
+}
+
+// add adds v to a's step.
+func (s *seriesAcc) add(step int, v float64, keep bool) {
+	st := s.steps[step]
+	if st == nil {
+		st = &stepAcc{min: v, max: v}
+		s.steps[step] = st
+	}
+	st.n++
+	st.sum += v
+	st.min, st.max = min(st.min, v), max(st.max, v)
+	if keep {
+		st.vals = append(st.vals, v)
+	}
 }
 
 // newMetricsAcc compiles q's metrics function over rng.
@@ -74,7 +101,7 @@ func newMetricsAcc(q *traceql.Query, rng Range) (*metricsAcc, error) {
 	case rng.Steps() == 0:
 		return nil, &UnsupportedError{"an empty range or step"}
 	}
-	a := &metricsAcc{m: m, rng: rng, series: map[string]*seriesAcc{}}
+	a := &metricsAcc{m: m, rng: rng, series: map[string]*seriesAcc{}, keep: m.Fn == "quantile_over_time" || m.Fn == "histogram_over_time"}
 	if m.Field != nil {
 		c, err := compileField(m.Field)
 		if err != nil {
@@ -124,11 +151,11 @@ func (a *metricsAcc) observe(t *Trace, sets []Spanset) {
 		}
 		s := a.series[key.String()]
 		if s == nil {
-			s = &seriesAcc{labels: labels, steps: map[int][]float64{}}
+			s = &seriesAcc{labels: labels, steps: map[int]*stepAcc{}}
 			a.series[key.String()] = s
 			a.order = append(a.order, key.String())
 		}
-		s.steps[step] = append(s.steps[step], v)
+		s.add(step, v, a.keep)
 	}
 }
 
@@ -138,7 +165,7 @@ func (a *metricsAcc) result() []Series {
 	stepSec := a.rng.Step.Seconds()
 	for _, k := range a.order {
 		s := a.series[k]
-		emit := func(extra []Label, f func(vals []float64) float64) {
+		emit := func(extra []Label, f func(st *stepAcc) float64) {
 			sr := Series{Labels: append(slices.Clip(s.labels), extra...)}
 			steps := slices.Sorted(maps.Keys(s.steps))
 			for _, st := range steps {
@@ -149,34 +176,34 @@ func (a *metricsAcc) result() []Series {
 		}
 		switch a.m.Fn {
 		case "rate":
-			emit(nil, func(v []float64) float64 { return float64(len(v)) / stepSec })
+			emit(nil, func(st *stepAcc) float64 { return float64(st.n) / stepSec })
 		case "count_over_time":
-			emit(nil, func(v []float64) float64 { return float64(len(v)) })
+			emit(nil, func(st *stepAcc) float64 { return float64(st.n) })
 		case "min_over_time":
-			emit(nil, func(v []float64) float64 { return slices.Min(v) })
+			emit(nil, func(st *stepAcc) float64 { return st.min })
 		case "max_over_time":
-			emit(nil, func(v []float64) float64 { return slices.Max(v) })
+			emit(nil, func(st *stepAcc) float64 { return st.max })
 		case "sum_over_time":
-			emit(nil, sum)
+			emit(nil, func(st *stepAcc) float64 { return st.sum })
 		case "avg_over_time":
-			emit(nil, func(v []float64) float64 { return sum(v) / float64(len(v)) })
+			emit(nil, func(st *stepAcc) float64 { return st.sum / float64(st.n) })
 		case "quantile_over_time":
 			for _, q := range a.m.Quantiles {
-				emit([]Label{{Name: "p", Value: Value{Type: traceql.TypeFloat, F: q}}}, func(v []float64) float64 { return quantile(v, q) })
+				emit([]Label{{Name: "p", Value: Value{Type: traceql.TypeFloat, F: q}}}, func(st *stepAcc) float64 { return quantile(st.vals, q) })
 			}
 		case "histogram_over_time":
 			// Buckets of powers of two (seconds for durations): each
 			// value counted in the least 2^k at or above it.
 			bounds := map[float64]bool{}
-			for _, vals := range s.steps {
-				for _, v := range vals {
+			for _, st := range s.steps {
+				for _, v := range st.vals {
 					bounds[bucketOf(v)] = true
 				}
 			}
 			for _, b := range slices.Sorted(maps.Keys(bounds)) {
-				emit([]Label{{Name: "__bucket", Value: Value{Type: traceql.TypeFloat, F: b}}}, func(v []float64) float64 {
+				emit([]Label{{Name: "__bucket", Value: Value{Type: traceql.TypeFloat, F: b}}}, func(st *stepAcc) float64 {
 					n := 0
-					for _, x := range v {
+					for _, x := range st.vals {
 						if bucketOf(x) == b {
 							n++
 						}
@@ -258,6 +285,25 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 	acc, err := newMetricsAcc(parsed, rng)
 	if err != nil {
 		return nil, err
+	}
+	// A query of spans one at a time reads their columns, no trace: no
+	// bound on the traces then, only the source's on its reads.
+	if ss, ok := src.(SpanSource); ok {
+		if f, ok := spanLocal(parsed, rng); ok {
+			err := ss.SpanPoints(ctx, tenant, f, func(pts []SpanPoint) error {
+				for i := range pts {
+					acc.observePoint(&pts[i])
+				}
+				return ctx.Err()
+			})
+			if err == nil {
+				return acc.result(), nil
+			}
+			if !errors.Is(err, ErrNeedTraces) {
+				return nil, err
+			}
+			acc, _ = newMetricsAcc(parsed, rng) // what was added is dropped: the traces give it all
+		}
 	}
 	q, err := Compile(parsed)
 	if err != nil {

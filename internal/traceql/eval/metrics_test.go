@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -97,5 +98,129 @@ func TestMetrics(t *testing.T) {
 	}
 	if q := quantile([]float64{1, 2, 3, 4}, 0.5); math.Abs(q-2.5) > 1e-12 {
 		t.Errorf("quantile = %v", q)
+	}
+}
+
+// spanMem is memSource as a SpanSource: SpanPoints walks its spans with
+// a filter of its own.
+type spanMem struct {
+	*memSource
+	calls int
+}
+
+func (m *spanMem) SpanPoints(_ context.Context, _ string, f SpanFilter, fn func([]SpanPoint) error) error {
+	m.calls++
+	var pts []SpanPoint
+	for _, td := range m.traces {
+		for _, rs := range td.ResourceSpans().All() {
+			svc := ""
+			if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
+				svc = v.Str()
+			}
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					st, d := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())-int64(sp.StartTimestamp())
+					if st < f.Start.UnixNano() || st >= f.End.UnixNano() || f.Service != "" && svc != f.Service || f.Name != "" && sp.Name() != f.Name ||
+						f.Kind >= 0 && int32(sp.Kind()) != f.Kind || f.Status >= 0 && int32(sp.Status().Code()) != f.Status ||
+						d < f.MinDur || f.MaxDur > 0 && d > f.MaxDur {
+						continue
+					}
+					pts = append(pts, SpanPoint{Service: []byte(svc), Name: []byte(sp.Name()), Kind: int32(sp.Kind()), Status: int32(sp.Status().Code()), Start: st, Duration: d})
+				}
+			}
+		}
+	}
+	return fn(pts)
+}
+
+// TestMetricsSpanwise: span-local metrics queries (a filter of service,
+// name, kind, status and duration bounds; by() of those) read spans one
+// at a time from a SpanSource, with no bound on the traces, and answer
+// what the same queries answer over whole traces; other queries do not
+// use it.
+func TestMetricsSpanwise(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	src := &memSource{}
+	services := []string{"web", "db", "cache", ""}
+	names := []string{"a", "b", "c"}
+	for n := range 300 {
+		td := ptrace.NewTraces()
+		for i := range 1 + rnd.IntN(4) {
+			rs := td.ResourceSpans().AppendEmpty()
+			if s := services[rnd.IntN(len(services))]; s != "" {
+				rs.Resource().Attributes().PutStr("service.name", s)
+			}
+			sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{byte(n), byte(n >> 8), 9})
+			sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+			if i > 0 {
+				sp.SetParentSpanID(pcommon.SpanID{1})
+			}
+			sp.SetName(names[rnd.IntN(len(names))])
+			sp.SetKind(ptrace.SpanKind(rnd.IntN(6)))
+			sp.Status().SetCode(ptrace.StatusCode(rnd.IntN(3)))
+			start := base.Add(time.Duration(rnd.Int64N(int64(100 * time.Second))))
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(rnd.Int64N(int64(200 * time.Millisecond))))))
+		}
+		src.traces = append(src.traces, td)
+	}
+	rng := Range{Start: base.Add(10 * time.Second), End: base.Add(95 * time.Second), Step: 20 * time.Second}
+	show := func(ss []Series) string {
+		out := ""
+		for _, s := range ss {
+			out += fmt.Sprintf("%v", s.Labels)
+			for _, p := range s.Samples {
+				out += fmt.Sprintf(" %d:%.9g", p.TimestampMs, p.Value)
+			}
+			out += ";"
+		}
+		return out
+	}
+	spans := &spanMem{memSource: src}
+	for _, c := range []struct {
+		q     string
+		local bool
+	}{
+		{`{ } | rate() by (resource.service.name)`, true},
+		{`{ status = error } | count_over_time() by (kind)`, true},
+		{`{ kind = server && duration > 50ms } | avg_over_time(duration) by (name)`, true},
+		{`{ resource.service.name = "web" && name = "a" } | quantile_over_time(duration, 0.5, 0.99)`, true},
+		{`{ duration <= 30ms && status = ok } | histogram_over_time(duration) by (status)`, true},
+		{`{ true } | sum_over_time(duration) by (kind, resource.service.name)`, true},
+		{`{ duration < 20ms } | max_over_time(duration)`, true},
+		{`{ kind = unspecified && duration >= 10ms } | min_over_time(duration) by (name)`, true},
+		{`{ resource.service.name = "db" } > { } | count_over_time()`, false},
+		{`{ name != "a" } | rate()`, false},
+		{`{ } | rate() by (rootName)`, false},
+		{`{ } | count() > 1 | rate()`, false},
+	} {
+		parsed, err := traceql.Parse(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Metrics(context.Background(), src, "t", parsed, rng, MetricsLimits{MaxTraces: 1000})
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		before := spans.calls
+		limit := 1000
+		if c.local {
+			limit = 1 // whole traces would be past it
+		}
+		got, err := Metrics(context.Background(), spans, "t", parsed, rng, MetricsLimits{MaxTraces: limit})
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		if used := spans.calls > before; used != c.local {
+			t.Errorf("%s: span points used %v, want %v", c.q, used, c.local)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: no series: the test compares nothing", c.q)
+		}
+		if g, w := show(got), show(want); g != w {
+			t.Errorf("%s\n spans  %s\n traces %s", c.q, g, w)
+		}
 	}
 }

@@ -1,0 +1,330 @@
+package lakeread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// SpanFilter selects spans by what a spans file holds in plain columns,
+// for metrics over spans one at a time (TraceQL metrics of span-local
+// filters): no trace is assembled, and only the columns a query needs
+// are read.
+type SpanFilter struct {
+	Start, End time.Time // span start in [Start, End)
+	Service    string    // service_name equal to it; "" any
+	Name       string    // span name equal to it; "" any
+	Kind       int32     // OTLP span kind; -1 any
+	Status     int32     // OTLP status code (0 unset, 1 ok, 2 error); -1 any
+	MinDur     int64     // duration at least this, nanoseconds
+	MaxDur     int64     // duration at most this; 0: no bound
+	// Need names the fields the caller reads of each point (NeedService
+	// and the others); those not named are left zero and not read.
+	Need SpanFields
+}
+
+// SpanFields are fields of a SpanPoint.
+type SpanFields uint8
+
+const (
+	NeedService SpanFields = 1 << iota
+	NeedName
+	NeedKind
+	NeedStatus
+	NeedDuration
+)
+
+// SpanPoint is what SpanPoints gives of a span. Service and Name are
+// valid only during the call.
+type SpanPoint struct {
+	Service, Name []byte
+	Kind, Status  int32 // OTLP's numbers
+	Start         int64 // Unix nanoseconds
+	Duration      int64 // nanoseconds
+}
+
+// ErrVersion1 is returned by SpanPoints for a lake holding version-1
+// spans files in the range, which it does not read: the caller then
+// reads whole traces.
+var ErrVersion1 = errors.New("lakeread: version-1 spans files in the range")
+
+// SpanPoints calls fn with the spans of tenant that f selects, from the
+// spool's fresh spans and the lake's files (read a few at a time, one a
+// core: fn is called by one goroutine at a time, with batches in no
+// particular order). fn's slice is valid only during the call.
+func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn func([]SpanPoint) error) error {
+	fq := r.newQuery(tenant, f.Start, f.End)
+	var batch []SpanPoint
+	err := fq.fresh(ctx, func(p []byte) error {
+		batch = batch[:0]
+		err := eachFreshSpan(p, func(fs *freshSpan) error {
+			sp := fs.f
+			pt := SpanPoint{Service: []byte(fs.service), Name: sp.Name, Kind: sp.Kind, Status: sp.StatusCode,
+				Start: int64(sp.StartTime), Duration: int64(sp.EndTime) - int64(sp.StartTime)}
+			if f.admits(&pt) {
+				pt.Name = append([]byte(nil), pt.Name...) // the payload's bytes are the walk's
+				batch = append(batch, pt)
+			}
+			return nil
+		})
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		return fn(batch)
+	})
+	if err != nil {
+		return err
+	}
+	files, err := fq.list(ctx)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex // fn is called by one worker at a time
+	emit := func(b []SpanPoint) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(b)
+	}
+	w := filesAtOnce()
+	for start := 0; start < len(files); start += w {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		window := files[start:min(start+w, len(files))]
+		open := make([]*cachedFile, len(window))
+		release := func() {
+			for _, cf := range open {
+				if cf != nil {
+					fq.release(cf)
+				}
+			}
+		}
+		for i, df := range window {
+			cf, err := fq.open(ctx, df)
+			if err != nil {
+				release()
+				return err
+			}
+			open[i] = cf // nil: removed since the listing
+		}
+		err := inParallel(len(window), func(i int) error {
+			if open[i] == nil {
+				return nil
+			}
+			if err := f.file(open[i].pf, emit); err != nil {
+				return fmt.Errorf("lakeread: read a spans file: %s: %w", window[i].Name, err)
+			}
+			return nil
+		})
+		release()
+		if err != nil {
+			return wrapLimit(err)
+		}
+		if err := fq.charge(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// admits reports whether f selects the span of pt (every field read).
+func (f *SpanFilter) admits(pt *SpanPoint) bool {
+	return (f.Start.IsZero() || pt.Start >= f.Start.UnixNano()) && (f.End.IsZero() || pt.Start < f.End.UnixNano()) &&
+		(f.Service == "" || string(pt.Service) == f.Service) && (f.Name == "" || string(pt.Name) == f.Name) &&
+		(f.Kind < 0 || pt.Kind == f.Kind) && (f.Status < 0 || pt.Status == f.Status) &&
+		pt.Duration >= f.MinDur && (f.MaxDur == 0 || pt.Duration <= f.MaxDur)
+}
+
+// spanPointCols are the columns SpanPoints reads, in SpanPoint's order.
+var spanPointCols = []string{"service_name", "name", "kind", "status_code", "start_time", "duration"}
+
+// file calls emit with the spans of spans file pf that f selects, a row
+// group at a time: the rows narrowed column by column (service, name,
+// time, duration, kind, status: the first two by their pages' own data),
+// then the fields f needs read for the rows left.
+func (f *SpanFilter) file(pf *parquet.File, emit func([]SpanPoint) error) error {
+	if isV1(pf) {
+		return ErrVersion1
+	}
+	if v, ok := pf.Lookup("wirehouse.signal"); ok && v != "traces" {
+		return nil
+	}
+	leaves := make([]leaf, len(spanPointCols))
+	idx := make([]int, len(spanPointCols))
+	for i, c := range spanPointCols {
+		lc, ok := pf.Schema().Lookup(c)
+		if !ok {
+			return fmt.Errorf("no column %s", c)
+		}
+		leaves[i], idx[i] = leafOf(lc), lc.ColumnIndex
+	}
+	// The row group bounds of service, name and time (Query.mayMatch's).
+	bounds := Query{Service: f.Service, Operation: f.Name, StartMin: f.Start, StartMax: f.End}
+	boundsIdx := []int{idx[0], idx[1], idx[4]}
+	var batch []SpanPoint
+	for _, rg := range pf.RowGroups() {
+		if !bounds.mayMatch(rg, boundsIdx) {
+			continue
+		}
+		sel, err := f.rows(rg, leaves)
+		if err != nil || len(sel) == 0 {
+			return err
+		}
+		if batch, err = f.points(rg, leaves, sel, batch[:0]); err != nil {
+			return err
+		}
+		if len(batch) > 0 {
+			if err := emit(batch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rows returns the rows of rg that f selects (nil and no error: none).
+func (f *SpanFilter) rows(rg parquet.RowGroup, leaves []leaf) ([]int64, error) {
+	var sel []int64 // nil: every row so far
+	var err error
+	none := func() bool { return err != nil || sel != nil && len(sel) == 0 }
+	if f.Service != "" {
+		if sel, err = rowsWhereString(rg, leaves[0], sel, f.Service); none() || sel == nil {
+			return nil, err
+		}
+	}
+	if f.Name != "" {
+		if sel, err = rowsWhereString(rg, leaves[1], sel, f.Name); none() || sel == nil {
+			return nil, err
+		}
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !f.Start.IsZero() {
+		lo = f.Start.UnixNano()
+	}
+	if !f.End.IsZero() {
+		hi = f.End.UnixNano()
+	}
+	if sel, err = rowsWhereInt(rg, leaves[4], sel, func(t int64) bool { return t >= lo && t < hi }); none() || sel == nil {
+		return nil, err
+	}
+	if f.MinDur > 0 || f.MaxDur > 0 {
+		maxDur := int64(math.MaxInt64)
+		if f.MaxDur > 0 {
+			maxDur = f.MaxDur
+		}
+		if sel, err = rowsWhereInt(rg, leaves[5], sel, func(d int64) bool { return d >= f.MinDur && d <= maxDur }); none() || sel == nil {
+			return nil, err
+		}
+	}
+	if f.Kind >= 0 {
+		if sel, err = rowsWhereEnum(rg, leaves[2], sel, spanKinds, f.Kind); none() {
+			return nil, err
+		}
+	}
+	if f.Status >= 0 {
+		if sel, err = rowsWhereEnum(rg, leaves[3], sel, statusCodes, f.Status); none() {
+			return nil, err
+		}
+	}
+	return sel, nil
+}
+
+// rowsWhereEnum returns the rows of sel (not nil) whose enum column (the
+// names of names, or a number as text) holds want.
+func rowsWhereEnum(rg parquet.RowGroup, l leaf, sel []int64, names map[string]int32, want int32) ([]int64, error) {
+	var out []int64
+	var bad error
+	err := eachValue(rg.ColumnChunks()[l.index], sel, func(row int64, v parquet.Value) {
+		n, err := enumOf(names, v.ByteArray())
+		if err != nil {
+			bad = err
+		}
+		if n == want {
+			out = append(out, row)
+		}
+	})
+	if err == nil {
+		err = bad
+	}
+	return out, err
+}
+
+// points appends to dst the fields f needs of rows sel of rg.
+func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst []SpanPoint) ([]SpanPoint, error) {
+	base := len(dst)
+	for range sel {
+		dst = append(dst, SpanPoint{})
+	}
+	pts := dst[base:]
+	at := func(row int64) *SpanPoint { // sel ascends: the point of row
+		i, _ := searchRows(sel, row)
+		return &pts[i]
+	}
+	ccs := rg.ColumnChunks()
+	var bad error
+	var err error
+	// Services and names repeat (a row group is mostly one service's):
+	// each distinct one is copied once.
+	interned := map[string][]byte{}
+	intern := func(b []byte) []byte {
+		if c, ok := interned[string(b)]; ok {
+			return c
+		}
+		c := append([]byte(nil), b...)
+		interned[string(c)] = c
+		return c
+	}
+	if f.Need&NeedService != 0 {
+		err = eachValue(ccs[leaves[0].index], sel, func(row int64, v parquet.Value) { at(row).Service = intern(v.ByteArray()) })
+	}
+	if err == nil && f.Need&NeedName != 0 {
+		err = eachValue(ccs[leaves[1].index], sel, func(row int64, v parquet.Value) { at(row).Name = intern(v.ByteArray()) })
+	}
+	if err == nil && f.Need&NeedKind != 0 {
+		err = eachValue(ccs[leaves[2].index], sel, func(row int64, v parquet.Value) {
+			n, e := enumOf(spanKinds, v.ByteArray())
+			if e != nil {
+				bad = e
+			}
+			at(row).Kind = n
+		})
+	}
+	if err == nil && f.Need&NeedStatus != 0 {
+		err = eachValue(ccs[leaves[3].index], sel, func(row int64, v parquet.Value) {
+			n, e := enumOf(statusCodes, v.ByteArray())
+			if e != nil {
+				bad = e
+			}
+			at(row).Status = n
+		})
+	}
+	if err == nil {
+		err = eachValue(ccs[leaves[4].index], sel, func(row int64, v parquet.Value) { at(row).Start = v.Int64() })
+	}
+	if err == nil && f.Need&NeedDuration != 0 {
+		err = eachValue(ccs[leaves[5].index], sel, func(row int64, v parquet.Value) { at(row).Duration = v.Int64() })
+	}
+	if err == nil {
+		err = bad
+	}
+	return dst, err
+}
+
+// searchRows is slices.BinarySearch over rows.
+func searchRows(rows []int64, row int64) (int, bool) {
+	lo, hi := 0, len(rows)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m] < row {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(rows) && rows[lo] == row
+}
