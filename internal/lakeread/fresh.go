@@ -228,7 +228,8 @@ func eachFreshSpan(payload []byte, fn func(*freshSpan) error) error {
 func (q *Query) searchFresh(payload []byte, found map[[16]byte]*FoundTrace) error {
 	return eachFreshSpan(payload, func(fs *freshSpan) error {
 		f := fs.f
-		if len(f.TraceID) != 16 || q.Service != "" && fs.service != q.Service || q.Operation != "" && string(f.Name) != q.Operation {
+		if len(f.TraceID) != 16 || q.Service != "" && fs.service != q.Service || q.Operation != "" && string(f.Name) != q.Operation ||
+			q.ErrorStatus && f.StatusCode != 2 {
 			return nil
 		}
 		start := time.Unix(0, int64(f.StartTime)).UTC()

@@ -442,6 +442,8 @@ func TestFindTraces(t *testing.T) {
 		"int attribute":     {Attributes: map[string]string{intKey: intVal}, Limit: 1000},
 		"resource attr":     {Attributes: map[string]string{"host.name": host.Str()}, Limit: 1000},
 		"error":             {Attributes: map[string]string{"error": "true"}, Limit: 1000},
+		"error status":      {ErrorStatus: true, Limit: 1000},
+		"service, error":    {Service: svc.Str(), ErrorStatus: true, Limit: 1000},
 		"min duration":      {DurationMin: 50 * time.Millisecond, Limit: 1000},
 		"max duration":      {Service: svc.Str(), DurationMax: time.Millisecond, Limit: 1000},
 		"start window":      {StartMin: start.Add(-time.Second), StartMax: start.Add(time.Second), Limit: 1000},
@@ -495,7 +497,7 @@ func expectFind(td ptrace.Traces, q lakeread.Query) []string {
 				case q.Service != "" && svc != q.Service, q.Operation != "" && sp.Name() != q.Operation,
 					!q.StartMin.IsZero() && st < q.StartMin.UnixNano(), !q.StartMax.IsZero() && st >= q.StartMax.UnixNano(),
 					q.DurationMin > 0 && d < int64(q.DurationMin), q.DurationMax > 0 && d > int64(q.DurationMax),
-					sp.TraceID().IsEmpty():
+					q.ErrorStatus && sp.Status().Code() != ptrace.StatusCodeError, sp.TraceID().IsEmpty():
 					continue
 				}
 				ok := true

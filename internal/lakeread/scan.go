@@ -357,6 +357,7 @@ func rowsWhereInt(rg parquet.RowGroup, l leaf, sel []int64, keep func(int64) boo
 // attributes) passes test, tested once per dictionary entry.
 func rowsWhereJSON(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) bool) ([]int64, error) {
 	var out []int64
+	seen := map[string]bool{} // test's answers of plain values
 	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
 		data := p.Data()
 		var pass func(k int) bool
@@ -372,8 +373,23 @@ func rowsWhereJSON(rg parquet.RowGroup, l leaf, sel []int64, test func([]byte) b
 				return r
 			}
 		} else if data.Kind() == encoding.ByteArray {
+			// Plain pages repeat a few objects (a resource's, a
+			// scope's) row after row: each tested once.
 			b, offs := data.ByteArray()
-			pass = func(k int) bool { return k+1 < len(offs) && test(b[offs[k]:offs[k+1]]) }
+			pass = func(k int) bool {
+				if k+1 >= len(offs) {
+					return false
+				}
+				v := b[offs[k]:offs[k+1]]
+				if r, ok := seen[string(v)]; ok {
+					return r
+				}
+				r := test(v)
+				if len(seen) < 4096 {
+					seen[string(v)] = r
+				}
+				return r
+			}
 		} else {
 			return nil
 		}

@@ -28,6 +28,9 @@ type Query struct {
 	// "error" with "true" also matches a span whose status is an error,
 	// as Jaeger's does.
 	Attributes map[string]string
+	// ErrorStatus keeps only spans whose status is an error (the
+	// status_code column alone, no attribute).
+	ErrorStatus bool
 	// StartMin and StartMax bound the span's start: [StartMin,
 	// StartMax); a zero one leaves that side open.
 	StartMin, StartMax time.Time
@@ -130,6 +133,11 @@ func (q *Query) searchRowGroup(pf *parquet.File, rg parquet.RowGroup, leaves []l
 	}
 	if q.Operation != "" {
 		if sel, err = rowsWhereString(rg, leaves[1], sel, q.Operation); done("name") || sel == nil {
+			return err
+		}
+	}
+	if q.ErrorStatus {
+		if sel, err = rowsWhereString(rg, leaves[5], sel, "STATUS_CODE_ERROR"); done("status_code") || sel == nil {
 			return err
 		}
 	}

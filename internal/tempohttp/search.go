@@ -40,7 +40,7 @@ type lakeSource struct {
 
 func (s *lakeSource) Candidates(ctx context.Context, tenant string, h eval.Hint, start, end time.Time, limit int) ([][16]byte, bool, error) {
 	q := lakeread.Query{Service: h.Service, Operation: h.Name, StartMin: start, StartMax: end,
-		DurationMin: h.MinDur, DurationMax: h.MaxDur, Limit: limit}
+		DurationMin: h.MinDur, DurationMax: h.MaxDur, ErrorStatus: h.Error, Limit: limit}
 	if len(h.Attrs) > 0 {
 		q.Attributes = h.Attrs
 	}

@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.queries, "queries", 200, "queries of each kind measured (after 20 to warm up)")
 	fs.StringVar(&f.python, "python", "", "a Python with duckdb, to run DuckDB on the same queries; none: lakeread alone")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the query choice")
-	fs.StringVar(&f.kinds, "kinds", "id,search,names", "the kinds of query to run: id, search, names (services then a service's operations), comma-separated")
+	fs.StringVar(&f.kinds, "kinds", "id,search,names", "the kinds of query to run: id, search, names (services then a service's operations), traceql (issue 43's TraceQL queries through the Tempo API), comma-separated")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of lakeread's queries to this file")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "read the lake from this S3-compatible store (path-style; credentials from the AWS environment), uploading --dir's lake into --s3-bucket first if that holds none")
 	fs.StringVar(&f.s3Bucket, "s3-bucket", "lake", "the bucket of --s3-endpoint")
@@ -200,9 +200,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if strings.Contains(f.kinds, "traceql") {
+		if err := runTraceQL(ctx, f, r, samples, stdout, stderr); err != nil {
+			return err
+		}
+	}
 	pprof.StopCPUProfile()
 	theirs := map[string][]time.Duration{}
-	if f.python != "" {
+	if f.python != "" && len(byID)+len(search) > 0 {
 		fmt.Fprintf(stderr, "tracebench: the same queries with DuckDB\n")
 		var theirRows map[string][]int
 		if theirs, theirRows, samples.duckdbVersion, err = runDuckDB(ctx, f, byID, search, stderr); err != nil {
@@ -218,6 +223,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "query\tengine\tqueries\tspans read\tP50 ms\tP99 ms\tmean ms\tP50 ratio\t\n")
 	for i, kind := range []string{"id", "search"} {
+		if len(ours[kind]) == 0 {
+			continue // not asked (--kinds)
+		}
 		name := map[string]string{"id": "trace by id", "search": "search"}[kind]
 		p50 := benchstats.Percentile(ours[kind], 50)
 		fmt.Fprintf(tw, "%s\tlakeread\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[kind]), spansRead[i], benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[kind], 99)), benchstats.MS(benchstats.Mean(ours[kind])))

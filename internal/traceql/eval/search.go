@@ -15,7 +15,8 @@ import (
 type Hint struct {
 	Service   string            // resource.service.name, "" any
 	Name      string            // span name, "" any
-	Attrs     map[string]string // attributes (any scope) whose value's text is this; "error": "true" also an error status
+	Attrs     map[string]string // attributes (any scope) whose value's text is this
+	Error     bool              // an error status
 	MinDur    time.Duration     // span duration at least this (0: any)
 	MaxDur    time.Duration     // at most this (0: any)
 	Unbounded bool              // no span condition at all: every trace is a candidate
@@ -105,7 +106,7 @@ func (h *Hint) add(c traceql.Field) bool {
 			h.Name = lit.S
 			return true
 		case l == traceql.IntrinsicStatus && b.Op == "=" && lit.Type == traceql.TypeStatus && lit.I == int64(traceql.StatusError):
-			h.Attrs["error"] = "true"
+			h.Error = true
 			return true
 		case l == traceql.IntrinsicDuration && lit.Type == traceql.TypeDuration && lit.I > 0:
 			switch b.Op {

@@ -22,7 +22,7 @@ func TestHintOf(t *testing.T) {
 	}{
 		{`{ resource.service.name = "api" && name = "GET" && span.http.method = "POST" && duration > 10ms && duration < 1s }`,
 			Hint{Service: "api", Name: "GET", Attrs: map[string]string{"http.method": "POST"}, MinDur: 10 * time.Millisecond, MaxDur: time.Second}},
-		{`{ .service.name = "api" && status = error }`, Hint{Attrs: map[string]string{"service.name": "api", "error": "true"}}},
+		{`{ .service.name = "api" && status = error }`, Hint{Attrs: map[string]string{"service.name": "api"}, Error: true}},
 		{`{ resource.service.name = "api" || name = "x" }`, Hint{Unbounded: true}},
 		{`{ span.n > 3 }`, Hint{Unbounded: true}},
 		{`{ span.n = 3 }`, Hint{Unbounded: true}},    // an integer: the source compares text
@@ -66,10 +66,11 @@ func (m *memSource) Candidates(_ context.Context, _ string, h Hint, start, end t
 			st := sp.StartTimestamp().AsTime()
 			d := sp.EndTimestamp().AsTime().Sub(st)
 			ok := !st.Before(start) && st.Before(end) && (h.Service == "" || svc.Str() == h.Service) &&
-				(h.Name == "" || sp.Name() == h.Name) && d >= h.MinDur && (h.MaxDur == 0 || d <= h.MaxDur)
+				(h.Name == "" || sp.Name() == h.Name) && d >= h.MinDur && (h.MaxDur == 0 || d <= h.MaxDur) &&
+				(!h.Error || sp.Status().Code() == ptrace.StatusCodeError)
 			for k, v := range h.Attrs {
 				a, has := sp.Attributes().Get(k)
-				ok = ok && (has && a.AsString() == v || k == "error" && v == "true" && sp.Status().Code() == ptrace.StatusCodeError)
+				ok = ok && has && a.AsString() == v
 			}
 			hit = hit || ok
 		}
