@@ -2,6 +2,7 @@ package lakeread
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // SpanFilter selects spans by what a spans file holds in plain columns,
@@ -23,6 +27,11 @@ type SpanFilter struct {
 	Status     int32     // OTLP status code (0 unset, 1 ok, 2 error); -1 any
 	MinDur     int64     // duration at least this, nanoseconds
 	MaxDur     int64     // duration at most this; 0: no bound
+	// Ints are conditions on span attributes of hot integer keys
+	// (lake.HotColumn), read from their typed columns: a value sent as
+	// another type (a double, a string) is not in the column and does not
+	// match. A key that is not hot makes SpanPoints ErrNotColumn.
+	Ints []IntCond
 	// Need names the fields the caller reads of each point (NeedService
 	// and the others); those not named are left zero and not read.
 	Need SpanFields
@@ -37,7 +46,40 @@ const (
 	NeedKind
 	NeedStatus
 	NeedDuration
+	NeedTraceID
 )
+
+// IntCond is a condition on a span attribute of integer values: the
+// value Op Value, Op one of = != > >= < <=.
+type IntCond struct {
+	Key   string
+	Op    string
+	Value int64
+}
+
+// holds reports whether v satisfies c.
+func (c IntCond) holds(v int64) bool {
+	switch c.Op {
+	case "=":
+		return v == c.Value
+	case "!=":
+		return v != c.Value
+	case ">":
+		return v > c.Value
+	case ">=":
+		return v >= c.Value
+	case "<":
+		return v < c.Value
+	case "<=":
+		return v <= c.Value
+	}
+	return false
+}
+
+// ErrNotColumn is returned by SpanPoints for a filter on an attribute
+// that has no typed column (not a hot integer key), or with an operator
+// it does not know.
+var ErrNotColumn = errors.New("lakeread: a span filter on an attribute without a typed column")
 
 // SpanPoint is what SpanPoints gives of a span. Service and Name are
 // valid only during the call.
@@ -46,6 +88,7 @@ type SpanPoint struct {
 	Kind, Status  int32 // OTLP's numbers
 	Start         int64 // Unix nanoseconds
 	Duration      int64 // nanoseconds
+	TraceID       [16]byte
 }
 
 // ErrVersion1 is returned by SpanPoints for a lake holding version-1
@@ -58,6 +101,11 @@ var ErrVersion1 = errors.New("lakeread: version-1 spans files in the range")
 // core: fn is called by one goroutine at a time, with batches in no
 // particular order). fn's slice is valid only during the call.
 func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn func([]SpanPoint) error) error {
+	for _, c := range f.Ints {
+		if _, isInt, ok := lake.HotColumn(c.Key); !ok || !isInt || !(IntCond{Op: c.Op}).known() {
+			return ErrNotColumn
+		}
+	}
 	fq := r.newQuery(tenant, f.Start, f.End)
 	var batch []SpanPoint
 	err := fq.fresh(ctx, func(p []byte) error {
@@ -66,7 +114,8 @@ func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn
 			sp := fs.f
 			pt := SpanPoint{Service: []byte(fs.service), Name: sp.Name, Kind: sp.Kind, Status: sp.StatusCode,
 				Start: int64(sp.StartTime), Duration: int64(sp.EndTime) - int64(sp.StartTime)}
-			if f.admits(&pt) {
+			copy(pt.TraceID[:], sp.TraceID)
+			if f.admits(&pt) && f.freshInts(sp.Attributes) {
 				pt.Name = append([]byte(nil), pt.Name...) // the payload's bytes are the walk's
 				batch = append(batch, pt)
 			}
@@ -140,8 +189,29 @@ func (f *SpanFilter) admits(pt *SpanPoint) bool {
 		pt.Duration >= f.MinDur && (f.MaxDur == 0 || pt.Duration <= f.MaxDur)
 }
 
+// known reports whether c's operator is one holds knows.
+func (c IntCond) known() bool {
+	switch c.Op {
+	case "=", "!=", ">", ">=", "<", "<=":
+		return true
+	}
+	return false
+}
+
+// freshInts reports whether a fresh span's attributes satisfy f.Ints, as
+// the typed columns would: integer values only.
+func (f *SpanFilter) freshInts(attrs otlpwire.Attributes) bool {
+	for _, c := range f.Ints {
+		v, ok, err := attrs.Get(c.Key)
+		if err != nil || !ok || v.Type() != otlpwire.ValueInt || !c.holds(v.Int()) {
+			return false
+		}
+	}
+	return true
+}
+
 // spanPointCols are the columns SpanPoints reads, in SpanPoint's order.
-var spanPointCols = []string{"service_name", "name", "kind", "status_code", "start_time", "duration"}
+var spanPointCols = []string{"service_name", "name", "kind", "status_code", "start_time", "duration", "trace_id"}
 
 // file calls emit with the spans of spans file pf that f selects, a row
 // group at a time: the rows narrowed column by column (service, name,
@@ -163,6 +233,15 @@ func (f *SpanFilter) file(pf *parquet.File, emit func([]SpanPoint) error) error 
 		}
 		leaves[i], idx[i] = leafOf(lc), lc.ColumnIndex
 	}
+	ints := make([]leaf, len(f.Ints))
+	for i, c := range f.Ints {
+		name, _, _ := lake.HotColumn(c.Key)
+		lc, ok := pf.Schema().Lookup(name)
+		if !ok {
+			return ErrNotColumn
+		}
+		ints[i] = leafOf(lc)
+	}
 	// The row group bounds of service, name and time (Query.mayMatch's).
 	bounds := Query{Service: f.Service, Operation: f.Name, StartMin: f.Start, StartMax: f.End}
 	boundsIdx := []int{idx[0], idx[1], idx[4]}
@@ -171,9 +250,12 @@ func (f *SpanFilter) file(pf *parquet.File, emit func([]SpanPoint) error) error 
 		if !bounds.mayMatch(rg, boundsIdx) {
 			continue
 		}
-		sel, err := f.rows(rg, leaves)
-		if err != nil || len(sel) == 0 {
+		sel, err := f.rows(rg, leaves, ints)
+		if err != nil {
 			return err
+		}
+		if len(sel) == 0 {
+			continue
 		}
 		if batch, err = f.points(rg, leaves, sel, batch[:0]); err != nil {
 			return err
@@ -188,7 +270,7 @@ func (f *SpanFilter) file(pf *parquet.File, emit func([]SpanPoint) error) error 
 }
 
 // rows returns the rows of rg that f selects (nil and no error: none).
-func (f *SpanFilter) rows(rg parquet.RowGroup, leaves []leaf) ([]int64, error) {
+func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, error) {
 	var sel []int64 // nil: every row so far
 	var err error
 	none := func() bool { return err != nil || sel != nil && len(sel) == 0 }
@@ -218,6 +300,11 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves []leaf) ([]int64, error) {
 			maxDur = f.MaxDur
 		}
 		if sel, err = rowsWhereInt(rg, leaves[5], sel, func(d int64) bool { return d >= f.MinDur && d <= maxDur }); none() || sel == nil {
+			return nil, err
+		}
+	}
+	for i, c := range f.Ints {
+		if sel, err = rowsWhereInt(rg, ints[i], sel, c.holds); none() {
 			return nil, err
 		}
 	}
@@ -308,6 +395,13 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 	}
 	if err == nil && f.Need&NeedDuration != 0 {
 		err = eachValue(ccs[leaves[5].index], sel, func(row int64, v parquet.Value) { at(row).Duration = v.Int64() })
+	}
+	if err == nil && f.Need&NeedTraceID != 0 {
+		err = eachValue(ccs[leaves[6].index], sel, func(row int64, v parquet.Value) {
+			if b := v.ByteArray(); !v.IsNull() && len(b) == 32 {
+				hex.Decode(at(row).TraceID[:], b)
+			}
+		})
 	}
 	if err == nil {
 		err = bad

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/lakeread/lakereadtest"
 	"github.com/wirehouse/wirehouse/internal/synth"
@@ -181,6 +183,20 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 	// the same spans into the same steps (durations in seconds).
 	from, step := start.Add(-time.Hour), time.Minute
 	const svc, op = "frontend", "validate-cart"
+	// The last service by name: its spans are in a file's last row group
+	// (files are sorted by service), after row groups it has none in.
+	last := ""
+	for _, b := range bodies {
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range req.Traces().ResourceSpans().All() {
+			if v, ok := rs.Resource().Attributes().Get("service.name"); ok && v.Str() > last {
+				last = v.Str()
+			}
+		}
+	}
 	bucket := fmt.Sprintf("(epoch_ns(start_time) - %d) // %d", from.UnixNano(), int64(step))
 	metrics := []struct{ q, sql string }{
 		{`{ } | count_over_time() by (resource.service.name)`,
@@ -203,6 +219,8 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 			`SELECT service_name, ` + bucket + `, min(duration) / 1e9 FROM {traces} WHERE duration > 20000000 AND duration <= 400000000 AND kind = 'SPAN_KIND_CLIENT' GROUP BY ALL`},
 		{`{ name = "` + op + `" } | count_over_time() by (status)`,
 			`SELECT lower(replace(status_code, 'STATUS_CODE_', '')), ` + bucket + `, count(*) FROM {traces} WHERE name = '` + op + `' GROUP BY ALL`},
+		{`{ resource.service.name = "` + last + `" } | count_over_time() by (name)`,
+			`SELECT name, ` + bucket + `, count(*) FROM {traces} WHERE service_name = '` + last + `' GROUP BY ALL`},
 		{`{ duration >= 5ms } | avg_over_time(duration) by (name)`,
 			`SELECT name, ` + bucket + `, avg(duration) / 1e9 FROM {traces} WHERE duration >= 5000000 GROUP BY ALL`},
 	}

@@ -60,13 +60,32 @@ func (s *lakeSource) Spans(ctx context.Context, tenant string, ids [][16]byte, f
 	if len(ids) == 0 {
 		return nil
 	}
-	found := make([]lakeread.FoundTrace, len(ids))
-	for i, id := range ids {
-		found[i] = s.found[id]
+	// Traces Candidates found are read around where it found them;
+	// others (a span-local search's, from SpanPoints) by id alone, which
+	// the lake's trace-id index keeps to the files holding them.
+	var found []lakeread.FoundTrace
+	var byID [][16]byte
+	for _, id := range ids {
+		if f, ok := s.found[id]; ok {
+			found = append(found, f)
+		} else {
+			byID = append(byID, id)
+		}
 	}
-	spans, err := s.r.FoundTracesSpans(ctx, tenant, found)
-	if err != nil {
-		return err
+	var spans []*lakeread.Spans
+	if len(found) > 0 {
+		got, err := s.r.FoundTracesSpans(ctx, tenant, found)
+		if err != nil {
+			return err
+		}
+		spans = got
+	}
+	if len(byID) > 0 {
+		got, _, err := s.r.Traces(ctx, tenant, byID, time.Time{}, time.Time{})
+		if err != nil {
+			return err
+		}
+		spans = append(spans, got...)
 	}
 	for _, sp := range spans {
 		td, err := sp.AppendProto(nil)
@@ -336,8 +355,9 @@ func anyValue(v eval.Value) map[string]any {
 	return map[string]any{"stringValue": "nil"}
 }
 
-// SpanPoints is lakeread.SpanPoints for eval's span-local metrics; a lake
-// with version-1 spans files in the range has the traces read instead.
+// SpanPoints is lakeread.SpanPoints for eval's span-local metrics and
+// searches; a lake with version-1 spans files in the range, or a filter
+// on an attribute without a typed column, has the traces read instead.
 func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanFilter, fn func([]eval.SpanPoint) error) error {
 	lf := lakeread.SpanFilter{Start: f.Start, End: f.End, Service: f.Service, Name: f.Name, Kind: f.Kind, Status: f.Status,
 		MinDur: f.MinDur, MaxDur: f.MaxDur}
@@ -345,20 +365,23 @@ func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanF
 		e eval.SpanNeed
 		l lakeread.SpanFields
 	}{{eval.NeedService, lakeread.NeedService}, {eval.NeedName, lakeread.NeedName}, {eval.NeedKind, lakeread.NeedKind},
-		{eval.NeedStatus, lakeread.NeedStatus}, {eval.NeedDuration, lakeread.NeedDuration}} {
+		{eval.NeedStatus, lakeread.NeedStatus}, {eval.NeedDuration, lakeread.NeedDuration}, {eval.NeedTraceID, lakeread.NeedTraceID}} {
 		if f.Need&n.e != 0 {
 			lf.Need |= n.l
 		}
+	}
+	for _, c := range f.Ints {
+		lf.Ints = append(lf.Ints, lakeread.IntCond{Key: c.Key, Op: c.Op, Value: c.Value})
 	}
 	var pts []eval.SpanPoint
 	err := s.r.SpanPoints(ctx, tenant, lf, func(batch []lakeread.SpanPoint) error {
 		pts = pts[:0]
 		for _, p := range batch {
-			pts = append(pts, eval.SpanPoint{Service: p.Service, Name: p.Name, Kind: p.Kind, Status: p.Status, Start: p.Start, Duration: p.Duration})
+			pts = append(pts, eval.SpanPoint{Service: p.Service, Name: p.Name, Kind: p.Kind, Status: p.Status, Start: p.Start, Duration: p.Duration, TraceID: p.TraceID})
 		}
 		return fn(pts)
 	})
-	if errors.Is(err, lakeread.ErrVersion1) {
+	if errors.Is(err, lakeread.ErrVersion1) || errors.Is(err, lakeread.ErrNotColumn) {
 		return eval.ErrNeedTraces
 	}
 	return err

@@ -44,4 +44,10 @@
 // principle: a service.name that is not a string or is empty groups under
 // nil, and OTLP kinds or status codes outside their enums are compared as
 // sent (the trace path clamps them).
+//
+// A search whose filter is span-local and has a condition span.key op
+// integer (which no hint narrows) asks a SpanSource for the matching spans
+// in the range (spanSearch: their attribute from a typed integer column,
+// so a value sent as a double is not matched), takes their traces most
+// recent first and reads only those whole (TestSearchSpanwise).
 package eval

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,10 +123,11 @@ func (m *spanMem) SpanPoints(_ context.Context, _ string, f SpanFilter, fn func(
 					st, d := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())-int64(sp.StartTimestamp())
 					if st < f.Start.UnixNano() || st >= f.End.UnixNano() || f.Service != "" && svc != f.Service || f.Name != "" && sp.Name() != f.Name ||
 						f.Kind >= 0 && int32(sp.Kind()) != f.Kind || f.Status >= 0 && int32(sp.Status().Code()) != f.Status ||
-						d < f.MinDur || f.MaxDur > 0 && d > f.MaxDur {
+						d < f.MinDur || f.MaxDur > 0 && d > f.MaxDur || !intsHold(sp.Attributes(), f.Ints) {
 						continue
 					}
-					pts = append(pts, SpanPoint{Service: []byte(svc), Name: []byte(sp.Name()), Kind: int32(sp.Kind()), Status: int32(sp.Status().Code()), Start: st, Duration: d})
+					pts = append(pts, SpanPoint{Service: []byte(svc), Name: []byte(sp.Name()), Kind: int32(sp.Kind()), Status: int32(sp.Status().Code()),
+						Start: st, Duration: d, TraceID: [16]byte(sp.TraceID())})
 				}
 			}
 		}
@@ -221,6 +223,113 @@ func TestMetricsSpanwise(t *testing.T) {
 		}
 		if g, w := show(got), show(want); g != w {
 			t.Errorf("%s\n spans  %s\n traces %s", c.q, g, w)
+		}
+	}
+}
+
+// intsHold is a typed integer column's reading of conditions cs: only
+// integer values hold.
+func intsHold(attrs pcommon.Map, cs []IntCond) bool {
+	for _, c := range cs {
+		v, ok := attrs.Get(c.Key)
+		if !ok || v.Type() != pcommon.ValueTypeInt {
+			return false
+		}
+		x := v.Int()
+		if !map[string]bool{"=": x == c.Value, "!=": x != c.Value, ">": x > c.Value, ">=": x >= c.Value, "<": x < c.Value, "<=": x <= c.Value}[c.Op] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSearchSpanwise: a search whose filter holds a span.key op integer
+// condition (and spanLocal's others) reads the traces of the spans a
+// SpanSource selects, and finds the traces the evaluator finds over
+// every candidate; others search by candidates.
+func TestSearchSpanwise(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	src := &memSource{}
+	for n := range 300 {
+		td := ptrace.NewTraces()
+		// A trace's spans start within 2 s of a multiple of 5 s: each
+		// trace lies wholly in or out of the range searched, whose bounds
+		// are multiples of 5 s (the two searches differ only for traces
+		// that straddle a bound: spanSearch).
+		at := base.Add(time.Duration(rnd.IntN(20)) * 5 * time.Second)
+		for i := range 1 + rnd.IntN(4) {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", []string{"web", "db", "cache"}[rnd.IntN(3)])
+			sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{byte(n), byte(n >> 8), 9})
+			sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+			if i > 0 {
+				sp.SetParentSpanID(pcommon.SpanID{1})
+			}
+			sp.SetKind(ptrace.SpanKind(rnd.IntN(6)))
+			sp.Status().SetCode(ptrace.StatusCode(rnd.IntN(3)))
+			switch rnd.IntN(4) {
+			case 0: // no code
+			case 1:
+				sp.Attributes().PutStr("code", "503") // a string: compares with no integer
+			default:
+				sp.Attributes().PutInt("code", int64(200+rnd.IntN(400)))
+			}
+			start := at.Add(time.Duration(rnd.Int64N(int64(2 * time.Second))))
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(rnd.Int64N(int64(200 * time.Millisecond))))))
+		}
+		src.traces = append(src.traces, td)
+	}
+	spans := &spanMem{memSource: src}
+	lim := SearchLimits{Limit: 1000, MaxCandidates: 10000}
+	for _, c := range []struct {
+		q     string
+		local bool
+	}{
+		{`{ span.code >= 500 }`, true},
+		{`{ span.code = 404 || span.code = 200 }`, false},
+		{`{ span.code != 200 && kind = server && duration > 50ms }`, true},
+		{`{ resource.service.name = "web" && span.code < 300 && status = error }`, true},
+		{`{ span.code <= 250 && span.code > 210 }`, true},
+		{`{ .code >= 500 }`, false},
+		{`{ span.code >= 500 } >> { }`, false},
+	} {
+		parsed, err := traceql.Parse(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Compile(parsed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, to := base.Add(10*time.Second), base.Add(90*time.Second)
+		want, err := Search(context.Background(), src, "t", q, from, to, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := spans.calls
+		got, err := Search(context.Background(), spans, "t", q, from, to, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := spans.calls > before; used != c.local {
+			t.Errorf("%s: span points used %v, want %v", c.q, used, c.local)
+		}
+		ids := func(r SearchResult) []string {
+			var out []string
+			for _, m := range r.Matches {
+				out = append(out, fmt.Sprintf("%x %d", m.ID, len(m.Spansets)))
+			}
+			slices.Sort(out)
+			return out
+		}
+		if len(want.Matches) == 0 {
+			t.Errorf("%s: no match: the test compares nothing", c.q)
+		}
+		if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+			t.Errorf("%s: %d traces by spans, %d by candidates", c.q, len(g), len(w))
 		}
 	}
 }

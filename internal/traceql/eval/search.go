@@ -171,6 +171,13 @@ func Search(ctx context.Context, src Source, tenant string, q *Query, start, end
 	if lim.Limit <= 0 || lim.MaxCandidates < lim.Limit {
 		return SearchResult{}, fmt.Errorf("search: limit %d and %d candidates: want 0 < limit <= candidates", lim.Limit, lim.MaxCandidates)
 	}
+	if ss, ok := src.(SpanSource); ok {
+		if f, ok := spanSearch(q.q, start, end); ok {
+			if res, ok, err := searchSpans(ctx, ss, tenant, q, f, lim); ok {
+				return res, err
+			}
+		}
+	}
 	hint := HintOf(q.q)
 	var res SearchResult
 	seen := map[[16]byte]bool{}

@@ -1,8 +1,11 @@
 package eval
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/traceql"
@@ -19,7 +22,17 @@ type SpanFilter struct {
 	Status     int32     // status (OTLP's code); -1 any
 	MinDur     int64     // duration >= MinDur, nanoseconds
 	MaxDur     int64     // duration <= MaxDur; 0: no bound
-	Need       SpanNeed  // the fields the query reads of each span
+	// Ints are conditions span.Key Op Value on span attributes of
+	// integer values (searches only: see spanSearch).
+	Ints []IntCond
+	Need SpanNeed // the fields the query reads of each span
+}
+
+// IntCond is a condition on a span attribute of integer values.
+type IntCond struct {
+	Key   string
+	Op    string // = != > >= < <=
+	Value int64
 }
 
 // SpanNeed names fields of a SpanPoint.
@@ -31,6 +44,7 @@ const (
 	NeedKind
 	NeedStatus
 	NeedDuration
+	NeedTraceID
 )
 
 // SpanPoint is a span as a span-local metrics query reads it; Service
@@ -40,6 +54,7 @@ type SpanPoint struct {
 	Kind, Status  int32 // OTLP's numbers
 	Start         int64 // Unix nanoseconds
 	Duration      int64 // nanoseconds
+	TraceID       [16]byte
 }
 
 // SpanSource is a Source that also gives the spans a SpanFilter selects
@@ -237,4 +252,115 @@ func pointValue(b traceql.Field, pt *SpanPoint) Value {
 		}
 	}
 	return Value{}
+}
+
+// spanSearch returns the SpanFilter of a search whose spanset filter a
+// SpanSource can answer from columns and that the hint cannot narrow
+// well: one filter of spanLocal's conditions and at least one condition
+// span.key op integer. Such an attribute read from a typed integer column
+// leaves out values sent as doubles, which TraceQL would compare as
+// numbers; the source says ErrNeedTraces for a key it has no such column
+// of.
+//
+// Its traces are those with a span starting in [start, end) that the
+// filter selects, as the candidates' search has them when the hint is the
+// whole filter (a bounded hint's candidates need a span in the range that
+// holds the hint, and the filter may then match anywhere in the trace).
+func spanSearch(q *traceql.Query, start, end time.Time) (SpanFilter, bool) {
+	f := SpanFilter{Start: start, End: end, Kind: -1, Status: -1, Need: NeedTraceID | NeedDuration}
+	if q.Metrics != nil || len(q.Pipeline.Stages) != 1 {
+		return f, false
+	}
+	st, ok := q.Pipeline.Stages[0].(traceql.SpansetStage)
+	if !ok {
+		return f, false
+	}
+	filter, ok := st.Spanset.(traceql.Filter)
+	if !ok {
+		return f, false
+	}
+	for _, c := range conjuncts(filter.Expr) {
+		if f.add(c) {
+			continue
+		}
+		b, ok := c.(traceql.Binary)
+		if !ok {
+			return f, false
+		}
+		a, okA := b.L.(traceql.Attribute)
+		lit, okL := b.R.(traceql.Static)
+		switch {
+		case !okA || !okL || a.Scope != traceql.ScopeSpan || lit.Type != traceql.TypeInt:
+			return f, false
+		case b.Op == "=" || b.Op == "!=" || b.Op == ">" || b.Op == ">=" || b.Op == "<" || b.Op == "<=":
+			f.Ints = append(f.Ints, IntCond{Key: a.Name, Op: b.Op, Value: lit.I})
+		default:
+			return f, false
+		}
+	}
+	return f, len(f.Ints) > 0
+}
+
+// maxSpanSearchTraces bounds the traces a span-local search keeps the
+// ends of; past it the search reads candidates by its hint instead.
+const maxSpanSearchTraces = 1 << 20
+
+// searchSpans is Search of a span-local filter f: the traces with a span
+// f selects, most recent first (by their selected spans' latest end, then
+// id, as Candidates orders them), each read whole and evaluated until
+// Limit match. ok false: the source cannot answer f (or too many traces
+// match), and Search reads candidates instead.
+func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f SpanFilter, lim SearchLimits) (res SearchResult, ok bool, err error) {
+	ends := map[[16]byte]int64{}
+	tooMany := errors.New("too many traces")
+	err = src.SpanPoints(ctx, tenant, f, func(pts []SpanPoint) error {
+		for i := range pts {
+			p := &pts[i]
+			if p.TraceID == ([16]byte{}) {
+				continue // no trace id: not a trace a search can give
+			}
+			if e, seen := ends[p.TraceID]; !seen || p.Start+p.Duration > e {
+				ends[p.TraceID] = p.Start + p.Duration
+			}
+		}
+		if len(ends) > maxSpanSearchTraces {
+			return tooMany
+		}
+		return ctx.Err()
+	})
+	if errors.Is(err, ErrNeedTraces) || errors.Is(err, tooMany) {
+		return res, false, nil
+	}
+	if err != nil {
+		return res, true, err
+	}
+	ids := make([][16]byte, 0, len(ends))
+	for id := range ends {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b [16]byte) int {
+		return cmp.Or(cmp.Compare(ends[b], ends[a]), bytes.Compare(a[:], b[:]))
+	})
+	if len(ids) > lim.MaxCandidates {
+		ids, res.Truncated = ids[:lim.MaxCandidates], true
+	}
+	// Every trace holds a selected span, so it matches (unless Keep says
+	// no): read as many as are still wanted at a time, not a batch.
+	full := false
+	for len(ids) > 0 && !full && err == nil {
+		n := min(len(ids), lim.Limit-len(res.Matches))
+		err = eachTrace(ctx, src, tenant, ids[:n], func(id [16]byte, t *Trace) bool {
+			res.Inspected++
+			if sets := q.Eval(t); len(sets) > 0 && (lim.Keep == nil || lim.Keep(t)) {
+				res.Matches = append(res.Matches, Match{ID: id, Trace: t, Spansets: sets})
+				full = len(res.Matches) == lim.Limit
+			}
+			return !full
+		})
+		ids = ids[n:]
+	}
+	if full {
+		res.Truncated = false
+	}
+	return res, true, err
 }

@@ -1,0 +1,92 @@
+package lakeread_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+)
+
+// TestSpanPoints: SpanPoints gives every span a filter selects, with
+// the fields asked for, across row groups (one that has none of the
+// selected spans, though its statistics admit them, included); a filter
+// on an attribute without a typed column is ErrNotColumn.
+func TestSpanPoints(t *testing.T) {
+	base := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	// Service "a": 3,000 server spans; service "b": 3,000 spans, every
+	// third a client with http.response.status_code 500 + i%3. Files are
+	// sorted by service, and a row group is cut where the service changes
+	// past 2,048 rows: "a"'s row group holds no client.
+	want := map[string]int{}
+	for si, svc := range []string{"a", "b"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for i := range 3000 {
+			sp := spans.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{byte(si + 1), byte(i >> 8), byte(i)})
+			sp.SetSpanID(pcommon.SpanID{byte(i >> 8), byte(i), 1})
+			sp.SetName("op")
+			sp.SetKind(ptrace.SpanKindServer)
+			start := base.Add(time.Duration(i) * time.Second)
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(i) * time.Microsecond)))
+			if svc == "b" && i%3 == 0 {
+				sp.SetKind(ptrace.SpanKindClient)
+				sp.Attributes().PutInt("http.response.status_code", int64(500+i%7))
+				want["client"]++
+				if 500+i%7 >= 503 {
+					want["503+"]++
+				}
+			}
+		}
+	}
+	req := ptraceotlp.NewExportRequestFromTraces(td)
+	body, err := req.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeLake(t, dir, body)
+	r := newReader(t, dir)
+	count := func(f lakeread.SpanFilter, check func(p *lakeread.SpanPoint)) (int, error) {
+		n := 0
+		err := r.SpanPoints(context.Background(), "acme", f, func(pts []lakeread.SpanPoint) error {
+			for i := range pts {
+				check(&pts[i])
+				n++
+			}
+			return nil
+		})
+		return n, err
+	}
+	n, err := count(lakeread.SpanFilter{Kind: 3, Status: -1, Need: lakeread.NeedService | lakeread.NeedKind | lakeread.NeedDuration | lakeread.NeedTraceID},
+		func(p *lakeread.SpanPoint) {
+			i := int(p.TraceID[1])<<8 | int(p.TraceID[2])
+			if string(p.Service) != "b" || p.Kind != 3 || p.TraceID[0] != 2 || p.Duration != int64(i)*1000 || p.Start != base.Add(time.Duration(i)*time.Second).UnixNano() {
+				t.Fatalf("point %+v", *p)
+			}
+		})
+	if err != nil || n != want["client"] {
+		t.Fatalf("clients: %d points, %v; want %d", n, err, want["client"])
+	}
+	n, err = count(lakeread.SpanFilter{Kind: -1, Status: -1, Ints: []lakeread.IntCond{{Key: "http.response.status_code", Op: ">=", Value: 503}}},
+		func(*lakeread.SpanPoint) {})
+	if err != nil || n != want["503+"] {
+		t.Fatalf("status code >= 503: %d points, %v; want %d", n, err, want["503+"])
+	}
+	n, err = count(lakeread.SpanFilter{Kind: -1, Status: -1, Start: base.Add(100 * time.Second), End: base.Add(200 * time.Second), Service: "a"}, func(*lakeread.SpanPoint) {})
+	if err != nil || n != 100 {
+		t.Fatalf("a's spans of 100 s: %d points, %v", n, err)
+	}
+	if _, err := count(lakeread.SpanFilter{Kind: -1, Status: -1, Ints: []lakeread.IntCond{{Key: "retries", Op: "=", Value: 1}}}, func(*lakeread.SpanPoint) {}); !errors.Is(err, lakeread.ErrNotColumn) {
+		t.Fatalf("a key without a typed column: %v", err)
+	}
+}
