@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/traceql"
@@ -22,6 +23,9 @@ import (
 const (
 	maxMetricsTraces = 20000
 	maxSteps         = 11000
+	// maxMetricsSeries bounds the series a metrics query makes (past it,
+	// 413); the memory they hold is charged to the query's ticket too.
+	maxMetricsSeries = 10000
 )
 
 // metricsParams reads a metrics request: q, start and end (RFC 3339,
@@ -104,7 +108,8 @@ func (h *Handler) metricsQuery(r *http.Request, instant bool) (body, error) {
 		return body{}, err
 	}
 	src := &lakeSource{r: h.cfg.Reader, found: map[[16]byte]lakeread.FoundTrace{}}
-	series, err := eval.Metrics(r.Context(), src, tenant.FromContext(r.Context()), parsed, rng, eval.MetricsLimits{MaxTraces: cmp.Or(h.cfg.MaxMetricsTraces, maxMetricsTraces)})
+	series, err := eval.Metrics(r.Context(), src, tenant.FromContext(r.Context()), parsed, rng, eval.MetricsLimits{MaxTraces: cmp.Or(h.cfg.MaxMetricsTraces, maxMetricsTraces),
+		MaxSeries: maxMetricsSeries, Charge: querybudget.FromContext(r.Context()).Charge})
 	if err != nil {
 		var ue *eval.UnsupportedError
 		if errors.As(err, &ue) {

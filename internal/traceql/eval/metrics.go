@@ -61,6 +61,23 @@ type metricsAcc struct {
 	// keep says the function needs every value (quantiles, histograms);
 	// the others keep a step's count, sum, min and max.
 	keep bool
+	lim  MetricsLimits
+	owed int64 // bytes held and not charged yet (lim.Charge)
+	err  error // the first charge or series limit that failed
+}
+
+// grew counts n more bytes held, charging them a chunk at a time, and
+// checks the series bound; false once the query must stop (a.err).
+func (a *metricsAcc) grew(n int64) bool {
+	a.owed += n
+	if a.err == nil && a.lim.MaxSeries > 0 && len(a.series) > a.lim.MaxSeries {
+		a.err = &TooManySeriesError{Limit: a.lim.MaxSeries}
+	}
+	if a.err == nil && a.owed >= 64<<10 && a.lim.Charge != nil {
+		a.err = a.lim.Charge(a.owed)
+		a.owed = 0
+	}
+	return a.err == nil
 }
 
 type seriesAcc struct {
@@ -76,18 +93,23 @@ type stepAcc struct {
 }
 
 // add adds v to a's step.
-func (s *seriesAcc) add(step int, v float64, keep bool) {
+// It returns the bytes that added to what the series holds, roughly.
+func (s *seriesAcc) add(step int, v float64, keep bool) int64 {
+	var n int64
 	st := s.steps[step]
 	if st == nil {
 		st = &stepAcc{min: v, max: v}
 		s.steps[step] = st
+		n += 96
 	}
 	st.n++
 	st.sum += v
 	st.min, st.max = min(st.min, v), max(st.max, v)
 	if keep {
 		st.vals = append(st.vals, v)
+		n += 8
 	}
+	return n
 }
 
 // newMetricsAcc compiles q's metrics function over rng.
@@ -154,8 +176,11 @@ func (a *metricsAcc) observe(t *Trace, sets []Spanset) {
 			s = &seriesAcc{labels: labels, steps: map[int]*stepAcc{}}
 			a.series[key.String()] = s
 			a.order = append(a.order, key.String())
+			a.grew(int64(256 + key.Len()))
 		}
-		s.add(step, v, a.keep)
+		if !a.grew(s.add(step, v, a.keep)) {
+			return
+		}
 	}
 }
 
@@ -261,10 +286,25 @@ type UnsupportedError struct{ Msg string }
 
 func (e *UnsupportedError) Error() string { return "evaluate metrics: " + e.Msg }
 
-// MetricsLimits bound a metrics query's work: the traces it reads.
+// MetricsLimits bound a metrics query's work: the traces it reads (a
+// query over whole traces), the series it makes, and the memory its
+// series hold, charged as they grow.
 type MetricsLimits struct {
 	MaxTraces int
+	MaxSeries int               // 0: no bound
+	Charge    func(int64) error // nil: nothing charged (querybudget.Ticket.Charge)
 }
+
+// TooManySeriesError is a metrics query whose by() makes more series
+// than its limit.
+type TooManySeriesError struct{ Limit int }
+
+func (e *TooManySeriesError) Error() string {
+	return "traceql metrics: more than " + strconv.Itoa(e.Limit) + " series; narrow the by() or the query"
+}
+
+// TooLarge marks it as a query past its limits (readapi.Classify).
+func (e *TooManySeriesError) TooLarge() bool { return true }
 
 // TooManyTracesError is a metrics query over more traces than its limit:
 // its answer would be partial, so it has none.
@@ -286,6 +326,7 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 	if err != nil {
 		return nil, err
 	}
+	acc.lim = lim
 	// A query of spans one at a time reads their columns, no trace: no
 	// bound on the traces then, only the source's on its reads.
 	if ss, ok := src.(SpanSource); ok {
@@ -293,6 +334,9 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 			err := ss.SpanPoints(ctx, tenant, f, func(pts []SpanPoint) error {
 				for i := range pts {
 					acc.observePoint(&pts[i])
+				}
+				if acc.err != nil {
+					return acc.err
 				}
 				return ctx.Err()
 			})
@@ -303,6 +347,7 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 				return nil, err
 			}
 			acc, _ = newMetricsAcc(parsed, rng) // what was added is dropped: the traces give it all
+			acc.lim = lim
 		}
 	}
 	q, err := Compile(parsed)
@@ -320,8 +365,11 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 		if sets := q.Eval(t); len(sets) > 0 {
 			acc.observe(t, sets)
 		}
-		return true
+		return acc.err == nil
 	})
+	if err == nil {
+		err = acc.err
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -333,3 +333,48 @@ func TestSearchSpanwise(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsLimits: past MaxSeries a metrics query is a
+// TooManySeriesError, and the values it holds are charged as they grow
+// (a query whose charge fails stops with that error), over whole traces
+// and over spans alike.
+func TestMetricsLimits(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	src := &memSource{}
+	for n := range 2000 {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", n%50))
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{byte(n), byte(n >> 8), 3})
+		sp.SetSpanID(pcommon.SpanID{1})
+		start := base.Add(time.Duration(n) * 25 * time.Millisecond)
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Millisecond)))
+		src.traces = append(src.traces, td)
+	}
+	rng := Range{Start: base, End: base.Add(time.Minute), Step: time.Second}
+	boom := errors.New("no memory left")
+	for _, s := range []Source{src, &spanMem{memSource: src}} {
+		parsed, _ := traceql.Parse(`{ } | rate() by (resource.service.name)`)
+		var tm *TooManySeriesError
+		if _, err := Metrics(context.Background(), s, "t", parsed, rng, MetricsLimits{MaxTraces: 5000, MaxSeries: 49}); !errors.As(err, &tm) || !tm.TooLarge() {
+			t.Errorf("%T: 50 series past 49: %v", s, err)
+		}
+		if got, err := Metrics(context.Background(), s, "t", parsed, rng, MetricsLimits{MaxTraces: 5000, MaxSeries: 50}); err != nil || len(got) != 50 {
+			t.Errorf("%T: 50 series within 50: %d, %v", s, len(got), err)
+		}
+		charged := int64(0)
+		parsed, _ = traceql.Parse(`{ } | quantile_over_time(duration, 0.5) by (resource.service.name)`)
+		_, err := Metrics(context.Background(), s, "t", parsed, rng, MetricsLimits{MaxTraces: 5000, Charge: func(n int64) error {
+			charged += n
+			if charged > 64<<10 {
+				return boom
+			}
+			return nil
+		}})
+		if !errors.Is(err, boom) {
+			t.Errorf("%T: charges past the ticket: %v (charged %d)", s, err, charged)
+		}
+	}
+}

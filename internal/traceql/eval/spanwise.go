@@ -219,8 +219,9 @@ func (a *metricsAcc) observePoint(pt *SpanPoint) {
 		s = &seriesAcc{labels: labels, steps: map[int]*stepAcc{}}
 		a.series[string(a.key)] = s
 		a.order = append(a.order, string(a.key))
+		a.grew(int64(256 + len(a.key)))
 	}
-	s.add(step, v, a.keep)
+	a.grew(s.add(step, v, a.keep))
 }
 
 // pointValue is the value of by() field b (one byNeed accepts) of pt, as
