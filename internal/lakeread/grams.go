@@ -239,9 +239,9 @@ const GramsTablesBytes = 8 << 20
 const countsMemoBytes = 4 << 20
 
 // IndexCacheBytes is the most the indexes a Reader keeps of files it
-// has no open (grams tables, counts, trace-id indexes, span names) hold,
-// for the memory ceiling.
-const IndexCacheBytes = GramsTablesBytes + countsMemoBytes + TraceIDsMemoBytes + NamesMemoBytes
+// has no open (grams tables, counts, trace-id indexes, span names,
+// resource attribute values) hold, for the memory ceiling.
+const IndexCacheBytes = GramsTablesBytes + countsMemoBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes
 
 // countsSize is what counts c cost countsMemoBytes.
 func countsSize(c *lake.Counts) int64 {

@@ -116,7 +116,9 @@ type Reader struct {
 	counts  *boundedMemo[*lake.Counts] // logs files' counts, parsed once
 	// traceIDs are spans files' trace-id indexes (nil: a file has none).
 	traceIDs *boundedMemo[*lake.TraceIDs]
-	listed   listings // unchanged hour partitions' listings
+	// resValues are spans files' resource attribute values by key.
+	resValues *boundedMemo[map[string][]TagValue]
+	listed    listings // unchanged hour partitions' listings
 }
 
 // New returns a Reader of cfg.
@@ -126,7 +128,8 @@ func New(cfg Config) (*Reader, error) {
 	}
 	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles, cmp.Or(cfg.OpenFileBytes, DefaultOpenFileBytes)), names: &nameCache{max: NamesMemoBytes, size: namesSize}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
 		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize},
-		traceIDs: &boundedMemo[*lake.TraceIDs]{max: TraceIDsMemoBytes, size: traceIDsSize}}
+		traceIDs:  &boundedMemo[*lake.TraceIDs]{max: TraceIDsMemoBytes, size: traceIDsSize},
+		resValues: &boundedMemo[map[string][]TagValue]{max: ResValuesMemoBytes, size: resValuesSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
 		if buf <= 0 {
@@ -402,6 +405,7 @@ func (r *Reader) keepOnly(prefix string, listed map[fileKey]bool) {
 	r.tables.keepOnly(prefix, listed)
 	r.counts.keepOnly(prefix, listed)
 	r.traceIDs.keepOnly(prefix, listed)
+	r.resValues.keepOnly(prefix, listed)
 }
 
 // maxListedHours is the longest range whose hour partitions are listed

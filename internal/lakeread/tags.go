@@ -279,26 +279,49 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 	if err != nil {
 		return nil, err
 	}
-	err = q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
-		if full() || isV1(pf) {
-			return nil
+	if scope == TagResource {
+		// A file's resources are few: their values by key are worked
+		// out once a file (resValues) and not read again.
+		files, err := q.list(ctx)
+		if err != nil {
+			return nil, err
 		}
-		if scope == TagResource {
-			objs, err := distinctValues(pf, "resource_attributes")
-			if err != nil {
-				return err
+		for _, f := range files {
+			if full() {
+				break
 			}
-			for _, o := range objs {
-				if v, ok := jsonTagValue(o, key); ok && !full() {
+			vals, ok := r.resValues.get(keyOf(f))
+			if !ok {
+				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+					if isV1(pf) {
+						vals = map[string][]TagValue{}
+						return nil
+					}
+					objs, err := distinctValues(pf, "resource_attributes")
+					vals = resourceTagValues(objs)
+					return err
+				})
+				if err != nil {
+					return nil, err
+				}
+				r.resValues.put(keyOf(f), vals)
+			}
+			for _, v := range vals[key] {
+				if !full() {
 					seen[v] = true
 				}
 			}
-			return nil
 		}
-		return spanTagValues(pf, key, seen, max)
-	})
-	if err != nil {
-		return nil, err
+	} else {
+		err = q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
+			if full() || isV1(pf) {
+				return nil
+			}
+			return spanTagValues(pf, key, seen, max)
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	out := slices.Collect(maps.Keys(seen))
 	slices.SortFunc(out, func(a, b TagValue) int {
@@ -307,16 +330,43 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 	return out, nil
 }
 
-// jsonTagValue is key's value in a JSON object of attributes, typed.
-func jsonTagValue(obj []byte, key string) (TagValue, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(obj, &m) != nil {
-		return TagValue{}, false
+// resourceTagValues are the values, typed, of every key of the JSON
+// objects of attributes objs, each value once.
+func resourceTagValues(objs [][]byte) map[string][]TagValue {
+	out := map[string][]TagValue{}
+	for _, obj := range objs {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(obj, &m) != nil {
+			continue
+		}
+		for k, raw := range m {
+			if v, ok := rawTagValue(raw); ok && !slices.Contains(out[k], v) {
+				out[k] = append(out[k], v)
+			}
+		}
 	}
-	raw, ok := m[key]
-	if !ok {
-		return TagValue{}, false
+	return out
+}
+
+// resValuesSize is what a file's resource values cost resValuesMemoBytes.
+func resValuesSize(m map[string][]TagValue) int64 {
+	n := int64(64)
+	for k, vs := range m {
+		n += int64(len(k)) + 48
+		for _, v := range vs {
+			n += int64(len(v.Type)+len(v.Value)) + 32
+		}
 	}
+	return n
+}
+
+// ResValuesMemoBytes bounds the resource attribute values a Reader keeps
+// per spans file.
+const ResValuesMemoBytes = 8 << 20
+
+// rawTagValue is a JSON attribute value, typed: strings, booleans,
+// floats and ints; not null, arrays or objects.
+func rawTagValue(raw json.RawMessage) (TagValue, bool) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return TagValue{"string", s}, true

@@ -28,7 +28,7 @@ const lakeRowFactor = 3
 //
 //	base + max_inflight + largest request + 2 × 3 × (lake.max_buffer + 8 MiB)
 //	     + spool.tail_size + 16 MiB + forward destinations × 2 × 64 MiB
-//	     + limits.queries.memory + 32 MiB + 128 MiB + 108 MiB
+//	     + limits.queries.memory + 32 MiB + 128 MiB + 116 MiB
 //
 // the base; the in-flight budget (every request's bytes, decompressed
 // copies and JSON decoding, reserved before they are held); the spool
@@ -47,7 +47,8 @@ const lakeRowFactor = 3
 // and last pages, and bloom filters (lakeread.DefaultChunkCacheBytes), the
 // parsed footers of the files it keeps open (lakeread.DefaultOpenFileBytes),
 // and the tables of logs files' grams regions, their counts, spans files'
-// trace-id indexes and span names (lakeread.IndexCacheBytes).
+// trace-id indexes, span names and resource attribute values
+// (lakeread.IndexCacheBytes).
 // The metric store's head grows with the series stored and is not
 // bounded by it.
 func (c Config) MemoryCeiling() int64 {
