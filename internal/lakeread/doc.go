@@ -79,7 +79,17 @@
 // entry, trace ids last. Once it holds Limit traces ending no earlier than
 // anything a row group can hold, the rest is passed over, so a search of
 // common spans reads the last hour alone (TestFindTraces,
-// TestFindTracesAcrossHours).
+// TestFindTracesAcrossHours). Query.ErrorStatus narrows by status_code
+// alone (TraceQL's status = error), and plain resource and scope JSON
+// values are tested once each too.
+//
+// SpanPoints (spanpoints.go) gives TraceQL's span-local metrics and
+// searches the spans a SpanFilter selects: service, name, kind, status,
+// duration bounds and conditions on hot integer attributes, rows narrowed
+// column by column as FindTraces does, then only the fields asked for
+// read; files a few at a time on every core, no trace assembled. Tag
+// values of resource attributes come from each file's resources, worked
+// out once a file (resValues).
 //
 // Files of schema version 1 are read too (v1.go): trace by id as for
 // version 2, search and names by a full scan (TestVersion1Files). What
