@@ -336,3 +336,10 @@ func objectKeys(obj []byte, keys map[string]bool) bool {
 	}
 	return true
 }
+
+// held is what the cached copies cost now (footerCost).
+func (c *fileCache) held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

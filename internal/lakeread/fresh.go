@@ -34,7 +34,11 @@ func (q *fileQuery) fresh(ctx context.Context, fn func(payload []byte) error) er
 	}
 	through, err := q.r.cfg.Fresh.Fresh(ctx, q.signal, q.tenant, fn)
 	if err != nil {
-		return fmt.Errorf("lakeread: read the spans not in the lake's files yet: %w", err)
+		what := "spans"
+		if q.signal == otlpwire.SignalLogs {
+			what = "log records"
+		}
+		return fmt.Errorf("lakeread: read the %s not in the lake's files yet: %w", what, err)
 	}
 	q.through, q.bounded = through, true
 	return nil

@@ -243,6 +243,19 @@ const countsMemoBytes = 4 << 20
 // resource attribute values) hold, for the memory ceiling.
 const IndexCacheBytes = GramsTablesBytes + countsMemoBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes
 
+// FillingCacheBytes is the part of DefaultOpenFileBytes and
+// IndexCacheBytes that fills with the lake's files as queries read them
+// (open files' footers, trace-id indexes, span names, resource values):
+// serve's soft memory limit leaves it out and follows HeldBytes instead,
+// so that ingest's garbage is collected as tightly as before the caches
+// fill.
+const FillingCacheBytes = DefaultOpenFileBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes
+
+// HeldBytes is what the caches of FillingCacheBytes hold now.
+func (r *Reader) HeldBytes() int64 {
+	return r.files.held() + r.traceIDs.held() + r.names.held() + r.resValues.held()
+}
+
 // countsSize is what counts c cost countsMemoBytes.
 func countsSize(c *lake.Counts) int64 {
 	n := int64(len(c.Entries))*int64(unsafe.Sizeof(lake.CountsEntry{})) + 64

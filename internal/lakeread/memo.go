@@ -72,3 +72,10 @@ func (c *boundedMemo[V]) cost(v V) int64 {
 	}
 	return c.size(v)
 }
+
+// held is what the values kept cost now.
+func (c *boundedMemo[V]) held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}

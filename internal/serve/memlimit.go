@@ -66,8 +66,9 @@ const forwardWindow = 64 << 20
 // memoryLimit returns the soft memory limit to set and where it came
 // from: "GOMEMLIMIT" (the environment's, left as it is: limit 0),
 // "memory_limit" (the setting), "cgroup" (90 % of the cgroup's limit) or
-// "ceiling" (95 % of MemoryCeiling less the queries' budget: serve
-// raises it by 95 % of what the running queries reserve,
+// "ceiling" (95 % of MemoryCeiling less the queries' budget and the lake
+// reader's filling caches: serve raises it by 95 % of what the running
+// queries reserve and those caches hold,
 // queryMemoryLimit, so that the collector keeps garbage under what the
 // ceiling allows now, not under what it would allow if every query slot
 // were full, with a margin for what the runtime holds besides).
@@ -81,17 +82,25 @@ func (c Config) memoryLimit() (limit int64, source string) {
 	if n, ok := cgroupMemoryLimit(); ok {
 		return n / 10 * 9, "cgroup"
 	}
-	return (c.MemoryCeiling() - int64(c.Limits.Queries.Memory)) / 20 * 19, "ceiling"
+	return (c.MemoryCeiling() - int64(c.Limits.Queries.Memory) - lakeread.FillingCacheBytes) / 20 * 19, "ceiling"
 }
 
 // queryMemoryLimit returns the query budget's OnReserved when the soft
 // limit comes from the ceiling: it sets the limit to base (memoryLimit's)
 // plus what the running queries have reserved. Nil otherwise.
-func (c Config) queryMemoryLimit(source string, base int64) func(int64) {
+//
+// held, if not nil, gives what the lake reader's filling caches hold
+// (lakeread.Reader.HeldBytes), which the limit follows too.
+func (c Config) queryMemoryLimit(source string, base int64, held func() int64) func(int64) {
 	if source != "ceiling" {
 		return nil
 	}
-	return func(reserved int64) { debug.SetMemoryLimit(base + reserved/20*19) }
+	return func(reserved int64) {
+		if held != nil {
+			reserved += held()
+		}
+		debug.SetMemoryLimit(base + reserved/20*19)
+	}
 }
 
 // applyMemoryLimit sets the Go runtime's soft memory limit and returns the

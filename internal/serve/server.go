@@ -48,8 +48,9 @@ type Server struct {
 	adminLn     net.Listener
 	adminTLS    *tls.Config
 	adminTokens *bearer.Tokens
-	traces      *lakeread.Reader // the lake's spans, for Jaeger's APIs
-	jaeger      *grpc.Server     // Jaeger's remote storage API; nil when off
+	traces      *lakeread.Reader                // the lake's spans, for Jaeger's APIs
+	readerHeld  atomic.Pointer[lakeread.Reader] // traces, for the soft memory limit (queryMemoryLimit)
+	jaeger      *grpc.Server                    // Jaeger's remote storage API; nil when off
 	jaegerLn    net.Listener
 	stack       closers // the storage, closed after the receiver drained
 	metrics     *metricstore.Store
@@ -144,7 +145,15 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 		return nil, err
 	}
 	qc := cfg.queryBudget()
-	qc.Registerer, qc.OnReserved = s.reg, cfg.queryMemoryLimit(source, limit)
+	// The lake reader's caches fill as queries read files: the soft
+	// limit follows them at each query's start and end.
+	held := func() int64 {
+		if r := s.readerHeld.Load(); r != nil {
+			return r.HeldBytes()
+		}
+		return 0
+	}
+	qc.Registerer, qc.OnReserved = s.reg, cfg.queryMemoryLimit(source, limit, held)
 	if s.gate, err = querybudget.New(qc); err != nil {
 		return nil, fmt.Errorf("limits.queries: %w", err)
 	}
@@ -340,6 +349,7 @@ func (s *Server) lakeReader() (*lakeread.Reader, error) {
 	}
 	s.stack.push("lake reader", r.Close) // its open files
 	s.traces = r
+	s.readerHeld.Store(r)
 	return r, nil
 }
 
