@@ -79,15 +79,8 @@ var ErrNeedTraces = errors.New("span points need whole traces here")
 func spanLocal(q *traceql.Query, rng Range) (SpanFilter, bool) {
 	f := SpanFilter{Start: rng.Start, End: rng.End, Kind: -1, Status: -1}
 	m := q.Metrics
-	if m == nil || m.Compare != nil || len(q.Pipeline.Stages) != 1 {
-		return f, false
-	}
-	st, ok := q.Pipeline.Stages[0].(traceql.SpansetStage)
-	if !ok {
-		return f, false
-	}
-	filter, ok := st.Spanset.(traceql.Filter)
-	if !ok {
+	filter, ok := onlyFilter(q)
+	if m == nil || m.Compare != nil || !ok {
 		return f, false
 	}
 	for _, c := range conjuncts(filter.Expr) {
@@ -113,6 +106,20 @@ func spanLocal(q *traceql.Query, rng Range) (SpanFilter, bool) {
 		f.Need |= need
 	}
 	return f, true
+}
+
+// onlyFilter returns q's spanset filter when its pipeline is that
+// filter alone.
+func onlyFilter(q *traceql.Query) (traceql.Filter, bool) {
+	if len(q.Pipeline.Stages) != 1 {
+		return traceql.Filter{}, false
+	}
+	st, ok := q.Pipeline.Stages[0].(traceql.SpansetStage)
+	if !ok {
+		return traceql.Filter{}, false
+	}
+	f, ok := st.Spanset.(traceql.Filter)
+	return f, ok
 }
 
 // byNeed is the field a by() of b reads, if b is one a SpanPoint holds.
@@ -269,15 +276,8 @@ func pointValue(b traceql.Field, pt *SpanPoint) Value {
 // holds the hint, and the filter may then match anywhere in the trace).
 func spanSearch(q *traceql.Query, start, end time.Time) (SpanFilter, bool) {
 	f := SpanFilter{Start: start, End: end, Kind: -1, Status: -1, Need: NeedTraceID | NeedDuration}
-	if q.Metrics != nil || len(q.Pipeline.Stages) != 1 {
-		return f, false
-	}
-	st, ok := q.Pipeline.Stages[0].(traceql.SpansetStage)
-	if !ok {
-		return f, false
-	}
-	filter, ok := st.Spanset.(traceql.Filter)
-	if !ok {
+	filter, ok := onlyFilter(q)
+	if q.Metrics != nil || !ok {
 		return f, false
 	}
 	for _, c := range conjuncts(filter.Expr) {
