@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,16 +29,32 @@ import (
 	"github.com/wirehouse/wirehouse/internal/synth"
 )
 
-// freeAddr is a loopback address no one listens on now.
+// freeAddr is a loopback address no one listens on now, and one no other
+// call in this test binary has returned: the OS may hand a port it just
+// freed out again, and two servers of one test given the same port fail
+// to start.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedMu.Lock()
+	defer handedMu.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handed[addr] {
+			handed[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
+
+var (
+	handedMu sync.Mutex
+	handed   = map[string]bool{}
+)
 
 // startJaeger runs the Jaeger query service (the jaeger binary, v1.76.0)
 // with deploy/jaeger-query.yaml, its grpc storage backend on storage, and

@@ -6,6 +6,7 @@ package s3test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -50,18 +51,8 @@ func Start(t *testing.T) *Server {
 	if weed == "" {
 		t.Skip("WIREHOUSE_WEED not set; `make test` builds SeaweedFS and sets it")
 	}
-	p := func() string { return strconv.Itoa(freePort(t)) }
-	s3Port := p()
-	s := &Server{Endpoint: "http://127.0.0.1:" + s3Port, t: t}
-	s.args = []string{weed, "server", "-dir=" + t.TempDir(), "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-		"-master.port=" + p(), "-master.port.grpc=" + p(), "-volume.port=" + p(), "-volume.port.grpc=" + p(),
-		"-filer.port=" + p(), "-filer.port.grpc=" + p(), "-s3", "-s3.port=" + s3Port, "-s3.port.grpc=" + p(),
-		// A fixed volume count, not 0 (free disk space divided by the
-		// volume size): every bucket a test makes grows its own volumes
-		// (sparse files, 64 MiB at most), and on a disk with ~12 GiB free
-		// the derived limit ran out part-way through the conformance
-		// tests (PutObject answered 500: "no free volumes left").
-		"-volume.max=1000", "-master.volumeSizeLimitMB=64"}
+	s := &Server{t: t}
+	dir := t.TempDir()
 	var err error
 	if s.log, err = os.CreateTemp(t.TempDir(), "weed-*.log"); err != nil {
 		t.Fatal(err)
@@ -76,9 +67,37 @@ func Start(t *testing.T) *Server {
 			t.Logf("weed output (tail):\n%s", b)
 		}
 	})
-	s.Restart()
-	return s
+	// The ports are free when chosen but not reserved: another process
+	// (a test package running beside this one) can take one before weed
+	// binds it, and weed then exits. Such a start is tried again on new
+	// ports.
+	for attempt := 1; ; attempt++ {
+		ports := freePorts(t, 8)
+		p := func(i int) string { return strconv.Itoa(ports[i]) }
+		s.Endpoint = "http://127.0.0.1:" + p(0)
+		s.args = []string{weed, "server", "-dir=" + dir, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+			"-master.port=" + p(1), "-master.port.grpc=" + p(2), "-volume.port=" + p(3), "-volume.port.grpc=" + p(4),
+			"-filer.port=" + p(5), "-filer.port.grpc=" + p(6), "-s3", "-s3.port=" + p(0), "-s3.port.grpc=" + p(7),
+			// A fixed volume count, not 0 (free disk space divided by the
+			// volume size): every bucket a test makes grows its own volumes
+			// (sparse files, 64 MiB at most), and on a disk with ~12 GiB free
+			// the derived limit ran out part-way through the conformance
+			// tests (PutObject answered 500: "no free volumes left").
+			"-volume.max=1000", "-master.volumeSizeLimitMB=64"}
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		if attempt == 3 || !errors.Is(err, errExited) {
+			t.Fatalf("SeaweedFS's S3 gateway did not answer on %s: %v", s.Endpoint, err)
+		}
+		t.Logf("SeaweedFS exited while starting (attempt %d; a port taken?), trying new ports", attempt)
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+	}
 }
+
+var errExited = errors.New("weed exited")
 
 // Stop kills the server (SIGKILL), as a store that goes away does.
 func (s *Server) Stop() {
@@ -94,24 +113,38 @@ func (s *Server) Stop() {
 // waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("SeaweedFS's S3 gateway did not answer on %s: %v", s.Endpoint, err)
+	}
+}
+
+// start runs weed unless it runs and waits until the S3 gateway answers;
+// errExited when weed exits first.
+func (s *Server) start() error {
 	if s.cmd != nil {
-		return
+		return nil
 	}
 	cmd := exec.Command(s.args[0], s.args[1:]...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		return fmt.Errorf("start weed: %w", err)
 	}
 	s.cmd, s.done = cmd, make(chan struct{})
 	go func() { cmd.Wait(); close(s.done) }()
 	client := s.Client()
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; {
 		_, err := client.ListBuckets(context.Background(), &s3.ListBucketsInput{})
 		if err == nil {
-			return
+			return nil
+		}
+		select {
+		case <-s.done:
+			s.cmd = nil
+			return fmt.Errorf("%w: %v", errExited, cmd.ProcessState)
+		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("SeaweedFS's S3 gateway did not answer on %s: %v", s.Endpoint, err)
+			return err
 		}
 	}
 }
@@ -169,12 +202,20 @@ func (s *Server) Bucket(name, prefix string) *bucket.S3 {
 	return b
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct loopback ports free at the time of the
+// call: every listener stays open until all are chosen, so the OS cannot
+// hand one port out twice (it did when each was closed in turn: weed's
+// master and its S3 gateway were given one port and weed exited).
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }
