@@ -89,7 +89,11 @@
 // column by column as FindTraces does, then only the fields asked for
 // read; files a few at a time on every core, no trace assembled. Tag
 // values of resource attributes come from each file's resources, worked
-// out once a file (resValues).
+// out once a file (resValues: keys with at most 64 values a file; a key
+// with more is read again when asked); those of a span attribute from its
+// places in each file's attributes map, read the first time the key is
+// asked and kept (spanValues, at most 1000 a key and file). Both memos
+// are bounded (4 MiB each) and in the memory ceiling.
 //
 // Files of schema version 1 are read too (v1.go): trace by id as for
 // version 2, search and names by a full scan (TestVersion1Files). What

@@ -240,20 +240,20 @@ const countsMemoBytes = 4 << 20
 
 // IndexCacheBytes is the most the indexes a Reader keeps of files it
 // has no open (grams tables, counts, trace-id indexes, span names,
-// resource attribute values) hold, for the memory ceiling.
-const IndexCacheBytes = GramsTablesBytes + countsMemoBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes
+// resource and span attribute values) hold, for the memory ceiling.
+const IndexCacheBytes = GramsTablesBytes + countsMemoBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes + SpanValuesMemoBytes
 
 // FillingCacheBytes is the part of DefaultOpenFileBytes and
 // IndexCacheBytes that fills with the lake's files as queries read them
-// (open files' footers, trace-id indexes, span names, resource values):
+// (open files' footers, trace-id indexes, span names, attribute values):
 // serve's soft memory limit leaves it out and follows HeldBytes instead,
 // so that ingest's garbage is collected as tightly as before the caches
 // fill.
-const FillingCacheBytes = DefaultOpenFileBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes
+const FillingCacheBytes = DefaultOpenFileBytes + TraceIDsMemoBytes + NamesMemoBytes + ResValuesMemoBytes + SpanValuesMemoBytes
 
 // HeldBytes is what the caches of FillingCacheBytes hold now.
 func (r *Reader) HeldBytes() int64 {
-	return r.files.held() + r.traceIDs.held() + r.names.held() + r.resValues.held()
+	return r.files.held() + r.traceIDs.held() + r.names.held() + r.resValues.held() + r.spanValues.held()
 }
 
 // countsSize is what counts c cost countsMemoBytes.

@@ -1,7 +1,9 @@
 package lakeread
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +26,22 @@ func FuzzJSONKVs(f *testing.F) {
 		}
 		if want := decodedJSONKVs(b); !slices.Equal(got, want) {
 			t.Fatalf("%q: scanned %q, encoding/json %q", b, got, want)
+		}
+		// The typed values tag values read the same way (of a valid
+		// object: encoding/json's Unmarshal refuses text after it).
+		typed, ok := flatTagValues(b, nil)
+		if !ok {
+			t.Fatalf("%q: flatJSONKVs reads it, flatTagValues does not", b)
+		}
+		if !json.Valid(b) {
+			return
+		}
+		want := jsonTagValues(b, nil)
+		byKey := func(x, y typedKV) int { return strings.Compare(x.key, y.key) }
+		slices.SortFunc(typed, byKey)
+		slices.SortFunc(want, byKey)
+		if !slices.Equal(typed, want) {
+			t.Fatalf("%q: typed %v, encoding/json %v", b, typed, want)
 		}
 	})
 }

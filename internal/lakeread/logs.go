@@ -1656,30 +1656,43 @@ func decodedJSONKVs(obj []byte) []KV {
 // jsonKVs decodes it with encoding/json, whose answer FuzzJSONKVs holds
 // this one to).
 func flatJSONKVs(obj []byte) (out []KV, ok bool) {
+	ok = eachFlatJSON(obj, func(key, val string, _ bool) { out = append(out, KV{Key: key, Value: val}) })
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// eachFlatJSON calls fn with each pair of a flat object (as flatJSONKVs
+// reads them), str saying the value was a string, and reports whether obj
+// was one; fn may have been called for pairs before a false.
+func eachFlatJSON(obj []byte, fn func(key, val string, str bool)) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return nil, true
+		return true
 	}
 	for {
 		key, next, ok := plainString(obj, i)
 		if !ok {
-			return nil, false
+			return false
 		}
 		i = skipSpace(obj, next)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(obj, i+1)
 		var val string
+		str := false
 		switch {
 		case i >= len(obj):
-			return nil, false
+			return false
 		case obj[i] == '"':
 			val, i, ok = plainString(obj, i)
+			str = true
 		default:
 			end := i
 			for end < len(obj) && obj[end] != ',' && obj[end] != '}' && !isSpace(obj[end]) {
@@ -1691,20 +1704,20 @@ func flatJSONKVs(obj []byte) (out []KV, ok bool) {
 			}
 		}
 		if !ok {
-			return nil, false
+			return false
 		}
-		out = append(out, KV{Key: key, Value: val})
+		fn(key, val, str)
 		i = skipSpace(obj, i)
 		if i >= len(obj) {
-			return nil, false
+			return false
 		}
 		switch obj[i] {
 		case '}':
-			return out, true
+			return true
 		case ',':
 			i = skipSpace(obj, i+1)
 		default:
-			return nil, false
+			return false
 		}
 	}
 }

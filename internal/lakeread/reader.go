@@ -118,7 +118,10 @@ type Reader struct {
 	traceIDs *boundedMemo[*lake.TraceIDs]
 	// resValues are spans files' resource attribute values by key.
 	resValues *boundedMemo[map[string][]TagValue]
-	listed    listings // unchanged hour partitions' listings
+	// spanValues are spans files' span attribute values by key, each key
+	// read when first asked.
+	spanValues *boundedMemo[map[string]spanKeyValues]
+	listed     listings // unchanged hour partitions' listings
 }
 
 // New returns a Reader of cfg.
@@ -128,8 +131,9 @@ func New(cfg Config) (*Reader, error) {
 	}
 	r := &Reader{cfg: cfg, files: newFileCache(cfg.OpenFiles, cmp.Or(cfg.OpenFileBytes, DefaultOpenFileBytes)), names: &nameCache{max: NamesMemoBytes, size: namesSize}, tags: &tagCache{m: map[fileKey]map[TagScope][]string{}}, streams: &streamCache{m: map[fileKey][][2]string{}},
 		tables: &gramsTables{max: GramsTablesBytes}, counts: &boundedMemo[*lake.Counts]{max: countsMemoBytes, size: countsSize},
-		traceIDs:  &boundedMemo[*lake.TraceIDs]{max: TraceIDsMemoBytes, size: traceIDsSize},
-		resValues: &boundedMemo[map[string][]TagValue]{max: ResValuesMemoBytes, size: resValuesSize}}
+		traceIDs:   &boundedMemo[*lake.TraceIDs]{max: TraceIDsMemoBytes, size: traceIDsSize},
+		resValues:  &boundedMemo[map[string][]TagValue]{max: ResValuesMemoBytes, size: resValuesSize},
+		spanValues: &boundedMemo[map[string]spanKeyValues]{max: SpanValuesMemoBytes, size: spanValuesSize}}
 	if cfg.ChunkCacheBytes > 0 && !cfg.Remote {
 		buf := int64(cfg.ReadBufferSize)
 		if buf <= 0 {
@@ -406,6 +410,7 @@ func (r *Reader) keepOnly(prefix string, listed map[fileKey]bool) {
 	r.counts.keepOnly(prefix, listed)
 	r.traceIDs.keepOnly(prefix, listed)
 	r.resValues.keepOnly(prefix, listed)
+	r.spanValues.keepOnly(prefix, listed)
 }
 
 // maxListedHours is the longest range whose hour partitions are listed

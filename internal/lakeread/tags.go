@@ -291,36 +291,79 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 				break
 			}
 			vals, ok := r.resValues.get(keyOf(f))
-			if !ok {
-				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+			var objs [][]byte
+			read := func() error {
+				return q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
 					if isV1(pf) {
-						vals = map[string][]TagValue{}
 						return nil
 					}
-					objs, err := distinctValues(pf, "resource_attributes")
-					vals = resourceTagValues(objs)
+					var err error
+					objs, err = distinctValues(pf, "resource_attributes")
 					return err
 				})
-				if err != nil {
+			}
+			if !ok {
+				if err := read(); err != nil {
 					return nil, err
 				}
+				vals = resourceTagValues(objs, "", resValuesPerKey)
 				r.resValues.put(keyOf(f), vals)
 			}
-			for _, v := range vals[key] {
+			vs, has := vals[key]
+			if has && vs == nil { // more values than the memo keeps
+				if objs == nil {
+					if err := read(); err != nil {
+						return nil, err
+					}
+				}
+				vs = resourceTagValues(objs, key, 0)[key]
+			}
+			for _, v := range vs {
 				if !full() {
 					seen[v] = true
 				}
 			}
 		}
 	} else {
-		err = q.eachFile(ctx, func(_ lake.DataFile, pf *parquet.File) error {
-			if full() || isV1(pf) {
-				return nil
-			}
-			return spanTagValues(pf, key, seen, max)
-		})
+		// A key's values in a file are read once (its places in the
+		// attributes map of every row) and kept (spanValues).
+		files, err := q.list(ctx)
 		if err != nil {
 			return nil, err
+		}
+		for _, f := range files {
+			if full() {
+				break
+			}
+			m, _ := r.spanValues.get(keyOf(f))
+			kv, ok := m[key]
+			if !ok || kv.cut && max > spanValuesPerKey {
+				set := map[TagValue]bool{}
+				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+					if isV1(pf) {
+						return nil
+					}
+					return spanTagValues(pf, key, set, spanValuesPerKey+1)
+				})
+				if err != nil {
+					return nil, err
+				}
+				kv = spanKeyValues{vals: slices.Collect(maps.Keys(set)), cut: len(set) > spanValuesPerKey}
+				if kv.cut {
+					kv.vals = kv.vals[:spanValuesPerKey]
+				}
+				next := maps.Clone(m)
+				if next == nil {
+					next = map[string]spanKeyValues{}
+				}
+				next[key] = kv
+				r.spanValues.put(keyOf(f), next)
+			}
+			for _, v := range kv.vals {
+				if !full() {
+					seen[v] = true
+				}
+			}
 		}
 	}
 	out := slices.Collect(maps.Keys(seen))
@@ -330,22 +373,132 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 	return out, nil
 }
 
-// resourceTagValues are the values, typed, of every key of the JSON
-// objects of attributes objs, each value once.
-func resourceTagValues(objs [][]byte) map[string][]TagValue {
-	out := map[string][]TagValue{}
+// resValuesPerKey is the most distinct values of a resource attribute a
+// file's memo keeps: a key with more (an instance id, a pod's uid) is
+// kept as "many" and its values read from the file when asked, so the
+// memo holds the low-cardinality keys of many files.
+const resValuesPerKey = 64
+
+// resourceTagValues are the values, typed, of the keys (only's, or
+// every key when only is "") of the JSON objects of attributes objs, each
+// value once; a key with more than per values (per > 0) maps to nil.
+func resourceTagValues(objs [][]byte, only string, per int) map[string][]TagValue {
+	sets := map[string]map[TagValue]bool{}
+	add := func(k string, v TagValue) {
+		if only != "" && k != only {
+			return
+		}
+		set := sets[k]
+		if set == nil {
+			set = map[TagValue]bool{}
+			sets[k] = set
+		}
+		if per <= 0 || len(set) <= per {
+			set[v] = true
+		}
+	}
+	var pairs []typedKV
 	for _, obj := range objs {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(obj, &m) != nil {
+		var flat bool
+		if pairs, flat = flatTagValues(obj, pairs[:0]); !flat {
+			pairs = jsonTagValues(obj, pairs[:0])
+		}
+		for _, p := range pairs {
+			add(p.key, p.v)
+		}
+	}
+	out := make(map[string][]TagValue, len(sets))
+	for k, set := range sets {
+		if per > 0 && len(set) > per {
+			out[k] = nil
 			continue
 		}
-		for k, raw := range m {
-			if v, ok := rawTagValue(raw); ok && !slices.Contains(out[k], v) {
-				out[k] = append(out[k], v)
+		out[k] = slices.Collect(maps.Keys(set))
+	}
+	return out
+}
+
+// typedKV is an attribute's key and typed value.
+type typedKV struct {
+	key string
+	v   TagValue
+}
+
+// flatTagValues appends to out the typed values of a flat object (as
+// eachFlatJSON reads them; the last of a repeated key, as encoding/json
+// keeps), ~20x faster than jsonTagValues; false if obj is not flat.
+func flatTagValues(obj []byte, out []typedKV) ([]typedKV, bool) {
+	n := len(out)
+	flat := eachFlatJSON(obj, func(k, v string, str bool) {
+		t := flatType(v, str)
+		for i := n; i < len(out); i++ {
+			if out[i].key == k {
+				out = slices.Delete(out, i, i+1)
+				break
 			}
+		}
+		if t != "" {
+			out = append(out, typedKV{k, TagValue{t, v}})
+		}
+	})
+	return out, flat
+}
+
+// jsonTagValues appends to out the typed values (rawTagValue's) of the
+// JSON object obj, decoded by encoding/json: none if it is not one.
+func jsonTagValues(obj []byte, out []typedKV) []typedKV {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return out
+	}
+	for k, raw := range m {
+		if v, ok := rawTagValue(raw); ok {
+			out = append(out, typedKV{k, v})
 		}
 	}
 	return out
+}
+
+// flatType is the TagValue type of a flat JSON value (eachFlatJSON's),
+// as rawTagValue types the same value: "" for none (an integer past
+// int64).
+func flatType(v string, str bool) string {
+	switch {
+	case str:
+		return "string"
+	case v == "true" || v == "false":
+		return "bool"
+	case strings.ContainsAny(v, ".eE"):
+		return "float"
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+		return ""
+	}
+	return "int"
+}
+
+// spanKeyValues are a span attribute's values in a file: all of them,
+// or (cut) spanValuesPerKey of more.
+type spanKeyValues struct {
+	vals []TagValue
+	cut  bool
+}
+
+// spanValuesPerKey is the most values of a span attribute a file's memo
+// keeps: the tags API's most (a request asking for more reads the file).
+const spanValuesPerKey = 1000
+
+// spanValuesSize is what a file's span attribute values cost
+// SpanValuesMemoBytes.
+func spanValuesSize(m map[string]spanKeyValues) int64 {
+	n := int64(64)
+	for k, kv := range m {
+		n += int64(len(k)) + 64
+		for _, v := range kv.vals {
+			n += int64(len(v.Type)+len(v.Value)) + 32
+		}
+	}
+	return n
 }
 
 // resValuesSize is what a file's resource values cost resValuesMemoBytes.
@@ -361,8 +514,11 @@ func resValuesSize(m map[string][]TagValue) int64 {
 }
 
 // ResValuesMemoBytes bounds the resource attribute values a Reader keeps
-// per spans file.
-const ResValuesMemoBytes = 8 << 20
+// per spans file, SpanValuesMemoBytes the span attribute values.
+const (
+	ResValuesMemoBytes  = 4 << 20
+	SpanValuesMemoBytes = 4 << 20
+)
 
 // rawTagValue is a JSON attribute value, typed: strings, booleans,
 // floats and ints; not null, arrays or objects.
@@ -396,6 +552,9 @@ func spanTagValues(pf *parquet.File, key string, seen map[TagValue]bool, max int
 		return err
 	}
 	for _, rg := range pf.RowGroups() {
+		if len(seen) >= max {
+			return nil
+		}
 		type place struct {
 			row int64
 			at  int

@@ -2,6 +2,7 @@ package lakeread_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -85,37 +86,88 @@ func TestTraceTags(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("names\n got  %v\n want %v", names, want)
 	}
-	for _, c := range []struct {
-		scope lakeread.TagScope
-		key   string
-		max   int
-		want  []lakeread.TagValue
-	}{
-		{lakeread.TagResource, "service.name", 100, []lakeread.TagValue{{"string", "api"}, {"string", "web"}}},
-		{lakeread.TagResource, "res.int", 100, []lakeread.TagValue{{"int", "7"}}},
-		{lakeread.TagSpan, "http.status_code", 100, []lakeread.TagValue{{"int", "200"}, {"int", "201"}, {"int", "404"}, {"int", "405"}}},
-		{lakeread.TagSpan, "str", 100, []lakeread.TagValue{{"string", "v"}}},
-		{lakeread.TagSpan, "ratio", 100, []lakeread.TagValue{{"float", "0.5"}}},
-		{lakeread.TagSpan, "ok", 100, []lakeread.TagValue{{"bool", "false"}, {"bool", "true"}}},
-		{lakeread.TagSpan, "mixed", 100, []lakeread.TagValue{{"int", "3"}, {"string", "text"}}},
-		{lakeread.TagSpan, "nope", 100, nil},
-		{lakeread.TagSpan, "http.status_code", 2, nil}, // at most 2: which two is not said
-	} {
-		got, err := r.TraceTagValues(ctx, "a", c.scope, c.key, time.Time{}, time.Time{}, c.max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.max == 2 {
-			if len(got) != 2 {
-				t.Errorf("%s.%s at most 2: %v", c.scope, c.key, got)
+	// Twice: the second round answers from what the Reader keeps of
+	// each file.
+	for round := range 2 {
+		for _, c := range []struct {
+			scope lakeread.TagScope
+			key   string
+			max   int
+			want  []lakeread.TagValue
+		}{
+			{lakeread.TagResource, "service.name", 100, []lakeread.TagValue{{"string", "api"}, {"string", "web"}}},
+			{lakeread.TagResource, "res.int", 100, []lakeread.TagValue{{"int", "7"}}},
+			{lakeread.TagSpan, "http.status_code", 100, []lakeread.TagValue{{"int", "200"}, {"int", "201"}, {"int", "404"}, {"int", "405"}}},
+			{lakeread.TagSpan, "str", 100, []lakeread.TagValue{{"string", "v"}}},
+			{lakeread.TagSpan, "ratio", 100, []lakeread.TagValue{{"float", "0.5"}}},
+			{lakeread.TagSpan, "ok", 100, []lakeread.TagValue{{"bool", "false"}, {"bool", "true"}}},
+			{lakeread.TagSpan, "mixed", 100, []lakeread.TagValue{{"int", "3"}, {"string", "text"}}},
+			{lakeread.TagSpan, "nope", 100, nil},
+			{lakeread.TagSpan, "http.status_code", 2, nil}, // at most 2: which two is not said
+		} {
+			got, err := r.TraceTagValues(ctx, "a", c.scope, c.key, time.Time{}, time.Time{}, c.max)
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
-		}
-		if !reflect.DeepEqual(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
-			t.Errorf("%s.%s = %v, want %v", c.scope, c.key, got, c.want)
+			if c.max == 2 {
+				if len(got) != 2 {
+					t.Errorf("round %d: %s.%s at most 2: %v", round, c.scope, c.key, got)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+				t.Errorf("round %d: %s.%s = %v, want %v", round, c.scope, c.key, got, c.want)
+			}
 		}
 	}
 	if _, err := r.TraceTagValues(ctx, "a", lakeread.TagEvent, "ev.attr", time.Time{}, time.Time{}, 10); err == nil {
 		t.Error("event values answered")
+	}
+}
+
+// TestResourceTagValuesMany: a resource key with more values in a file
+// than the memo keeps of a key (an instance id) is answered whole, the
+// first time and from the memo after, beside a key with few values.
+func TestResourceTagValuesMany(t *testing.T) {
+	td := ptrace.NewTraces()
+	const n = 150
+	for i := range n {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "api")
+		rs.Resource().Attributes().PutStr("service.instance.id", fmt.Sprintf("i-%03d", i))
+		rs.Resource().Attributes().PutInt("shard", int64(i%3))
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{byte(i + 1)})
+		sp.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		sp.SetName("op")
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(-time.Minute)))
+		sp.SetEndTimestamp(sp.StartTimestamp() + 1000)
+	}
+	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lakereadtest.Reader(t, map[string][]byte{"a": b})
+	var ids []lakeread.TagValue
+	for i := range n {
+		ids = append(ids, lakeread.TagValue{Type: "string", Value: fmt.Sprintf("i-%03d", i)})
+	}
+	for round := range 2 {
+		for _, c := range []struct {
+			key  string
+			want []lakeread.TagValue
+		}{
+			{"service.instance.id", ids},
+			{"shard", []lakeread.TagValue{{"int", "0"}, {"int", "1"}, {"int", "2"}}},
+			{"service.name", []lakeread.TagValue{{"string", "api"}}},
+		} {
+			got, err := r.TraceTagValues(context.Background(), "a", lakeread.TagResource, c.key, time.Time{}, time.Time{}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("round %d: %s = %v, want %v", round, c.key, got, c.want)
+			}
+		}
 	}
 }

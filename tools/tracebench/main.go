@@ -88,6 +88,7 @@ type tracebenchFlags struct {
 	dir, python string
 	kinds       string
 	cpuprofile  string
+	traceqlOnly string
 	s3Endpoint  string
 	s3Bucket    string
 	spans       int
@@ -110,6 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.python, "python", "", "a Python with duckdb, to run DuckDB on the same queries; none: lakeread alone")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the query choice")
 	fs.StringVar(&f.kinds, "kinds", "id,search,names", "the kinds of query to run: id, search, names (services then a service's operations), traceql (issue 43's TraceQL queries through the Tempo API), comma-separated")
+	fs.StringVar(&f.traceqlOnly, "traceql-only", "", "run only the TraceQL queries whose names contain this text (with --kinds traceql)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of lakeread's queries to this file")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "read the lake from this S3-compatible store (path-style; credentials from the AWS environment), uploading --dir's lake into --s3-bucket first if that holds none")
 	fs.StringVar(&f.s3Bucket, "s3-bucket", "lake", "the bucket of --s3-endpoint")
