@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/spanpoint"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -81,15 +84,10 @@ func (c IntCond) holds(v int64) bool {
 // it does not know.
 var ErrNotColumn = errors.New("lakeread: a span filter on an attribute without a typed column")
 
-// SpanPoint is what SpanPoints gives of a span. Service and Name are
-// valid only during the call.
-type SpanPoint struct {
-	Service, Name []byte
-	Kind, Status  int32 // OTLP's numbers
-	Start         int64 // Unix nanoseconds
-	Duration      int64 // nanoseconds
-	TraceID       [16]byte
-}
+// SpanPoint is what SpanPoints gives of a span (spanpoint.Point, which
+// traceql/eval aggregates). Service and Name are valid only during the
+// call.
+type SpanPoint = spanpoint.Point
 
 // ErrVersion1 is returned by SpanPoints for a lake holding version-1
 // spans files in the range, which it does not read: the caller then
@@ -291,7 +289,14 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 	if !f.End.IsZero() {
 		hi = f.End.UnixNano()
 	}
-	if sel, err = rowsWhereInt(rg, leaves[4], sel, func(t int64) bool { return t >= lo && t < hi }); none() || sel == nil {
+	// A row group whose spans all start in the range (its statistics
+	// say) is not read for it: the range is most often hours of whole
+	// row groups.
+	if inside, ok := int64Bounds(rg.ColumnChunks()[leaves[4].index]); ok && inside[0] >= lo && inside[1] < hi {
+		if sel == nil {
+			sel = allRows(rg.NumRows())
+		}
+	} else if sel, err = rowsWhereInt(rg, leaves[4], sel, func(t int64) bool { return t >= lo && t < hi }); none() || sel == nil {
 		return nil, err
 	}
 	if f.MinDur > 0 || f.MaxDur > 0 {
@@ -321,6 +326,31 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 	return sel, nil
 }
 
+// allRows is rows 0 to n-1.
+func allRows(n int64) []int64 {
+	sel := make([]int64, n)
+	for i := range sel {
+		sel[i] = int64(i)
+	}
+	return sel
+}
+
+// int64Bounds are the least and greatest values of an int64 column chunk,
+// from its statistics; false without them.
+func int64Bounds(cc parquet.ColumnChunk) ([2]int64, bool) {
+	b, ok := cc.(interface {
+		Bounds() (min, max parquet.Value, ok bool)
+	})
+	if !ok || cc.Type().Kind() != parquet.Int64 {
+		return [2]int64{}, false
+	}
+	lo, hi, ok := b.Bounds()
+	if !ok || lo.IsNull() || hi.IsNull() {
+		return [2]int64{}, false
+	}
+	return [2]int64{lo.Int64(), hi.Int64()}, true
+}
+
 // rowsWhereEnum returns the rows of sel (not nil) whose enum column (the
 // names of names, or a number as text) holds want.
 func rowsWhereEnum(rg parquet.RowGroup, l leaf, sel []int64, names map[string]int32, want int32) ([]int64, error) {
@@ -344,14 +374,10 @@ func rowsWhereEnum(rg parquet.RowGroup, l leaf, sel []int64, names map[string]in
 // points appends to dst the fields f needs of rows sel of rg.
 func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst []SpanPoint) ([]SpanPoint, error) {
 	base := len(dst)
-	for range sel {
-		dst = append(dst, SpanPoint{})
-	}
+	// No clearing: every field f needs is written in every point (nulls
+	// too), and one query's batches never hold the others.
+	dst = slices.Grow(dst, len(sel))[:base+len(sel)]
 	pts := dst[base:]
-	at := func(row int64) *SpanPoint { // sel ascends: the point of row
-		i, _ := searchRows(sel, row)
-		return &pts[i]
-	}
 	ccs := rg.ColumnChunks()
 	var bad error
 	var err error
@@ -366,40 +392,128 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 		interned[string(c)] = c
 		return c
 	}
+	// each walks column l's values in the rows of sel, typed from the
+	// page's data (no parquet.Value made), calling fn with the index in
+	// sel (and pts) of each row of the page and the index of its value
+	// among the page's non-null values (-1: null).
+	var ks []int32
+	each := func(l leaf, page func(p parquet.Page), fn func(i, k int)) error {
+		ci := 0
+		return scanPages(ccs[l.index], sel, func(p parquet.Page, first int64) error {
+			page(p)
+			var j0 int
+			var flat bool
+			if j0, ks, flat = flatSlots(p, first, l, sel, ks[:0]); flat {
+				for i, k := range ks {
+					fn(j0+i, int(k))
+				}
+				return nil
+			}
+			walkPage(p, first, l, sel, func(row int64, _, k int) {
+				for ci < len(sel) && sel[ci] < row {
+					ci++
+				}
+				if ci < len(sel) && sel[ci] == row {
+					fn(ci, k)
+				}
+			})
+			return nil
+		})
+	}
+	// eachBytes is each of a byte array column, its values interned (a
+	// dictionary's once an entry); a plain page's only when keep (fn
+	// keeps the bytes), else valid during the call.
+	eachBytes := func(l leaf, keep bool, fn func(pt *SpanPoint, b []byte)) error {
+		var get func(k int) []byte
+		var dict parquet.Dictionary
+		var byIdx [][]byte
+		return each(l, func(p parquet.Page) {
+			data := p.Data()
+			if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 && !keep {
+				idx := data.Int32()
+				get = func(k int) []byte { return d.Index(idx[k]).ByteArray() }
+				return
+			}
+			if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+				if d != dict { // a row group's pages share its dictionary
+					dict, byIdx = d, make([][]byte, d.Len())
+				}
+				idx := data.Int32()
+				get = func(k int) []byte {
+					x := idx[k]
+					if byIdx[x] == nil {
+						byIdx[x] = intern(d.Index(x).ByteArray())
+					}
+					return byIdx[x]
+				}
+				return
+			}
+			raw := bytesAt(p)
+			if get = raw; keep {
+				get = func(k int) []byte { return intern(raw(k)) }
+			}
+		}, func(i, k int) {
+			if k >= 0 {
+				fn(&pts[i], get(k))
+			} else {
+				fn(&pts[i], nil)
+			}
+		})
+	}
+	eachInt := func(l leaf, fn func(pt *SpanPoint, v int64)) error {
+		var vals []int64
+		var get func(k int) int64
+		return each(l, func(p parquet.Page) {
+			var ok bool
+			if vals, ok = int64At(p); !ok {
+				get = int64Getter(p)
+			}
+		}, func(i, k int) {
+			switch {
+			case k < 0:
+				fn(&pts[i], 0)
+			case vals != nil:
+				fn(&pts[i], vals[k])
+			default:
+				fn(&pts[i], get(k))
+			}
+		})
+	}
 	if f.Need&NeedService != 0 {
-		err = eachValue(ccs[leaves[0].index], sel, func(row int64, v parquet.Value) { at(row).Service = intern(v.ByteArray()) })
+		err = eachBytes(leaves[0], true, func(pt *SpanPoint, b []byte) { pt.Service = b })
 	}
 	if err == nil && f.Need&NeedName != 0 {
-		err = eachValue(ccs[leaves[1].index], sel, func(row int64, v parquet.Value) { at(row).Name = intern(v.ByteArray()) })
+		err = eachBytes(leaves[1], true, func(pt *SpanPoint, b []byte) { pt.Name = b })
 	}
 	if err == nil && f.Need&NeedKind != 0 {
-		err = eachValue(ccs[leaves[2].index], sel, func(row int64, v parquet.Value) {
-			n, e := enumOf(spanKinds, v.ByteArray())
+		err = eachBytes(leaves[2], false, func(pt *SpanPoint, b []byte) {
+			n, e := enumOf(spanKinds, b)
 			if e != nil {
 				bad = e
 			}
-			at(row).Kind = n
+			pt.Kind = n
 		})
 	}
 	if err == nil && f.Need&NeedStatus != 0 {
-		err = eachValue(ccs[leaves[3].index], sel, func(row int64, v parquet.Value) {
-			n, e := enumOf(statusCodes, v.ByteArray())
+		err = eachBytes(leaves[3], false, func(pt *SpanPoint, b []byte) {
+			n, e := enumOf(statusCodes, b)
 			if e != nil {
 				bad = e
 			}
-			at(row).Status = n
+			pt.Status = n
 		})
 	}
 	if err == nil {
-		err = eachValue(ccs[leaves[4].index], sel, func(row int64, v parquet.Value) { at(row).Start = v.Int64() })
+		err = eachInt(leaves[4], func(pt *SpanPoint, v int64) { pt.Start = v })
 	}
 	if err == nil && f.Need&NeedDuration != 0 {
-		err = eachValue(ccs[leaves[5].index], sel, func(row int64, v parquet.Value) { at(row).Duration = v.Int64() })
+		err = eachInt(leaves[5], func(pt *SpanPoint, v int64) { pt.Duration = v })
 	}
 	if err == nil && f.Need&NeedTraceID != 0 {
-		err = eachValue(ccs[leaves[6].index], sel, func(row int64, v parquet.Value) {
-			if b := v.ByteArray(); !v.IsNull() && len(b) == 32 {
-				hex.Decode(at(row).TraceID[:], b)
+		err = eachBytes(leaves[6], false, func(pt *SpanPoint, b []byte) {
+			pt.TraceID = [16]byte{}
+			if len(b) == 32 {
+				hex.Decode(pt.TraceID[:], b)
 			}
 		})
 	}
@@ -407,6 +521,53 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 		err = bad
 	}
 	return dst, err
+}
+
+// flatSlots appends to ks, for each row of sel in page p (whose first
+// row is first) of column l, the index of its value among the page's
+// non-null values (-1: null), and returns the index in sel of the page's
+// first row of sel; false (nothing appended) for a repeated column, which
+// walkPage walks.
+func flatSlots(p parquet.Page, first int64, l leaf, sel []int64, ks []int32) (int, []int32, bool) {
+	if p.RepetitionLevels() != nil {
+		return 0, ks, false
+	}
+	def := p.DefinitionLevels()
+	n := int64(p.NumValues())
+	j0, _ := slices.BinarySearch(sel, first)
+	k, at := int32(0), int64(0)
+	for j := j0; j < len(sel) && sel[j] < first+n; j++ {
+		i := sel[j] - first
+		if def == nil {
+			ks = append(ks, int32(i))
+			continue
+		}
+		for ; at < i; at++ {
+			if def[at] == l.maxDef {
+				k++
+			}
+		}
+		if def[i] == l.maxDef {
+			ks = append(ks, k)
+		} else {
+			ks = append(ks, -1)
+		}
+	}
+	return j0, ks, true
+}
+
+// int64Getter returns the k-th non-null value of an int64 page: from its
+// data (int64At), else (a dictionary page) from its dictionary.
+func int64Getter(p parquet.Page) func(k int) int64 {
+	if v, ok := int64At(p); ok {
+		return func(k int) int64 { return v[k] }
+	}
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		idx := data.Int32()
+		return func(k int) int64 { return d.Index(idx[k]).Int64() }
+	}
+	return func(int) int64 { return 0 }
 }
 
 // searchRows is slices.BinarySearch over rows.

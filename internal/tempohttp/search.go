@@ -373,14 +373,7 @@ func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanF
 	for _, c := range f.Ints {
 		lf.Ints = append(lf.Ints, lakeread.IntCond{Key: c.Key, Op: c.Op, Value: c.Value})
 	}
-	var pts []eval.SpanPoint
-	err := s.r.SpanPoints(ctx, tenant, lf, func(batch []lakeread.SpanPoint) error {
-		pts = pts[:0]
-		for _, p := range batch {
-			pts = append(pts, eval.SpanPoint{Service: p.Service, Name: p.Name, Kind: p.Kind, Status: p.Status, Start: p.Start, Duration: p.Duration, TraceID: p.TraceID})
-		}
-		return fn(pts)
-	})
+	err := s.r.SpanPoints(ctx, tenant, lf, fn) // one type: the batch as it is
 	if errors.Is(err, lakeread.ErrVersion1) || errors.Is(err, lakeread.ErrNotColumn) {
 		return eval.ErrNeedTraces
 	}

@@ -58,6 +58,11 @@ type metricsAcc struct {
 	series map[string]*seriesAcc
 	order  []string
 	key    []byte // observePoint's, reused
+	// observePoint's last series and its key: points come in runs of one
+	// series (a row group is mostly one service's).
+	lastKey    []byte
+	lastSeries *seriesAcc
+	lastPoint  SpanPoint
 	// keep says the function needs every value (quantiles, histograms);
 	// the others keep a step's count, sum, min and max.
 	keep bool
@@ -83,6 +88,10 @@ func (a *metricsAcc) grew(n int64) bool {
 type seriesAcc struct {
 	labels []Label
 	steps  map[int]*stepAcc
+	// The step added to last: spans come mostly in time order, so most
+	// adds find it here, not in the map.
+	lastStep int
+	last     *stepAcc
 }
 
 // stepAcc is what a series holds of a step's spans.
@@ -96,12 +105,16 @@ type stepAcc struct {
 // It returns the bytes that added to what the series holds, roughly.
 func (s *seriesAcc) add(step int, v float64, keep bool) int64 {
 	var n int64
-	st := s.steps[step]
+	st := s.last
+	if st == nil || s.lastStep != step {
+		st = s.steps[step]
+	}
 	if st == nil {
 		st = &stepAcc{min: v, max: v}
 		s.steps[step] = st
 		n += 96
 	}
+	s.last, s.lastStep = st, step
 	st.n++
 	st.sum += v
 	st.min, st.max = min(st.min, v), max(st.max, v)

@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
+	"unsafe"
 
+	"github.com/wirehouse/wirehouse/internal/spanpoint"
 	"github.com/wirehouse/wirehouse/internal/traceql"
 )
 
@@ -47,21 +50,18 @@ const (
 	NeedTraceID
 )
 
-// SpanPoint is a span as a span-local metrics query reads it; Service
-// and Name are the caller's only during the call that gives them.
-type SpanPoint struct {
-	Service, Name []byte
-	Kind, Status  int32 // OTLP's numbers
-	Start         int64 // Unix nanoseconds
-	Duration      int64 // nanoseconds
-	TraceID       [16]byte
-}
+// SpanPoint is a span as a SpanSource reads it from columns
+// (spanpoint.Point, the type lakeread gives): its Service and Name are
+// valid only during the call that hands it over.
+type SpanPoint = spanpoint.Point
 
 // SpanSource is a Source that also gives the spans a SpanFilter selects
 // one by one, read from columns, for metrics over spans that need no
 // trace around them. SpanPoints returns ErrNeedTraces when it cannot
 // (the range holds files it does not read that way); fn's batches come
-// from one goroutine at a time.
+// from one goroutine at a time. The bytes of a point's Service and Name
+// are never changed once handed over (a metrics query takes two points
+// whose Service and Name are the very same bytes for one series).
 type SpanSource interface {
 	Source
 	SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn func([]SpanPoint) error) error
@@ -209,15 +209,23 @@ func (a *metricsAcc) observePoint(pt *SpanPoint) {
 	if a.field != nil {
 		v = float64(pt.Duration) / 1e9 // durations in seconds, as observe has them
 	}
-	// The series key: the by() values' types and text, as observe's.
-	a.key = a.key[:0]
-	for _, b := range a.m.By {
-		lv := pointValue(b, pt)
-		a.key = append(a.key, byte(lv.Type))
-		a.key = append(a.key, lv.String()...)
-		a.key = append(a.key, 0)
+	// The series key: the by() values' types and raw text (a query's
+	// points are all keyed so; observe's keys are never mixed with them).
+	// A point whose fields are those of the last (its service and name
+	// the same bytes: a source hands each distinct one out once) is of
+	// the last one's series.
+	s := a.lastSeries
+	if s == nil || !samePoint(&a.lastPoint, pt) {
+		a.key = a.key[:0]
+		for _, b := range a.m.By {
+			a.key = appendPointKey(a.key, b, pt)
+		}
+		if s == nil || !bytes.Equal(a.lastKey, a.key) {
+			s = a.series[string(a.key)]
+			a.lastKey = append(a.lastKey[:0], a.key...)
+		}
+		a.lastPoint = *pt
 	}
-	s := a.series[string(a.key)]
 	if s == nil {
 		labels := make([]Label, len(a.m.By))
 		for k, b := range a.m.By {
@@ -228,7 +236,40 @@ func (a *metricsAcc) observePoint(pt *SpanPoint) {
 		a.order = append(a.order, string(a.key))
 		a.grew(int64(256 + len(a.key)))
 	}
+	a.lastSeries = s
 	a.grew(s.add(step, v, a.keep))
+}
+
+// samePoint reports whether a and b have the same by() fields for sure:
+// the same kind and status, and service and name the very same bytes.
+func samePoint(a, b *SpanPoint) bool {
+	return a.Kind == b.Kind && a.Status == b.Status && sameBytes(a.Service, b.Service) && sameBytes(a.Name, b.Name)
+}
+
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// appendPointKey appends to key what tells pointValue(b, pt) from the
+// values of other points, without making the value: its type, its raw
+// text, a 0.
+func appendPointKey(key []byte, b traceql.Field, pt *SpanPoint) []byte {
+	switch b.(type) {
+	case traceql.Attribute:
+		if len(pt.Service) == 0 {
+			return append(key, byte(traceql.TypeNil), 0)
+		}
+		key = append(key, byte(traceql.TypeString))
+		return append(append(key, pt.Service...), 0)
+	case traceql.Intrinsic:
+		if b == traceql.IntrinsicName {
+			key = append(key, byte(traceql.TypeString))
+			return append(append(key, pt.Name...), 0)
+		}
+	}
+	v := pointValue(b, pt) // kinds and statuses: no text to make
+	key = append(key, byte(v.Type))
+	return append(strconv.AppendInt(key, v.I, 10), 0)
 }
 
 // pointValue is the value of by() field b (one byNeed accepts) of pt, as
