@@ -583,3 +583,162 @@ func eachBool(rg parquet.RowGroup, l leaf, sel []int64, fn func(row int64, v boo
 		return nil
 	})
 }
+
+// flatSlots appends to ks, for each row of sel in page p (whose first
+// row is first) of column l, the index of its value among the page's
+// non-null values (-1: null), and returns the index in sel of the page's
+// first row of sel; false (nothing appended) for a repeated column, which
+// walkPage walks.
+func flatSlots(p parquet.Page, first int64, l leaf, sel []int64, ks []int32) (int, []int32, bool) {
+	if p.RepetitionLevels() != nil {
+		return 0, ks, false
+	}
+	def := p.DefinitionLevels()
+	n := int64(p.NumValues())
+	j0, _ := slices.BinarySearch(sel, first)
+	k, at := int32(0), int64(0)
+	for j := j0; j < len(sel) && sel[j] < first+n; j++ {
+		i := sel[j] - first
+		if def == nil {
+			ks = append(ks, int32(i))
+			continue
+		}
+		for ; at < i; at++ {
+			if def[at] == l.maxDef {
+				k++
+			}
+		}
+		if def[i] == l.maxDef {
+			ks = append(ks, k)
+		} else {
+			ks = append(ks, -1)
+		}
+	}
+	return j0, ks, true
+}
+
+// int64Getter returns the k-th non-null value of an int64 page: from its
+// data (int64At), else (a dictionary page) from its dictionary.
+func int64Getter(p parquet.Page) func(k int) int64 {
+	if v, ok := int64At(p); ok {
+		return func(k int) int64 { return v[k] }
+	}
+	data := p.Data()
+	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
+		idx := data.Int32()
+		return func(k int) int64 { return d.Index(idx[k]).Int64() }
+	}
+	return func(int) int64 { return 0 }
+}
+
+// selScan reads typed values of a column chunk in the rows of a
+// selection (sorted rows of a row group) without making parquet.Values:
+// from each page's data, a slot per row of the selection (flatSlots), a
+// dictionary's entries decoded once. Its buffers are reused between
+// calls; not safe for concurrent use.
+type selScan struct {
+	ks []int32
+}
+
+// each calls fn with the index in sel of each row of sel and the index of
+// its value among its page's non-null values (-1: null), after page has
+// seen the page; rows in order.
+func (sc *selScan) each(cc parquet.ColumnChunk, l leaf, sel []int64, page func(p parquet.Page), fn func(i, k int)) error {
+	ci := 0
+	return scanPages(cc, sel, func(p parquet.Page, first int64) error {
+		page(p)
+		var j0 int
+		var flat bool
+		if j0, sc.ks, flat = flatSlots(p, first, l, sel, sc.ks[:0]); flat {
+			for i, k := range sc.ks {
+				fn(j0+i, int(k))
+			}
+			return nil
+		}
+		walkPage(p, first, l, sel, func(row int64, _, k int) {
+			for ci < len(sel) && sel[ci] < row {
+				ci++
+			}
+			if ci < len(sel) && sel[ci] == row {
+				fn(ci, k)
+			}
+		})
+		return nil
+	})
+}
+
+// bytes calls fn with the index in sel of each row of sel and its value
+// in byte array column cc (nil for a null). With intern, values are
+// passed through it (a dictionary's once an entry) and fn may keep
+// them; without, they are valid during the call only.
+func (sc *selScan) bytes(cc parquet.ColumnChunk, l leaf, sel []int64, intern func([]byte) []byte, fn func(i int, b []byte)) error {
+	var get func(k int) []byte
+	var dict parquet.Dictionary
+	var byIdx [][]byte
+	return sc.each(cc, l, sel, func(p parquet.Page) {
+		data := p.Data()
+		d := p.Dictionary()
+		switch {
+		case d != nil && data.Kind() == encoding.Int32 && intern == nil:
+			idx := data.Int32()
+			get = func(k int) []byte { return d.Index(idx[k]).ByteArray() }
+		case d != nil && data.Kind() == encoding.Int32:
+			if d != dict { // a row group's pages share its dictionary
+				dict, byIdx = d, make([][]byte, d.Len())
+			}
+			idx := data.Int32()
+			get = func(k int) []byte {
+				x := idx[k]
+				if byIdx[x] == nil {
+					byIdx[x] = intern(d.Index(x).ByteArray())
+				}
+				return byIdx[x]
+			}
+		case intern == nil:
+			get = bytesAt(p)
+		default:
+			raw := bytesAt(p)
+			get = func(k int) []byte { return intern(raw(k)) }
+		}
+	}, func(i, k int) {
+		if k >= 0 {
+			fn(i, get(k))
+		} else {
+			fn(i, nil)
+		}
+	})
+}
+
+// ints calls fn with the index in sel of each row of sel and its value in
+// int64 column cc (0 for a null).
+func (sc *selScan) ints(cc parquet.ColumnChunk, l leaf, sel []int64, fn func(i int, v int64)) error {
+	var vals []int64
+	var get func(k int) int64
+	return sc.each(cc, l, sel, func(p parquet.Page) {
+		var ok bool
+		if vals, ok = int64At(p); !ok {
+			get = int64Getter(p)
+		}
+	}, func(i, k int) {
+		switch {
+		case k < 0:
+			fn(i, 0)
+		case vals != nil:
+			fn(i, vals[k])
+		default:
+			fn(i, get(k))
+		}
+	})
+}
+
+// interner copies each distinct byte string once.
+type interner map[string][]byte
+
+func (in interner) intern(b []byte) []byte {
+	if c, ok := in[string(b)]; ok {
+		return c
+	}
+	c := append([]byte(nil), b...)
+	in[string(c)] = c
+	return c
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/wirehouse/wirehouse/internal/lake"
 	"github.com/wirehouse/wirehouse/internal/spanpoint"
@@ -383,101 +382,17 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 	var err error
 	// Services and names repeat (a row group is mostly one service's):
 	// each distinct one is copied once.
-	interned := map[string][]byte{}
-	intern := func(b []byte) []byte {
-		if c, ok := interned[string(b)]; ok {
-			return c
-		}
-		c := append([]byte(nil), b...)
-		interned[string(c)] = c
-		return c
-	}
-	// each walks column l's values in the rows of sel, typed from the
-	// page's data (no parquet.Value made), calling fn with the index in
-	// sel (and pts) of each row of the page and the index of its value
-	// among the page's non-null values (-1: null).
-	var ks []int32
-	each := func(l leaf, page func(p parquet.Page), fn func(i, k int)) error {
-		ci := 0
-		return scanPages(ccs[l.index], sel, func(p parquet.Page, first int64) error {
-			page(p)
-			var j0 int
-			var flat bool
-			if j0, ks, flat = flatSlots(p, first, l, sel, ks[:0]); flat {
-				for i, k := range ks {
-					fn(j0+i, int(k))
-				}
-				return nil
-			}
-			walkPage(p, first, l, sel, func(row int64, _, k int) {
-				for ci < len(sel) && sel[ci] < row {
-					ci++
-				}
-				if ci < len(sel) && sel[ci] == row {
-					fn(ci, k)
-				}
-			})
-			return nil
-		})
-	}
-	// eachBytes is each of a byte array column, its values interned (a
-	// dictionary's once an entry); a plain page's only when keep (fn
-	// keeps the bytes), else valid during the call.
+	in := interner{}
+	var sc selScan
 	eachBytes := func(l leaf, keep bool, fn func(pt *SpanPoint, b []byte)) error {
-		var get func(k int) []byte
-		var dict parquet.Dictionary
-		var byIdx [][]byte
-		return each(l, func(p parquet.Page) {
-			data := p.Data()
-			if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 && !keep {
-				idx := data.Int32()
-				get = func(k int) []byte { return d.Index(idx[k]).ByteArray() }
-				return
-			}
-			if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
-				if d != dict { // a row group's pages share its dictionary
-					dict, byIdx = d, make([][]byte, d.Len())
-				}
-				idx := data.Int32()
-				get = func(k int) []byte {
-					x := idx[k]
-					if byIdx[x] == nil {
-						byIdx[x] = intern(d.Index(x).ByteArray())
-					}
-					return byIdx[x]
-				}
-				return
-			}
-			raw := bytesAt(p)
-			if get = raw; keep {
-				get = func(k int) []byte { return intern(raw(k)) }
-			}
-		}, func(i, k int) {
-			if k >= 0 {
-				fn(&pts[i], get(k))
-			} else {
-				fn(&pts[i], nil)
-			}
-		})
+		intern := in.intern
+		if !keep {
+			intern = nil
+		}
+		return sc.bytes(ccs[l.index], l, sel, intern, func(i int, b []byte) { fn(&pts[i], b) })
 	}
 	eachInt := func(l leaf, fn func(pt *SpanPoint, v int64)) error {
-		var vals []int64
-		var get func(k int) int64
-		return each(l, func(p parquet.Page) {
-			var ok bool
-			if vals, ok = int64At(p); !ok {
-				get = int64Getter(p)
-			}
-		}, func(i, k int) {
-			switch {
-			case k < 0:
-				fn(&pts[i], 0)
-			case vals != nil:
-				fn(&pts[i], vals[k])
-			default:
-				fn(&pts[i], get(k))
-			}
-		})
+		return sc.ints(ccs[l.index], l, sel, func(i int, v int64) { fn(&pts[i], v) })
 	}
 	if f.Need&NeedService != 0 {
 		err = eachBytes(leaves[0], true, func(pt *SpanPoint, b []byte) { pt.Service = b })
@@ -521,53 +436,6 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 		err = bad
 	}
 	return dst, err
-}
-
-// flatSlots appends to ks, for each row of sel in page p (whose first
-// row is first) of column l, the index of its value among the page's
-// non-null values (-1: null), and returns the index in sel of the page's
-// first row of sel; false (nothing appended) for a repeated column, which
-// walkPage walks.
-func flatSlots(p parquet.Page, first int64, l leaf, sel []int64, ks []int32) (int, []int32, bool) {
-	if p.RepetitionLevels() != nil {
-		return 0, ks, false
-	}
-	def := p.DefinitionLevels()
-	n := int64(p.NumValues())
-	j0, _ := slices.BinarySearch(sel, first)
-	k, at := int32(0), int64(0)
-	for j := j0; j < len(sel) && sel[j] < first+n; j++ {
-		i := sel[j] - first
-		if def == nil {
-			ks = append(ks, int32(i))
-			continue
-		}
-		for ; at < i; at++ {
-			if def[at] == l.maxDef {
-				k++
-			}
-		}
-		if def[i] == l.maxDef {
-			ks = append(ks, k)
-		} else {
-			ks = append(ks, -1)
-		}
-	}
-	return j0, ks, true
-}
-
-// int64Getter returns the k-th non-null value of an int64 page: from its
-// data (int64At), else (a dictionary page) from its dictionary.
-func int64Getter(p parquet.Page) func(k int) int64 {
-	if v, ok := int64At(p); ok {
-		return func(k int) int64 { return v[k] }
-	}
-	data := p.Data()
-	if d := p.Dictionary(); d != nil && data.Kind() == encoding.Int32 {
-		idx := data.Int32()
-		return func(k int) int64 { return d.Index(idx[k]).Int64() }
-	}
-	return func(int) int64 { return 0 }
 }
 
 // searchRows is slices.BinarySearch over rows.

@@ -56,29 +56,22 @@ func traceqlCases(end time.Time, svc string) []traceqlCase {
 		AND trace_id IN (SELECT trace_id FROM {traces} WHERE service_name = '` + svc + `' AND attr_http_response_status_code >= 500)
 		GROUP BY trace_id`
 	bucket := fmt.Sprintf("(epoch_ns(start_time) - %d) // 60000000000", from6.UnixNano())
+	structural := `WITH RECURSIVE cand AS (
+			SELECT trace_id, max(epoch_ns(start_time) + duration) AS t FROM {traces}
+			WHERE status_code = 'STATUS_CODE_ERROR' AND ` + inHour + ` GROUP BY trace_id),
+		spans AS (SELECT trace_id, span_id, parent_span_id, kind, status_code FROM {traces} WHERE trace_id IN (SELECT trace_id FROM cand)),
+		up(trace_id, anc) AS (
+			SELECT trace_id, parent_span_id FROM spans WHERE status_code = 'STATUS_CODE_ERROR' AND parent_span_id IS NOT NULL
+			UNION
+			SELECT u.trace_id, p.parent_span_id FROM up u JOIN spans p ON p.trace_id = u.trace_id AND p.span_id = u.anc
+			WHERE p.parent_span_id IS NOT NULL)
+		SELECT c.trace_id, c.t FROM cand c WHERE c.trace_id IN (
+			SELECT u.trace_id FROM up u JOIN spans s ON s.trace_id = u.trace_id AND s.span_id = u.anc WHERE s.kind = 'SPAN_KIND_SERVER')`
 	return []traceqlCase{
 		{
 			name: "spanset filter, 1 h, 20 traces", path: "/api/search?limit=20&q=" + url.QueryEscape(filter) + hour,
 			sql: matching + ` ORDER BY t DESC, trace_id LIMIT 20`, verify: `SELECT trace_id FROM (` + matching + `)`,
-			check: func(b []byte, rows [][]string) string {
-				ids, err := searchIDs(b)
-				if err != nil {
-					return err.Error()
-				}
-				all := map[string]bool{}
-				for _, r := range rows {
-					all[r[0]] = true
-				}
-				for _, id := range ids {
-					if !all[id] {
-						return "trace " + id + " does not match in DuckDB"
-					}
-				}
-				if len(ids) != min(20, len(all)) {
-					return fmt.Sprintf("%d traces, DuckDB has %d matching", len(ids), len(all))
-				}
-				return ""
-			},
+			check: matchingTraces(20),
 		},
 		tagValuesCase("resource.service.name", `service_name <> ''`),
 		// A span attribute with no column of its own: its places in the
@@ -114,10 +107,39 @@ func traceqlCases(end time.Time, svc string) []traceqlCase {
 			},
 		},
 		{
-			// No DuckDB SQL: ancestry needs a recursive query per trace;
-			// the answer is checked by the evaluator's own tests.
+			// The traces with an error span in the hour (the search's
+			// candidates: the hint is the error status) in which an error
+			// span has a server span among its ancestors, by a recursive
+			// walk up the parent ids.
 			name: "{ kind = server } >> { status = error }, 1 h, 20 traces", path: "/api/search?limit=20&q=" + url.QueryEscape(`{ kind = server } >> { status = error }`) + hour,
+			sql: structural + ` ORDER BY t DESC, trace_id LIMIT 20`, verify: `SELECT trace_id FROM (` + structural + `)`,
+			check: matchingTraces(20),
 		},
+	}
+}
+
+// matchingTraces checks a search answer of at most limit traces against
+// DuckDB's rows of every matching trace id: each answered trace among
+// them, and as many as there are up to the limit.
+func matchingTraces(limit int) func(b []byte, rows [][]string) string {
+	return func(b []byte, rows [][]string) string {
+		ids, err := searchIDs(b)
+		if err != nil {
+			return err.Error()
+		}
+		all := map[string]bool{}
+		for _, r := range rows {
+			all[r[0]] = true
+		}
+		for _, id := range ids {
+			if !all[id] {
+				return "trace " + id + " does not match in DuckDB"
+			}
+		}
+		if len(ids) != min(limit, len(all)) {
+			return fmt.Sprintf("%d traces, DuckDB has %d matching", len(ids), len(all))
+		}
+		return ""
 	}
 }
 

@@ -181,7 +181,12 @@ func Search(ctx context.Context, src Source, tenant string, q *Query, start, end
 	hint := HintOf(q.q)
 	var res SearchResult
 	seen := map[[16]byte]bool{}
-	for want := max(4*lim.Limit, 64); ; want *= 4 {
+	// A round's candidates cost about the same to find however many are
+	// asked (the hint's spans in the range are read either way; at 10M
+	// spans 570 ms for 80 and 640 for 320), while each round reads them
+	// again: the first asks for 16 times the limit, so that a query whose
+	// matches are one candidate in a few (a structural one) takes one.
+	for want := max(16*lim.Limit, 256); ; want *= 4 {
 		want = min(want, lim.MaxCandidates)
 		ids, more, err := src.Candidates(ctx, tenant, hint, start, end, want)
 		if err != nil {

@@ -147,14 +147,15 @@ func TestSearch(t *testing.T) {
 		return res, got
 	}
 	// Errors in db under web: traces 7, 57, ..., 257; the newest first.
-	res, got := run(`{ resource.service.name = "web" } > { status = error }`, 3, 10000)
-	if want := []int{257, 207, 157}; !slices.Equal(got, want) || res.Truncated {
+	res, got := run(`{ resource.service.name = "web" } > { status = error }`, 6, 10000)
+	if want := []int{257, 207, 157, 107, 57, 7}; !slices.Equal(got, want) || res.Truncated {
 		t.Fatalf("got %v (truncated %v), want %v", got, res.Truncated, want)
 	}
 	// The hint is the left side's service, which every trace has: the
-	// search asks for more candidates until it has its three.
-	if len(src.asks) < 2 || src.asks[0] != 64 {
-		t.Errorf("candidate batches %v, want growing from 64", src.asks)
+	// search asks for more candidates (256 first, then 4 times as many)
+	// until it has its six (trace 7 is the 293rd newest).
+	if !slices.Equal(src.asks, []int{256, 1024}) {
+		t.Errorf("candidate batches %v, want 256 then 1024", src.asks)
 	}
 	// All of them when fewer match than the limit.
 	if _, got = run(`{ status = error }`, 20, 10000); len(got) != 6 || got[0] != 257 || got[5] != 7 {
