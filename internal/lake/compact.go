@@ -480,6 +480,9 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 	if v, ok := mergedMeta(inputs, CountsKey, ParseCounts, Counts.Rows, MergeCounts, Counts.Marshal); ok {
 		kv[CountsKey] = v
 	}
+	if v, ok := mergedMeta(inputs, SpanCountsKey, ParseCounts, Counts.Rows, MergeCounts, Counts.Marshal); ok {
+		kv[SpanCountsKey] = v
+	}
 	var region []byte
 	if g, ok := mergedGrams(inputs); ok {
 		region = MarshalGramsRegion(g)

@@ -150,14 +150,10 @@ func cmpCountsEntry(a, b CountsEntry) int {
 func logCounts(r *LogRows, sel []int32) Counts {
 	b := newCountsBuilder()
 	var (
-		cur   CountsEntry
-		run   int64
-		lastS []byte
-		lastT []byte
-		svc   int32 = -1
-		text  int32 = -1
+		lastS, lastT []byte
+		svc, text    int32 = -1, -1
 	)
-	for _, i := range sel {
+	b.tally(sel, func(i int32) (CountsEntry, bool) {
 		ts := r.Time[i]
 		if ts == 0 {
 			ts = r.ObservedTime[i] // as readers take a record's time
@@ -169,7 +165,21 @@ func logCounts(r *LogRows, sel []int32) Counts {
 		if text < 0 || string(t) != string(lastT) {
 			text, lastT = b.name(t), t
 		}
-		k := CountsEntry{Service: svc, Text: text, Number: r.SeverityNumber[i], Minute: MinuteOf(ts)}
+		return CountsEntry{Service: svc, Text: text, Number: r.SeverityNumber[i], Minute: MinuteOf(ts)}, true
+	})
+	return b.result()
+}
+
+// tally adds the rows sel by their keys (key's; false stops, and tally
+// reports it), a run of rows with one key at a time.
+func (b *countsBuilder) tally(sel []int32, key func(i int32) (CountsEntry, bool)) bool {
+	var cur CountsEntry
+	var run int64
+	for _, i := range sel {
+		k, ok := key(i)
+		if !ok {
+			return false
+		}
 		if k != cur {
 			if run > 0 {
 				b.add(cur, run)
@@ -181,7 +191,7 @@ func logCounts(r *LogRows, sel []int32) Counts {
 	if run > 0 {
 		b.add(cur, run)
 	}
-	return b.result()
+	return true
 }
 
 // MergeCounts adds the counts of several files up: those of the file
@@ -366,4 +376,67 @@ func (d *countsDecoder) varint(lo, hi int64) int64 {
 	}
 	d.buf = d.buf[n:]
 	return v
+}
+
+// SpanCountsKey is the key-value metadata of a spans file (schema
+// version 2) that holds its span counts: how many spans of each service,
+// kind, status code and root-ness start in each minute, in the encoding
+// of CountsKey (docs/format/lake-parquet.md, "Span counts"). A TraceQL
+// rate() or count_over_time() over whole minutes filtered and split by
+// those fields adds them up instead of reading the file's columns. The
+// writer computes them from the rows it writes; compaction adds its
+// inputs' up. A file with a kind or status code past what Number packs
+// has none.
+const SpanCountsKey = "wirehouse.spancounts"
+
+// SpanMinuteOf returns the span-counts granule of a span starting at ts:
+// the minute [m, m+1) since the Unix epoch holding it (floor, right-open
+// as TraceQL's steps).
+func SpanMinuteOf(ts int64) int64 {
+	m := ts / CountsMinute
+	if ts < 0 && ts%CountsMinute != 0 {
+		m--
+	}
+	return m
+}
+
+// SpanCountsNumber packs a span's kind (OTLP's number, 0 to 7), status
+// code (0 to 3) and whether it is a root (no parent span id) into a span
+// counts entry's Number: kind + 8*status + 32*root; false for a kind or
+// code it cannot hold.
+func SpanCountsNumber(kind, status int32, root bool) (int32, bool) {
+	if kind < 0 || kind > 7 || status < 0 || status > 3 {
+		return 0, false
+	}
+	n := kind + 8*status
+	if root {
+		n += 32
+	}
+	return n, true
+}
+
+// SpanCountsFields unpacks a span counts entry's Number (SpanCountsNumber).
+func SpanCountsFields(n int32) (kind, status int32, root bool) {
+	return n & 7, n >> 3 & 3, n&32 != 0
+}
+
+// spanCounts tallies rows sel of r: the span counts of the file they
+// make; false if a row's kind or status code does not pack.
+func spanCounts(r *SpanRows, sel []int32) (Counts, bool) {
+	b := newCountsBuilder()
+	none := b.name(nil) // Text: spans counts have none
+	var lastS []byte
+	svc := int32(-1)
+	ok := b.tally(sel, func(i int32) (CountsEntry, bool) {
+		s := r.ServiceName.At(int(i))
+		if svc < 0 || string(s) != string(lastS) {
+			svc, lastS = b.name(s), s
+		}
+		n, ok := SpanCountsNumber(r.Kind[i], r.StatusCode[i], len(r.ParentSpanID.At(int(i))) == 0)
+		return CountsEntry{Service: svc, Text: none, Number: n, Minute: SpanMinuteOf(r.StartTime[i])}, ok
+	})
+	if !ok {
+		return Counts{}, false
+	}
+	return b.result(), true
 }

@@ -127,6 +127,9 @@ func (e *encoder) writeSpans(out io.Writer, r *SpanRows, sel []int32) (region []
 			e.traceFPs = traceIDsOf(e.traceFPs[:0], len(sel), func(i int) []byte { return r.TraceID.At(int(sel[i])) })
 			region = MarshalTraceIDsRegion(e.traceFPs)
 			meta = map[string]string{TraceIDsRegionKey: strconv.Itoa(len(region))}
+			if c, ok := spanCounts(r, sel); ok {
+				meta[SpanCountsKey] = c.Marshal()
+			}
 		}
 		return region, e.writeRowsV2(out, "traces", 2, spanColumnsV2(r, r.Len()), sel, meta, "trace_id", "start_time")
 	}

@@ -37,6 +37,44 @@ type SpanFilter struct {
 	// Need names the fields the caller reads of each point (NeedService
 	// and the others); those not named are left zero and not read.
 	Need SpanFields
+	// Counted says the caller counts spans by whole minutes: a file's
+	// points may then come from its span counts (lake.SpanCountsKey), a
+	// point for many spans (N) at the start of their minute, when the
+	// filter and Need hold only service, kind and status and Start and
+	// End are whole minutes.
+	Counted bool
+}
+
+// fromCounts reports whether f may be answered from span counts.
+func (f *SpanFilter) fromCounts() bool {
+	minute := func(t time.Time) bool { return t.IsZero() || t.UnixNano()%lake.CountsMinute == 0 }
+	return f.Counted && f.Name == "" && f.MinDur == 0 && f.MaxDur == 0 && len(f.Ints) == 0 &&
+		f.Need&(NeedName|NeedDuration|NeedTraceID) == 0 && minute(f.Start) && minute(f.End)
+}
+
+// countedPoints gives the points of file pf's span counts that f
+// admits, a point for each entry; false if pf has none it can trust.
+func (f *SpanFilter) countedPoints(pf *parquet.File, emit func([]SpanPoint) error) (bool, error) {
+	c, ok := lake.TrustedMeta(pf, lake.SpanCountsKey, lake.ParseCounts, lake.Counts.Rows)
+	if !ok {
+		return false, nil
+	}
+	names := make([][]byte, len(c.Names))
+	for i, n := range c.Names {
+		names[i] = []byte(n)
+	}
+	var batch []SpanPoint
+	for _, e := range c.Entries {
+		kind, status, _ := lake.SpanCountsFields(e.Number)
+		pt := SpanPoint{Service: names[e.Service], Kind: kind, Status: status, Start: e.Minute * lake.CountsMinute, N: e.N}
+		if f.admits(&pt) {
+			batch = append(batch, pt)
+		}
+	}
+	if len(batch) == 0 {
+		return true, nil
+	}
+	return true, emit(batch)
 }
 
 // SpanFields are fields of a SpanPoint.
@@ -238,6 +276,11 @@ func (f *SpanFilter) file(pf *parquet.File, emit func([]SpanPoint) error) error 
 			return ErrNotColumn
 		}
 		ints[i] = leafOf(lc)
+	}
+	if f.fromCounts() {
+		if ok, err := f.countedPoints(pf, emit); ok || err != nil {
+			return err
+		}
 	}
 	// The row group bounds of service, name and time (Query.mayMatch's).
 	bounds := Query{Service: f.Service, Operation: f.Name, StartMin: f.Start, StartMax: f.End}

@@ -3,6 +3,8 @@ package lakeread_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -88,5 +90,85 @@ func TestSpanPoints(t *testing.T) {
 	}
 	if _, err := count(lakeread.SpanFilter{Kind: -1, Status: -1, Ints: []lakeread.IntCond{{Key: "retries", Op: "=", Value: 1}}}, func(*lakeread.SpanPoint) {}); !errors.Is(err, lakeread.ErrNotColumn) {
 		t.Fatalf("a key without a typed column: %v", err)
+	}
+}
+
+// TestSpanPointsCounted: a Counted filter over whole minutes is answered
+// from the files' span counts (points for many spans) with the totals by
+// service, kind, status and minute the columns give; a range that cuts a
+// minute reads the columns.
+func TestSpanPointsCounted(t *testing.T) {
+	base := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	for si, svc := range []string{"a", "b"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for i := range 3000 {
+			sp := spans.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{byte(si + 1), byte(i >> 8), byte(i)})
+			sp.SetSpanID(pcommon.SpanID{byte(i >> 8), byte(i), 1})
+			if i%4 != 0 {
+				sp.SetParentSpanID(pcommon.SpanID{9})
+			}
+			sp.SetName("op")
+			sp.SetKind(ptrace.SpanKind(i % 6))
+			sp.Status().SetCode(ptrace.StatusCode(i % 3))
+			start := base.Add(time.Duration(i) * 700 * time.Millisecond)
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Millisecond)))
+		}
+	}
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeLake(t, dir, body)
+	r := newReader(t, dir)
+	totals := func(f lakeread.SpanFilter) (map[string]int64, int) {
+		t.Helper()
+		out, many := map[string]int64{}, 0
+		err := r.SpanPoints(context.Background(), "acme", f, func(pts []lakeread.SpanPoint) error {
+			for _, p := range pts {
+				if p.N > 1 {
+					many++
+				}
+				out[fmt.Sprintf("%s/%d/%d@%d", p.Service, p.Kind, p.Status, p.Start/int64(time.Minute))] += max(p.N, 1)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, many
+	}
+	need := lakeread.NeedService | lakeread.NeedKind | lakeread.NeedStatus
+	for _, c := range []struct {
+		name       string
+		f          lakeread.SpanFilter
+		fromCounts bool
+	}{
+		{"all", lakeread.SpanFilter{Kind: -1, Status: -1}, true},
+		{"minutes 2 to 20", lakeread.SpanFilter{Start: base.Add(2 * time.Minute), End: base.Add(20 * time.Minute), Kind: -1, Status: -1}, true},
+		{"b's errors", lakeread.SpanFilter{Service: "b", Kind: -1, Status: 2}, true},
+		{"servers", lakeread.SpanFilter{Kind: 2, Status: -1}, true},
+		{"a range cutting minutes", lakeread.SpanFilter{Start: base.Add(90 * time.Second), End: base.Add(20 * time.Minute), Kind: -1, Status: -1}, false},
+		{"durations", lakeread.SpanFilter{Kind: -1, Status: -1, MinDur: 1}, false},
+	} {
+		f := c.f
+		f.Need = need
+		want, _ := totals(f) // the columns
+		f.Counted = true
+		got, many := totals(f)
+		if len(want) < 10 {
+			t.Fatalf("%s: %d keys: the test compares little", c.name, len(want))
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: counted\n got  %v\n want %v", c.name, got, want)
+		}
+		if (many > 0) != c.fromCounts {
+			t.Errorf("%s: %d points for many spans, want from counts %v", c.name, many, c.fromCounts)
+		}
 	}
 }

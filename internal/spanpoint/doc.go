@@ -15,4 +15,9 @@ type Point struct {
 	Start         int64 // Unix nanoseconds
 	Duration      int64 // nanoseconds
 	TraceID       [16]byte
+	// N is how many spans the point stands for (0 and 1: one). A source
+	// that answers from per-minute counts gives one point a service,
+	// kind, status and minute, at the minute's start, only when asked to
+	// (lakeread.SpanFilter.Counted).
+	N int64
 }

@@ -360,7 +360,7 @@ func anyValue(v eval.Value) map[string]any {
 // on an attribute without a typed column, has the traces read instead.
 func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanFilter, fn func([]eval.SpanPoint) error) error {
 	lf := lakeread.SpanFilter{Start: f.Start, End: f.End, Service: f.Service, Name: f.Name, Kind: f.Kind, Status: f.Status,
-		MinDur: f.MinDur, MaxDur: f.MaxDur}
+		MinDur: f.MinDur, MaxDur: f.MaxDur, Counted: f.Counted}
 	for _, n := range [...]struct {
 		e eval.SpanNeed
 		l lakeread.SpanFields

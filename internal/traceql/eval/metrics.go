@@ -103,7 +103,11 @@ type stepAcc struct {
 
 // add adds v to a's step.
 // It returns the bytes that added to what the series holds, roughly.
-func (s *seriesAcc) add(step int, v float64, keep bool) int64 {
+func (s *seriesAcc) add(step int, v float64, keep bool) int64 { return s.addN(step, v, 1, keep) }
+
+// addN is add of n spans of value v (n > 1 only for counts: no values
+// kept then).
+func (s *seriesAcc) addN(step int, v float64, spans int64, keep bool) int64 {
 	var n int64
 	st := s.last
 	if st == nil || s.lastStep != step {
@@ -115,8 +119,8 @@ func (s *seriesAcc) add(step int, v float64, keep bool) int64 {
 		n += 96
 	}
 	s.last, s.lastStep = st, step
-	st.n++
-	st.sum += v
+	st.n += int(spans)
+	st.sum += v * float64(spans)
 	st.min, st.max = min(st.min, v), max(st.max, v)
 	if keep {
 		st.vals = append(st.vals, v)

@@ -378,3 +378,36 @@ func TestMetricsLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanLocalCounted: a rate or count over a grid of whole minutes,
+// split by fields counts hold, may be answered from counts; a value of
+// the spans, a cut minute or a name may not.
+func TestSpanLocalCounted(t *testing.T) {
+	whole := Range{Start: time.Unix(1_700_000_040, 0), End: time.Unix(1_700_003_640, 0), Step: time.Minute}
+	cut := whole
+	cut.Start = cut.Start.Add(time.Second)
+	odd := whole
+	odd.Step = 90 * time.Second
+	for _, c := range []struct {
+		q    string
+		rng  Range
+		want bool
+	}{
+		{`{ } | rate() by (resource.service.name)`, whole, true},
+		{`{ status = error } | count_over_time() by (kind)`, whole, true},
+		{`{ resource.service.name = "a" && kind = server } | rate()`, whole, true},
+		{`{ } | rate() by (resource.service.name)`, cut, false},
+		{`{ } | rate()`, odd, false},
+		{`{ } | avg_over_time(duration)`, whole, false},
+		{`{ } | rate() by (name)`, whole, true}, // lakeread refuses counts for a name (Need)
+	} {
+		parsed, err := traceql.Parse(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, ok := spanLocal(parsed, c.rng)
+		if !ok || f.Counted != c.want {
+			t.Errorf("%s over %v: local %v, counted %v, want %v", c.q, c.rng, ok, f.Counted, c.want)
+		}
+	}
+}

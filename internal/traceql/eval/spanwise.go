@@ -29,6 +29,10 @@ type SpanFilter struct {
 	// integer values (searches only: see spanSearch).
 	Ints []IntCond
 	Need SpanNeed // the fields the query reads of each span
+	// Counted says the query counts spans by whole minutes (a rate or a
+	// count over a grid of whole minutes): the source may give a point
+	// for many spans (SpanPoint.N) at the start of their minute.
+	Counted bool
 }
 
 // IntCond is a condition on a span attribute of integer values.
@@ -105,6 +109,9 @@ func spanLocal(q *traceql.Query, rng Range) (SpanFilter, bool) {
 		}
 		f.Need |= need
 	}
+	whole := func(d time.Duration) bool { return d%time.Minute == 0 }
+	f.Counted = (m.Fn == "rate" || m.Fn == "count_over_time") && m.Field == nil &&
+		whole(time.Duration(rng.Start.UnixNano())) && whole(time.Duration(rng.End.UnixNano())) && whole(rng.Step)
 	return f, true
 }
 
@@ -209,6 +216,7 @@ func (a *metricsAcc) observePoint(pt *SpanPoint) {
 	if a.field != nil {
 		v = float64(pt.Duration) / 1e9 // durations in seconds, as observe has them
 	}
+	n := max(pt.N, 1) // a point of counts stands for N spans (Counted)
 	// The series key: the by() values' types and raw text (a query's
 	// points are all keyed so; observe's keys are never mixed with them).
 	// A point whose fields are those of the last (its service and name
@@ -237,7 +245,7 @@ func (a *metricsAcc) observePoint(pt *SpanPoint) {
 		a.grew(int64(256 + len(a.key)))
 	}
 	a.lastSeries = s
-	a.grew(s.add(step, v, a.keep))
+	a.grew(s.addN(step, v, n, a.keep))
 }
 
 // samePoint reports whether a and b have the same by() fields for sure:
@@ -376,13 +384,23 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 	if err != nil {
 		return res, true, err
 	}
-	ids := make([][16]byte, 0, len(ends))
-	for id := range ends {
-		ids = append(ids, id)
+	// The newest first: sorted as pairs (a comparison that looked the ends
+	// up in the map cost a search an eighth of its CPU).
+	type idEnd struct {
+		id  [16]byte
+		end int64
 	}
-	slices.SortFunc(ids, func(a, b [16]byte) int {
-		return cmp.Or(cmp.Compare(ends[b], ends[a]), bytes.Compare(a[:], b[:]))
+	byEnd := make([]idEnd, 0, len(ends))
+	for id, e := range ends {
+		byEnd = append(byEnd, idEnd{id, e})
+	}
+	slices.SortFunc(byEnd, func(a, b idEnd) int {
+		return cmp.Or(cmp.Compare(b.end, a.end), bytes.Compare(a.id[:], b.id[:]))
 	})
+	ids := make([][16]byte, len(byEnd))
+	for i, x := range byEnd {
+		ids[i] = x.id
+	}
 	if len(ids) > lim.MaxCandidates {
 		ids, res.Truncated = ids[:lim.MaxCandidates], true
 	}
