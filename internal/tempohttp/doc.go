@@ -47,7 +47,9 @@
 // are not listed.
 //
 // TraceQL metrics: /api/metrics/query_range (q, start and end as RFC 3339,
-// Unix seconds or nanoseconds, step a duration or seconds) and
+// Unix seconds or nanoseconds, step a duration or seconds; the range is
+// widened to whole steps from the Unix epoch, as Tempo aligns it, so a
+// refreshed "last hour" keeps its steps) and
 // /api/metrics/query (one value a series over the range), in Tempo's
 // series JSON (labels in AnyValue shape, samples with timestampMs,
 // promLabels). rate, count_over_time, min/max/avg/sum_over_time,
@@ -57,7 +59,9 @@
 // status equalities and duration bounds, by() of those, over duration or
 // counts: what Traces Drilldown asks most) reads those columns of the
 // spans in the range (lakeread.SpanPoints), no trace assembled and no
-// bound on their number but the reader's bytes. Any other runs over
+// bound on their number but the reader's bytes; a rate or count of
+// those over whole minutes, not split by name, adds up the files' span
+// counts (lake.SpanCountsKey) instead. Any other runs over
 // every trace with a span its hint admits in the range (eval.Metrics):
 // past 20,000 such traces (Config.MaxMetricsTraces) it is 413, never a
 // partial answer.

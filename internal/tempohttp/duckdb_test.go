@@ -181,7 +181,7 @@ func TestTraceQLAgainstDuckDB(t *testing.T) {
 
 	// TraceQL metrics: the series by step equal DuckDB's GROUP BY of
 	// the same spans into the same steps (durations in seconds).
-	from, step := start.Add(-time.Hour), time.Minute
+	from, step := start.Add(-time.Hour).Truncate(time.Minute), time.Minute // a whole step: ranges are aligned to steps
 	const svc, op = "frontend", "validate-cart"
 	// The last service by name: its spans are in a file's last row group
 	// (files are sorted by service), after row groups it has none in.

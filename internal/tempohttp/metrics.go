@@ -79,6 +79,14 @@ func metricsParams(r *http.Request, instant bool, now time.Time) (*traceql.Query
 			return nil, rng, badRequest(fmt.Errorf("invalid step %q: must be positive", s))
 		}
 	}
+	if !instant {
+		// As Tempo does: the range widened to whole steps from the Unix
+		// epoch, so that a refreshed "last hour" puts spans in the same
+		// steps (and a grid of whole minutes can add span counts up).
+		step := int64(rng.Step)
+		rng.Start = time.Unix(0, floorDiv(rng.Start.UnixNano(), step)*step)
+		rng.End = time.Unix(0, -floorDiv(-rng.End.UnixNano(), step)*step)
+	}
 	if rng.Steps() > maxSteps {
 		return nil, rng, badRequest(fmt.Errorf("%d steps in the range, more than %d: use a longer step", rng.Steps(), maxSteps))
 	}
@@ -145,4 +153,13 @@ func (h *Handler) metricsQuery(r *http.Request, instant bool) (body, error) {
 		out = append(out, sj)
 	}
 	return jsonBody(map[string]any{"series": out, "metrics": map[string]any{"completedJobs": 1, "totalJobs": 1}})
+}
+
+// floorDiv is a/b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }

@@ -25,7 +25,7 @@ import (
 // odd traces; trace 9 has no root (its web span's parent was never sent).
 func searchTraces(t testing.TB) ([]byte, time.Time) {
 	t.Helper()
-	base := time.Now().Add(-20 * time.Minute).Truncate(time.Second)
+	base := time.Now().Add(-20 * time.Minute).Truncate(5 * time.Minute) // whole steps: metrics ranges are aligned to them
 	td := ptrace.NewTraces()
 	for n := range 10 {
 		tid := pcommon.TraceID{0xaa, byte(n)}
