@@ -314,12 +314,14 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 	var sel []int64 // nil: every row so far
 	var err error
 	none := func() bool { return err != nil || sel != nil && len(sel) == 0 }
-	if f.Service != "" {
+	// A row group of one service (files are cut where it changes) or one
+	// name, its statistics say, is not read for it.
+	if f.Service != "" && !onlyValue(rg.ColumnChunks()[leaves[0].index], f.Service) {
 		if sel, err = rowsWhereString(rg, leaves[0], sel, f.Service); none() || sel == nil {
 			return nil, err
 		}
 	}
-	if f.Name != "" {
+	if f.Name != "" && !onlyValue(rg.ColumnChunks()[leaves[1].index], f.Name) {
 		if sel, err = rowsWhereString(rg, leaves[1], sel, f.Name); none() || sel == nil {
 			return nil, err
 		}
@@ -366,6 +368,20 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 		}
 	}
 	return sel, nil
+}
+
+// onlyValue reports whether every row of column chunk cc holds want, as
+// its statistics say: no nulls, and its least and greatest values want.
+func onlyValue(cc parquet.ColumnChunk, want string) bool {
+	b, ok := cc.(interface {
+		Bounds() (min, max parquet.Value, ok bool)
+		NullCount() int64
+	})
+	if !ok || cc.Type().Kind() != parquet.ByteArray || b.NullCount() != 0 {
+		return false
+	}
+	lo, hi, ok := b.Bounds()
+	return ok && !lo.IsNull() && !hi.IsNull() && string(lo.ByteArray()) == want && string(hi.ByteArray()) == want
 }
 
 // allRows is rows 0 to n-1.

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"time"
@@ -248,8 +250,10 @@ func runTraceQL(ctx context.Context, f *tracebenchFlags, r *lakeread.Reader, sam
 	ours := make([][]time.Duration, len(cases))
 	first := make([]time.Duration, len(cases)) // the warm-up: nothing kept of the files yet
 	bodies := make([][]byte, len(cases))
+	heap := make([]uint64, len(cases)) // the most the heap grew during a case's runs
 	for i, c := range cases {
 		fmt.Fprintf(stderr, "tracebench: %s (%d runs)\n", c.name, runs)
+		stop := watchHeap(&heap[i])
 		for k := range runs + 1 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -269,6 +273,7 @@ func runTraceQL(ctx context.Context, f *tracebenchFlags, r *lakeread.Reader, sam
 			}
 			bodies[i] = rec.Body.Bytes()
 		}
+		stop()
 	}
 	var theirs map[string]duckResult
 	if f.python != "" {
@@ -277,8 +282,8 @@ func runTraceQL(ctx context.Context, f *tracebenchFlags, r *lakeread.Reader, sam
 			return err
 		}
 	}
-	fmt.Fprintln(stdout, "| TraceQL query | runs | serve's Tempo API P50 ms | P99 ms | first ms | DuckDB P50 ms | DuckDB / serve | same answer |")
-	fmt.Fprintln(stdout, "|---|--:|--:|--:|--:|--:|--:|---|")
+	fmt.Fprintln(stdout, "| TraceQL query | runs | serve's Tempo API P50 ms | P99 ms | first ms | heap growth MiB | DuckDB P50 ms | DuckDB / serve | same answer |")
+	fmt.Fprintln(stdout, "|---|--:|--:|--:|--:|--:|--:|--:|---|")
 	var bad []string
 	for i, c := range cases {
 		p50 := benchstats.Percentile(ours[i], 50)
@@ -296,12 +301,40 @@ func runTraceQL(ctx context.Context, f *tracebenchFlags, r *lakeread.Reader, sam
 				bad = append(bad, c.name+": "+why)
 			}
 		}
-		fmt.Fprintf(stdout, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", c.name, len(ours[i]), benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[i], 99)), benchstats.MS(first[i]), dp50, ratio, same)
+		fmt.Fprintf(stdout, "| %s | %d | %s | %s | %s | %.1f | %s | %s | %s |\n", c.name, len(ours[i]), benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[i], 99)), benchstats.MS(first[i]), float64(heap[i])/(1<<20), dp50, ratio, same)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("answers differ from DuckDB's: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// watchHeap samples the live heap every 2 ms (after a collection to
+// start from what is held) and keeps in max the most it grew, until the
+// returned stop is called: what the queries run meanwhile held at once,
+// garbage not yet collected included (an upper bound).
+func watchHeap(max *uint64) (stop func()) {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := read()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := read(); v > base && v-base > *max {
+				*max = v - base
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // duckResult is DuckDB's latencies of a query and the rows it checks.
