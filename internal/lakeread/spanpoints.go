@@ -116,6 +116,25 @@ func (c IntCond) holds(v int64) bool {
 	return false
 }
 
+// mayHold reports whether c holds for some value in [lo, hi].
+func (c IntCond) mayHold(lo, hi int64) bool {
+	switch c.Op {
+	case "=":
+		return lo <= c.Value && c.Value <= hi
+	case "!=":
+		return lo != hi || lo != c.Value
+	case ">":
+		return hi > c.Value
+	case ">=":
+		return hi >= c.Value
+	case "<":
+		return lo < c.Value
+	case "<=":
+		return lo <= c.Value
+	}
+	return true
+}
+
 // ErrNotColumn is returned by SpanPoints for a filter on an attribute
 // that has no typed column (not a hot integer key), or with an operator
 // it does not know.
@@ -353,6 +372,11 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 		}
 	}
 	for i, c := range f.Ints {
+		// A row group whose values of the key all fail (its statistics
+		// say; a chunk of nulls alone has none and fails too) is not read.
+		if b, ok := int64Bounds(rg.ColumnChunks()[ints[i].index]); ok && !c.mayHold(b[0], b[1]) {
+			return nil, nil
+		}
 		if sel, err = rowsWhereInt(rg, ints[i], sel, c.holds); none() {
 			return nil, err
 		}
