@@ -269,7 +269,7 @@ type TagValue struct {
 // resource column's dictionaries; span values from the places of key in
 // the attributes map, typed by attribute_types.
 func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagScope, key string, start, end time.Time, max int) ([]TagValue, error) {
-	if scope != TagSpan && scope != TagResource {
+	if scope != TagSpan && scope != TagResource && scope != TagInstrumentation {
 		return nil, fmt.Errorf("lakeread: tag values of scope %q are not kept apart", scope)
 	}
 	seen := map[TagValue]bool{}
@@ -279,9 +279,14 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 	if err != nil {
 		return nil, err
 	}
-	if scope == TagResource {
-		// A file's resources are few: their values by key are worked
-		// out once a file (resValues) and not read again.
+	if scope == TagResource || scope == TagInstrumentation {
+		// A file's resources and scopes are few: their values by key are
+		// worked out once a file (resValues; a scope's keys prefixed by
+		// scopeKey) and not read again.
+		mkey := key
+		if scope == TagInstrumentation {
+			mkey = scopeKey + key
+		}
 		files, err := q.list(ctx)
 		if err != nil {
 			return nil, err
@@ -291,14 +296,17 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 				break
 			}
 			vals, ok := r.resValues.get(keyOf(f))
-			var objs [][]byte
+			var objs, scopes [][]byte
 			read := func() error {
 				return q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
 					if isV1(pf) {
 						return nil
 					}
 					var err error
-					objs, err = distinctValues(pf, "resource_attributes")
+					if objs, err = distinctValues(pf, "resource_attributes"); err != nil {
+						return err
+					}
+					scopes, err = distinctValues(pf, "scope_attributes")
 					return err
 				})
 			}
@@ -307,16 +315,23 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 					return nil, err
 				}
 				vals = resourceTagValues(objs, "", resValuesPerKey)
+				for k, vs := range resourceTagValues(scopes, "", resValuesPerKey) {
+					vals[scopeKey+k] = vs
+				}
 				r.resValues.put(keyOf(f), vals)
 			}
-			vs, has := vals[key]
+			vs, has := vals[mkey]
 			if has && vs == nil { // more values than the memo keeps
-				if objs == nil {
+				if objs == nil && scopes == nil {
 					if err := read(); err != nil {
 						return nil, err
 					}
 				}
-				vs = resourceTagValues(objs, key, 0)[key]
+				from := objs
+				if scope == TagInstrumentation {
+					from = scopes
+				}
+				vs = resourceTagValues(from, key, 0)[key]
 			}
 			for _, v := range vs {
 				if !full() {
@@ -372,6 +387,10 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 	})
 	return out, nil
 }
+
+// scopeKey prefixes the keys of scope (instrumentation) attributes in a
+// file's resValues, beside its resource attributes' keys.
+const scopeKey = "\x00scope\x00"
 
 // resValuesPerKey is the most distinct values of a resource attribute a
 // file's memo keeps: a key with more (an instance id, a pod's uid) is
@@ -673,6 +692,20 @@ func freshTagValues(payload []byte, scope TagScope, key string, seen map[TagValu
 				return err
 			}
 			return add(a)
+		},
+		ScopeSpans: func(ss otlpwire.ScopeSpans) error {
+			if scope != TagInstrumentation {
+				return nil
+			}
+			sc, err := ss.Scope()
+			if err != nil {
+				return err
+			}
+			var f otlpwire.ScopeFields
+			if err := sc.Read(&f); err != nil {
+				return err
+			}
+			return add(f.Attributes)
 		},
 		Span: func(sp otlpwire.Span) error {
 			if scope != TagSpan {

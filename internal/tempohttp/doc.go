@@ -43,7 +43,8 @@
 // matches). Names come from each file's dictionaries, read once
 // (lakeread.TraceTagNames); resource values from the resource column's
 // dictionaries, span values from the places of their key in the
-// attributes map (lakeread.TraceTagValues); event, link and scope values
+// attributes map (lakeread.TraceTagValues), instrumentation (scope)
+// values from the scope attributes' dictionaries; event and link values
 // are not listed.
 //
 // TraceQL metrics: /api/metrics/query_range (q, start and end as RFC 3339,

@@ -177,9 +177,11 @@ func (h *Handler) readTagValues(r *http.Request, tag string, start, end time.Tim
 			scopes = scopes[:1]
 		case traceql.ScopeResource:
 			scopes = scopes[1:]
+		case traceql.ScopeInstrumentation:
+			scopes = []lakeread.TagScope{lakeread.TagInstrumentation}
 		case traceql.ScopeNone:
 		default:
-			return []tagValueJSON{}, nil // event, link, instrumentation values are not kept apart
+			return []tagValueJSON{}, nil // event and link values are not kept apart
 		}
 	}
 	out := []tagValueJSON{}

@@ -46,7 +46,12 @@ func (r Range) Steps() int {
 	if r.Step <= 0 || !r.Start.Before(r.End) {
 		return 0
 	}
-	return int((r.End.Sub(r.Start) + r.Step - 1) / r.Step)
+	d := r.End.Sub(r.Start) // saturates: no overflow below
+	n := d / r.Step
+	if d%r.Step != 0 {
+		n++
+	}
+	return int(n)
 }
 
 // metricsAcc gathers the spans of a metrics query by series and step.
