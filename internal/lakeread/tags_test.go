@@ -103,10 +103,10 @@ func TestTraceTags(t *testing.T) {
 			{lakeread.TagSpan, "ok", 100, []lakeread.TagValue{{"bool", "false"}, {"bool", "true"}}},
 			{lakeread.TagSpan, "mixed", 100, []lakeread.TagValue{{"int", "3"}, {"string", "text"}}},
 			{lakeread.TagSpan, "nope", 100, nil},
-		{lakeread.TagInstrumentation, "scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
-		{lakeread.TagInstrumentation, "fresh.scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
-		{lakeread.TagInstrumentation, "service.name", 100, nil}, // a resource's key, not a scope's
-			{lakeread.TagSpan, "http.status_code", 2, nil}, // at most 2: which two is not said
+			{lakeread.TagInstrumentation, "scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
+			{lakeread.TagInstrumentation, "fresh.scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
+			{lakeread.TagInstrumentation, "service.name", 100, nil}, // a resource's key, not a scope's
+			{lakeread.TagSpan, "http.status_code", 2, nil},          // at most 2: which two is not said
 		} {
 			got, err := r.TraceTagValues(ctx, "a", c.scope, c.key, time.Time{}, time.Time{}, c.max)
 			if err != nil {
