@@ -411,3 +411,31 @@ func TestSpanLocalCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectFirst: the k first of a quickselect are the k first of a
+// full sort, ties and all.
+func TestSelectFirst(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	cmp := func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return b[0] - a[0] // greater first
+		}
+		return a[1] - b[1]
+	}
+	for range 2000 {
+		n := 1 + rnd.IntN(60)
+		s := make([][2]int, n)
+		for i := range s {
+			s[i] = [2]int{rnd.IntN(5), i}
+		}
+		k := 1 + rnd.IntN(n)
+		want := slices.Clone(s)
+		slices.SortFunc(want, cmp)
+		selectFirst(s, k, cmp)
+		got := slices.Clone(s[:k])
+		slices.SortFunc(got, cmp)
+		if !slices.Equal(got, want[:k]) {
+			t.Fatalf("n %d k %d: %v, want %v", n, k, got, want[:k])
+		}
+	}
+}

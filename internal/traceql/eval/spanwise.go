@@ -258,6 +258,39 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
 }
 
+// selectFirst reorders s so that the k elements that come first in the
+// order of cmp are first, in no order: a quickselect, O(len(s)) on
+// average.
+func selectFirst[T any](s []T, k int, cmp func(a, b T) int) {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		p := s[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for cmp(s[i], p) < 0 {
+				i++
+			}
+			for cmp(s[j], p) > 0 {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		// s[lo:j+1] <= p <= s[i:hi+1], and s[j+1:i] == p
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
 // appendPointKey appends to key what tells pointValue(b, pt) from the
 // values of other points, without making the value: its type, its raw
 // text, a 0.
@@ -394,22 +427,43 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 	for id, e := range ends {
 		byEnd = append(byEnd, idEnd{id, e})
 	}
-	slices.SortFunc(byEnd, func(a, b idEnd) int {
+	newest := func(a, b idEnd) int {
 		return cmp.Or(cmp.Compare(b.end, a.end), bytes.Compare(a.id[:], b.id[:]))
-	})
-	ids := make([][16]byte, len(byEnd))
-	for i, x := range byEnd {
-		ids[i] = x.id
 	}
-	if len(ids) > lim.MaxCandidates {
-		ids, res.Truncated = ids[:lim.MaxCandidates], true
+	// Most searches read a few traces of many: the 4*Limit newest are
+	// picked out and sorted (a full sort of every matching trace was 7 %
+	// of a search's CPU); the rest only if those run out.
+	head := min(len(byEnd), 4*lim.Limit)
+	if head < len(byEnd) {
+		selectFirst(byEnd, head, newest)
 	}
+	slices.SortFunc(byEnd[:head], newest)
+	sortedRest := false
+	ids := make([][16]byte, 0, len(byEnd))
+	for _, x := range byEnd[:head] {
+		ids = append(ids, x.id)
+	}
+	rest := func() [][16]byte {
+		if !sortedRest {
+			sortedRest = true
+			slices.SortFunc(byEnd[head:], newest)
+			for _, x := range byEnd[head:] {
+				ids = append(ids, x.id)
+			}
+		}
+		return ids
+	}
+	total := min(len(byEnd), lim.MaxCandidates)
+	res.Truncated = len(byEnd) > lim.MaxCandidates
 	// Every trace holds a selected span, so it matches (unless Keep says
 	// no): read as many as are still wanted at a time, not a batch.
 	full := false
-	for len(ids) > 0 && !full && err == nil {
-		n := min(len(ids), lim.Limit-len(res.Matches))
-		err = eachTrace(ctx, src, tenant, ids[:n], func(id [16]byte, t *Trace) bool {
+	for next := 0; next < total && !full && err == nil; {
+		if next == len(ids) {
+			ids = rest()
+		}
+		n := min(len(ids)-next, total-next, lim.Limit-len(res.Matches))
+		err = eachTrace(ctx, src, tenant, ids[next:next+n], func(id [16]byte, t *Trace) bool {
 			res.Inspected++
 			if sets := q.Eval(t); len(sets) > 0 && (lim.Keep == nil || lim.Keep(t)) {
 				res.Matches = append(res.Matches, Match{ID: id, Trace: t, Spansets: sets})
@@ -417,7 +471,7 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 			}
 			return !full
 		})
-		ids = ids[n:]
+		next += n
 	}
 	if full {
 		res.Truncated = false
