@@ -49,7 +49,7 @@ type SpanFilter struct {
 func (f *SpanFilter) fromCounts() bool {
 	minute := func(t time.Time) bool { return t.IsZero() || t.UnixNano()%lake.CountsMinute == 0 }
 	return f.Counted && f.Name == "" && f.MinDur == 0 && f.MaxDur == 0 && len(f.Ints) == 0 &&
-		f.Need&(NeedName|NeedDuration|NeedTraceID) == 0 && minute(f.Start) && minute(f.End)
+		f.Need&(NeedName|NeedDuration|NeedTraceID|NeedEnd) == 0 && minute(f.Start) && minute(f.End)
 }
 
 // countedPoints gives the points of file pf's span counts that f
@@ -87,6 +87,10 @@ const (
 	NeedStatus
 	NeedDuration
 	NeedTraceID
+	// NeedEnd reads End (end_time); asked without NeedDuration it stands
+	// for Start too, which is then not read (a search wants a span's end
+	// alone).
+	NeedEnd
 )
 
 // IntCond is a condition on a span attribute of integer values: the
@@ -167,7 +171,7 @@ func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn
 		err := eachFreshSpan(p, func(fs *freshSpan) error {
 			sp := fs.f
 			pt := SpanPoint{Service: []byte(fs.service), Name: sp.Name, Kind: sp.Kind, Status: sp.StatusCode,
-				Start: int64(sp.StartTime), Duration: int64(sp.EndTime) - int64(sp.StartTime)}
+				Start: int64(sp.StartTime), Duration: int64(sp.EndTime) - int64(sp.StartTime), End: int64(sp.EndTime)}
 			copy(pt.TraceID[:], sp.TraceID)
 			if f.admits(&pt) && f.freshInts(sp.Attributes) {
 				pt.Name = append([]byte(nil), pt.Name...) // the payload's bytes are the walk's
@@ -265,7 +269,7 @@ func (f *SpanFilter) freshInts(attrs otlpwire.Attributes) bool {
 }
 
 // spanPointCols are the columns SpanPoints reads, in SpanPoint's order.
-var spanPointCols = []string{"service_name", "name", "kind", "status_code", "start_time", "duration", "trace_id"}
+var spanPointCols = []string{"service_name", "name", "kind", "status_code", "start_time", "duration", "trace_id", "end_time"}
 
 // file calls emit with the spans of spans file pf that f selects, a row
 // group at a time: the rows narrowed column by column (service, name,
@@ -501,8 +505,11 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 			pt.Status = n
 		})
 	}
-	if err == nil {
+	if err == nil && (f.Need&NeedEnd == 0 || f.Need&NeedDuration != 0) {
 		err = eachInt(leaves[4], func(pt *SpanPoint, v int64) { pt.Start = v })
+	}
+	if err == nil && f.Need&NeedEnd != 0 {
+		err = eachInt(leaves[7], func(pt *SpanPoint, v int64) { pt.End = v })
 	}
 	if err == nil && f.Need&NeedDuration != 0 {
 		err = eachInt(leaves[5], func(pt *SpanPoint, v int64) { pt.Duration = v })

@@ -79,6 +79,17 @@ func TestSpanPoints(t *testing.T) {
 	if err != nil || n != want["client"] {
 		t.Fatalf("clients: %d points, %v; want %d", n, err, want["client"])
 	}
+	// A search's points: the end (end_time) and the trace id alone.
+	n, err = count(lakeread.SpanFilter{Kind: 3, Status: -1, Need: lakeread.NeedEnd | lakeread.NeedTraceID},
+		func(p *lakeread.SpanPoint) {
+			i := int(p.TraceID[1])<<8 | int(p.TraceID[2])
+			if p.End != base.Add(time.Duration(i)*time.Second+time.Duration(i)*time.Microsecond).UnixNano() || p.Start != 0 || p.Duration != 0 {
+				t.Fatalf("end point %+v", *p)
+			}
+		})
+	if err != nil || n != want["client"] {
+		t.Fatalf("clients' ends: %d points, %v; want %d", n, err, want["client"])
+	}
 	n, err = count(lakeread.SpanFilter{Kind: -1, Status: -1, Ints: []lakeread.IntCond{{Key: "http.response.status_code", Op: ">=", Value: 503}}},
 		func(*lakeread.SpanPoint) {})
 	if err != nil || n != want["503+"] {

@@ -14,6 +14,7 @@ type Point struct {
 	Kind, Status  int32 // OTLP's numbers
 	Start         int64 // Unix nanoseconds
 	Duration      int64 // nanoseconds
+	End           int64 // Unix nanoseconds, when asked for (lakeread.NeedEnd)
 	TraceID       [16]byte
 	// N is how many spans the point stands for (0 and 1: one). A source
 	// that answers from per-minute counts gives one point a service,

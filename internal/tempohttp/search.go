@@ -365,7 +365,8 @@ func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanF
 		e eval.SpanNeed
 		l lakeread.SpanFields
 	}{{eval.NeedService, lakeread.NeedService}, {eval.NeedName, lakeread.NeedName}, {eval.NeedKind, lakeread.NeedKind},
-		{eval.NeedStatus, lakeread.NeedStatus}, {eval.NeedDuration, lakeread.NeedDuration}, {eval.NeedTraceID, lakeread.NeedTraceID}} {
+		{eval.NeedStatus, lakeread.NeedStatus}, {eval.NeedDuration, lakeread.NeedDuration}, {eval.NeedTraceID, lakeread.NeedTraceID},
+		{eval.NeedEnd, lakeread.NeedEnd}} {
 		if f.Need&n.e != 0 {
 			lf.Need |= n.l
 		}

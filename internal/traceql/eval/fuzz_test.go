@@ -123,7 +123,7 @@ func FuzzMetricsSpanwise(f *testing.F) {
 		for i := range tr.Spans {
 			sp := &tr.Spans[i]
 			pt := SpanPoint{Service: []byte(lookup(sp.Resource, "service.name").S), Name: []byte(sp.Name), Kind: int32(sp.Kind),
-				Status: int32(sp.Status), Start: sp.StartUnixNano, Duration: sp.EndUnixNano - sp.StartUnixNano}
+				Status: int32(sp.Status), Start: sp.StartUnixNano, Duration: sp.EndUnixNano - sp.StartUnixNano, End: sp.EndUnixNano}
 			if pt.Start < sf.Start.UnixNano() || pt.Start >= sf.End.UnixNano() || sf.Service != "" && string(pt.Service) != sf.Service ||
 				sf.Name != "" && string(pt.Name) != sf.Name || sf.Kind >= 0 && pt.Kind != sf.Kind || sf.Status >= 0 && pt.Status != sf.Status ||
 				pt.Duration < sf.MinDur || sf.MaxDur > 0 && pt.Duration > sf.MaxDur {

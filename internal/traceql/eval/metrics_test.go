@@ -127,7 +127,7 @@ func (m *spanMem) SpanPoints(_ context.Context, _ string, f SpanFilter, fn func(
 						continue
 					}
 					pts = append(pts, SpanPoint{Service: []byte(svc), Name: []byte(sp.Name()), Kind: int32(sp.Kind()), Status: int32(sp.Status().Code()),
-						Start: st, Duration: d, TraceID: [16]byte(sp.TraceID())})
+						Start: st, Duration: d, End: st + d, TraceID: [16]byte(sp.TraceID())})
 				}
 			}
 		}

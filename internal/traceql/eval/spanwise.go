@@ -52,6 +52,7 @@ const (
 	NeedStatus
 	NeedDuration
 	NeedTraceID
+	NeedEnd // the span's end; asked alone (no NeedDuration), Start may be left zero
 )
 
 // SpanPoint is a span as a SpanSource reads it from columns
@@ -357,7 +358,7 @@ func pointValue(b traceql.Field, pt *SpanPoint) Value {
 // whole filter (a bounded hint's candidates need a span in the range that
 // holds the hint, and the filter may then match anywhere in the trace).
 func spanSearch(q *traceql.Query, start, end time.Time) (SpanFilter, bool) {
-	f := SpanFilter{Start: start, End: end, Kind: -1, Status: -1, Need: NeedTraceID | NeedDuration}
+	f := SpanFilter{Start: start, End: end, Kind: -1, Status: -1, Need: NeedTraceID | NeedEnd}
 	filter, ok := onlyFilter(q)
 	if q.Metrics != nil || !ok {
 		return f, false
@@ -402,8 +403,8 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 			if p.TraceID == ([16]byte{}) {
 				continue // no trace id: not a trace a search can give
 			}
-			if e, seen := ends[p.TraceID]; !seen || p.Start+p.Duration > e {
-				ends[p.TraceID] = p.Start + p.Duration
+			if e, seen := ends[p.TraceID]; !seen || p.End > e {
+				ends[p.TraceID] = p.End
 			}
 		}
 		if len(ends) > maxSpanSearchTraces {
