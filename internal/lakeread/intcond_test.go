@@ -14,6 +14,9 @@ func TestIntCondMayHold(t *testing.T) {
 					for x := lo; x <= hi; x++ {
 						some = some || c.holds(x)
 					}
+					if c.test()(lo) != c.holds(lo) || c.test()(hi) != c.holds(hi) {
+						t.Errorf("%s %d: test and holds differ at %d or %d", op, v, lo, hi)
+					}
 					if got := c.mayHold(lo, hi); got != some {
 						t.Errorf("%s %d over [%d, %d]: mayHold %v, a value holds %v", op, v, lo, hi, got, some)
 					}

@@ -337,10 +337,24 @@ func rowsWhereString(rg parquet.RowGroup, l leaf, sel []int64, want string) ([]i
 // column l of row group rg passes keep.
 func rowsWhereInt(rg parquet.RowGroup, l leaf, sel []int64, keep func(int64) bool) ([]int64, error) {
 	var out []int64
+	var ks []int32
 	err := scanPages(rg.ColumnChunks()[l.index], sel, func(p parquet.Page, first int64) error {
 		vals, ok := int64At(p)
 		if !ok {
 			return nil
+		}
+		// A flat page: a slot a row, no walk of its levels a value.
+		if sel != nil {
+			var j0 int
+			var flat bool
+			if j0, ks, flat = flatSlots(p, first, l, sel, ks[:0]); flat {
+				for i, k := range ks {
+					if k >= 0 && int(k) < len(vals) && keep(vals[k]) {
+						out = append(out, sel[j0+i])
+					}
+				}
+				return nil
+			}
 		}
 		walkPage(p, first, l, sel, func(row int64, _, k int) {
 			if k >= 0 && k < len(vals) && keep(vals[k]) {

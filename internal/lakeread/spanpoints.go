@@ -120,6 +120,26 @@ func (c IntCond) holds(v int64) bool {
 	return false
 }
 
+// test is holds with the operator resolved once, not a value.
+func (c IntCond) test() func(int64) bool {
+	x := c.Value
+	switch c.Op {
+	case "=":
+		return func(v int64) bool { return v == x }
+	case "!=":
+		return func(v int64) bool { return v != x }
+	case ">":
+		return func(v int64) bool { return v > x }
+	case ">=":
+		return func(v int64) bool { return v >= x }
+	case "<":
+		return func(v int64) bool { return v < x }
+	case "<=":
+		return func(v int64) bool { return v <= x }
+	}
+	return func(int64) bool { return false }
+}
+
 // mayHold reports whether c holds for some value in [lo, hi].
 func (c IntCond) mayHold(lo, hi int64) bool {
 	switch c.Op {
@@ -381,7 +401,7 @@ func (f *SpanFilter) rows(rg parquet.RowGroup, leaves, ints []leaf) ([]int64, er
 		if b, ok := int64Bounds(rg.ColumnChunks()[ints[i].index]); ok && !c.mayHold(b[0], b[1]) {
 			return nil, nil
 		}
-		if sel, err = rowsWhereInt(rg, ints[i], sel, c.holds); none() {
+		if sel, err = rowsWhereInt(rg, ints[i], sel, c.test()); none() {
 			return nil, err
 		}
 	}
