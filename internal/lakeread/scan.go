@@ -632,7 +632,8 @@ func flatSlots(p parquet.Page, first int64, l leaf, sel []int64, ks []int32) (in
 }
 
 // int64Getter returns the k-th non-null value of an int64 page: from its
-// data (int64At), else (a dictionary page) from its dictionary.
+// data (int64At), else (a dictionary page) from its dictionary; nil for a
+// page of neither.
 func int64Getter(p parquet.Page) func(k int) int64 {
 	if v, ok := int64At(p); ok {
 		return func(k int) int64 { return v[k] }
@@ -642,7 +643,7 @@ func int64Getter(p parquet.Page) func(k int) int64 {
 		idx := data.Int32()
 		return func(k int) int64 { return d.Index(idx[k]).Int64() }
 	}
-	return func(int) int64 { return 0 }
+	return nil
 }
 
 // selScan reads typed values of a column chunk in the rows of a
@@ -657,10 +658,12 @@ type selScan struct {
 // each calls fn with the index in sel of each row of sel and the index of
 // its value among its page's non-null values (-1: null), after page has
 // seen the page; rows in order.
-func (sc *selScan) each(cc parquet.ColumnChunk, l leaf, sel []int64, page func(p parquet.Page), fn func(i, k int)) error {
+func (sc *selScan) each(cc parquet.ColumnChunk, l leaf, sel []int64, page func(p parquet.Page) error, fn func(i, k int)) error {
 	ci := 0
 	return scanPages(cc, sel, func(p parquet.Page, first int64) error {
-		page(p)
+		if err := page(p); err != nil {
+			return err
+		}
 		var j0 int
 		var flat bool
 		if j0, sc.ks, flat = flatSlots(p, first, l, sel, sc.ks[:0]); flat {
@@ -689,9 +692,12 @@ func (sc *selScan) bytes(cc parquet.ColumnChunk, l leaf, sel []int64, intern fun
 	var get func(k int) []byte
 	var dict parquet.Dictionary
 	var byIdx [][]byte
-	return sc.each(cc, l, sel, func(p parquet.Page) {
+	return sc.each(cc, l, sel, func(p parquet.Page) error {
 		data := p.Data()
 		d := p.Dictionary()
+		if (d == nil || data.Kind() != encoding.Int32) && data.Kind() != encoding.ByteArray {
+			return fmt.Errorf("read column %s: a page of %v, not byte arrays", cc.Type(), data.Kind())
+		}
 		switch {
 		case d != nil && data.Kind() == encoding.Int32 && intern == nil:
 			idx := data.Int32()
@@ -714,6 +720,7 @@ func (sc *selScan) bytes(cc parquet.ColumnChunk, l leaf, sel []int64, intern fun
 			raw := bytesAt(p)
 			get = func(k int) []byte { return intern(raw(k)) }
 		}
+		return nil
 	}, func(i, k int) {
 		if k >= 0 {
 			fn(i, get(k))
@@ -728,11 +735,14 @@ func (sc *selScan) bytes(cc parquet.ColumnChunk, l leaf, sel []int64, intern fun
 func (sc *selScan) ints(cc parquet.ColumnChunk, l leaf, sel []int64, fn func(i int, v int64)) error {
 	var vals []int64
 	var get func(k int) int64
-	return sc.each(cc, l, sel, func(p parquet.Page) {
+	return sc.each(cc, l, sel, func(p parquet.Page) error {
 		var ok bool
 		if vals, ok = int64At(p); !ok {
-			get = int64Getter(p)
+			if get = int64Getter(p); get == nil {
+				return fmt.Errorf("read column %s: a page not of int64s", cc.Type())
+			}
 		}
+		return nil
 	}, func(i, k int) {
 		switch {
 		case k < 0:

@@ -352,7 +352,20 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 			}
 			m, _ := r.spanValues.get(keyOf(f))
 			kv, ok := m[key]
-			if !ok || kv.cut && max > spanValuesPerKey {
+			if ok && kv.cut && max > spanValuesPerKey {
+				// More than the memo keeps: read for this request alone.
+				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
+					if isV1(pf) {
+						return nil
+					}
+					return spanTagValues(pf, key, seen, max)
+				})
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if !ok {
 				set := map[TagValue]bool{}
 				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
 					if isV1(pf) {

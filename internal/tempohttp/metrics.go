@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,8 +85,12 @@ func metricsParams(r *http.Request, instant bool, now time.Time) (*traceql.Query
 		// epoch, so that a refreshed "last hour" puts spans in the same
 		// steps (and a grid of whole minutes can add span counts up).
 		step := int64(rng.Step)
-		rng.Start = time.Unix(0, floorDiv(rng.Start.UnixNano(), step)*step)
-		rng.End = time.Unix(0, -floorDiv(-rng.End.UnixNano(), step)*step)
+		down, up := floorDiv(rng.Start.UnixNano(), step), -floorDiv(-rng.End.UnixNano(), step)
+		if up > math.MaxInt64/step || down < math.MinInt64/step {
+			return nil, rng, badRequest(fmt.Errorf("invalid step %q: the range in whole steps runs past the years 1677-2262", r.FormValue("step")))
+		}
+		rng.Start = time.Unix(0, down*step)
+		rng.End = time.Unix(0, up*step)
 	}
 	if rng.Steps() > maxSteps {
 		return nil, rng, badRequest(fmt.Errorf("%d steps in the range, more than %d: use a longer step", rng.Steps(), maxSteps))
