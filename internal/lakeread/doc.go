@@ -87,7 +87,11 @@
 // searches the spans a SpanFilter selects: service, name, kind, status,
 // duration bounds and conditions on hot integer attributes, rows narrowed
 // column by column as FindTraces does, then only the fields asked for
-// read; files a few at a time on every core, no trace assembled. Tag
+// read; files a few at a time on every core, no trace assembled. A
+// filter marked Counted (a rate or count over whole minutes, of service,
+// kind and status only) is answered from each file's span counts
+// (lake.SpanCountsKey), a point for many spans; a search asks for the
+// spans' ends alone (NeedEnd: end_time, not start and duration). Tag
 // values of resource attributes come from each file's resources, worked
 // out once a file (resValues: keys with at most 64 values a file; a key
 // with more is read again when asked); those of a span attribute from its
