@@ -58,6 +58,15 @@ func FuzzTraceFile(f *testing.F) {
 		// Search and names read the same file their own ways.
 		r.FindTraces(context.Background(), "acme", lakeread.Query{Attributes: map[string]string{"http.route": "/"}}) //nolint:errcheck
 		r.Services(context.Background(), "acme", time.Time{}, time.Time{})                                           //nolint:errcheck
+		// Tag values of every scope, and span points from columns and
+		// from the span counts.
+		for _, sc := range lakeread.TagScopes {
+			r.TraceTagValues(context.Background(), "acme", sc, "http.route", time.Time{}, time.Time{}, 100) //nolint:errcheck
+		}
+		for _, counted := range []bool{false, true} {
+			f := lakeread.SpanFilter{Kind: -1, Status: -1, Counted: counted, Need: lakeread.NeedService | lakeread.NeedKind | lakeread.NeedStatus}
+			r.SpanPoints(context.Background(), "acme", f, func([]lakeread.SpanPoint) error { return nil }) //nolint:errcheck
+		}
 	})
 }
 

@@ -227,31 +227,7 @@ func freshTagNames(payload []byte, seen map[TagScope]map[string]bool) error {
 			if err := keys(TagSpan, f.Attributes); err != nil {
 				return err
 			}
-			for ev, err := range f.Events.All() {
-				if err != nil {
-					return err
-				}
-				var ef otlpwire.SpanEventFields
-				if err := ev.Read(&ef); err != nil {
-					return err
-				}
-				if err := keys(TagEvent, ef.Attributes); err != nil {
-					return err
-				}
-			}
-			for ln, err := range f.Links.All() {
-				if err != nil {
-					return err
-				}
-				var lf otlpwire.SpanLinkFields
-				if err := ln.Read(&lf); err != nil {
-					return err
-				}
-				if err := keys(TagLink, lf.Attributes); err != nil {
-					return err
-				}
-			}
-			return nil
+			return eachNestedAttributes(&f, keys)
 		},
 	})
 }
@@ -269,7 +245,8 @@ type TagValue struct {
 // resource column's dictionaries; span values from the places of key in
 // the attributes map, typed by attribute_types.
 func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagScope, key string, start, end time.Time, max int) ([]TagValue, error) {
-	if scope != TagSpan && scope != TagResource && scope != TagInstrumentation {
+	nested := map[TagScope]string{TagEvent: "events", TagLink: "links"}[scope]
+	if scope != TagSpan && scope != TagResource && scope != TagInstrumentation && nested == "" {
 		return nil, fmt.Errorf("lakeread: tag values of scope %q are not kept apart", scope)
 	}
 	seen := map[TagValue]bool{}
@@ -350,15 +327,27 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 			if full() {
 				break
 			}
+			// A span attribute's, or (nested) an event's or a link's:
+			// their memo keys are prefixed by the list's name.
+			read := func(pf *parquet.File, into map[TagValue]bool, most int) error {
+				if nested != "" {
+					return nestedTagValues(pf, nested, key, into, most)
+				}
+				return spanTagValues(pf, key, into, most)
+			}
+			mkey := key
+			if nested != "" {
+				mkey = "\x00" + nested + "\x00" + key
+			}
 			m, _ := r.spanValues.get(keyOf(f))
-			kv, ok := m[key]
+			kv, ok := m[mkey]
 			if ok && kv.cut && max > spanValuesPerKey {
 				// More than the memo keeps: read for this request alone.
 				err := q.file(ctx, f, func(_ lake.DataFile, pf *parquet.File) error {
 					if isV1(pf) {
 						return nil
 					}
-					return spanTagValues(pf, key, seen, max)
+					return read(pf, seen, max)
 				})
 				if err != nil {
 					return nil, err
@@ -371,7 +360,7 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 					if isV1(pf) {
 						return nil
 					}
-					return spanTagValues(pf, key, set, spanValuesPerKey+1)
+					return read(pf, set, spanValuesPerKey+1)
 				})
 				if err != nil {
 					return nil, err
@@ -384,7 +373,7 @@ func (r *Reader) TraceTagValues(ctx context.Context, tenant string, scope TagSco
 				if next == nil {
 					next = map[string]spanKeyValues{}
 				}
-				next[key] = kv
+				next[mkey] = kv
 				r.spanValues.put(keyOf(f), next)
 			}
 			for _, v := range kv.vals {
@@ -721,14 +710,162 @@ func freshTagValues(payload []byte, scope TagScope, key string, seen map[TagValu
 			return add(f.Attributes)
 		},
 		Span: func(sp otlpwire.Span) error {
-			if scope != TagSpan {
+			if scope != TagSpan && scope != TagEvent && scope != TagLink {
 				return nil
 			}
 			var f otlpwire.SpanFields
 			if err := sp.Read(&f); err != nil {
 				return err
 			}
-			return add(f.Attributes)
+			if scope == TagSpan {
+				return add(f.Attributes)
+			}
+			return eachNestedAttributes(&f, func(s TagScope, a otlpwire.Attributes) error {
+				if s != scope {
+					return nil
+				}
+				return add(a)
+			})
 		},
 	})
+}
+
+// eachNestedAttributes calls fn with the attributes of each of span f's
+// events (TagEvent) then links (TagLink).
+func eachNestedAttributes(f *otlpwire.SpanFields, fn func(TagScope, otlpwire.Attributes) error) error {
+	for ev, err := range f.Events.All() {
+		if err != nil {
+			return err
+		}
+		var ef otlpwire.SpanEventFields
+		if err := ev.Read(&ef); err != nil {
+			return err
+		}
+		if err := fn(TagEvent, ef.Attributes); err != nil {
+			return err
+		}
+	}
+	for ln, err := range f.Links.All() {
+		if err != nil {
+			return err
+		}
+		var lf otlpwire.SpanLinkFields
+		if err := ln.Read(&lf); err != nil {
+			return err
+		}
+		if err := fn(TagLink, lf.Attributes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nestedTagValues adds the values of attribute key of the events or
+// links (list, "events" or "links") of spans file pf: the slots of key in
+// each element's attributes map, the values in the same slots, their
+// types from the element's attribute_types. A slot is placed by the
+// repetition levels: 0 starts a row, 1 an element, 2 the next pair of
+// its map (1 for the types, a string an element).
+func nestedTagValues(pf *parquet.File, list, key string, seen map[TagValue]bool, max int) error {
+	base := list + ".list.element."
+	leaves, err := leavesOf(pf, []string{base + "attributes.key_value.key", base + "attributes.key_value.value", base + "attribute_types"})
+	if err != nil {
+		return err
+	}
+	type place struct {
+		row        int64
+		slot       int // among the row's slots of the map leaves
+		elem, pair int
+	}
+	// walk calls fn with each slot of a page of leaf l: its row, its
+	// ordinal in the row, its element and pair, and its index among the
+	// page's non-null values (-1: none).
+	walk := func(p parquet.Page, first int64, l leaf, fn func(row int64, slot, elem, pair, k int)) {
+		rep, def := p.RepetitionLevels(), p.DefinitionLevels()
+		row, slot, elem, pair, k := first-1, 0, 0, 0, 0
+		for i := range int(p.NumValues()) {
+			switch {
+			case rep == nil || rep[i] == 0:
+				row, slot, elem, pair = row+1, 0, 0, 0
+			case rep[i] == 1:
+				slot, elem, pair = slot+1, elem+1, 0
+			default:
+				slot, pair = slot+1, pair+1
+			}
+			if def == nil || def[i] == l.maxDef {
+				fn(row, slot, elem, pair, k)
+				k++
+			} else {
+				fn(row, slot, elem, pair, -1)
+			}
+		}
+	}
+	for _, rg := range pf.RowGroups() {
+		if len(seen) >= max {
+			return nil
+		}
+		ccs := rg.ColumnChunks()
+		var at []place
+		err := scanPages(ccs[leaves[0].index], nil, func(p parquet.Page, first int64) error {
+			eq, any := stringEq(p, key)
+			if !any {
+				return nil
+			}
+			walk(p, first, leaves[0], func(row int64, slot, elem, pair, k int) {
+				if k >= 0 && eq(k) {
+					at = append(at, place{row, slot, elem, pair})
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(at) == 0 {
+			continue
+		}
+		var rows []int64
+		for _, a := range at {
+			if len(rows) == 0 || rows[len(rows)-1] != a.row {
+				rows = append(rows, a.row)
+			}
+		}
+		types := map[[2]int64]string{} // (row, element): its types
+		err = scanPages(ccs[leaves[2].index], rows, func(p parquet.Page, first int64) error {
+			get := bytesAt(p)
+			walk(p, first, leaves[2], func(row int64, _, elem, _, k int) {
+				if k >= 0 {
+					if _, ok := slices.BinarySearch(rows, row); ok {
+						types[[2]int64{row, int64(elem)}] = string(get(k))
+					}
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		j := 0
+		err = scanPages(ccs[leaves[1].index], rows, func(p parquet.Page, first int64) error {
+			get := bytesAt(p)
+			walk(p, first, leaves[1], func(row int64, slot, _, _, k int) {
+				for j < len(at) && (at[j].row < row || at[j].row == row && at[j].slot < slot) {
+					j++
+				}
+				if j < len(at) && at[j].row == row && at[j].slot == slot && k >= 0 && len(seen) < max {
+					sig := types[[2]int64{row, int64(at[j].elem)}]
+					if at[j].pair < len(sig) {
+						if t, ok := typeNames[sig[at[j].pair]]; ok {
+							seen[TagValue{t, string(get(k))}] = true
+						}
+					}
+				}
+			})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -43,7 +43,15 @@ func tagSpans(t *testing.T, svc, p string, status int64) []byte {
 			a.PutInt("mixed", 3) // the same key as another type (overwrites: a key is once)
 		}
 		sp.Events().AppendEmpty().Attributes().PutStr(p+"ev.attr", "e")
-		sp.Links().AppendEmpty().Attributes().PutStr(p+"link.attr", "l")
+		// A second event of other keys, one of an int, after an event of
+		// none: values are placed by element and pair.
+		sp.Events().AppendEmpty()
+		ev := sp.Events().AppendEmpty().Attributes()
+		ev.PutDouble(p+"ev.ratio", 0.25)
+		ev.PutInt(p+"ev.n", int64(i))
+		ln := sp.Links().AppendEmpty().Attributes()
+		ln.PutStr(p+"link.attr", "l")
+		ln.PutBool(p+"link.ok", true)
 	}
 	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	if err != nil {
@@ -79,8 +87,8 @@ func TestTraceTags(t *testing.T) {
 	want := map[lakeread.TagScope][]string{
 		lakeread.TagResource:        {"fresh.res.int", "res.int", "service.name"},
 		lakeread.TagSpan:            {"fresh.ok", "fresh.ratio", "fresh.str", "http.status_code", "mixed", "ok", "ratio", "str"},
-		lakeread.TagEvent:           {"ev.attr", "fresh.ev.attr"},
-		lakeread.TagLink:            {"fresh.link.attr", "link.attr"},
+		lakeread.TagEvent:           {"ev.attr", "ev.n", "ev.ratio", "fresh.ev.attr", "fresh.ev.n", "fresh.ev.ratio"},
+		lakeread.TagLink:            {"fresh.link.attr", "fresh.link.ok", "link.attr", "link.ok"},
 		lakeread.TagInstrumentation: {"fresh.scope.attr", "scope.attr"},
 	}
 	if !reflect.DeepEqual(names, want) {
@@ -106,7 +114,14 @@ func TestTraceTags(t *testing.T) {
 			{lakeread.TagInstrumentation, "scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
 			{lakeread.TagInstrumentation, "fresh.scope.attr", 100, []lakeread.TagValue{{"string", "x"}}},
 			{lakeread.TagInstrumentation, "service.name", 100, nil}, // a resource's key, not a scope's
-			{lakeread.TagSpan, "http.status_code", 2, nil},          // at most 2: which two is not said
+			{lakeread.TagEvent, "ev.attr", 100, []lakeread.TagValue{{"string", "e"}}},
+			{lakeread.TagEvent, "fresh.ev.attr", 100, []lakeread.TagValue{{"string", "e"}}},
+			{lakeread.TagEvent, "ev.n", 100, []lakeread.TagValue{{"int", "0"}, {"int", "1"}, {"int", "2"}}},
+			{lakeread.TagEvent, "ev.ratio", 100, []lakeread.TagValue{{"float", "0.25"}}},
+			{lakeread.TagEvent, "str", 100, nil}, // a span's key, not an event's
+			{lakeread.TagLink, "link.attr", 100, []lakeread.TagValue{{"string", "l"}}},
+			{lakeread.TagLink, "link.ok", 100, []lakeread.TagValue{{"bool", "true"}}},
+			{lakeread.TagSpan, "http.status_code", 2, nil}, // at most 2: which two is not said
 		} {
 			got, err := r.TraceTagValues(ctx, "a", c.scope, c.key, time.Time{}, time.Time{}, c.max)
 			if err != nil {
@@ -123,8 +138,8 @@ func TestTraceTags(t *testing.T) {
 			}
 		}
 	}
-	if _, err := r.TraceTagValues(ctx, "a", lakeread.TagEvent, "ev.attr", time.Time{}, time.Time{}, 10); err == nil {
-		t.Error("event values answered")
+	if _, err := r.TraceTagValues(ctx, "a", lakeread.TagScope("nope"), "x", time.Time{}, time.Time{}, 10); err == nil {
+		t.Error("values of an unknown scope answered")
 	}
 }
 

@@ -44,8 +44,9 @@
 // (lakeread.TraceTagNames); resource values from the resource column's
 // dictionaries, span values from the places of their key in the
 // attributes map (lakeread.TraceTagValues), instrumentation (scope)
-// values from the scope attributes' dictionaries; event and link values
-// are not listed.
+// values from the scope attributes' dictionaries, event and link values
+// from the places of their key in the events' and links' attribute maps
+// (each read once a file and key, then kept).
 //
 // TraceQL metrics: /api/metrics/query_range (q, start and end as RFC 3339,
 // Unix seconds or nanoseconds, step a duration or seconds; the range is

@@ -179,9 +179,13 @@ func (h *Handler) readTagValues(r *http.Request, tag string, start, end time.Tim
 			scopes = scopes[1:]
 		case traceql.ScopeInstrumentation:
 			scopes = []lakeread.TagScope{lakeread.TagInstrumentation}
+		case traceql.ScopeEvent:
+			scopes = []lakeread.TagScope{lakeread.TagEvent}
+		case traceql.ScopeLink:
+			scopes = []lakeread.TagScope{lakeread.TagLink}
 		case traceql.ScopeNone:
 		default:
-			return []tagValueJSON{}, nil // event and link values are not kept apart
+			return []tagValueJSON{}, nil
 		}
 	}
 	out := []tagValueJSON{}
