@@ -400,20 +400,12 @@ func (q *Query) enough(rg parquet.RowGroup, idx []int, found map[[16]byte]*Found
 	if len(found) < q.Limit {
 		return false
 	}
-	type bounded interface {
-		Bounds() (min, max parquet.Value, ok bool)
-	}
-	st, ok1 := rg.ColumnChunks()[idx[2]].(bounded)
-	du, ok2 := rg.ColumnChunks()[idx[3]].(bounded)
+	st, ok1 := int64Bounds(rg.ColumnChunks()[idx[2]])
+	du, ok2 := int64Bounds(rg.ColumnChunks()[idx[3]])
 	if !ok1 || !ok2 {
 		return false
 	}
-	_, maxStart, ok1 := st.Bounds()
-	_, maxDur, ok2 := du.Bounds()
-	if !ok1 || !ok2 {
-		return false
-	}
-	latest := time.Unix(0, maxStart.Int64()).Add(time.Duration(maxDur.Int64()))
+	latest := time.Unix(0, st[1]).Add(time.Duration(du[1]))
 	return !kth.of(found, q.Limit).Before(latest)
 }
 

@@ -101,24 +101,9 @@ type IntCond struct {
 	Value int64
 }
 
-// holds reports whether v satisfies c.
-func (c IntCond) holds(v int64) bool {
-	switch c.Op {
-	case "=":
-		return v == c.Value
-	case "!=":
-		return v != c.Value
-	case ">":
-		return v > c.Value
-	case ">=":
-		return v >= c.Value
-	case "<":
-		return v < c.Value
-	case "<=":
-		return v <= c.Value
-	}
-	return false
-}
+// holds reports whether v satisfies c (test's answer; a caller testing
+// many values resolves the operator once with test).
+func (c IntCond) holds(v int64) bool { return c.test()(v) }
 
 // test is holds with the operator resolved once, not a value.
 func (c IntCond) test() func(int64) bool {
