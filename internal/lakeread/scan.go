@@ -607,27 +607,8 @@ func flatSlots(p parquet.Page, first int64, l leaf, sel []int64, ks []int32) (in
 	if p.RepetitionLevels() != nil {
 		return 0, ks, false
 	}
-	def := p.DefinitionLevels()
-	n := int64(p.NumValues())
 	j0, _ := slices.BinarySearch(sel, first)
-	k, at := int32(0), int64(0)
-	for j := j0; j < len(sel) && sel[j] < first+n; j++ {
-		i := sel[j] - first
-		if def == nil {
-			ks = append(ks, int32(i))
-			continue
-		}
-		for ; at < i; at++ {
-			if def[at] == l.maxDef {
-				k++
-			}
-		}
-		if def[i] == l.maxDef {
-			ks = append(ks, k)
-		} else {
-			ks = append(ks, -1)
-		}
-	}
+	walkFlat(p.DefinitionLevels(), int(p.NumValues()), first, l.maxDef, sel, func(_ int64, _, k int) { ks = append(ks, int32(k)) })
 	return j0, ks, true
 }
 
