@@ -532,17 +532,3 @@ func (f *SpanFilter) points(rg parquet.RowGroup, leaves []leaf, sel []int64, dst
 	}
 	return dst, err
 }
-
-// searchRows is slices.BinarySearch over rows.
-func searchRows(rows []int64, row int64) (int, bool) {
-	lo, hi := 0, len(rows)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if rows[m] < row {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(rows) && rows[lo] == row
-}

@@ -277,14 +277,6 @@ func labelsKey(ls []Label) string {
 	return b.String()
 }
 
-func sum(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s
-}
-
 // quantile is the q-quantile of v, interpolated between the two nearest
 // ranks (as Prometheus' quantile over samples).
 func quantile(v []float64, q float64) float64 {
