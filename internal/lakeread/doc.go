@@ -91,7 +91,11 @@
 // filter marked Counted (a rate or count over whole minutes, of service,
 // kind and status only) is answered from each file's span counts
 // (lake.SpanCountsKey), a point for many spans; a search asks for the
-// spans' ends alone (NeedEnd: end_time, not start and duration). Tag
+// spans' ends alone (NeedEnd: end_time, not start and duration), and
+// through NewestSpanPoints reads files latest end first (their row
+// groups' end_time bounds), stopping once it has the n latest ends past
+// every file left: a search of the last hour's newest traces reads the
+// newest file or two, not the hour (TestNewestSpanPoints). Tag
 // values of resource attributes come from each file's resources, worked
 // out once a file (resValues: keys with at most 64 values a file; a key
 // with more is read again when asked); those of a span attribute from its

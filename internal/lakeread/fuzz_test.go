@@ -58,8 +58,8 @@ func FuzzTraceFile(f *testing.F) {
 		// Search and names read the same file their own ways.
 		r.FindTraces(context.Background(), "acme", lakeread.Query{Attributes: map[string]string{"http.route": "/"}}) //nolint:errcheck
 		r.Services(context.Background(), "acme", time.Time{}, time.Time{})                                           //nolint:errcheck
-		// Tag values of every scope, and span points from columns and
-		// from the span counts.
+		// Tag values of every scope, and span points from columns, from
+		// the span counts and the newest alone.
 		for _, sc := range lakeread.TagScopes {
 			r.TraceTagValues(context.Background(), "acme", sc, "http.route", time.Time{}, time.Time{}, 100) //nolint:errcheck
 		}
@@ -67,6 +67,8 @@ func FuzzTraceFile(f *testing.F) {
 			f := lakeread.SpanFilter{Kind: -1, Status: -1, Counted: counted, Need: lakeread.NeedService | lakeread.NeedKind | lakeread.NeedStatus}
 			r.SpanPoints(context.Background(), "acme", f, func([]lakeread.SpanPoint) error { return nil }) //nolint:errcheck
 		}
+		f := lakeread.SpanFilter{Kind: -1, Status: -1, Need: lakeread.NeedEnd | lakeread.NeedTraceID}
+		r.NewestSpanPoints(context.Background(), "acme", f, 1, func([]lakeread.SpanPoint) error { return nil }) //nolint:errcheck
 	})
 }
 

@@ -1,6 +1,8 @@
 package lakeread
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -164,14 +166,40 @@ var ErrVersion1 = errors.New("lakeread: version-1 spans files in the range")
 // core: fn is called by one goroutine at a time, with batches in no
 // particular order). fn's slice is valid only during the call.
 func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn func([]SpanPoint) error) error {
+	_, err := r.NewestSpanPoints(ctx, tenant, f, 0, fn)
+	return err
+}
+
+// NewestSpanPoints is SpanPoints for a caller that wants the spans that
+// end last (a search's newest traces): with n positive and f needing
+// NeedEnd, the lake's files are read in order of their latest end (their
+// row groups' statistics) and the reading stops once n points given end
+// after every file left. Every span f selects that ends after cutoff is
+// given; cutoff is math.MinInt64 when every file was read.
+func (r *Reader) NewestSpanPoints(ctx context.Context, tenant string, f SpanFilter, n int, fn func([]SpanPoint) error) (cutoff int64, err error) {
+	cutoff = math.MinInt64
 	for _, c := range f.Ints {
 		if _, isInt, ok := lake.HotColumn(c.Key); !ok || !isInt || !(IntCond{Op: c.Op}).known() {
-			return ErrNotColumn
+			return cutoff, ErrNotColumn
+		}
+	}
+	if f.Need&NeedEnd == 0 {
+		n = 0
+	}
+	var top endHeap // the n latest ends given
+	give := fn
+	if n > 0 {
+		top = make(endHeap, 0, n)
+		give = func(pts []SpanPoint) error {
+			for i := range pts {
+				top.offer(pts[i].End, n)
+			}
+			return fn(pts)
 		}
 	}
 	fq := r.newQuery(tenant, f.Start, f.End)
 	var batch []SpanPoint
-	err := fq.fresh(ctx, func(p []byte) error {
+	err = fq.fresh(ctx, func(p []byte) error {
 		batch = batch[:0]
 		err := eachFreshSpan(p, func(fs *freshSpan) error {
 			sp := fs.f
@@ -187,25 +215,35 @@ func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn
 		if err != nil || len(batch) == 0 {
 			return err
 		}
-		return fn(batch)
+		return give(batch)
 	})
 	if err != nil {
-		return err
+		return cutoff, err
 	}
 	files, err := fq.list(ctx)
 	if err != nil {
-		return err
+		return cutoff, err
+	}
+	w := filesAtOnce()
+	var latest []int64 // with n: each file's latest end, files in that order
+	if n > 0 {
+		if files, latest, err = fq.byLatestEnd(ctx, &f, files); err != nil {
+			return cutoff, err
+		}
+		w = workers() // checked after each few files
 	}
 	var mu sync.Mutex // fn is called by one worker at a time
 	emit := func(b []SpanPoint) error {
 		mu.Lock()
 		defer mu.Unlock()
-		return fn(b)
+		return give(b)
 	}
-	w := filesAtOnce()
 	for start := 0; start < len(files); start += w {
 		if err := ctx.Err(); err != nil {
-			return err
+			return cutoff, err
+		}
+		if n > 0 && len(top) == n && top[0] > latest[start] {
+			return latest[start], nil // the files left end no later
 		}
 		window := files[start:min(start+w, len(files))]
 		open := make([]*cachedFile, len(window))
@@ -220,7 +258,7 @@ func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn
 			cf, err := fq.open(ctx, df)
 			if err != nil {
 				release()
-				return err
+				return cutoff, err
 			}
 			open[i] = cf // nil: removed since the listing
 		}
@@ -235,13 +273,119 @@ func (r *Reader) SpanPoints(ctx context.Context, tenant string, f SpanFilter, fn
 		})
 		release()
 		if err != nil {
-			return wrapLimit(err)
+			return cutoff, wrapLimit(err)
 		}
 		if err := fq.charge(); err != nil {
-			return err
+			return cutoff, err
 		}
 	}
-	return nil
+	return cutoff, nil
+}
+
+// byLatestEnd returns files ordered by the latest end of the spans f may
+// select in each (latest first), and those ends: a file's footer says,
+// by its row groups' bounds of service, name, start and end time. A file
+// with no row group f may select is left out; one removed since the
+// listing too.
+func (q *fileQuery) byLatestEnd(ctx context.Context, f *SpanFilter, files []lake.DataFile) ([]lake.DataFile, []int64, error) {
+	type fileEnd struct {
+		f   lake.DataFile
+		end int64
+	}
+	var kept []fileEnd
+	for _, df := range files {
+		cf, err := q.open(ctx, df)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cf == nil {
+			continue
+		}
+		end, ok, err := f.latestEnd(cf.pf)
+		if rerr := q.release(cf); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("lakeread: read a spans file: %s: %w", df.Name, err)
+		}
+		if ok {
+			kept = append(kept, fileEnd{df, end})
+		}
+	}
+	slices.SortStableFunc(kept, func(a, b fileEnd) int { return cmp.Compare(b.end, a.end) })
+	out, ends := make([]lake.DataFile, len(kept)), make([]int64, len(kept))
+	for i, k := range kept {
+		out[i], ends[i] = k.f, k.end
+	}
+	return out, ends, nil
+}
+
+// latestEnd returns the latest end time of the spans of file pf that f
+// may select, by the statistics of the row groups that may hold one
+// (math.MaxInt64 if one has none: it is read first); false if none may.
+// A file that is not a version-2 spans file is math.MaxInt64 too: its
+// reading says what it is. A panic of parquet-go on a damaged footer is
+// an error.
+func (f *SpanFilter) latestEnd(pf *parquet.File) (latest int64, some bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("damaged file: %v", p)
+		}
+	}()
+	if isV1(pf) {
+		return math.MaxInt64, true, nil
+	}
+	if v, ok := pf.Lookup("wirehouse.signal"); ok && v != "traces" {
+		return 0, false, nil
+	}
+	var idx [4]int
+	for i, c := range [...]string{"service_name", "name", "start_time", "end_time"} {
+		lc, ok := pf.Schema().Lookup(c)
+		if !ok {
+			return math.MaxInt64, true, nil
+		}
+		idx[i] = lc.ColumnIndex
+	}
+	bounds := Query{Service: f.Service, Operation: f.Name, StartMin: f.Start, StartMax: f.End}
+	latest = math.MinInt64
+	for _, rg := range pf.RowGroups() {
+		if !bounds.mayMatch(rg, idx[:3]) {
+			continue
+		}
+		some = true
+		b, ok := int64Bounds(rg.ColumnChunks()[idx[3]])
+		if !ok {
+			return math.MaxInt64, true, nil
+		}
+		latest = max(latest, b[1])
+	}
+	return latest, some, nil
+}
+
+// endHeap is a min-heap (container/heap) of the latest ends offered.
+type endHeap []int64
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *endHeap) Pop() any {
+	s := *h
+	x := s[len(s)-1]
+	*h = s[:len(s)-1]
+	return x
+}
+
+// offer adds end to h if h holds fewer than n or end is later than its
+// earliest (which it then replaces).
+func (h *endHeap) offer(end int64, n int) {
+	switch {
+	case len(*h) < n:
+		heap.Push(h, end)
+	case end > (*h)[0]:
+		(*h)[0] = end
+		heap.Fix(h, 0)
+	}
 }
 
 // admits reports whether f selects the span of pt (every field read).

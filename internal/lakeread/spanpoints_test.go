@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"testing"
 	"time"
 
@@ -181,5 +182,85 @@ func TestSpanPointsCounted(t *testing.T) {
 		if (many > 0) != c.fromCounts {
 			t.Errorf("%s: %d points for many spans, want from counts %v", c.name, many, c.fromCounts)
 		}
+	}
+}
+
+// TestNewestSpanPoints: NewestSpanPoints reads files latest end first and
+// stops once n points end after every file left: it gives every span
+// SpanPoints gives that ends after its cutoff (a long span of an early
+// file among them), and reads fewer than all; with n 0 it reads all.
+func TestNewestSpanPoints(t *testing.T) {
+	base := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	var reqs [][]byte
+	for f := range 8 { // a file a minute, 100 spans each
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "a")
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for i := range 100 {
+			sp := spans.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{byte(f + 1), byte(i)})
+			sp.SetSpanID(pcommon.SpanID{byte(f + 1), byte(i)})
+			sp.SetName("op")
+			start := base.Add(time.Duration(f)*time.Minute + time.Duration(i)*100*time.Millisecond)
+			d := time.Duration(i) * time.Millisecond
+			if f == 1 && i == 7 {
+				d = time.Hour // ends after every other span
+			}
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(d)))
+		}
+		req := ptraceotlp.NewExportRequestFromTraces(td)
+		body, err := req.MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, body)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, false, reqs)
+	r := newReader(t, dir)
+	type key struct {
+		id  [16]byte
+		end int64
+	}
+	f := lakeread.SpanFilter{Start: base, End: base.Add(time.Hour), Kind: -1, Status: -1, Need: lakeread.NeedEnd | lakeread.NeedTraceID}
+	read := func(n int) (map[key]int, int64) {
+		got := map[key]int{}
+		cutoff, err := r.NewestSpanPoints(context.Background(), "acme", f, n, func(pts []lakeread.SpanPoint) error {
+			for _, p := range pts {
+				got[key{p.TraceID, p.End}]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, cutoff
+	}
+	all, cutoff := read(0)
+	if len(all) != 800 || cutoff != math.MinInt64 {
+		t.Fatalf("n 0: %d points, cutoff %d; want 800 and none", len(all), cutoff)
+	}
+	newest, cutoff := read(150)
+	if cutoff == math.MinInt64 || len(newest) >= len(all) {
+		t.Fatalf("n 150: %d points of %d, cutoff %d: every file read", len(newest), len(all), cutoff)
+	}
+	after := 0
+	for k := range all {
+		if k.end > cutoff {
+			after++
+			if newest[k] != 1 {
+				t.Errorf("span %x ending %d, after the cutoff %d, given %d times", k.id[:2], k.end, cutoff, newest[k])
+			}
+		}
+	}
+	for k := range newest {
+		if all[k] != 1 {
+			t.Errorf("span %x given that SpanPoints does not give", k.id[:2])
+		}
+	}
+	if long := (key{[16]byte{2, 7}, base.Add(time.Minute + 700*time.Millisecond + time.Hour).UnixNano()}); newest[long] != 1 || after < 150 {
+		t.Errorf("the long span given %d times, %d spans after the cutoff (want at least 150)", newest[long], after)
 	}
 }

@@ -359,6 +359,13 @@ func anyValue(v eval.Value) map[string]any {
 // searches; a lake with version-1 spans files in the range, or a filter
 // on an attribute without a typed column, has the traces read instead.
 func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanFilter, fn func([]eval.SpanPoint) error) error {
+	_, err := s.NewestSpanPoints(ctx, tenant, f, 0, fn)
+	return err
+}
+
+// NewestSpanPoints is lakeread.NewestSpanPoints for eval's span-local
+// searches (eval.NewestSource), as SpanPoints.
+func (s *lakeSource) NewestSpanPoints(ctx context.Context, tenant string, f eval.SpanFilter, n int, fn func([]eval.SpanPoint) error) (int64, error) {
 	lf := lakeread.SpanFilter{Start: f.Start, End: f.End, Service: f.Service, Name: f.Name, Kind: f.Kind, Status: f.Status,
 		MinDur: f.MinDur, MaxDur: f.MaxDur, Counted: f.Counted}
 	for _, n := range [...]struct {
@@ -374,9 +381,9 @@ func (s *lakeSource) SpanPoints(ctx context.Context, tenant string, f eval.SpanF
 	for _, c := range f.Ints {
 		lf.Ints = append(lf.Ints, lakeread.IntCond{Key: c.Key, Op: c.Op, Value: c.Value})
 	}
-	err := s.r.SpanPoints(ctx, tenant, lf, fn) // one type: the batch as it is
+	cutoff, err := s.r.NewestSpanPoints(ctx, tenant, lf, n, fn) // one type: the batch as it is
 	if errors.Is(err, lakeread.ErrVersion1) || errors.Is(err, lakeread.ErrNotColumn) {
-		return eval.ErrNeedTraces
+		return cutoff, eval.ErrNeedTraces
 	}
-	return err
+	return cutoff, err
 }

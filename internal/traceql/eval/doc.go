@@ -49,5 +49,10 @@
 // integer (which no hint narrows) asks a SpanSource for the matching spans
 // in the range (spanSearch: their attribute from a typed integer column,
 // so a value sent as a double is not matched), takes their traces most
-// recent first and reads only those whole (TestSearchSpanwise).
+// recent first and reads only those whole (TestSearchSpanwise). A
+// NewestSource is first asked for the newest spans alone (4*Limit of them
+// past a cutoff it names, every span ending after it given): the traces
+// ending after the cutoff are the first of the whole order, so when Limit
+// of them match they are the answer, and otherwise every span is read
+// (TestSearchNewest).
 package eval

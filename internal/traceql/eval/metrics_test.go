@@ -243,12 +243,10 @@ func intsHold(attrs pcommon.Map, cs []IntCond) bool {
 	return true
 }
 
-// TestSearchSpanwise: a search whose filter holds a span.key op integer
-// condition (and spanLocal's others) reads the traces of the spans a
-// SpanSource selects, and finds the traces the evaluator finds over
-// every candidate; others search by candidates.
-func TestSearchSpanwise(t *testing.T) {
-	base := time.Unix(1_700_000_000, 0)
+// spanwiseTraces are 300 traces of 1 to 4 spans of three services, kinds,
+// statuses and codes (integers, strings or none), started in 20 slots 5 s
+// apart from base.
+func spanwiseTraces(base time.Time) *memSource {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	src := &memSource{}
 	for n := range 300 {
@@ -282,6 +280,16 @@ func TestSearchSpanwise(t *testing.T) {
 		}
 		src.traces = append(src.traces, td)
 	}
+	return src
+}
+
+// TestSearchSpanwise: a search whose filter holds a span.key op integer
+// condition (and spanLocal's others) reads the traces of the spans a
+// SpanSource selects, and finds the traces the evaluator finds over
+// every candidate; others search by candidates.
+func TestSearchSpanwise(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	src := spanwiseTraces(base)
 	spans := &spanMem{memSource: src}
 	lim := SearchLimits{Limit: 1000, MaxCandidates: 10000}
 	for _, c := range []struct {
@@ -331,6 +339,100 @@ func TestSearchSpanwise(t *testing.T) {
 		if g, w := ids(got), ids(want); !slices.Equal(g, w) {
 			t.Errorf("%s: %d traces by spans, %d by candidates", c.q, len(g), len(w))
 		}
+	}
+}
+
+// newestMem is spanMem as a NewestSource: it leaves out a random part of
+// the spans that end at or before the n-th latest end it has.
+type newestMem struct {
+	*spanMem
+	rnd          *rand.Rand
+	newest, full int // calls that left spans out, and that did not
+}
+
+func (m *newestMem) NewestSpanPoints(ctx context.Context, tenant string, f SpanFilter, n int, fn func([]SpanPoint) error) (int64, error) {
+	var all []SpanPoint
+	if err := m.SpanPoints(ctx, tenant, f, func(pts []SpanPoint) error { all = append(all, pts...); return nil }); err != nil {
+		return 0, err
+	}
+	ends := make([]int64, len(all))
+	for i := range all {
+		ends[i] = all[i].End
+	}
+	slices.Sort(ends)
+	if n <= 0 || n >= len(ends) {
+		m.full++
+		return math.MinInt64, fn(all)
+	}
+	m.newest++
+	cutoff := ends[len(ends)-n]
+	var kept []SpanPoint
+	for _, p := range all {
+		if p.End > cutoff || m.rnd.IntN(3) == 0 {
+			kept = append(kept, p)
+		}
+	}
+	return cutoff, fn(kept)
+}
+
+// TestSearchNewest: a span-local search over a NewestSource (which gives
+// the spans that end after a cutoff and some others) finds the same
+// traces, in the same order, as over every span: with limits that the
+// newest spans answer and limits they do not, and a Keep that refuses
+// some traces.
+func TestSearchNewest(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0)
+	src := spanwiseTraces(base)
+	plain := &spanMem{memSource: src}
+	newest := &newestMem{spanMem: &spanMem{memSource: src}, rnd: rand.New(rand.NewPCG(7, 8))}
+	from, to := base.Add(10*time.Second), base.Add(90*time.Second)
+	odd := func(t *Trace) bool { return len(t.Spans)%2 == 1 }
+	rare := func(t *Trace) bool { return len(t.Spans) >= 3 && t.Spans[0].TraceID[0]%3 == 0 }
+	early, all := 0, 0
+	for _, q := range []string{`{ span.code >= 500 }`, `{ span.code != 200 && kind = server }`, `{ span.code < 300 && status = error }`} {
+		parsed, err := traceql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cq, err := Compile(parsed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lim := range []SearchLimits{{Limit: 1, MaxCandidates: 100}, {Limit: 3, MaxCandidates: 100}, {Limit: 10, MaxCandidates: 100},
+			{Limit: 5, MaxCandidates: 100, Keep: odd}, {Limit: 20, MaxCandidates: 100, Keep: odd}, {Limit: 3, MaxCandidates: 4, Keep: odd},
+			{Limit: 5, MaxCandidates: 1000, Keep: rare}, {Limit: 1000, MaxCandidates: 10000}} {
+			want, err := Search(context.Background(), plain, "t", cq, from, to, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls, left, asked := newest.calls, newest.newest, newest.newest+newest.full
+			got, err := Search(context.Background(), newest, "t", cq, from, to, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch direct := newest.calls - calls - (newest.newest + newest.full - asked); {
+			case direct > 0:
+				all++ // every span read after the newest
+			case newest.newest > left:
+				early++ // answered from the newest spans alone
+			}
+			show := func(r SearchResult) string {
+				var b []byte
+				for _, m := range r.Matches {
+					b = fmt.Appendf(b, "%x/%d ", m.ID[:2], len(m.Spansets))
+				}
+				return fmt.Sprintf("%s inspected %d truncated %v", b, r.Inspected, r.Truncated)
+			}
+			if len(want.Matches) == 0 {
+				t.Errorf("%s %d: no match: the test compares nothing", q, lim.Limit)
+			}
+			if g, w := show(got), show(want); g != w {
+				t.Errorf("%s limit %d candidates %d keep %v:\n got  %s\n want %s", q, lim.Limit, lim.MaxCandidates, lim.Keep != nil, g, w)
+			}
+		}
+	}
+	if early == 0 || all == 0 {
+		t.Errorf("newest spans answered %d searches alone, %d read every span after them: both ways not tested", early, all)
 	}
 }
 

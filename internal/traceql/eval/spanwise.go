@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -389,15 +390,55 @@ func spanSearch(q *traceql.Query, start, end time.Time) (SpanFilter, bool) {
 // ends of; past it the search reads candidates by its hint instead.
 const maxSpanSearchTraces = 1 << 20
 
+// NewestSource is a SpanSource that can give the newest spans alone:
+// NewestSpanPoints is SpanPoints, except that it may leave out spans that
+// end at or before the cutoff it returns (math.MinInt64: none left out),
+// reading less once it has given n spans ending later. Only filters that
+// need NeedEnd are read that way.
+type NewestSource interface {
+	NewestSpanPoints(ctx context.Context, tenant string, f SpanFilter, n int, fn func([]SpanPoint) error) (cutoff int64, err error)
+}
+
 // searchSpans is Search of a span-local filter f: the traces with a span
 // f selects, most recent first (by their selected spans' latest end, then
 // id, as Candidates orders them), each read whole and evaluated until
 // Limit match. ok false: the source cannot answer f (or too many traces
 // match), and Search reads candidates instead.
+//
+// A NewestSource is first asked for the newest spans alone: the traces
+// ending after its cutoff are then the first traces of the whole order,
+// with their latest ends, and if Limit of them match that is the answer;
+// if not, every span is read.
 func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f SpanFilter, lim SearchLimits) (res SearchResult, ok bool, err error) {
-	ends := map[[16]byte]int64{}
+	if ns, is := src.(NewestSource); is && f.Need&NeedEnd != 0 && lim.Limit > 0 {
+		var cutoff int64
+		ends, ok, err := spanEnds(ctx, f, func(fn func([]SpanPoint) error) (err error) {
+			cutoff, err = ns.NewestSpanPoints(ctx, tenant, f, 4*lim.Limit, fn)
+			return err
+		})
+		if !ok || err != nil {
+			return res, ok, err
+		}
+		res, done, err := pickTraces(ctx, src, tenant, q, ends, cutoff, lim)
+		if done || err != nil || cutoff == math.MinInt64 {
+			return res, true, err
+		}
+	}
+	ends, ok, err := spanEnds(ctx, f, func(fn func([]SpanPoint) error) error { return src.SpanPoints(ctx, tenant, f, fn) })
+	if !ok || err != nil {
+		return res, ok, err
+	}
+	res, _, err = pickTraces(ctx, src, tenant, q, ends, math.MinInt64, lim)
+	return res, true, err
+}
+
+// spanEnds returns the latest end of each trace's spans that read gives
+// (read calls its fn with batches of points). ok false: the source
+// cannot answer f, or too many traces match.
+func spanEnds(ctx context.Context, f SpanFilter, read func(fn func([]SpanPoint) error) error) (ends map[[16]byte]int64, ok bool, err error) {
+	ends = map[[16]byte]int64{}
 	tooMany := errors.New("too many traces")
-	err = src.SpanPoints(ctx, tenant, f, func(pts []SpanPoint) error {
+	err = read(func(pts []SpanPoint) error {
 		for i := range pts {
 			p := &pts[i]
 			if p.TraceID == ([16]byte{}) {
@@ -413,11 +454,17 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 		return ctx.Err()
 	})
 	if errors.Is(err, ErrNeedTraces) || errors.Is(err, tooMany) {
-		return res, false, nil
+		return nil, false, nil
 	}
-	if err != nil {
-		return res, true, err
-	}
+	return ends, err == nil, err
+}
+
+// pickTraces reads the traces of ends newest first and keeps those q
+// matches, up to Limit. With a cutoff (not math.MinInt64) only the
+// traces that end after it are read, and done says whether they gave the
+// whole answer (Limit matches, or more of them than MaxCandidates): the
+// answer over every trace would be the same.
+func pickTraces(ctx context.Context, src Source, tenant string, q *Query, ends map[[16]byte]int64, cutoff int64, lim SearchLimits) (res SearchResult, done bool, err error) {
 	// The newest first: sorted as pairs (a comparison that looked the ends
 	// up in the map cost a search an eighth of its CPU).
 	type idEnd struct {
@@ -426,7 +473,9 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 	}
 	byEnd := make([]idEnd, 0, len(ends))
 	for id, e := range ends {
-		byEnd = append(byEnd, idEnd{id, e})
+		if cutoff == math.MinInt64 || e > cutoff {
+			byEnd = append(byEnd, idEnd{id, e})
+		}
 	}
 	newest := func(a, b idEnd) int {
 		return cmp.Or(cmp.Compare(b.end, a.end), bytes.Compare(a.id[:], b.id[:]))
@@ -477,5 +526,5 @@ func searchSpans(ctx context.Context, src SpanSource, tenant string, q *Query, f
 	if full {
 		res.Truncated = false
 	}
-	return res, true, err
+	return res, full || res.Truncated || cutoff == math.MinInt64, err
 }
