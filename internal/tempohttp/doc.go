@@ -56,8 +56,11 @@
 // series JSON (labels in AnyValue shape, samples with timestampMs,
 // promLabels). rate, count_over_time, min/max/avg/sum_over_time,
 // quantile_over_time (exact, interpolated between ranks) and
-// histogram_over_time (power-of-two buckets) with by(); compare() is
-// 400. A span-local query (a filter of resource.service.name, name, kind,
+// histogram_over_time (power-of-two buckets) with by(), and compare()
+// (what Traces Drilldown's comparison asks: series of each attribute's
+// values in the selection and the baseline, labelled __meta_type, with
+// totals and a __meta_error series past its top N; eval's compare.go). A
+// span-local query (a filter of resource.service.name, name, kind,
 // status equalities and duration bounds, by() of those, over duration or
 // counts: what Traces Drilldown asks most) reads those columns of the
 // spans in the range (lakeread.SpanPoints), no trace assembled and no

@@ -336,13 +336,32 @@ func TestMetricsQuery(t *testing.T) {
 	if len(res.Series) != 2 || res.Series[0].Value == nil || *res.Series[0].Value != 10 || *res.Series[1].Value != 10 {
 		t.Errorf("instant %+v", res.Series)
 	}
+	// compare(): the five error spans (db's) are the selection, a series
+	// a value of each attribute, labelled __meta_type first; counts over
+	// the range.
+	fetch("/api/metrics/query_range?q=" + url.QueryEscape(`{ } | compare({ status = error })`) + rng + "&step=10m")
+	found := map[string]float64{}
+	for _, sr := range res.Series {
+		if len(sr.Labels) != 2 {
+			t.Fatalf("compare series %+v", sr)
+		}
+		k := fmt.Sprint(sr.Labels[0].Key, "=", sr.Labels[0].Value["stringValue"], " ", sr.Labels[1].Key, "=", sr.Labels[1].Value["stringValue"])
+		for _, p := range sr.Samples { // the range's steps from the epoch: one or two
+			found[k] += p.Value
+		}
+	}
+	for k, want := range map[string]float64{"__meta_type=selection status=error": 5, "__meta_type=selection resource.service.name=db": 5,
+		"__meta_type=baseline resource.service.name=web": 10, "__meta_type=baseline resource.service.name=db": 5, "__meta_type=selection_total status=nil": 5} {
+		if found[k] != want {
+			t.Errorf("compare: %s = %v, want %v (series %v)", k, found[k], want, found)
+		}
+	}
 	for path, want := range map[string]string{
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ }`) + rng:                               "metrics function",
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate(`) + rng:                       "parse error at line 1",
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | compare({ status = error })`) + rng: "compare",
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=1ms":        "steps",
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=soon":       "invalid step",
-		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + "&start=10&end=5":        "invalid range",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ }`) + rng:                         "metrics function",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate(`) + rng:                 "parse error at line 1",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=1ms":  "steps",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + rng + "&step=soon": "invalid step",
+		"/api/metrics/query_range?q=" + url.QueryEscape(`{ } | rate()`) + "&start=10&end=5":  "invalid range",
 		"/api/metrics/query_range": "q is required",
 	} {
 		code, _, b := get(t, api+path, "")

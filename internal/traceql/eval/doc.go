@@ -34,7 +34,10 @@
 //     answer.
 //
 // Metrics (metrics.go) run a query's pipeline over each trace with a span
-// its hint admits, at most MetricsLimits.MaxTraces of them. A span-local
+// its hint admits, at most MetricsLimits.MaxTraces of them; compare()
+// (compare.go) too, counting each selected span's attributes (resource,
+// span, and name, kind, status) by value in the selection or the baseline
+// (TestMetricsCompare). A span-local
 // query (spanwise.go: one spanset filter of resource.service.name, name,
 // kind and status equalities and duration bounds joined by &&; a field of
 // duration or none; by() of those four) needs no trace around a span: a

@@ -53,6 +53,7 @@ func FuzzTraceQL(f *testing.F) {
 		`({ .x =~ "a.*" } | coalesce()) &<< { event.x != 2 || link.x < 1.5 }`,
 		`{ nestedSetParent < 0 && childCount > 0 } &~ { traceDuration > 1us } | select(.x) | sum(duration) > 1ms`,
 		`{ .x * 2 - 1 ^ 2 % 3 / 4 = -0.5 || !(name = "a") } !< { rootName != nil } | max(.x) < min(.x) + 1`,
+		`{ nestedSetParent < 0 && true } | compare({ status = error && .x > 1 }, 2)`,
 	} {
 		f.Add(q, []byte("\x01\x02\x03\x04\x00\x07\x09\x0c\x02\x0d\x01\x00\x05\x05\x05\x05"))
 	}
@@ -80,6 +81,20 @@ func FuzzTraceQL(f *testing.F) {
 		again := e.Eval(tr)
 		if !slices.EqualFunc(got, again, func(a, b Spanset) bool { return slices.Equal(a.Spans, b.Spans) }) {
 			t.Fatalf("%s: %v, then %v", query, got, again)
+		}
+		// compare(): two labels a series, every count positive.
+		if q.Metrics == nil || q.Metrics.Compare == nil || len(got) == 0 {
+			return
+		}
+		acc, err := newCompareAcc(q.Metrics.Compare, Range{Start: time.Unix(0, 0), End: time.Unix(0, 300_000), Step: 50 * time.Microsecond}, MetricsLimits{})
+		if err != nil {
+			return
+		}
+		acc.observe(tr, got)
+		for _, sr := range acc.result() {
+			if len(sr.Labels) != 2 || len(sr.Samples) == 0 || slices.ContainsFunc(sr.Samples, func(s Sample) bool { return s.Value <= 0 }) {
+				t.Fatalf("%s: compare series %+v", query, sr)
+			}
 		}
 	})
 }

@@ -54,6 +54,16 @@ func (r Range) Steps() int {
 	return int(n)
 }
 
+// stepOf returns the step of r that time t (Unix nanoseconds) falls in;
+// false if none.
+func (r Range) stepOf(t int64) (int, bool) {
+	start := r.Start.UnixNano()
+	if t < start || t >= r.End.UnixNano() {
+		return 0, false
+	}
+	return int((t - start) / int64(r.Step)), true
+}
+
 // metricsAcc gathers the spans of a metrics query by series and step.
 type metricsAcc struct {
 	m      *traceql.Metrics
@@ -166,13 +176,12 @@ func newMetricsAcc(q *traceql.Query, rng Range) (*metricsAcc, error) {
 // observe adds the spans of a trace's selected spansets (each span once).
 func (a *metricsAcc) observe(t *Trace, sets []Spanset) {
 	r := &run{t: t, tr: buildTree(t)}
-	start := a.rng.Start.UnixNano()
 	for _, i := range union(sets) {
 		sp := &t.Spans[i]
-		if sp.StartUnixNano < start || sp.StartUnixNano >= a.rng.End.UnixNano() {
+		step, ok := a.rng.stepOf(sp.StartUnixNano)
+		if !ok {
 			continue
 		}
-		step := int((sp.StartUnixNano - start) / int64(a.rng.Step))
 		x := at{t: t, tr: r.tr, span: i, ev: -1, link: -1, spanValue: sp}
 		v := 1.0
 		if a.field != nil {
@@ -336,6 +345,9 @@ func (e *TooManyTracesError) TooLarge() bool { return true }
 // (at most MaxTraces, else a TooManyTracesError), q's pipeline over each,
 // and its metrics function over the spans selected, by step.
 func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Query, rng Range, lim MetricsLimits) ([]Series, error) {
+	if parsed.Metrics != nil && parsed.Metrics.Compare != nil && rng.Steps() > 0 {
+		return compareMetrics(ctx, src, tenant, parsed, rng, lim)
+	}
 	acc, err := newMetricsAcc(parsed, rng)
 	if err != nil {
 		return nil, err
@@ -364,21 +376,8 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 			acc.lim = lim
 		}
 	}
-	q, err := Compile(parsed)
-	if err != nil {
-		return nil, err
-	}
-	ids, more, err := src.Candidates(ctx, tenant, HintOf(parsed), rng.Start, rng.End, lim.MaxTraces)
-	if err != nil {
-		return nil, err
-	}
-	if more {
-		return nil, &TooManyTracesError{Limit: lim.MaxTraces}
-	}
-	err = eachTrace(ctx, src, tenant, ids, func(_ [16]byte, t *Trace) bool {
-		if sets := q.Eval(t); len(sets) > 0 {
-			acc.observe(t, sets)
-		}
+	err = eachMatch(ctx, src, tenant, parsed, rng, lim, func(t *Trace, sets []Spanset) bool {
+		acc.observe(t, sets)
 		return acc.err == nil
 	})
 	if err == nil {
@@ -388,4 +387,50 @@ func Metrics(ctx context.Context, src Source, tenant string, parsed *traceql.Que
 		return nil, err
 	}
 	return acc.result(), nil
+}
+
+// compareMetrics is Metrics of a compare() query: over whole traces.
+func compareMetrics(ctx context.Context, src Source, tenant string, parsed *traceql.Query, rng Range, lim MetricsLimits) ([]Series, error) {
+	acc, err := newCompareAcc(parsed.Metrics.Compare, rng, lim)
+	if err != nil {
+		return nil, err
+	}
+	err = eachMatch(ctx, src, tenant, parsed, rng, lim, func(t *Trace, sets []Spanset) bool {
+		acc.observe(t, sets)
+		return acc.err == nil
+	})
+	if err == nil {
+		err = acc.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	series := acc.result()
+	if lim.MaxSeries > 0 && len(series) > lim.MaxSeries {
+		return nil, &TooManySeriesError{Limit: lim.MaxSeries}
+	}
+	return series, nil
+}
+
+// eachMatch calls fn with every trace with a span that holds parsed's hint
+// and starts in rng (at most MaxTraces, else a TooManyTracesError) whose
+// pipeline selects spansets, and those, until fn returns false.
+func eachMatch(ctx context.Context, src Source, tenant string, parsed *traceql.Query, rng Range, lim MetricsLimits, fn func(*Trace, []Spanset) bool) error {
+	q, err := Compile(parsed)
+	if err != nil {
+		return err
+	}
+	ids, more, err := src.Candidates(ctx, tenant, HintOf(parsed), rng.Start, rng.End, lim.MaxTraces)
+	if err != nil {
+		return err
+	}
+	if more {
+		return &TooManyTracesError{Limit: lim.MaxTraces}
+	}
+	return eachTrace(ctx, src, tenant, ids, func(_ [16]byte, t *Trace) bool {
+		if sets := q.Eval(t); len(sets) > 0 {
+			return fn(t, sets)
+		}
+		return true
+	})
 }

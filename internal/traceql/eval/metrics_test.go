@@ -89,10 +89,6 @@ func TestMetrics(t *testing.T) {
 	if _, err := Metrics(context.Background(), src, "t", parsed, rng, MetricsLimits{MaxTraces: 5}); !errors.As(err, &tm) || !tm.TooLarge() {
 		t.Errorf("over the trace limit: %v", err)
 	}
-	parsed, _ = traceql.Parse(`{ } | compare({ status = error })`)
-	if _, err := Metrics(context.Background(), src, "t", parsed, rng, MetricsLimits{MaxTraces: 100}); err == nil {
-		t.Error("compare() answered")
-	}
 	parsed, _ = traceql.Parse(`{ } | rate()`)
 	if _, err := Metrics(context.Background(), src, "t", parsed, Range{Start: base, End: base, Step: time.Second}, MetricsLimits{MaxTraces: 100}); err == nil {
 		t.Error("an empty range answered")
