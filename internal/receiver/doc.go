@@ -30,6 +30,19 @@
 // allowed, a bearer token header is, and refusals to an allowed origin
 // (401 included) carry Access-Control-Allow-Origin so a page can read why.
 //
+// # Loki push
+//
+// POST /loki/api/v1/push (loki.go), as Loki serves it: snappy protobuf
+// (application/x-protobuf, or no type; Content-Encoding: snappy is that
+// too) or JSON, gzipped or not, transcoded by internal/lokipush to an OTLP
+// logs request that takes the same path as OTLP's below (the same
+// credentials; without them X-Scope-OrgID names the tenant). Loki's
+// answers: 204 once stored, the refusals' statuses with their reason as
+// plain text, and 400 naming the first reason when some entries were
+// refused by Loki's limits (their stream's labels, their time, their
+// size) and the others stored. serve mounts the same handler on the admin
+// port, beside Loki's query API (LokiPushHandlerBehind).
+//
 // # One path for both
 //
 // A request is authenticated first (Config.Authenticator: the

@@ -28,6 +28,9 @@ func (r *Receiver) newHTTPHandler() http.Handler {
 			r.serveHTTP(sig, w, req)
 		})
 	}
+	if h := r.LokiPushHandler(); h != nil {
+		mux.Handle(LokiPushPath, h)
+	}
 	return mux
 }
 
@@ -105,45 +108,15 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	if !ok {
 		return out, size, 0, pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
-	limit := r.cfg.MaxRequestBytes
-	if req.ContentLength > limit {
-		return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
-	}
 	res := reservation{b: &r.budget}
 	defer res.release()
-
-	raw := getBuffer()
-	defer putBuffer(raw)
-	var err error
-	// The announced length is only a hint, capped like decompress's: a
-	// client that announces 64 MiB and then stalls must not hold 64 MiB of
-	// the in-flight budget before sending a byte; readAll reserves more as
-	// the body arrives.
-	raw.b, err = readAll(raw.b, req.Body, min(max(req.ContentLength, 0), maxHint), limit, &res)
-	switch {
-	case errors.Is(err, errTooLarge):
-		return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "request body exceeds the limit of %d bytes", limit)
-	case errors.Is(err, errOverBudget):
-		return out, size, 0, overBudget(&res, err)
-	case err != nil:
-		return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "read request body: %v", err)
+	body, done, rerr := r.readBody(req, cod, &res)
+	defer done()
+	if rerr != nil {
+		return out, size, 0, rerr
 	}
-	body := raw.b
 	dlimit := r.cfg.MaxDecompressedBytes
-	if cod != codingNone {
-		dec := getBuffer()
-		defer putBuffer(dec)
-		dec.b, err = decompress(dec.b, raw.b, cod, dlimit, &res)
-		switch {
-		case errors.Is(err, errTooLarge):
-			return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
-		case errors.Is(err, errOverBudget):
-			return out, size, 0, overBudget(&res, err)
-		case err != nil:
-			return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "decompress request body: %v", err)
-		}
-		body = dec.b
-	}
+	var err error
 	if isJSON {
 		// pdata allocates up to about 6 times the JSON's size to decode it
 		// and marshal the result (5.7 times for one record of a million
@@ -166,6 +139,54 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	size = len(body)
 	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, &res)
 	return out, size, records, rerr
+}
+
+// readBody reads req's body and decompresses it (coding cod) under the
+// receiver's limits, in pooled buffers charged to res. The bytes are valid
+// until done is called (always, also after an error).
+func (r *Receiver) readBody(req *http.Request, cod coding, res *reservation) (body []byte, done func(), rerr *pipeline.Error) {
+	var held []*buffer
+	done = func() {
+		for _, b := range held {
+			putBuffer(b)
+		}
+	}
+	limit := r.cfg.MaxRequestBytes
+	if req.ContentLength > limit {
+		return nil, done, pipeline.Refuse(pipeline.KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", req.ContentLength, limit)
+	}
+	raw := getBuffer()
+	held = append(held, raw)
+	var err error
+	// The announced length is only a hint, capped like decompress's: a
+	// client that announces 64 MiB and then stalls must not hold 64 MiB of
+	// the in-flight budget before sending a byte; readAll reserves more as
+	// the body arrives.
+	raw.b, err = readAll(raw.b, req.Body, min(max(req.ContentLength, 0), maxHint), limit, res)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, done, pipeline.Refuse(pipeline.KindTooLarge, "request body exceeds the limit of %d bytes", limit)
+	case errors.Is(err, errOverBudget):
+		return nil, done, overBudget(res, err)
+	case err != nil:
+		return nil, done, pipeline.Refuse(pipeline.KindBadData, "read request body: %v", err)
+	}
+	if cod == codingNone {
+		return raw.b, done, nil
+	}
+	dlimit := r.cfg.MaxDecompressedBytes
+	dec := getBuffer()
+	held = append(held, dec)
+	dec.b, err = decompress(dec.b, raw.b, cod, dlimit, res)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, done, pipeline.Refuse(pipeline.KindTooLarge, "decompressed request body exceeds the limit of %d bytes", dlimit)
+	case errors.Is(err, errOverBudget):
+		return nil, done, overBudget(res, err)
+	case err != nil:
+		return nil, done, pipeline.Refuse(pipeline.KindBadData, "decompress request body: %v", err)
+	}
+	return dec.b, done, nil
 }
 
 // jsonFactor is the in-flight budget an OTLP/JSON request reserves per

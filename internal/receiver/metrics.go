@@ -35,12 +35,16 @@ type transport uint8
 const (
 	transportGRPC transport = iota
 	transportHTTP
+	transportLoki // Loki's push API (HTTP)
 	numTransports
 )
 
 func (t transport) String() string {
-	if t == transportGRPC {
+	switch t {
+	case transportGRPC:
 		return "grpc"
+	case transportLoki:
+		return "loki"
 	}
 	return "http"
 }
@@ -86,6 +90,9 @@ func newMetrics(reg prometheus.Registerer, b *budget) *metrics {
 	}
 	for _, s := range otlpwire.Signals {
 		for t := range numTransports {
+			if t == transportLoki && s != otlpwire.SignalLogs {
+				continue // Loki's push carries logs alone
+			}
 			sl, tl := s.String(), t.String()
 			m.by[s][t] = &transportMetrics{
 				okRequests:      m.requests.WithLabelValues(sl, tl, "accepted", ""),

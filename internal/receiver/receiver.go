@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/wirehouse/wirehouse/internal/lokipush"
 	"github.com/wirehouse/wirehouse/internal/pipeline"
 	tenantctx "github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -61,6 +62,10 @@ type Config struct {
 	// (internal/tlsfiles builds them); nil serves plaintext.
 	GRPCTLS, HTTPTLS *tls.Config
 
+	// Loki are the limits of Loki push requests (LokiPushPath): Loki's
+	// own by default.
+	Loki lokipush.Limits
+
 	// Authenticator, if not nil, must pass every export request, and
 	// names the tenant handed to the sinks (pipeline.Request.Tenant).
 	// Without one requests are not authenticated.
@@ -96,6 +101,7 @@ func DefaultConfig() Config {
 		WriteTimeout:         60 * time.Second,
 		IdleTimeout:          120 * time.Second,
 		RetryAfter:           time.Second,
+		Loki:                 lokipush.DefaultLimits(),
 	}
 }
 
@@ -122,6 +128,9 @@ func (c Config) Validate() error {
 		return errors.New("HTTP timeouts must be positive")
 	case c.RetryAfter < time.Second:
 		return fmt.Errorf("retry-after must be at least 1s (HTTP carries whole seconds), got %s", c.RetryAfter)
+	}
+	if err := c.Loki.Validate(); err != nil {
+		return err
 	}
 	return c.CORS.Validate()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/promwrite"
 	"github.com/wirehouse/wirehouse/internal/readapi"
+	"github.com/wirehouse/wirehouse/internal/receiver"
 	"github.com/wirehouse/wirehouse/internal/tempohttp"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/webui"
@@ -117,6 +118,12 @@ func (s *Server) adminRoutes() error {
 	lokiMux := http.NewServeMux()
 	lh.Register(lokiMux)
 	s.adminMux.Handle("/loki/", s.admitQueries(lh.WriteError, "X-Scope-OrgID", lokiQuery, lokiMux))
+	// Loki's push API beside its query API, as Loki serves both on one
+	// port (and on the OTLP/HTTP port): the receiver's handler, with the
+	// ingest tokens, budget and spool of OTLP.
+	if push := s.receiver.LokiPushHandlerBehind(s.adminTokens == nil); push != nil {
+		s.adminMux.Handle(receiver.LokiPushPath, push)
+	}
 	s.stack.push("loki live tails", lh.Close)
 	// /metrics and pprof concern every tenant: operators' alone.
 	s.adminMux.Handle("GET /metrics", s.operatorOnly(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg, EnableOpenMetrics: true})))

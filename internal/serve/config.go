@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lokipush"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/receiver"
@@ -362,6 +363,7 @@ func (c Config) receiverConfig() receiver.Config {
 		IdleTimeout:          c.OTLP.HTTP.IdleTimeout,
 		RetryAfter:           c.Limits.RetryAfter,
 		CORS:                 c.OTLP.HTTP.CORS,
+		Loki:                 lokipush.DefaultLimits(),
 	}
 }
 
