@@ -25,8 +25,10 @@
 //     labels (lokireceiver puts them on every record), so the lake groups
 //     a stream's lines and Loki's API gives them back as one stream;
 //     service_name is service.name (the lake's service, and the name the
-//     Loki API gives back as service_name); labels named __x are dropped,
-//     as lokireceiver drops them;
+//     Loki API gives back as service_name); a stream without one takes
+//     its service.name from the first of service, app, application, ...,
+//     job it has, as Loki 3 discovers a service name (serviceLabels);
+//     labels named __x are dropped, as lokireceiver drops them;
 //   - structured metadata are the record's attributes, the line its body
 //     (a string), the entry's timestamp its time (lokireceiver's
 //     use_incoming_timestamp), now its observed time; no scope, no

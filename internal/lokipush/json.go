@@ -7,13 +7,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// jsonPush is Loki's JSON push body; unknown keys are ignored.
+// jsonPush is Loki's JSON push body; unknown keys are ignored. A stream
+// is {"stream": {labels}, "values": [...]}, or in the older shape that
+// python-logging-loki still sends by default, {"labels": "{a=\"b\"}",
+// "entries": [{"ts": "<RFC 3339>", "line": "..."}]}.
 type jsonPush struct {
 	Streams []struct {
-		Stream map[string]string   `json:"stream"`
-		Values [][]json.RawMessage `json:"values"`
+		Stream  map[string]string   `json:"stream"`
+		Values  [][]json.RawMessage `json:"values"`
+		Labels  *string             `json:"labels"`
+		Entries []struct {
+			TS   string `json:"ts"`
+			Line string `json:"line"`
+		} `json:"entries"`
 	} `json:"streams"`
 }
 
@@ -41,7 +50,19 @@ func (d *Decoder) JSON(dst, js []byte) ([]byte, Stats, error) {
 			}
 			d.entries = append(d.entries, e)
 		}
+		for ei, e := range s.Entries {
+			ts, err := time.Parse(time.RFC3339Nano, e.TS)
+			if err != nil {
+				return dst[:base], st, malformed("streams[%d].entries[%d]: timestamp %.40q: want RFC 3339", si, ei, e.TS)
+			}
+			d.entries = append(d.entries, entry{ts: ts.UnixNano(), line: []byte(e.Line), m0: len(d.meta), m1: len(d.meta)})
+		}
 		st.Entries += len(d.entries)
+		if s.Labels != nil && len(d.entries) > 0 {
+			if !d.parseLabels([]byte(*s.Labels), &st) {
+				continue
+			}
+		}
 		var err error
 		if dst, err = d.stream(dst, &st); err != nil {
 			return dst[:base], st, err

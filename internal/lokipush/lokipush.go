@@ -162,6 +162,10 @@ func (d *Decoder) stream(dst []byte, st *Stats) ([]byte, error) {
 	for _, l := range d.labels {
 		res += fieldSize(fResourceAttributes, kvSize(resourceKey(l.k), l.v))
 	}
+	svc := d.discoverService()
+	if svc != nil {
+		res += fieldSize(fResourceAttributes, kvSize(serviceName, svc))
+	}
 	scope := 0
 	for _, e := range kept {
 		scope += fieldSize(fSLLogRecords, d.recordSize(&e))
@@ -178,6 +182,9 @@ func (d *Decoder) stream(dst []byte, st *Stats) ([]byte, error) {
 	dst = protowire.AppendVarint(dst, uint64(res))
 	for _, l := range d.labels {
 		dst = appendKV(dst, fResourceAttributes, resourceKey(l.k), l.v)
+	}
+	if svc != nil {
+		dst = appendKV(dst, fResourceAttributes, serviceName, svc)
 	}
 	dst = protowire.AppendTag(dst, fRLScopeLogs, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(scope))
@@ -240,6 +247,30 @@ func resourceKey(k []byte) []byte {
 		return serviceName
 	}
 	return k
+}
+
+// serviceLabels are the labels Loki 3 takes a stream's service_name from
+// when it has none (its discover_service_name default), in that order.
+var serviceLabels = []string{"service", "app", "application", "app_name", "name", "app_kubernetes_io_name",
+	"container", "container_name", "k8s_container_name", "component", "workload", "job", "k8s_job_name"}
+
+// discoverService is the value a stream without a service_name label
+// takes its service from (serviceLabels), nil if it has one or none of
+// those.
+func (d *Decoder) discoverService() []byte {
+	for _, l := range d.labels {
+		if string(l.k) == "service_name" {
+			return nil
+		}
+	}
+	for _, name := range serviceLabels {
+		for _, l := range d.labels {
+			if string(l.k) == name && len(l.v) > 0 {
+				return l.v
+			}
+		}
+	}
+	return nil
 }
 
 // checkLabels drops d.labels' __ names and returns why Loki would refuse

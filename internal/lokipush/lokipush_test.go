@@ -142,7 +142,8 @@ func decoder() *lokipush.Decoder {
 
 // TestProto: a push of four streams: the first two's entries in the
 // limits become records of a resource of the stream's labels
-// (service_name as service.name, __hidden dropped), the others are
+// (service_name as service.name, __hidden dropped; the second, without
+// service_name, takes its job's), the others are
 // counted as refused with Loki's reasons; pdata reads the result.
 func TestProto(t *testing.T) {
 	out, st, err := decoder().Proto(nil, pushProto(testStreams()))
@@ -168,7 +169,7 @@ func TestProto(t *testing.T) {
 	want := []string{
 		`map[job:x service.name:api] -60000000000 "GET /a 200" map[trace_id:abc user:ann] observed=true`,
 		`map[job:x service.name:api] -59999999999 "GET /b 500" map[] observed=true`,
-		`map[job:y] -2000000000 "héllo" map[] observed=true`,
+		`map[job:y service.name:y] -2000000000 "héllo" map[] observed=true`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -188,6 +189,24 @@ func TestJSON(t *testing.T) {
 	// The JSON has no stream of unparsable labels: one entry fewer.
 	if !bytes.Equal(got, want) || st.Entries != wst.Entries-1 || st.Refused != wst.Refused-1 {
 		t.Errorf("JSON gave %d bytes and %+v; protobuf %d and %+v", len(got), st, len(want), wst)
+	}
+}
+
+// TestJSONLegacy: the older JSON shape (labels as text, entries of an
+// RFC 3339 time and a line), which python-logging-loki sends by default,
+// gives the records the current shape gives.
+func TestJSONLegacy(t *testing.T) {
+	ts := now.Add(-time.Minute)
+	cur := fmt.Sprintf(`{"streams":[{"stream":{"job":"a","level":"info"},"values":[["%d","one"],["%d","two"]]}]}`, ts.UnixNano(), ts.UnixNano()+1500)
+	old := fmt.Sprintf(`{"streams":[{"labels":"{job=\"a\",level=\"info\"}","entries":[{"ts":%q,"line":"one"},{"ts":%q,"line":"two"}]}]}`,
+		ts.Format(time.RFC3339Nano), ts.Add(1500).Format(time.RFC3339Nano))
+	want, _, err := decoder().JSON(nil, []byte(cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st, err := decoder().JSON(nil, []byte(old))
+	if err != nil || !bytes.Equal(got, want) || st.Entries != 2 || st.Refused != 0 {
+		t.Errorf("legacy JSON: %v, %+v, same request %v", err, st, bytes.Equal(got, want))
 	}
 }
 

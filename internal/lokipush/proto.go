@@ -89,21 +89,27 @@ func (d *Decoder) readStream(b []byte, st *Stats) error {
 		b = b[n:]
 	}
 	st.Entries += len(d.entries)
-	if len(d.entries) == 0 {
-		return nil
+	if len(d.entries) > 0 {
+		d.parseLabels(labelText, st)
 	}
-	ls, err := d.parser.ParseMetric(string(labelText))
+	return nil
+}
+
+// parseLabels reads Loki's text form of a stream's labels into d.labels,
+// sorted by name; if they do not parse, the stream's entries are refused
+// and dropped, and it returns false.
+func (d *Decoder) parseLabels(text []byte, st *Stats) bool {
+	ls, err := d.parser.ParseMetric(string(text))
 	if err != nil {
-		// The stream is left out (d.stream refuses a stream of no labels).
-		st.refuse(len(d.entries), "invalid_labels: stream labels %.256q do not parse: %s", labelText, strings.ReplaceAll(err.Error(), "\n", "; "))
+		st.refuse(len(d.entries), "invalid_labels: stream labels %.256q do not parse: %s", text, strings.ReplaceAll(err.Error(), "\n", "; "))
 		d.entries = d.entries[:0]
-		return nil
+		return false
 	}
 	ls.Range(func(l labels.Label) {
 		d.labels = append(d.labels, kv{[]byte(l.Name), []byte(l.Value)})
 	})
 	slices.SortStableFunc(d.labels, func(a, b kv) int { return strings.Compare(string(a.k), string(b.k)) })
-	return nil
+	return true
 }
 
 // readEntry appends an EntryAdapter to d.entries.

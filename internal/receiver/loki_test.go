@@ -64,7 +64,8 @@ func lokiRecords(t *testing.T, rec *recorder) []string {
 
 // TestLokiPush: pushes in every shape a Loki client sends (snappy
 // protobuf, with and without Content-Encoding: snappy; JSON, gzipped or
-// not) are stored as OTLP log records of the stream's labels; the tenant
+// not) are stored as OTLP log records of the stream's labels (a stream
+// without service_name takes its job's, as Loki discovers it); the tenant
 // comes from X-Scope-OrgID; malformed, mistyped and oversized pushes get
 // Loki's status codes and store nothing; a push of some entries Loki
 // refuses stores the others and answers 400 with the reason.
@@ -106,7 +107,7 @@ func TestLokiPush(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, status, body, c.status)
 		}
 	}
-	want := "map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:y] three,map[job:y] four"
+	want := "map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:y service.name:y] three,map[job:y service.name:y] four"
 	if got := strings.Join(lokiRecords(t, rec), ","); got != want {
 		t.Errorf("records\n got  %s\n want %s", got, want)
 	}
@@ -123,7 +124,7 @@ func TestLokiPush(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.Contains(string(body), "greater_than_max_sample_age") || !strings.Contains(string(body), "1 of 2 entries refused") {
 		t.Errorf("a push with an old entry: %d %s", status, body)
 	}
-	if got := lokiRecords(t, rec)[before:]; len(got) != 1 || got[0] != "map[job:z] new" {
+	if got := lokiRecords(t, rec)[before:]; len(got) != 1 || got[0] != "map[job:z service.name:z] new" {
 		t.Errorf("stored of it: %v", got)
 	}
 	// 100k labels, a 50 MB line: refused, nothing stored.
