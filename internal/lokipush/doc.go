@@ -41,4 +41,11 @@
 // number more than MaxLabelNames or hold a name or value past its length
 // limit is left out whole. A body that does not decode is an error
 // (ErrMalformed), nothing of it kept. The defaults are Loki's.
+//
+// TestOracleLokiReceiver holds the mapping to the Collector's: random
+// pushes encoded by Loki's push package read here and by
+// pkg/translator/loki v0.158.0's PushRequestToLogs (what lokireceiver
+// runs; the module proxy here serves no lokireceiver from v0.157.0 on, so
+// no Collector is built) give the same records field by field, labels and
+// metadata taken together. FuzzProto and FuzzJSON feed any bytes.
 package lokipush
