@@ -27,7 +27,8 @@ import (
 // (python-logging-loki in both its JSON shapes, loki-logger-handler with
 // gzip and structured metadata) push to serve's OTLP/HTTP port and to its
 // admin port; every line they pushed reads back through Loki's
-// query_range once, with the labels and metadata it was pushed with.
+// query_range once, with the labels and metadata it was pushed with, and
+// the pushed labels are listed as stream labels.
 func TestServeLokiPushClients(t *testing.T) {
 	python := peerFromEnv(t, "WIREHOUSE_PYTHON", "installs python-logging-loki and loki-logger-handler in a venv")
 	addrs := startServe(t, "--lake-max-delay", "1h")
@@ -41,6 +42,13 @@ func TestServeLokiPushClients(t *testing.T) {
 		}
 	}
 	now := time.Now()
+	// The pushed labels are stream (index) labels: listed by /labels,
+	// their hint not.
+	var names []string
+	lokiGet(t, addrs["admin HTTP"], "/loki/api/v1/labels", url.Values{"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}}, &names)
+	if !slices.Contains(names, "job") || !slices.Contains(names, "handler") || slices.Contains(names, "loki_resource_labels") {
+		t.Errorf("labels %v: want job and handler, not the hint", names)
+	}
 	for _, job := range []string{"pyloki-otlp", "pyloki-admin"} {
 		var d struct {
 			Result []struct {

@@ -28,7 +28,10 @@
 //     Loki API gives back as service_name); a stream without one takes
 //     its service.name from the first of service, app, application, ...,
 //     job it has, as Loki 3 discovers a service name (serviceLabels);
-//     labels named __x are dropped, as lokireceiver drops them;
+//     labels named __x are dropped, as lokireceiver drops them; the
+//     resource attribute loki.resource.labels lists the others (the
+//     Collector's Loki exporter's hint: Loki's read API takes them as
+//     the stream's labels, all index labels);
 //   - structured metadata are the record's attributes, the line its body
 //     (a string), the entry's timestamp its time (lokireceiver's
 //     use_incoming_timestamp), now its observed time; no scope, no

@@ -78,6 +78,7 @@ type Decoder struct {
 	entries []entry
 	meta    []kv
 	labels  []kv
+	hint    []byte
 	parser  parser.Parser
 	now     int64
 }
@@ -166,6 +167,8 @@ func (d *Decoder) stream(dst []byte, st *Stats) ([]byte, error) {
 	if svc != nil {
 		res += fieldSize(fResourceAttributes, kvSize(serviceName, svc))
 	}
+	d.hint = d.labelsHint(d.hint[:0], svc != nil)
+	res += fieldSize(fResourceAttributes, kvSize(labelsHintKey, d.hint))
 	scope := 0
 	for _, e := range kept {
 		scope += fieldSize(fSLLogRecords, d.recordSize(&e))
@@ -186,6 +189,7 @@ func (d *Decoder) stream(dst []byte, st *Stats) ([]byte, error) {
 	if svc != nil {
 		dst = appendKV(dst, fResourceAttributes, serviceName, svc)
 	}
+	dst = appendKV(dst, fResourceAttributes, labelsHintKey, d.hint)
 	dst = protowire.AppendTag(dst, fRLScopeLogs, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(scope))
 	for i := range kept {
@@ -240,6 +244,31 @@ func appendKV(dst []byte, field protowire.Number, k, v []byte) []byte {
 }
 
 var serviceName = []byte("service.name")
+
+// LabelsHintKey is the resource attribute that names the resource
+// attributes that are Loki stream labels, comma-separated: the hint the
+// Collector's Loki exporter reads, which Loki's read API here honours
+// (internal/logql/eval), so a pushed stream reads back as one stream of
+// its own labels.
+const LabelsHintKey = "loki.resource.labels"
+
+var labelsHintKey = []byte(LabelsHintKey)
+
+// labelsHint appends to dst the resource attributes of d.labels (and
+// service.name, if discovered), comma-separated.
+func (d *Decoder) labelsHint(dst []byte, discovered bool) []byte {
+	for i, l := range d.labels {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, resourceKey(l.k)...)
+	}
+	if discovered {
+		dst = append(dst, ","...)
+		dst = append(dst, serviceName...)
+	}
+	return dst
+}
 
 // resourceKey is the resource attribute of label name k.
 func resourceKey(k []byte) []byte {

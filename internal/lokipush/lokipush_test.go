@@ -143,7 +143,8 @@ func decoder() *lokipush.Decoder {
 // TestProto: a push of four streams: the first two's entries in the
 // limits become records of a resource of the stream's labels
 // (service_name as service.name, __hidden dropped; the second, without
-// service_name, takes its job's), the others are
+// service_name, takes its job's) named by loki.resource.labels, the
+// others are
 // counted as refused with Loki's reasons; pdata reads the result.
 func TestProto(t *testing.T) {
 	out, st, err := decoder().Proto(nil, pushProto(testStreams()))
@@ -167,9 +168,9 @@ func TestProto(t *testing.T) {
 		}
 	}
 	want := []string{
-		`map[job:x service.name:api] -60000000000 "GET /a 200" map[trace_id:abc user:ann] observed=true`,
-		`map[job:x service.name:api] -59999999999 "GET /b 500" map[] observed=true`,
-		`map[job:y service.name:y] -2000000000 "héllo" map[] observed=true`,
+		`map[job:x loki.resource.labels:job,service.name service.name:api] -60000000000 "GET /a 200" map[trace_id:abc user:ann] observed=true`,
+		`map[job:x loki.resource.labels:job,service.name service.name:api] -59999999999 "GET /b 500" map[] observed=true`,
+		`map[job:y loki.resource.labels:job,service.name service.name:y] -2000000000 "héllo" map[] observed=true`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

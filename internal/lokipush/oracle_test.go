@@ -102,6 +102,7 @@ func flatRecords(t *testing.T, ld plog.Logs, ours bool) []string {
 	var out []string
 	for _, rl := range ld.ResourceLogs().All() {
 		res := rl.Resource().Attributes().AsRaw()
+		delete(res, lokipush.LabelsHintKey)
 		if svc, ok := res["service.name"]; ok {
 			delete(res, "service.name")
 			res["service_name"] = svc
@@ -128,8 +129,9 @@ func flatRecords(t *testing.T, ld plog.Logs, ours bool) []string {
 // PushRequestToLogs, use_incoming_timestamp on) give the same records,
 // field by field: time, body, and attributes, wirehouse's resource
 // (labels) and record (metadata) taken together, as the translator puts
-// both on the record. Two differences are documented and kept out of the
-// requests: a stream with no label (Loki refuses it, missing_labels; the
+// both on the record, wirehouse's hint loki.resource.labels left out.
+// Two differences are documented and kept out of the requests: a stream
+// with no label (Loki refuses it, missing_labels; the
 // translator takes it) and one without service_name but with a label Loki
 // discovers a service from (wirehouse adds that service).
 func TestOracleLokiReceiver(t *testing.T) {

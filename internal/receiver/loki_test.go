@@ -107,7 +107,7 @@ func TestLokiPush(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, status, body, c.status)
 		}
 	}
-	want := "map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:x service.name:api] one,map[job:x service.name:api] two,map[job:y service.name:y] three,map[job:y service.name:y] four"
+	want := "map[job:x loki.resource.labels:job,service.name service.name:api] one,map[job:x loki.resource.labels:job,service.name service.name:api] two,map[job:x loki.resource.labels:job,service.name service.name:api] one,map[job:x loki.resource.labels:job,service.name service.name:api] two,map[job:y loki.resource.labels:job,service.name service.name:y] three,map[job:y loki.resource.labels:job,service.name service.name:y] four"
 	if got := strings.Join(lokiRecords(t, rec), ","); got != want {
 		t.Errorf("records\n got  %s\n want %s", got, want)
 	}
@@ -124,7 +124,7 @@ func TestLokiPush(t *testing.T) {
 	if status != http.StatusBadRequest || !strings.Contains(string(body), "greater_than_max_sample_age") || !strings.Contains(string(body), "1 of 2 entries refused") {
 		t.Errorf("a push with an old entry: %d %s", status, body)
 	}
-	if got := lokiRecords(t, rec)[before:]; len(got) != 1 || got[0] != "map[job:z service.name:z] new" {
+	if got := lokiRecords(t, rec)[before:]; len(got) != 1 || got[0] != "map[job:z loki.resource.labels:job,service.name service.name:z] new" {
 		t.Errorf("stored of it: %v", got)
 	}
 	// 100k labels, a 50 MB line: refused, nothing stored.

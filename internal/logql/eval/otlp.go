@@ -3,6 +3,8 @@ package eval
 import (
 	"strconv"
 	"strings"
+
+	"github.com/wirehouse/wirehouse/internal/lokipush"
 )
 
 // How OTLP log records become Loki streams, as Loki 3's native OTLP
@@ -17,6 +19,12 @@ import (
 //   - names have every character outside [a-zA-Z0-9_] replaced by "_"
 //     (service.name is service_name);
 //   - the body is the line.
+//
+// A resource's loki.resource.labels hint (the Collector's Loki exporter's;
+// every record pushed through Loki's push API carries it,
+// internal/lokipush) names more resource attributes that are index
+// labels: a pushed stream reads back as the stream it was. The hint
+// itself is no label.
 //
 // Stream selectors match index labels and structured metadata alike (so
 // {detected_level="error"} and {scope_name="x"} select too); a selector on
@@ -61,11 +69,41 @@ func labelNameAsIs(k string) bool {
 	return true
 }
 
+// hinted returns the value of r's loki.resource.labels hint (the
+// resource attributes that are index labels, comma-separated: what the
+// Collector's Loki exporter reads, and what a Loki push's records carry,
+// internal/lokipush), "" if it has none.
+func hinted(r *Record) string {
+	for _, kv := range r.Resource {
+		if kv.Key == lokipush.LabelsHintKey {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+// indexed reports whether resource attribute k of r is an index label:
+// one of indexKeys, or one the hint names; the hint itself is no label.
+func indexed(r *Record, k, hint string) bool {
+	if hint == "" || k == lokipush.LabelsHintKey {
+		return indexKeys[k]
+	}
+	for rest := hint; rest != ""; {
+		var name string
+		name, rest, _ = strings.Cut(rest, ",")
+		if name == k {
+			return true
+		}
+	}
+	return indexKeys[k]
+}
+
 // streamLabels are a record's index labels.
 func streamLabels(r *Record) Labels {
 	out := []Label{{"service_name", r.Service}}
+	hint := hinted(r)
 	for _, kv := range r.Resource {
-		if indexKeys[kv.Key] && kv.Key != "service.name" {
+		if indexed(r, kv.Key, hint) && kv.Key != "service.name" {
 			out = append(out, Label{LabelName(kv.Key), kv.Value})
 		}
 	}
@@ -78,8 +116,9 @@ func metadata(r *Record) Labels {
 	for _, kv := range r.Attrs {
 		out = append(out, Label{LabelName(kv.Key), kv.Value})
 	}
+	hint := hinted(r)
 	for _, kv := range r.Resource {
-		if !indexKeys[kv.Key] {
+		if kv.Key != lokipush.LabelsHintKey && !indexed(r, kv.Key, hint) {
 			out = append(out, Label{LabelName(kv.Key), kv.Value})
 		}
 	}
@@ -107,8 +146,9 @@ func recordLabel(r *Record, name string) (string, bool) {
 	if name == "service_name" {
 		return r.Service, true
 	}
+	hint := hinted(r)
 	for _, kv := range r.Resource {
-		if indexKeys[kv.Key] && LabelName(kv.Key) == name {
+		if indexed(r, kv.Key, hint) && LabelName(kv.Key) == name {
 			return kv.Value, true
 		}
 	}
@@ -118,7 +158,7 @@ func recordLabel(r *Record, name string) (string, bool) {
 		}
 	}
 	for _, kv := range r.Resource {
-		if !indexKeys[kv.Key] && LabelName(kv.Key) == name {
+		if kv.Key != lokipush.LabelsHintKey && !indexed(r, kv.Key, hint) && LabelName(kv.Key) == name {
 			return kv.Value, true
 		}
 	}
