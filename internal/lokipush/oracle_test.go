@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/grafana/loki/pkg/push"
-	promparser "github.com/prometheus/prometheus/promql/parser"
 	lokitranslator "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/loki"
+	promparser "github.com/prometheus/prometheus/promql/parser"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/wirehouse/wirehouse/internal/lokipush"
