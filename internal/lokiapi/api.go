@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,6 +220,14 @@ func (h *Handler) parseQuery(r *http.Request) (Query, error) {
 	if q.Limit > h.cfg.MaxLines {
 		return q, fmt.Errorf("%w: limit %d over the maximum of %d lines", eval.ErrLimit, q.Limit, h.cfg.MaxLines)
 	}
+	// Grafana asks for the lines' labels by kind (Loki's categorize-labels
+	// encoding: stream labels apart from structured metadata and parsed
+	// labels).
+	for _, f := range r.Header.Values("X-Loki-Response-Encoding-Flags") {
+		for _, flag := range strings.Split(f, ",") {
+			q.Categorize = q.Categorize || strings.TrimSpace(flag) == "categorize-labels"
+		}
+	}
 	switch d := r.FormValue("direction"); d {
 	case "", "backward", "BACKWARD":
 	case "forward", "FORWARD":
@@ -285,7 +294,7 @@ func (h *Handler) exec(r *http.Request, q Query) (any, error) {
 	took := time.Since(began).Seconds()
 	st := stats(res.Stats, took)
 	if res.Type == "streams" {
-		return streamsAnswer(res.Streams, st)
+		return streamsAnswer(res.Streams, st, q.Categorize)
 	}
 	data := map[string]any{"resultType": res.Type, "stats": st}
 	switch res.Type {

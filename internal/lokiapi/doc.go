@@ -18,8 +18,12 @@
 //
 // OTLP records become Loki streams as Loki 3's OTLP ingestion maps them
 // (internal/logql/eval/otlp.go); streams group lines by all their labels
-// (stream labels, structured metadata, parsed labels), as Loki does
-// without categorize-labels, which is not served.
+// (stream labels, structured metadata, parsed labels), as Loki does,
+// unless the request's X-Loki-Response-Encoding-Flags names
+// categorize-labels (Grafana sends it): then streams group by their
+// stream labels alone and each value is [time, line, {"structuredMetadata":
+// {...}, "parsed": {...}}] (a kind with no label left out), data carrying
+// "encodingFlags": ["categorize-labels"] (TestCategorizeLabels).
 //
 // /loki/api/v1/tail (tail.go) is a WebSocket that sends the newest lines,
 // then every second the lines newer than the newest sent (the spool's

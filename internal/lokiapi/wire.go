@@ -42,26 +42,22 @@ type rawJSON []byte
 // encoding them with sorted map keys was 7 % of serve's CPU for a label
 // filter over 1.5M logs, after the query had finished. labels come
 // sorted by name, as encoding/json would order a map's keys.
-func streamsAnswer(streams []eval.Stream, stats map[string]any) (rawJSON, error) {
+func streamsAnswer(streams []eval.Stream, stats map[string]any, categorized bool) (rawJSON, error) {
 	st, err := json.Marshal(stats)
 	if err != nil {
 		return nil, fmt.Errorf("encode stats: %w", err)
 	}
-	b := []byte(`{"status":"success","data":{"resultType":"streams","result":[`)
+	b := []byte(`{"status":"success","data":{"resultType":"streams",`)
+	if categorized {
+		b = append(b, `"encodingFlags":["categorize-labels"],`...)
+	}
+	b = append(b, `"result":[`...)
 	for i, s := range streams {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"stream":{`...)
-		for j, l := range s.Labels {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, l.Name)
-			b = append(b, ':')
-			b = appendJSONString(b, l.Value)
-		}
-		b = append(b, `},"values":[`...)
+		b = appendLabelsObject(append(b, `{"stream":`...), s.Labels)
+		b = append(b, `,"values":[`...)
 		for j, e := range s.Entries {
 			if j > 0 {
 				b = append(b, ',')
@@ -70,6 +66,21 @@ func streamsAnswer(streams []eval.Stream, stats map[string]any) (rawJSON, error)
 			b = strconv.AppendInt(b, e.Time, 10)
 			b = append(b, `",`...)
 			b = appendJSONString(b, e.Line)
+			if categorized {
+				// The line's other labels by kind; a kind it has none of
+				// is left out ({} for neither).
+				b = append(b, ",{"...)
+				if len(e.Metadata) > 0 {
+					b = appendLabelsObject(append(b, `"structuredMetadata":`...), e.Metadata)
+				}
+				if len(e.Parsed) > 0 {
+					if len(e.Metadata) > 0 {
+						b = append(b, ',')
+					}
+					b = appendLabelsObject(append(b, `"parsed":`...), e.Parsed)
+				}
+				b = append(b, '}')
+			}
 			b = append(b, ']')
 		}
 		b = append(b, "]}"...)
@@ -77,6 +88,20 @@ func streamsAnswer(streams []eval.Stream, stats map[string]any) (rawJSON, error)
 	b = append(b, `],"stats":`...)
 	b = append(b, st...)
 	return append(b, "}}\n"...), nil
+}
+
+// appendLabelsObject appends ls as a JSON object of names and values.
+func appendLabelsObject(b []byte, ls eval.Labels) []byte {
+	b = append(b, '{')
+	for j, l := range ls {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, l.Name)
+		b = append(b, ':')
+		b = appendJSONString(b, l.Value)
+	}
+	return append(b, '}')
 }
 
 // appendJSONString appends s as encoding/json writes it: printable ASCII

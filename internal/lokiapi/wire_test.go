@@ -95,7 +95,7 @@ func TestStreamsAnswer(t *testing.T) {
 		{Labels: eval.Labels{}, Entries: nil},
 	}
 	st := stats(eval.Stats{Lines: 3, Bytes: 40, Returned: 2}, 0.5)
-	raw, err := streamsAnswer(streams, st)
+	raw, err := streamsAnswer(streams, st, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,20 @@ type Query struct {
 	Instant    bool
 	Limit      int  // lines of a log query
 	Forward    bool // oldest lines first (else newest first)
+	// Categorize groups a log query's lines by their stream (index)
+	// labels alone, each line with its structured metadata and parsed
+	// labels apart (Loki's categorize-labels encoding); else streams
+	// group lines by all their labels.
+	Categorize bool
 }
 
-// Entry is a log line of a stream.
+// Entry is a log line of a stream; with Query.Categorize, its structured
+// metadata and the labels its pipeline's stages set (parsed), each sorted.
 type Entry struct {
-	Time int64 // ns
-	Line string
+	Time     int64 // ns
+	Line     string
+	Metadata Labels
+	Parsed   Labels
 }
 
 // Stream is a label set and its lines.

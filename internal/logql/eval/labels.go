@@ -46,3 +46,12 @@ func labelsOf(m []Label) Labels {
 	slices.SortStableFunc(m, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
 	return slices.CompactFunc(m, func(a, b Label) bool { return a.Name == b.Name })
 }
+
+// size is roughly the bytes ls holds, for the query budget.
+func (ls Labels) size() int64 {
+	n := int64(24 * len(ls))
+	for _, l := range ls {
+		n += int64(32 + len(l.Name) + len(l.Value))
+	}
+	return n
+}

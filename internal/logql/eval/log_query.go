@@ -174,6 +174,7 @@ func (ev *evaluator) each(ctx context.Context, s *selection, fn func(*entry) boo
 				e.set(l.Name, l.Value)
 			}
 		}
+		e.init = len(e.order)
 		for _, m := range s.matchers {
 			if !m(e) {
 				return true
@@ -207,7 +208,15 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 	n := 0
 	var chargeErr error
 	err = ev.each(ctx, s, func(e *entry) bool {
-		ls := e.sorted()
+		ls := e.stream
+		var en Entry
+		size := int64(len(e.line)) + int64(unsafe.Sizeof(Entry{}))
+		if ev.q.Categorize {
+			en.Metadata, en.Parsed = e.categorized()
+			size += en.Metadata.size() + en.Parsed.size()
+		} else {
+			ls = e.sorted()
+		}
 		k := ls.key()
 		st := byKey[k]
 		if st == nil {
@@ -215,11 +224,12 @@ func (ev *evaluator) logs(ctx context.Context, q *logql.LogQuery) ([]Stream, err
 			byKey[k] = st
 			order = append(order, k)
 		}
-		if cerr := ev.tk.Charge(int64(len(e.line)) + int64(unsafe.Sizeof(Entry{}))); cerr != nil {
+		if cerr := ev.tk.Charge(size); cerr != nil {
 			chargeErr = cerr
 			return false
 		}
-		st.Entries = append(st.Entries, Entry{Time: e.ts, Line: string(e.line)})
+		en.Time, en.Line = e.ts, string(e.line)
+		st.Entries = append(st.Entries, en)
 		n++
 		return limit <= 0 || n < limit
 	})

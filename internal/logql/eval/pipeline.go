@@ -16,6 +16,30 @@ type entry struct {
 	stream Labels // the index labels
 	labels map[string]string
 	order  []string // label names in the order they were set, for parsers' collisions
+	// init is how many names of order the stream and the structured
+	// metadata set, before the pipeline's stages.
+	init int
+}
+
+// categorized returns the entry's labels that are not index labels: its
+// structured metadata (set before the stages) and the labels the stages
+// set (parsed), each sorted; nil for none.
+func (e *entry) categorized() (metadata, parsed Labels) {
+	for i, name := range e.order {
+		v, ok := e.labels[name]
+		if !ok {
+			continue // dropped
+		}
+		if _, isStream := e.stream.Get(name); isStream && i < e.init {
+			continue
+		}
+		if i < e.init {
+			metadata = append(metadata, Label{name, v})
+		} else {
+			parsed = append(parsed, Label{name, v})
+		}
+	}
+	return labelsOf(metadata), labelsOf(parsed)
 }
 
 func (e *entry) set(name, v string) {
