@@ -127,6 +127,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle(m+" /loki/api/v1/label/{name}/values", api(h.labelValues))
 		mux.Handle(m+" /loki/api/v1/series", api(h.series))
 		mux.Handle(m+" /loki/api/v1/index/stats", api(h.indexStats))
+		mux.Handle(m+" /loki/api/v1/index/volume", api(h.volume))
+		mux.Handle(m+" /loki/api/v1/index/volume_range", api(h.volumeRange))
 	}
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
 	// Build info concerns no tenant: no rule, and no header refused.

@@ -2,7 +2,10 @@
 // source and logcli call — over the lake's logs: query_range and query
 // (LogQL, parsed by internal/logql and evaluated by internal/logql/eval
 // over the lake, engine.go), labels, label values, series, index stats,
-// buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
+// index volume and volume_range (volume.go: the bytes of the selected
+// streams' lines by label values or label names, the limit largest; the
+// engine's sum by (...) (bytes_over_time(...))), buildinfo and the tail
+// WebSocket, under /loki/api/v1 on the admin port,
 // with Loki's documented JSON responses. This package holds Loki's wire
 // format alone: parameters (parsed into one struct before any work), JSON
 // answers, errors in Loki's plain text with the status readapi.Kind gives
