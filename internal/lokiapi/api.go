@@ -129,6 +129,9 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle(m+" /loki/api/v1/index/stats", api(h.indexStats))
 		mux.Handle(m+" /loki/api/v1/index/volume", api(h.volume))
 		mux.Handle(m+" /loki/api/v1/index/volume_range", api(h.volumeRange))
+		mux.Handle(m+" /loki/api/v1/detected_labels", api(h.detectedLabels))
+		mux.Handle(m+" /loki/api/v1/detected_fields", api(h.detectedFields))
+		mux.Handle(m+" /loki/api/v1/detected_field/{name}/values", api(h.detectedFieldValues))
 	}
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
 	// Build info concerns no tenant: no rule, and no header refused.

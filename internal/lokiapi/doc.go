@@ -4,8 +4,12 @@
 // over the lake, engine.go), labels, label values, series, index stats,
 // index volume and volume_range (volume.go: the bytes of the selected
 // streams' lines by label values or label names, the limit largest; the
-// engine's sum by (...) (bytes_over_time(...))), buildinfo and the tail
-// WebSocket, under /loki/api/v1 on the admin port,
+// engine's sum by (...) (bytes_over_time(...))), detected_labels,
+// detected_fields and detected_field values (detected.go: the stream
+// labels with their cardinality; the fields of the newest line_limit
+// lines, from structured metadata and from each line read as JSON or
+// logfmt, typed as Loki types them; eval.DetectFields), buildinfo and the
+// tail WebSocket, under /loki/api/v1 on the admin port,
 // with Loki's documented JSON responses. This package holds Loki's wire
 // format alone: parameters (parsed into one struct before any work), JSON
 // answers, errors in Loki's plain text with the status readapi.Kind gives
