@@ -153,7 +153,10 @@ func fieldType(values map[string]bool) string {
 		return "int"
 	case all(func(v string) bool { _, err := strconv.ParseFloat(v, 64); return err == nil }):
 		return "float"
-	case all(func(v string) bool { _, err := strconv.ParseBool(v); return err == nil && strings.ContainsAny(v, "tfTF") }):
+	case all(func(v string) bool {
+		_, err := strconv.ParseBool(v)
+		return err == nil && strings.ContainsAny(v, "tfTF")
+	}):
 		return "boolean"
 	case all(func(v string) bool { _, err := time.ParseDuration(v); return err == nil }):
 		return "duration"
