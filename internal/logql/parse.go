@@ -1,6 +1,7 @@
 package logql
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -508,8 +509,20 @@ func (p *parser) matcher() Matcher {
 		p.fail(t.pos, "unexpected %s, expected one of =, !=, =~, !~", t)
 		return m
 	}
+	vt := p.peek()
 	m.Value = p.str("a quoted value")
+	if p.err == nil && (m.Op == "=~" || m.Op == "!~") {
+		p.checkRegexp(vt.pos, m.Value)
+	}
 	return m
+}
+
+// checkRegexp fails at pos if re does not compile (as a matcher's or a
+// line filter's whole-value expression), as Loki's parser refuses it.
+func (p *parser) checkRegexp(pos int, re string) {
+	if _, err := regexp.Compile("^(?:" + re + ")$"); err != nil {
+		p.fail(pos, "invalid regular expression %q: %v", re, err)
+	}
 }
 
 // pipelineStage parses one stage if one starts here: ok false if not.
@@ -524,9 +537,17 @@ func (p *parser) pipelineStage() (Stage, bool) {
 			return nil, false // a comparison of a binary operation
 		}
 		p.next()
+		vt := p.peek()
 		f := &LineFilter{Op: LineFilterOp(t.text), Values: []string{p.str("a quoted string")}}
+		regex := t.text == "|~" || t.text == "!~"
+		if regex && p.err == nil {
+			p.checkRegexp(vt.pos, f.Values[0])
+		}
 		for p.isIdent("or") && p.peekAt(1).kind == tString {
 			p.next()
+			if regex && p.err == nil {
+				p.checkRegexp(p.peek().pos, p.peek().text)
+			}
 			f.Values = append(f.Values, p.next().text)
 		}
 		return f, true

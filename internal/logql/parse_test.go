@@ -87,6 +87,8 @@ func TestParseErrors(t *testing.T) {
 		{`{a="b"} | x =~ 5`, 1, 13, "quoted regular expression"},
 		{`sum(rate({a="b"}[1m])) + bool 1`, 1, 26, "only comparisons"},
 		{`{a="b"} @`, 1, 9, "unexpected character"},
+		{`{a=~"("}`, 1, 5, "invalid regular expression"},
+		{`{a="b"} |~ "x" or "["`, 1, 19, "invalid regular expression"},
 		{strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300), 1, 201, "nested more than"},
 	} {
 		_, err := Parse(c.in)

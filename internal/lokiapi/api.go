@@ -132,6 +132,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle(m+" /loki/api/v1/detected_labels", api(h.detectedLabels))
 		mux.Handle(m+" /loki/api/v1/detected_fields", api(h.detectedFields))
 		mux.Handle(m+" /loki/api/v1/detected_field/{name}/values", api(h.detectedFieldValues))
+		mux.Handle(m+" /loki/api/v1/patterns", api(h.patterns))
 	}
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
 	// Build info concerns no tenant: no rule, and no header refused.

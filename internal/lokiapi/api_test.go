@@ -81,7 +81,7 @@ func lokiServerAt(t *testing.T, dir string, bodies ...[]byte) (string, string, [
 }
 
 // newLakeWriter returns a lake writer of the defaults into dir.
-func newLakeWriter(t *testing.T, dir string) *lake.Writer {
+func newLakeWriter(t testing.TB, dir string) *lake.Writer {
 	t.Helper()
 	wcfg := lake.DefaultWriterConfig()
 	wcfg.Dir = dir
@@ -94,7 +94,7 @@ func newLakeWriter(t *testing.T, dir string) *lake.Writer {
 
 // newReader opens a lakeread.Reader on the lake in dir, with set (if
 // not nil) changing its config; it is closed when the test ends.
-func newReader(t *testing.T, dir string, set func(*lakeread.Config)) *lakeread.Reader {
+func newReader(t testing.TB, dir string, set func(*lakeread.Config)) *lakeread.Reader {
 	t.Helper()
 	rcfg := lakeread.DefaultConfig()
 	rcfg.Bucket = bucket.NewLocal(dir)
@@ -111,7 +111,7 @@ func newReader(t *testing.T, dir string, set func(*lakeread.Config)) *lakeread.R
 
 // serveAPI serves the Loki API of cfg on a test server until the test
 // ends and returns its URL.
-func serveAPI(t *testing.T, cfg lokiapi.Config) string {
+func serveAPI(t testing.TB, cfg lokiapi.Config) string {
 	t.Helper()
 	h, err := lokiapi.New(cfg)
 	if err != nil {

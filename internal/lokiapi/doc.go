@@ -8,8 +8,9 @@
 // detected_fields and detected_field values (detected.go: the stream
 // labels with their cardinality; the fields of the newest line_limit
 // lines, from structured metadata and from each line read as JSON or
-// logfmt, typed as Loki types them; eval.DetectFields), buildinfo and the
-// tail WebSocket, under /loki/api/v1 on the admin port,
+// logfmt, typed as Loki types them; eval.DetectFields), patterns
+// (patterns.go: internal/logpattern's Drain-style miner over the lines of
+// a log query, counts a step), buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
 // with Loki's documented JSON responses. This package holds Loki's wire
 // format alone: parameters (parsed into one struct before any work), JSON
 // answers, errors in Loki's plain text with the status readapi.Kind gives

@@ -80,3 +80,21 @@ func (e *Engine) IndexStats(ctx context.Context, q Query) (IndexStats, error) {
 	st.Streams = int64(len(streams))
 	return st, err
 }
+
+// Lines calls fn with the time and line of every record q (a log query)
+// selects in [q.Start, q.End] of q.Tenant, in the source's order, until
+// fn returns false; the line is valid only during the call. Nothing is
+// kept: what a scan of many lines (a patterns query) reads them with.
+func (e *Engine) Lines(ctx context.Context, q Query, fn func(ts int64, line []byte) bool) (Stats, error) {
+	lq, ok := q.Expr.(*logql.LogQuery)
+	if !ok {
+		return Stats{}, fmt.Errorf("lines take a log query, not %s", q.Expr)
+	}
+	ev := &evaluator{e: e, q: q, tk: noBudget{}}
+	s, err := ev.compile(lq, q.Start, q.End.Add(1))
+	if err != nil {
+		return Stats{}, err
+	}
+	err = ev.each(ctx, s, func(en *entry) bool { return fn(en.ts, en.line) })
+	return ev.stats, err
+}
