@@ -140,9 +140,12 @@ func (h *Handler) Register(mux *http.ServeMux) {
 }
 
 // buildInfo answers Loki's build information, as Grafana asks it of a
-// data source.
+// data source. The version is 3.5.0: Grafana's Logs Drilldown needs Loki
+// 3.2 or later and enables its JSON field filters from 3.5, and what
+// those versions' endpoints and LogQL give the app is served (volume,
+// detected labels and fields, patterns, categorize-labels).
 func buildInfo(*http.Request) (any, error) {
-	return map[string]string{"version": "3.0.0", "revision": "wirehouse", "branch": "", "goVersion": ""}, nil
+	return map[string]string{"version": "3.5.0", "revision": "wirehouse", "branch": "", "buildUser": "", "buildDate": "", "goVersion": ""}, nil
 }
 
 // errBad is a malformed request (400).
