@@ -188,6 +188,7 @@ func TestBrowser(t *testing.T) {
 		}
 		tab.timings("logs")
 		tab.shot(shots, "logs", false)
+		orig := eval[string](tab, `document.querySelector('.query-panel textarea').value`)
 		// Completion of stream labels in a selector.
 		tab.do("type a selector", chromedp.Evaluate[chromedp.Void](`document.querySelector('.query-panel textarea').value = ""`),
 			chromedp.SendKeys(chromedp.CSS(`.query-panel textarea`), "{serv"))
@@ -202,6 +203,22 @@ func TestBrowser(t *testing.T) {
 		if text := eval[string](tab, `document.querySelector('.log-detail').textContent`); !strings.Contains(text, "Structured metadata (") || !strings.Contains(text, "service_name") {
 			t.Errorf("line details:\n%s", text)
 		}
+		// The Drilldown tabs, for the query as it was: fields (a value's +
+		// adds its filter), patterns, services by volume.
+		tab.do("restore the query", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.query-panel textarea').value = %q`, orig)))
+		tab.click(`.query-panel button.primary`)
+		tab.wait(fmt.Sprintf(`document.querySelector('.insight').dataset.query === %q && document.querySelectorAll('.insight tr.field').length > 0`, orig), 10*time.Second)
+		tab.click(`.insight tr.field`)
+		tab.wait(`document.querySelectorAll('.insight tr.field-value button').length > 0`, 10*time.Second)
+		field := eval[string](tab, `document.querySelector('.insight tr.field').dataset.field`)
+		tab.click(`.insight tr.field-value button`)
+		tab.wait(fmt.Sprintf(`document.querySelector('.query-panel textarea').value.includes("| %s=")`, field), 10*time.Second)
+		tab.waitReady()
+		tab.click(`.tabs button[data-tab="patterns"]`)
+		tab.wait(`document.querySelectorAll('.insight tr.pattern').length > 0`, 10*time.Second)
+		tab.click(`.tabs button[data-tab="services"]`)
+		tab.wait(`document.querySelectorAll('.insight tr.service').length > 0`, 10*time.Second)
+		tab.shot(shots, "logs-services", false)
 	})
 
 	t.Run("auth", func(t *testing.T) {

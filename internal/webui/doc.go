@@ -3,7 +3,9 @@
 // metric store, forwarding, the build and settings), a PromQL explorer at
 // /graph, trace search (Jaeger's form, or TraceQL with completion of
 // scopes, attribute names and values) and trace view at /traces and
-// /trace/{id}, and a LogQL log browser at /logs.
+// /trace/{id}, and a LogQL log browser at /logs (with Logs Drilldown's
+// tabs: the query's detected fields and their values, its patterns, and
+// the services by volume, each with filters to add).
 //
 // The pages are static files embedded in the binary (static/: HTML, CSS
 // and ES modules with no build step; uPlot 1.6.32, vendored with its MIT
@@ -12,7 +14,9 @@
 // labels, label values and status/tsdb; Jaeger's /jaeger/api/...; Tempo's
 // /tempo/api/search and its tag names and values; Loki's
 // /loki/api/v1/query_range, labels and label values (the log volume is a
-// sum by (detected_level) (count_over_time(...)) range query); and one of
+// sum by (detected_level) (count_over_time(...)) range query),
+// detected_fields and detected_field values, patterns and index/volume;
+// and one of
 // this package, /api/wirehouse/status. Each file is gzipped once at start
 // (about 85 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
 // with a content ETag, Cache-Control: no-cache (revalidated, so a new

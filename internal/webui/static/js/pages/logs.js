@@ -2,12 +2,16 @@
 // (/loki/api/v1/query_range), a volume histogram by level above the
 // lines, lines that open to their stream labels and structured metadata
 // (with filters to add, and a link to the trace of a line that has one).
-// A metric query is drawn as a graph.
+// Beside the lines, the tabs Logs Drilldown has: the services by volume
+// (/index/volume), the query's detected fields and their values
+// (/detected_fields, /detected_field/{name}/values) and its patterns
+// (/patterns), each with filters to add. A metric query is drawn as a
+// graph.
 import { get, latest } from "../api.js";
 import { attachCompletion } from "../autocomplete.js";
 import { timeChart, legend, colorOf, palette } from "../chart.js";
 import { h, clear, alertBox, markReady, params } from "../dom.js";
-import { labelsText, int, dateTime } from "../format.js";
+import { labelsText, int, dateTime, bytes } from "../format.js";
 import { complete, isMetricQuery, labelNames, labelValues, setContext } from "../logql.js";
 import { rangePicker, autoStep } from "../timerange.js";
 
@@ -33,6 +37,10 @@ export async function render(main) {
   const wrap = h("input", { type: "checkbox", checked: params.get("wrap", "1") === "1" });
   const info = h("div.result-info");
   const volume = h("div.chart.volume");
+  const insight = h("div.insight");
+  const insightTabs = h("div.tabs");
+  let insightTab = params.get("tab", "fields");
+  let insightGen = 0; // the latest drawing of the insight panel
   const out = h("div");
   const lines = h("div.log-lines");
   limit.addEventListener("change", () => run(true));
@@ -47,7 +55,7 @@ export async function render(main) {
       h("div.row", null, h("div.editor", null, ta), h("button.primary", { onclick: () => run(true) }, "Run query")),
       h("div.row", null, range.el, h("label", null, "Limit", limit), h("label", null, "Order", direction),
         h("label", { style: { flexDirection: "row", alignItems: "center", gap: "4px", paddingBottom: "6px" } }, wrap, "wrap lines"))),
-    h("section.panel", null, info, volume, out));
+    h("section.panel", null, info, volume, insightTabs, insight, out));
   setContext(() => {
     const w = range.window();
     return { start: String(w.start * 1e6), end: String(w.end * 1e6) };
@@ -63,6 +71,7 @@ export async function render(main) {
 
   const writeURL = (push) => params.set({
     query: ta.value.trim(), range: range.rangeText(), end: range.end() || "", limit: limit.value, direction: direction.value, wrap: wrap.checked ? "" : "0",
+    tab: insightTab === "fields" ? "" : insightTab,
   }, push);
   const once = latest();
   let charts = [];
@@ -86,6 +95,8 @@ export async function render(main) {
     if (!q) {
       clear(info);
       clear(volume);
+      clear(insight);
+      clear(insightTabs);
       clear(out, h("p.empty", null, "No logs yet: send log records over OTLP, or write a query such as {service_name=\"api\"}."));
       markReady();
       return;
@@ -112,6 +123,7 @@ export async function render(main) {
         streamLabels = new Set(names);
         drawVolume(vol, w, step);
         drawLines(logs.data, began);
+        drawInsight(q, startNs, endNs, w, signal);
       });
     } catch (e) {
       clear(info);
@@ -154,6 +166,8 @@ export async function render(main) {
 
   function drawMetric(data, w, began) {
     clear(volume);
+    clear(insight);
+    clear(insightTabs);
     const res = data.result || [];
     clear(info, `${res.length} series, ${Math.round(performance.now() - began)} ms`);
     if (data.resultType !== "matrix" || !res.length) {
@@ -201,6 +215,99 @@ export async function render(main) {
       `${Math.round(performance.now() - began)} ms`);
     clear(lines, entries.map(lineRow));
     clear(out, entries.length ? lines : h("p.empty", null, "No lines in this range."));
+  }
+
+  // addStage appends a pipeline stage to the query and runs it.
+  function addStage(stage) {
+    ta.value = `${ta.value.trim()} ${stage}`;
+    grow();
+    run(true);
+  }
+
+  // drawInsight fills the tabs beside the lines: services by volume, the
+  // query's fields, its patterns. Each loads when its tab opens.
+  function drawInsight(q, startNs, endNs, w, signal) {
+    const tabs = [["fields", "Fields"], ["patterns", "Patterns"], ["services", "Services"]];
+    const show = async (name) => {
+      insightTab = name;
+      writeURL(false);
+      const gen = ++insightGen;
+      delete insight.dataset.query;
+      for (const b of insightTabs.children) b.classList.toggle("active", b.dataset.tab === name);
+      clear(insight, h("p.note", null, "Loading…"));
+      let content;
+      try {
+        if (name === "fields") content = await drawFields(q, startNs, endNs, signal);
+        else if (name === "patterns") content = await drawPatterns(q, startNs, endNs, w, signal);
+        else content = await drawServices(startNs, endNs, signal);
+      } catch (e) {
+        content = e.name === "AbortError" ? null : alertBox(e);
+      }
+      // A newer tab or query has the panel now.
+      if (content && gen === insightGen && !signal.aborted) {
+        clear(insight, content);
+        if (name === "fields") insight.dataset.query = q;
+      }
+    };
+    clear(insightTabs, tabs.map(([name, label]) => h("button", { dataset: { tab: name }, onclick: () => show(name) }, label)));
+    show(insightTab);
+  }
+
+  async function drawFields(q, startNs, endNs, signal) {
+    const r = await get("/loki/api/v1/detected_fields", { query: q, start: startNs, end: endNs, line_limit: 1000 }, { signal });
+    const fields = r.fields || [];
+    if (!fields.length) return h("p.empty", null, "No fields in these lines.");
+    const values = h("div.field-values");
+    const pick = async (f) => {
+      let v;
+      try {
+        v = await get(`/loki/api/v1/detected_field/${encodeURIComponent(f.label)}/values`, { query: q, start: startNs, end: endNs, line_limit: 1000 }, { signal });
+      } catch (e) {
+        if (e.name !== "AbortError") clear(values, alertBox(e)); // else a newer query replaced this one
+        return;
+      }
+      // A parsed field needs its parser in the query before the filter.
+      const ps = f.parsers || [];
+      const parser = ps.some((p) => new RegExp(`\\|\\s*${p}\\b`).test(ta.value)) ? "" : ps[0] || "";
+      const filter = (val, op) => addStage(`${parser ? "| " + parser + " " : ""}| ${f.label}${op}${JSON.stringify(val)}`);
+      clear(values, h("h3", null, `${f.label} (${int(f.cardinality)} value${f.cardinality === 1 ? "" : "s"})`),
+        h("table.kv", null, h("tbody", null, (v.values || []).slice(0, 50).map((val) => h("tr.field-value", null, h("td", null, val),
+          h("td", null, h("button", { title: `Only lines with ${f.label}=${val}`, onclick: () => filter(val, "=") }, "+"),
+            h("button", { title: `Leave out lines with ${f.label}=${val}`, onclick: () => filter(val, "!=") }, "−")))))));
+    };
+    return h("div.fields", { style: { display: "grid", gridTemplateColumns: "minmax(260px, 1fr) 2fr", gap: "0 24px" } },
+      h("table.kv", null, h("tbody", null, fields.map((f) => h("tr.field", { dataset: { field: f.label }, style: { cursor: "pointer" }, onclick: () => pick(f) },
+        h("td", null, f.label), h("td", null, `${f.type} · ${int(f.cardinality)} · ${(f.parsers || ["metadata"]).join(", ")}`))))),
+      values);
+  }
+
+  async function drawPatterns(q, startNs, endNs, w, signal) {
+    const step = autoStep(w.end - w.start, 40);
+    const r = await get("/loki/api/v1/patterns", { query: q, start: startNs, end: endNs, step: step + "s" }, { signal });
+    const pats = (r.data || []).slice(0, 100);
+    if (!pats.length) return h("p.empty", null, "No patterns in these lines.");
+    const total = (p) => p.samples.reduce((n, [, c]) => n + c, 0);
+    return h("table.kv.patterns", null, h("tbody", null, pats.map((p) => h("tr.pattern", { dataset: { pattern: p.pattern } },
+      h("td", null, int(total(p))),
+      h("td", null, p.pattern,
+        h("button", { title: "Only lines of this pattern", onclick: () => addStage(`|> ${JSON.stringify(p.pattern)}`) }, "+"),
+        h("button", { title: "Leave out lines of this pattern", onclick: () => addStage(`!> ${JSON.stringify(p.pattern)}`) }, "−"))))));
+  }
+
+  async function drawServices(startNs, endNs, signal) {
+    const r = await get("/loki/api/v1/index/volume", { query: '{service_name=~".+"}', start: startNs, end: endNs, limit: 50, targetLabels: "service_name" }, { signal });
+    const res = (r.data && r.data.result) || [];
+    if (!res.length) return h("p.empty", null, "No services in this range.");
+    const most = Math.max(...res.map((s) => parseFloat(s.value[1])));
+    return h("table.kv.services", null, h("tbody", null, res.map((s) => {
+      const svc = s.metric.service_name || "";
+      const v = parseFloat(s.value[1]);
+      return h("tr.service", { dataset: { service: svc }, style: { cursor: "pointer" }, onclick: () => {
+        ta.value = `{service_name=${JSON.stringify(svc)}}`;
+        grow();
+        run(true);
+      } }, h("td", null, svc), h("td", null, h("span", { style: { display: "inline-block", width: Math.max(2, 200 * v / most) + "px", height: "8px", background: "var(--accent)", marginRight: "8px" } }), bytes(v)));
+    })));
   }
 
   function lineRow(e) {
