@@ -28,8 +28,12 @@ const CountsMinute = int64(60e9)
 // fits an int64.
 const maxMinute = (1<<63-1)/CountsMinute - 1
 
-// countsVersion is the first byte of an encoded Counts.
-const countsVersion = 1
+// countsVersion is the first byte of an encoded Counts: 1 without the
+// entries' bytes, 2 with them.
+const (
+	countsVersion      = 1
+	countsVersionBytes = 2
+)
 
 // Counts are a logs file's records tallied by service, severity text,
 // severity number and minute.
@@ -39,6 +43,10 @@ type Counts struct {
 	Names []string
 	// Entries, sorted by Service, Text, Number and Minute, each key once.
 	Entries []CountsEntry
+	// HasBytes says the entries' Bytes are the bytes of their records'
+	// lines (a logs file's counts written since they carry them; span
+	// counts and older logs counts have none).
+	HasBytes bool
 }
 
 // CountsEntry is how many records of one service and severity fell in
@@ -50,6 +58,9 @@ type CountsEntry struct {
 	// records with time in ((Minute-1)*CountsMinute, Minute*CountsMinute].
 	Minute int64
 	N      int64
+	// Bytes is the bytes of those records' bodies as text (the line Loki's
+	// API gives), when Counts.HasBytes.
+	Bytes int64
 }
 
 // Rows is the number of records the counts hold.
@@ -92,11 +103,11 @@ func MinuteOf(ts int64) int64 {
 type countsBuilder struct {
 	index  map[string]int32
 	names  []string
-	counts map[CountsEntry]int64 // N zero in the key
+	counts map[CountsEntry][2]int64 // N and Bytes zero in the key; the value N, Bytes
 }
 
 func newCountsBuilder() *countsBuilder {
-	return &countsBuilder{index: map[string]int32{}, counts: map[CountsEntry]int64{}}
+	return &countsBuilder{index: map[string]int32{}, counts: map[CountsEntry][2]int64{}}
 }
 
 func (b *countsBuilder) name(s []byte) int32 {
@@ -109,17 +120,18 @@ func (b *countsBuilder) name(s []byte) int32 {
 	return i
 }
 
-// add counts n records of the key.
-func (b *countsBuilder) add(k CountsEntry, n int64) {
-	k.N = 0
-	b.counts[k] += n
+// add counts n records of the key, of bytes bytes.
+func (b *countsBuilder) add(k CountsEntry, n, bytes int64) {
+	k.N, k.Bytes = 0, 0
+	v := b.counts[k]
+	b.counts[k] = [2]int64{v[0] + n, v[1] + bytes}
 }
 
 // counts returns what b tallied, entries sorted.
 func (b *countsBuilder) result() Counts {
 	c := Counts{Names: b.names, Entries: make([]CountsEntry, 0, len(b.counts))}
-	for k, n := range b.counts {
-		k.N = n
+	for k, v := range b.counts {
+		k.N, k.Bytes = v[0], v[1]
 		c.Entries = append(c.Entries, k)
 	}
 	slices.SortFunc(c.Entries, cmpCountsEntry)
@@ -165,31 +177,37 @@ func logCounts(r *LogRows, sel []int32) Counts {
 		if text < 0 || string(t) != string(lastT) {
 			text, lastT = b.name(t), t
 		}
-		return CountsEntry{Service: svc, Text: text, Number: r.SeverityNumber[i], Minute: MinuteOf(ts)}, true
+		return CountsEntry{Service: svc, Text: text, Number: r.SeverityNumber[i], Minute: MinuteOf(ts), Bytes: int64(len(r.Body.At(int(i))))}, true
 	})
-	return b.result()
+	c := b.result()
+	c.HasBytes = true
+	return c
 }
 
-// tally adds the rows sel by their keys (key's; false stops, and tally
-// reports it), a run of rows with one key at a time.
+// tally adds the rows sel by their keys (key's, with the row's bytes in
+// Bytes; false stops, and tally reports it), a run of rows with one key
+// at a time.
 func (b *countsBuilder) tally(sel []int32, key func(i int32) (CountsEntry, bool)) bool {
 	var cur CountsEntry
-	var run int64
+	var run, bytes int64
 	for _, i := range sel {
 		k, ok := key(i)
 		if !ok {
 			return false
 		}
+		kb := k.Bytes
+		k.Bytes = 0
 		if k != cur {
 			if run > 0 {
-				b.add(cur, run)
+				b.add(cur, run, bytes)
 			}
-			cur, run = k, 0
+			cur, run, bytes = k, 0, 0
 		}
 		run++
+		bytes += kb
 	}
 	if run > 0 {
-		b.add(cur, run)
+		b.add(cur, run, bytes)
 	}
 	return true
 }
@@ -198,26 +216,38 @@ func (b *countsBuilder) tally(sel []int32, key func(i int32) (CountsEntry, bool)
 // that holds all their rows.
 func MergeCounts(in ...Counts) Counts {
 	b := newCountsBuilder()
+	hasBytes := len(in) > 0
 	for _, c := range in {
+		hasBytes = hasBytes && c.HasBytes
 		ids := make([]int32, len(c.Names))
 		for i, n := range c.Names {
 			ids[i] = b.name([]byte(n))
 		}
 		for _, e := range c.Entries {
 			e.Service, e.Text = ids[e.Service], ids[e.Text]
-			b.add(e, e.N)
+			b.add(e, e.N, e.Bytes)
 		}
 	}
-	return b.result()
+	c := b.result()
+	c.HasBytes = hasBytes // bytes known of every input, or of none
+	if !hasBytes {
+		for i := range c.Entries {
+			c.Entries[i].Bytes = 0
+		}
+	}
+	return c
 }
 
 // Marshal encodes c as the value of CountsKey: base64 (standard, no
 // padding) of a version byte, the names (count, then each as length and
 // bytes) and the entries (count, then each as service, text, number,
-// minute less the previous entry's, and N; unsigned or zigzag varints),
-// then the CRC-32C of those bytes.
+// minute less the previous entry's, N and, in version 2 (HasBytes),
+// Bytes; unsigned or zigzag varints), then the CRC-32C of those bytes.
 func (c Counts) Marshal() string {
 	buf := []byte{countsVersion}
+	if c.HasBytes {
+		buf[0] = countsVersionBytes
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(c.Names)))
 	for _, n := range c.Names {
 		buf = binary.AppendUvarint(buf, uint64(len(n)))
@@ -231,6 +261,9 @@ func (c Counts) Marshal() string {
 		buf = binary.AppendVarint(buf, int64(e.Number))
 		buf = binary.AppendVarint(buf, e.Minute-prev)
 		buf = binary.AppendUvarint(buf, uint64(e.N))
+		if c.HasBytes {
+			buf = binary.AppendUvarint(buf, uint64(e.Bytes))
+		}
 		prev = e.Minute
 	}
 	return sealed(buf)
@@ -275,11 +308,11 @@ func ParseCounts(s string) (Counts, error) {
 	if err != nil {
 		return Counts{}, fmt.Errorf("parse counts: %w", err)
 	}
-	if len(buf) == 0 || buf[0] != countsVersion {
+	if len(buf) == 0 || buf[0] != countsVersion && buf[0] != countsVersionBytes {
 		return Counts{}, fmt.Errorf("parse counts: %w: unknown version", ErrMalformed)
 	}
 	d := countsDecoder{buf: buf[1:]}
-	c := Counts{Names: d.strings()}
+	c := Counts{Names: d.strings(), HasBytes: buf[0] == countsVersionBytes}
 	ne := d.uvarint(uint64(len(d.buf)) / 5) // an entry takes 5 bytes at least
 	if ne > 0 && len(c.Names) == 0 {
 		d.err = ErrMalformed
@@ -294,6 +327,9 @@ func ParseCounts(s string) (Counts, error) {
 		}
 		e.Minute = prev + d.varint(-maxMinute, maxMinute)
 		e.N = int64(d.uvarint(1 << 50))
+		if c.HasBytes {
+			e.Bytes = int64(d.uvarint(1 << 62))
+		}
 		if d.err == nil && (e.Minute < -maxMinute || e.Minute > maxMinute) {
 			d.err = ErrMalformed
 		}

@@ -24,6 +24,7 @@ type countsRow struct {
 	Number   int32  `parquet:"severity_number"`
 	Text     string `parquet:"severity_text"`
 	Service  string `parquet:"service_name"`
+	Body     string `parquet:"body"`
 }
 
 type countsKey struct {
@@ -32,10 +33,11 @@ type countsKey struct {
 	minute    int64
 }
 
-// tallyFile counts the rows of the Parquet file at p by service,
-// severity and minute, reading them back with parquet-go, and returns
-// them with the file's own counts.
-func tallyFile(t *testing.T, p string) (fromRows, fromMeta map[countsKey]int64) {
+// tallyFile counts the rows of the Parquet file at p, and the bytes of
+// their bodies, by service, severity and minute, reading them back with
+// parquet-go, and returns them with the file's own counts (which must
+// carry bytes).
+func tallyFile(t *testing.T, p string) (fromRows, fromMeta map[countsKey][2]int64) {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -45,7 +47,7 @@ func tallyFile(t *testing.T, p string) (fromRows, fromMeta map[countsKey]int64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromRows = map[countsKey]int64{}
+	fromRows = map[countsKey][2]int64{}
 	r := parquet.NewGenericReader[countsRow](pf)
 	rows := make([]countsRow, pf.NumRows())
 	if n, err := r.Read(rows); int64(n) != pf.NumRows() {
@@ -61,7 +63,8 @@ func tallyFile(t *testing.T, p string) (fromRows, fromMeta map[countsKey]int64) 
 		if !m.Equal(time.Unix(0, ts)) {
 			m = m.Add(time.Minute)
 		}
-		fromRows[countsKey{row.Service, row.Text, row.Number, m.Unix() / 60}]++
+		k := countsKey{row.Service, row.Text, row.Number, m.Unix() / 60}
+		fromRows[k] = [2]int64{fromRows[k][0] + 1, fromRows[k][1] + int64(len(row.Body))}
 	}
 	v, ok := pf.Lookup(CountsKey)
 	if !ok {
@@ -71,9 +74,13 @@ func tallyFile(t *testing.T, p string) (fromRows, fromMeta map[countsKey]int64) 
 	if err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
-	fromMeta = map[countsKey]int64{}
+	if !c.HasBytes {
+		t.Fatalf("%s: counts without bytes", p)
+	}
+	fromMeta = map[countsKey][2]int64{}
 	for _, e := range c.Entries {
-		fromMeta[countsKey{c.Names[e.Service], c.Names[e.Text], e.Number, e.Minute}] += e.N
+		k := countsKey{c.Names[e.Service], c.Names[e.Text], e.Number, e.Minute}
+		fromMeta[k] = [2]int64{fromMeta[k][0] + e.N, fromMeta[k][1] + e.Bytes}
 	}
 	return fromRows, fromMeta
 }
@@ -132,9 +139,10 @@ func TestIndexesWrittenAndMerged(t *testing.T) {
 // read as other counts.
 func TestParseCountsRefuses(t *testing.T) {
 	b := newCountsBuilder()
-	b.add(CountsEntry{Service: b.name([]byte("a")), Text: b.name([]byte("INFO")), Number: 9, Minute: 29_000_000}, 3)
-	b.add(CountsEntry{Service: b.name([]byte("b")), Text: b.name([]byte("INFO")), Number: 9, Minute: 29_000_001}, 1)
+	b.add(CountsEntry{Service: b.name([]byte("a")), Text: b.name([]byte("INFO")), Number: 9, Minute: 29_000_000}, 3, 120)
+	b.add(CountsEntry{Service: b.name([]byte("b")), Text: b.name([]byte("INFO")), Number: 9, Minute: 29_000_001}, 1, 40)
 	c := b.result()
+	c.HasBytes = true
 	good := c.Marshal()
 	if got, err := ParseCounts(good); err != nil || !equalCounts(got, c) {
 		t.Fatalf("ParseCounts(Marshal(c)) = %+v, %v; want %+v", got, err, c)
@@ -157,7 +165,7 @@ func TestParseCountsRefuses(t *testing.T) {
 
 // equalCounts compares two Counts.
 func equalCounts(a, b Counts) bool {
-	if len(a.Names) != len(b.Names) || len(a.Entries) != len(b.Entries) {
+	if a.HasBytes != b.HasBytes || len(a.Names) != len(b.Names) || len(a.Entries) != len(b.Entries) {
 		return false
 	}
 	for i := range a.Names {
@@ -180,9 +188,11 @@ func equalCounts(a, b Counts) bool {
 func FuzzParseCounts(f *testing.F) {
 	b := newCountsBuilder()
 	for i := range 50 {
-		b.add(CountsEntry{Service: b.name([]byte{'s', byte('a' + i%3)}), Text: b.name([]byte{'t', byte('a' + i%5)}), Number: int32(i % 7), Minute: 29_000_000 + int64(i%11)}, int64(i+1))
+		b.add(CountsEntry{Service: b.name([]byte{'s', byte('a' + i%3)}), Text: b.name([]byte{'t', byte('a' + i%5)}), Number: int32(i % 7), Minute: 29_000_000 + int64(i%11)}, int64(i+1), int64(40*i))
 	}
 	c := b.result()
+	f.Add(payload(c.Marshal()))
+	c.HasBytes = true
 	f.Add(payload(c.Marshal()))
 	f.Add(payload((&Counts{}).Marshal()))
 	f.Fuzz(func(t *testing.T, raw []byte) {

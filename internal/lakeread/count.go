@@ -3,6 +3,7 @@ package lakeread
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,6 +34,11 @@ type LogCountQuery struct {
 	// Severity counts by severity too; without it, every count's
 	// severity is empty and the severity columns are not read.
 	Severity bool
+	// Bytes sums the bytes of the records' lines too (LogCount.Bytes),
+	// from the files' counts alone: a file whose counts carry no bytes, or
+	// do not answer the buckets whole (a bucket edge inside a minute), or
+	// a query with Contains, makes CountLogs ErrNoByteCounts.
+	Bytes bool
 
 	// inOne, when set by countFile, says every record of the file being
 	// read lies in [Start, End) and in bucket one (its counts' minutes
@@ -49,7 +55,12 @@ type LogCount struct {
 	SeverityNumber int32
 	Bucket         int64
 	N              int64
+	Bytes          int64 // of their lines, with LogCountQuery.Bytes
 }
+
+// ErrNoByteCounts is CountLogs' error for a LogCountQuery.Bytes that the
+// files' counts cannot answer: the caller reads the lines instead.
+var ErrNoByteCounts = errors.New("lakeread: the logs files' counts do not answer the bytes asked")
 
 // countKey is a tally's key: the service's and severity text's indexes
 // in the tally's names, the severity number and the bucket.
@@ -64,10 +75,11 @@ type tally struct {
 	nameBytes int64
 	index     map[string]int32
 	counts    map[countKey]int64
+	bytes     map[countKey]int64 // of the lines, when the query asks
 }
 
 func newTally() *tally {
-	return &tally{index: map[string]int32{}, counts: map[countKey]int64{}}
+	return &tally{index: map[string]int32{}, counts: map[countKey]int64{}, bytes: map[countKey]int64{}}
 }
 
 // add adds o's counts to t.
@@ -77,8 +89,12 @@ func (t *tally) add(o *tally) {
 		ids[i] = t.name([]byte(n))
 	}
 	for k, n := range o.counts {
+		b := o.bytes[k]
 		k.svc, k.text = ids[k.svc], ids[k.text]
 		t.counts[k] += n
+		if b != 0 {
+			t.bytes[k] += b
+		}
 	}
 }
 
@@ -126,11 +142,20 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 		charged = n
 		return nil
 	}
+	if q.Bytes && len(q.Contains) > 0 {
+		return ErrNoByteCounts
+	}
 	lq := LogQuery{Start: q.Start, End: q.End, Service: q.Service, Contains: q.Contains, Fields: FieldSeverity}
+	if q.Bytes {
+		lq.Fields |= FieldLine
+	}
 	err := fq.fresh(ctx, func(p []byte) error {
 		return freshLogs(p, &lq, func(rec *LogRecord) {
 			k := countKey{svc: t.name([]byte(rec.Service)), text: t.name([]byte(rec.SeverityText)), num: rec.SeverityNumber, bucket: q.Bucket(rec.Time)}
 			t.counts[k]++
+			if q.Bytes {
+				t.bytes[k] += int64(len(rec.Line))
+			}
 		})
 	})
 	if err != nil {
@@ -166,7 +191,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 		for i, f := range window {
 			// Counts kept from an earlier query answer the file
 			// without opening it when they answer it whole.
-			if c, ok := r.counts.get(keyOf(f)); ok && !r.cfg.NoIndexes && len(q.Contains) == 0 {
+			if c, ok := r.counts.get(keyOf(f)); ok && !r.cfg.NoIndexes && len(q.Contains) == 0 && (!q.Bytes || c.HasBytes) {
 				if noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
 					continue
 				}
@@ -221,7 +246,7 @@ func (r *Reader) CountLogs(ctx context.Context, tenant string, q LogCountQuery, 
 		}
 	}
 	for k, n := range t.counts {
-		if !fn(LogCount{Service: t.names[k.svc], SeverityText: t.names[k.text], SeverityNumber: k.num, Bucket: k.bucket, N: n}) {
+		if !fn(LogCount{Service: t.names[k.svc], SeverityText: t.names[k.text], SeverityNumber: k.num, Bucket: k.bucket, N: n, Bytes: t.bytes[k]}) {
 			return nil
 		}
 	}
@@ -240,6 +265,16 @@ func (r *Reader) countFile(cf *cachedFile, q *LogCountQuery, pre gramsAnswer, t 
 		r.counts.put(cf.key, c)
 	}
 	if c != nil && !r.cfg.NoIndexes && noneInRange(c, q.Start.UnixNano(), q.End.UnixNano(), q.Service) {
+		return nil
+	}
+	if q.Bytes {
+		// From the counts alone, whole.
+		if c == nil || !c.HasBytes || r.cfg.NoIndexes {
+			return ErrNoByteCounts
+		}
+		if rest, ok := countFromCounts(c, q, t); !ok || len(rest) > 0 {
+			return ErrNoByteCounts
+		}
 		return nil
 	}
 	if c != nil && !r.cfg.NoIndexes && len(q.Contains) == 0 {
@@ -402,6 +437,9 @@ func countFromCounts(c *lake.Counts, q *LogCountQuery, t *tally) (rest [][2]int6
 			k.text, k.num = t.name([]byte(c.Names[e.Text])), e.Number
 		}
 		t.counts[k] += e.N
+		if q.Bytes {
+			t.bytes[k] += e.Bytes
+		}
 	}
 	return rest, true
 }

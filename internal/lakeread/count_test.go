@@ -3,6 +3,7 @@ package lakeread_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -86,6 +87,12 @@ func TestCountLogsAsRecords(t *testing.T) {
 		{base.Add(-time.Hour), base.Add(time.Hour)},                                              // every record
 		{base.Add(2*time.Minute + time.Nanosecond), base.Add(2*time.Minute + 2*time.Nanosecond)}, // one nanosecond
 	}
+	fromCounts, fallbacks := 0, 0
+	defer func() {
+		if fromCounts == 0 || fallbacks == 0 {
+			t.Errorf("bytes: %d answered from the counts, %d refused: both ways not tested", fromCounts, fallbacks)
+		}
+	}()
 	for _, step := range []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute, time.Hour} {
 		buckets := map[string]func(int64) int64{
 			"start": func(ts int64) int64 { return ts / int64(step) },
@@ -103,7 +110,7 @@ func TestCountLogsAsRecords(t *testing.T) {
 					for _, needle := range []string{"", word} {
 						for _, severity := range []bool{true, false} {
 							start, end := rg[0], rg[1]
-							want := map[key]int64{}
+							want, wantBytes := map[key]int64{}, map[key]int64{}
 							for _, rec := range records {
 								if rec.ts < start.UnixNano() || rec.ts >= end.UnixNano() || only != "" && rec.svc != only || !strings.Contains(rec.line, needle) {
 									continue
@@ -113,6 +120,7 @@ func TestCountLogsAsRecords(t *testing.T) {
 									k.text, k.num = rec.text, rec.num
 								}
 								want[k]++
+								wantBytes[k] += int64(len(rec.line))
 							}
 							q := lakeread.LogCountQuery{Start: start, End: end, Bucket: bucket, Severity: severity}
 							if only != "" {
@@ -133,6 +141,32 @@ func TestCountLogsAsRecords(t *testing.T) {
 								if !maps.Equal(got, want) {
 									t.Errorf("%s: step %v, bucket %s, range %d, service %q, needle %q, severity %v: %d counts, want %d\n got  %v\n want %v",
 										rname, step, bname, ri, only, needle, severity, len(got), len(want), sorted(got), sorted(want))
+								}
+								if needle != "" {
+									continue
+								}
+								// The lines' bytes, from the counts alone: whole
+								// minutes in whole buckets, or ErrNoByteCounts.
+								qb := q
+								qb.Bytes = true
+								gotB := map[key]int64{}
+								err = r.CountLogs(context.Background(), "acme", qb, func(c lakeread.LogCount) bool {
+									gotB[key{c.Service, c.SeverityText, c.SeverityNumber, c.Bucket}] += c.Bytes
+									return true
+								})
+								// Minutes (t-1m, t] lie whole in buckets of
+								// whole minutes that end at their ends.
+								whole := rname == "counts" && (ri == 1 || ri == 2) && step >= time.Minute && bname == "end"
+								switch {
+								case errors.Is(err, lakeread.ErrNoByteCounts) && !whole:
+									fallbacks++
+								case err != nil:
+									t.Fatalf("%s: step %v, bucket %s, range %d: bytes: %v", rname, step, bname, ri, err)
+								case !maps.Equal(gotB, wantBytes):
+									t.Errorf("%s: step %v, bucket %s, range %d, service %q, severity %v: bytes\n got  %v\n want %v",
+										rname, step, bname, ri, only, severity, sorted(gotB), sorted(wantBytes))
+								default:
+									fromCounts++
 								}
 							}
 							if ri < 3 && only == "" && severity && len(want) < 3 {

@@ -2,6 +2,7 @@ package lokiapi
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/lakeread"
@@ -56,14 +57,18 @@ func (l lakeSource) Logs(ctx context.Context, tenant string, s eval.Scan, fn fun
 
 // CountLogs counts with lakeread.Reader.CountLogs (eval.Counter): the
 // lake's time, service, severity and, for |= filters, body columns alone.
-func (l lakeSource) CountLogs(ctx context.Context, tenant string, s eval.Scan, bucket func(int64) int64, fn func(*eval.Record, int64, int64) bool) error {
+func (l lakeSource) CountLogs(ctx context.Context, tenant string, s eval.Scan, bucket func(int64) int64, fn func(*eval.Record, int64, int64, int64) bool) error {
 	q := lakeread.LogCountQuery{Start: s.Start, End: s.End, Service: s.Service, Contains: s.Contains, Bucket: bucket,
-		Severity: s.Fields&eval.FieldSeverity != 0}
+		Severity: s.Fields&eval.FieldSeverity != 0, Bytes: s.CountBytes}
 	var rec eval.Record
-	return l.r.CountLogs(ctx, tenant, q, func(c lakeread.LogCount) bool {
+	err := l.r.CountLogs(ctx, tenant, q, func(c lakeread.LogCount) bool {
 		rec = eval.Record{Service: c.Service, SeverityText: c.SeverityText, SeverityNumber: c.SeverityNumber}
-		return fn(&rec, c.Bucket, c.N)
+		return fn(&rec, c.Bucket, c.N, c.Bytes)
 	})
+	if errors.Is(err, lakeread.ErrNoByteCounts) {
+		return eval.ErrNotCountable
+	}
+	return err
 }
 
 // LogStreams returns lakeread.Reader.LogStreams as records.

@@ -35,7 +35,7 @@ type countingSource struct {
 	calls *int
 }
 
-func (c countingSource) CountLogs(ctx context.Context, tenant string, s eval.Scan, bucket func(int64) int64, fn func(*eval.Record, int64, int64) bool) error {
+func (c countingSource) CountLogs(ctx context.Context, tenant string, s eval.Scan, bucket func(int64) int64, fn func(*eval.Record, int64, int64, int64) bool) error {
 	*c.calls++
 	return c.lakeSource.CountLogs(ctx, tenant, s, bucket, fn)
 }

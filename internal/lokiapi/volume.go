@@ -132,13 +132,27 @@ func (h *Handler) volumeOf(r *http.Request, ranged bool) (any, error) {
 			}
 		}
 	}
-	rng, q := p.q.End.Sub(p.q.Start), p.q
-	if ranged {
-		rng = p.q.Step
-	} else {
+	// Steps (or an instant's range) of whole minutes are put on whole
+	// multiples of themselves from the Unix epoch, the range widened to
+	// hold them: the files' counts then answer each window, no line read
+	// (a volume is an estimate in Loki too, from its index).
+	q := p.q
+	if !ranged {
+		q.Step = time.Minute
+	}
+	if q.Step%time.Minute == 0 {
+		step := int64(q.Step)
+		q.Start = time.Unix(0, floorDiv(q.Start.UnixNano(), step)*step)
+		q.End = time.Unix(0, -floorDiv(-q.End.UnixNano(), step)*step)
+		if ranged && q.Start.Before(p.q.Start) {
+			q.Start = q.Start.Add(q.Step) // its window holds the start
+		}
+	}
+	rng := q.Step
+	if !ranged {
 		// An instant query at the end over the whole range.
-		rng = max(rng, time.Millisecond)
-		q.Start, q.Instant = q.End, true
+		rng = max(q.End.Sub(q.Start), time.Millisecond)
+		q.Start, q.Instant, q.Step = q.End, true, 0
 	}
 	q.Expr = &logql.VectorAggregation{Op: "sum", Grouping: &logql.Grouping{Labels: group},
 		Inner: &logql.RangeAggregation{Op: "bytes_over_time", Range: &logql.LogRange{Query: p.sel, Range: rng}}}
@@ -208,4 +222,13 @@ func byLabelName(in []eval.Series, names []string) []eval.Series {
 		out = append(out, s)
 	}
 	return out
+}
+
+// floorDiv is a/b rounded toward minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }

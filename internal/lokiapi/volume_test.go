@@ -29,11 +29,13 @@ func TestVolume(t *testing.T) {
 			bytesOf[s.service] += int64(len(s.line))
 		}
 	}
-	// inStep is the bytes of service's lines in (t-30m, t], t Unix seconds.
+	// inStep is the bytes of service's lines in (t-step, t], t Unix
+	// seconds.
+	stepSec := int64(30 * 60)
 	inStep := func(service string, t int64) int64 {
 		var n int64
 		for _, s := range sent {
-			if s.service == service && s.t > (t-30*60)*1e9 && s.t <= t*1e9 {
+			if s.service == service && s.t > (t-stepSec)*1e9 && s.t <= t*1e9 {
 				n += int64(len(s.line))
 			}
 		}
@@ -92,19 +94,30 @@ func TestVolume(t *testing.T) {
 	if code, body := get(t, base, "/loki/api/v1/index/volume_range", params, &v); code != http.StatusOK || v.Data.ResultType != "matrix" {
 		t.Fatalf("volume_range: %d %s", code, body)
 	}
-	n := 0
-	for _, r := range v.Data.Result {
-		for _, p := range r.Values {
-			got, _ := strconv.ParseInt(p[1].(string), 10, 64)
-			if want := inStep(r.Metric["service_name"], int64(p[0].(float64))); got != want {
-				t.Errorf("%v at %v: %d, want %d", r.Metric, p[0], got, want)
+	check := func(what string) {
+		n := 0
+		for _, r := range v.Data.Result {
+			for _, p := range r.Values {
+				got, _ := strconv.ParseInt(p[1].(string), 10, 64)
+				if want := inStep(r.Metric["service_name"], int64(p[0].(float64))); got != want {
+					t.Errorf("%s: %v at %v: %d, want %d", what, r.Metric, p[0], got, want)
+				}
+				n++
 			}
-			n++
+		}
+		if n < 4 {
+			t.Errorf("%s: %d points in the range", what, n)
 		}
 	}
-	if n < 4 {
-		t.Errorf("%d points in the range", n)
+	check("whole minutes (the files' counts)")
+	// Steps that cut minutes: the lines are read instead.
+	params.Set("start", strconv.FormatInt(from.Add(7*time.Second).UnixNano(), 10))
+	params.Set("step", "90s")
+	stepSec = 90
+	if code, body := get(t, base, "/loki/api/v1/index/volume_range", params, &v); code != http.StatusOK {
+		t.Fatalf("volume_range: %d %s", code, body)
 	}
+	check("steps cutting minutes (the lines)")
 	for _, bad := range []string{"query=%7Bservice_name%3D%22x%22%7D+%7C%3D+%22a%22", "query=%7Ba%3D%22b%22%7D&aggregateBy=streams", "query=%7Ba%3D%22b%22%7D&targetLabels=a.b", "query=%7Ba%3D%22b%22%7D&limit=0", ""} {
 		resp, err := http.Get(base + "/loki/api/v1/index/volume?" + bad)
 		if err != nil {

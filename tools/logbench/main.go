@@ -26,6 +26,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -110,6 +113,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&logs, "logs", 10_000_000, "log records of the lake built")
 	fs.IntVar(&queries, "queries", 50, "queries of each kind measured (after 5 to warm up)")
 	fs.StringVar(&python, "python", "", "a Python with duckdb, to run DuckDB on the same queries")
+	kindList := "grep,volume,bytes,fields,patterns"
+	fs.StringVar(&kindList, "kinds", kindList, "the kinds of query run (grep, volume; Drilldown's bytes, fields, patterns)")
 	var cpuprofile string
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the engine's queries to this file")
 	if err := fs.Parse(args); err != nil {
@@ -120,6 +125,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if dir == "" || fs.NArg() > 0 || logs < 1 || queries < 1 {
 		return usageError{err: errors.New("--dir is required; --logs and --queries must be positive")}
+	}
+	kinds := strings.Split(kindList, ",")
+	for _, k := range kinds {
+		if !slices.Contains([]string{"grep", "volume", "bytes", "fields", "patterns"}, k) {
+			return usageError{err: fmt.Errorf("--kinds: unknown kind %q", k)}
+		}
 	}
 	meta := filepath.Join(dir, "logbench.json")
 	var info struct {
@@ -200,11 +211,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	const needle = "deadline exceeded"
 	rng := rand.New(rand.NewPCG(1, 2))
 	var qs []benchQ
-	for _, kind := range []string{"grep", "volume"} {
+	for _, kind := range kinds {
 		for range queries + 5 {
 			svc := info.Services[rng.IntN(len(info.Services))]
 			q := benchQ{Kind: kind, Service: svc, End: info.End.Add(time.Second)}
-			if kind == "grep" {
+			if kind == "grep" || kind == "fields" || kind == "patterns" {
 				q.Needle, q.Start = needle, q.End.Add(-time.Hour)
 			} else {
 				// Whole minutes, so that the engine's windows and DuckDB's
@@ -246,9 +257,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ours := map[string][]time.Duration{}
 	oursRows := map[string][]int{}
 	var oursLines []int // the lines each volume query counted
+	var oursBytes []int // the bytes each bytes query summed
 	seen := map[string]int{}
 	fmt.Fprintf(stderr, "logbench: %d queries with the Loki API's engine\n", len(qs))
+	api := lokiapi.DefaultConfig()
+	api.Reader, api.Tenant = r, "default"
+	handler, err := lokiapi.New(api)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	handler.Register(mux)
 	for _, q := range qs {
+		if q.Kind == "bytes" || q.Kind == "fields" || q.Kind == "patterns" {
+			// Drilldown's endpoints, through the API's handler in
+			// process: what serve answers, JSON included.
+			d, n, total, err := drilldown(mux, q.Kind, q.Service, q.Start, q.End)
+			if err != nil {
+				return err
+			}
+			if seen[q.Kind]++; seen[q.Kind] > 5 {
+				ours[q.Kind] = append(ours[q.Kind], d)
+				oursRows[q.Kind] = append(oursRows[q.Kind], n)
+				if q.Kind == "bytes" {
+					oursBytes = append(oursBytes, total)
+				}
+			}
+			continue
+		}
 		var text string
 		var lq eval.Query
 		if q.Kind == "grep" {
@@ -313,6 +349,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Rows    struct {
 				Grep   []int    `json:"grep"`
 				Volume [][2]int `json:"volume"` // cells, lines
+				Bytes  [][2]int `json:"bytes"`  // cells, bytes
 			} `json:"rows"`
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
@@ -335,11 +372,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("the engine and DuckDB gave different answers: grep lines %v and %v; volume cells %v and %v, lines counted %v and %v",
 				oursRows["grep"], res.Rows.Grep, oursRows["volume"], cells, oursLines, counted)
 		}
+		var bcells, bsum []int
+		for _, v := range res.Rows.Bytes {
+			bcells, bsum = append(bcells, v[0]), append(bsum, v[1])
+		}
+		if slices.Contains(kinds, "bytes") && (!slices.Equal(oursRows["bytes"], bcells) || !slices.Equal(oursBytes, bsum)) {
+			return fmt.Errorf("volume_range and DuckDB gave different answers: cells %v and %v, bytes %v and %v", oursRows["bytes"], bcells, oursBytes, bsum)
+		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "query\tengine\tqueries\trows\tP50 ms\tP99 ms\tmean ms\tP50 ratio\t\n")
-	for _, k := range []string{"grep", "volume"} {
-		name := map[string]string{"grep": `|= over 1 h, limit 1000`, "volume": "count by severity, 1m steps over 6 h"}[k]
+	for _, k := range kinds {
+		name := map[string]string{"grep": `|= over 1 h, limit 1000`, "volume": "count by severity, 1m steps over 6 h",
+			"bytes": "volume_range of every service, 1m steps over 6 h", "fields": "detected_fields of a service, 1 h",
+			"patterns": "patterns of a service, 1 h"}[k]
 		p50 := benchstats.Percentile(ours[k], 50)
 		fmt.Fprintf(tw, "%s\tlokiapi\t%d\t%d\t%s\t%s\t%s\t\t\n", name, len(ours[k]), benchstats.Sum(oursRows[k]), benchstats.MS(p50), benchstats.MS(benchstats.Percentile(ours[k], 99)), benchstats.MS(benchstats.Mean(ours[k])))
 		if d := theirs[k]; len(d) > 0 {
@@ -349,4 +395,69 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(tw, "lake: %d logs, %s; largest heap during the queries: %.0f MiB\t\t\t\t\t\t\t\t\n", info.Logs, dir, float64(peak.Load())/(1<<20))
 	return tw.Flush()
+}
+
+// drilldown times one of Logs Drilldown's requests through the Loki
+// API's handler: bytes, /index/volume_range of every service over
+// [start, end) at 1-minute steps (it returns the points and the bytes
+// summed); fields, /detected_fields of service over the range (the
+// fields); patterns, /patterns of service over the range (the patterns).
+func drilldown(mux *http.ServeMux, kind, service string, start, end time.Time) (d time.Duration, n, total int, err error) {
+	p := url.Values{"start": {fmt.Sprint(start.UnixNano())}, "end": {fmt.Sprint(end.UnixNano())}}
+	path := ""
+	switch kind {
+	case "bytes":
+		// volume_range's windows end at each step: from a minute after
+		// start, as the volume query's (and DuckDB's buckets).
+		p.Set("start", fmt.Sprint(start.Add(time.Minute).UnixNano()))
+		p.Set("end", fmt.Sprint(end.UnixNano()))
+		path, p["query"], p["step"], p["targetLabels"], p["limit"] = "/loki/api/v1/index/volume_range", []string{`{service_name=~".+"}`}, []string{"60s"}, []string{"service_name"}, []string{"1000"}
+	case "fields":
+		path, p["query"] = "/loki/api/v1/detected_fields", []string{fmt.Sprintf(`{service_name=%q}`, service)}
+	case "patterns":
+		path, p["query"] = "/loki/api/v1/patterns", []string{fmt.Sprintf(`{service_name=%q}`, service)}
+	}
+	req := httptest.NewRequest(http.MethodGet, path+"?"+p.Encode(), nil)
+	rec := httptest.NewRecorder()
+	t := time.Now()
+	mux.ServeHTTP(rec, req)
+	d = time.Since(t)
+	if rec.Code != http.StatusOK {
+		return d, 0, 0, fmt.Errorf("%s: %d %s", path, rec.Code, rec.Body.String())
+	}
+	var body struct {
+		Data   json.RawMessage `json:"data"`
+		Fields []any           `json:"fields"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		return d, 0, 0, err
+	}
+	switch kind {
+	case "bytes":
+		var m struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(body.Data, &m); err != nil {
+			return d, 0, 0, err
+		}
+		for _, s := range m.Result {
+			for _, v := range s.Values {
+				n++
+				var b int
+				fmt.Sscan(v[1].(string), &b)
+				total += b
+			}
+		}
+	case "fields":
+		n = len(body.Fields)
+	case "patterns":
+		var ps []any
+		if err := json.Unmarshal(body.Data, &ps); err != nil {
+			return d, 0, 0, err
+		}
+		n = len(ps)
+	}
+	return d, n, total, nil
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -149,18 +150,20 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 		}
 		return true
 	}
+	counted := false
 	if counter, ok := ev.e.src.(Counter); ok && countable(x, s) {
 		// Counts per service, severity and bucket of the step grid,
 		// from the source's columns alone: no record decoded.
 		bucket := gridBucket(ev.steps, int64(rng), int64(off))
 		cs := s.lq // FieldSeverity only if the grouping needs it (fieldsFor sets it as a placeholder too)
 		cs.Fields &^= FieldSeverity
+		cs.CountBytes = op.lineBytes
 		for _, name := range group.Labels {
 			if name == "severity_text" || name == "severity_number" || name == "detected_level" {
 				cs.Fields |= FieldSeverity
 			}
 		}
-		err = counter.CountLogs(ctx, ev.q.Tenant, cs, bucket, func(r *Record, b, n int64) bool {
+		err = counter.CountLogs(ctx, ev.q.Tenant, cs, bucket, func(r *Record, b, n, bytes int64) bool {
 			ev.stats.Lines += n
 			ls := make([]Label, 0, len(group.Labels))
 			for _, name := range group.Labels {
@@ -168,9 +171,20 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 					ls = append(ls, Label{name, val})
 				}
 			}
+			if op.lineBytes {
+				ev.stats.Bytes += bytes
+				return add(labelsOf(ls), b, float64(bytes), 1)
+			}
 			return add(labelsOf(ls), b, 1, n)
 		})
-	} else if s.lq.Fields != AllFields {
+		counted = !errors.Is(err, ErrNotCountable)
+		if !counted {
+			err = nil
+		}
+	}
+	switch {
+	case counted:
+	case s.lq.Fields != AllFields:
 		// The few fields the grouping needs, and line filters alone: no
 		// labels map per record.
 		scratch := &entry{labels: map[string]string{}}
@@ -195,7 +209,7 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 			}
 			return add(labelsOf(ls), r.Time, v, 1)
 		})
-	} else {
+	default:
 		err = ev.each(ctx, s, func(e *entry) bool {
 			v := 1.0
 			if u := x.Range.Unwrap; u != nil {
@@ -283,6 +297,11 @@ func (ev *evaluator) rangeAgg(ctx context.Context, x *logql.RangeAggregation, gr
 // (fieldsFor narrowed to the line and severity at most), with |= filters alone, each
 // tested on the line by the source (Scan.Contains).
 func countable(x *logql.RangeAggregation, s *selection) bool {
+	if x.Op == "bytes_over_time" || x.Op == "bytes_rate" {
+		// The lines' bytes: of a selector alone (a filter would need
+		// the lines read).
+		return len(x.Range.Query.Pipeline) == 0 && s.lq.Fields != AllFields && s.lq.Fields&^(FieldLine|FieldSeverity) == 0
+	}
 	if x.Op != "count_over_time" && x.Op != "rate" || s.lq.Fields == AllFields || s.lq.Fields&^(FieldLine|FieldSeverity) != 0 {
 		return false
 	}

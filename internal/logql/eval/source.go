@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"time"
 )
@@ -24,16 +25,24 @@ type Source interface {
 // CountLogs). The engine uses it, when its Source has it, for the range
 // aggregations whose answer is a count of records per service and
 // severity: count_over_time and rate over a selector with |= filters
-// alone, summed by service_name, severity or detected_level.
+// alone, summed by service_name, severity or detected_level; and
+// bytes_over_time and bytes_rate of a selector alone, when the source
+// can sum the lines' bytes (s.CountBytes; else ErrNotCountable, and the
+// engine reads the lines).
 type Counter interface {
 	// CountLogs counts the records of tenant that s selects by service,
 	// severity (when s.Fields has FieldSeverity; else every count's
 	// severity is empty) and bucket(time), and calls fn with
 	// each count's record (only Service, SeverityText and SeverityNumber
-	// set; fn must not keep it), bucket and number; fn returns false to
-	// stop.
-	CountLogs(ctx context.Context, tenant string, s Scan, bucket func(t int64) int64, fn func(r *Record, bucket, n int64) bool) error
+	// set; fn must not keep it), bucket, number and, with s.CountBytes,
+	// the bytes of their lines; fn returns false to stop.
+	CountLogs(ctx context.Context, tenant string, s Scan, bucket func(t int64) int64, fn func(r *Record, bucket, n, bytes int64) bool) error
 }
+
+// ErrNotCountable is a Counter's error for a count it cannot give from
+// what it keeps (the bytes of lines it did not tally): the engine reads
+// the records instead. Nothing was handed to fn.
+var ErrNotCountable = errors.New("eval: the source cannot count this")
 
 // Scan is what a query asks a Source for: records in a time range, with
 // the filters the source tests before it decodes the rest of a record.
@@ -64,6 +73,8 @@ type Scan struct {
 	// Newest asks for the records newest first, Oldest oldest first (a
 	// log query stops at its limit); neither: any order.
 	Newest, Oldest bool
+	// CountBytes asks a Counter for the bytes of the lines too.
+	CountBytes bool
 	// Limit, if positive, is how many records the query takes before it
 	// may stop (a log query's line limit): a source that reads ahead of
 	// the callback waits for its verdict once that many were handed over,
