@@ -187,7 +187,9 @@ FUZZ_TARGETS := \
 	./internal/serve/:FuzzParseLakeURL ./internal/lake/:FuzzDataFiles ./internal/lake/:FuzzParseFile ./internal/lake/:FuzzParseCounts \
 	./otlpwire/:FuzzRoute ./internal/forward/:FuzzResponses \
 	./internal/traceql/:FuzzParse ./internal/traceql/eval/:FuzzTraceQL ./internal/traceql/eval/:FuzzMetricsSpanwise \
-	./internal/tempohttp/:FuzzSearchParams ./internal/lake/:FuzzReadTraceIDs
+	./internal/tempohttp/:FuzzSearchParams ./internal/lake/:FuzzReadTraceIDs \
+	./internal/lokipush/:FuzzProto ./internal/lokipush/:FuzzJSON ./internal/receiver/:FuzzLokiPush \
+	./internal/lokiapi/:FuzzDrilldownParams ./internal/logpattern/:FuzzMiner
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
