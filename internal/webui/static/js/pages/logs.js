@@ -41,6 +41,7 @@ export async function render(main) {
   const insightTabs = h("div.tabs");
   let insightTab = params.get("tab", "fields");
   let insightGen = 0; // the latest drawing of the insight panel
+  let insightOf = null; // the query the insight panel is drawn for
   const out = h("div");
   const lines = h("div.log-lines");
   limit.addEventListener("change", () => run(true));
@@ -89,6 +90,7 @@ export async function render(main) {
 
   async function run(push) {
     const q = ta.value.trim();
+    delete insight.dataset.query; // the panel is the last query's until this one draws it
     writeURL(push);
     for (const c of charts) c.destroy();
     charts = [];
@@ -227,30 +229,37 @@ export async function render(main) {
   // drawInsight fills the tabs beside the lines: services by volume, the
   // query's fields, its patterns. Each loads when its tab opens.
   function drawInsight(q, startNs, endNs, w, signal) {
-    const tabs = [["fields", "Fields"], ["patterns", "Patterns"], ["services", "Services"]];
-    const show = async (name) => {
-      insightTab = name;
-      writeURL(false);
-      const gen = ++insightGen;
-      delete insight.dataset.query;
-      for (const b of insightTabs.children) b.classList.toggle("active", b.dataset.tab === name);
-      clear(insight, h("p.note", null, "Loading…"));
-      let content;
-      try {
-        if (name === "fields") content = await drawFields(q, startNs, endNs, signal);
-        else if (name === "patterns") content = await drawPatterns(q, startNs, endNs, w, signal);
-        else content = await drawServices(startNs, endNs, signal);
-      } catch (e) {
-        content = e.name === "AbortError" ? null : alertBox(e);
-      }
-      // A newer tab or query has the panel now.
-      if (content && gen === insightGen && !signal.aborted) {
-        clear(insight, content);
-        if (name === "fields") insight.dataset.query = q;
-      }
-    };
-    clear(insightTabs, tabs.map(([name, label]) => h("button", { dataset: { tab: name }, onclick: () => show(name) }, label)));
-    show(insightTab);
+    insightOf = { q, startNs, endNs, w, signal };
+    if (!insightTabs.children.length) {
+      // The tabs, made once: a click draws the tab for the latest query.
+      const tabs = [["fields", "Fields"], ["patterns", "Patterns"], ["services", "Services"]];
+      clear(insightTabs, tabs.map(([name, label]) => h("button", { dataset: { tab: name }, onclick: () => showInsight(name) }, label)));
+    }
+    showInsight(insightTab);
+  }
+
+  async function showInsight(name) {
+    const { q, startNs, endNs, w, signal } = insightOf;
+    insightTab = name;
+    writeURL(false);
+    const gen = ++insightGen;
+    delete insight.dataset.query;
+    for (const b of insightTabs.children) b.classList.toggle("active", b.dataset.tab === name);
+    clear(insight, h("p.note", null, "Loading…"));
+    let content;
+    try {
+      if (name === "fields") content = await drawFields(q, startNs, endNs, signal);
+      else if (name === "patterns") content = await drawPatterns(q, startNs, endNs, w, signal);
+      else content = await drawServices(startNs, endNs, signal);
+    } catch (e) {
+      content = e.name === "AbortError" ? null : alertBox(e);
+    }
+    // A newer tab or query has the panel now.
+    if (content && gen === insightGen && !signal.aborted) {
+      clear(insight, content);
+      insight.dataset.query = q;
+      insight.dataset.tab = name;
+    }
   }
 
   async function drawFields(q, startNs, endNs, signal) {
