@@ -99,6 +99,9 @@ type Config struct {
 		// Queries is the read APIs' budget (querybudget.Config): its
 		// Memory is the queries' share of the memory ceiling.
 		Queries QueryLimits `yaml:"queries"`
+		// LokiPush are the limits of Loki push requests, by the names of
+		// Loki's limits_config (lokipush.Limits; Loki's defaults).
+		LokiPush LokiPushLimits `yaml:"loki_push"`
 	} `yaml:"limits"`
 	Metrics MetricsConfig `yaml:"metrics"`
 	Spool   SpoolConfig   `yaml:"spool"`
@@ -112,6 +115,25 @@ type Config struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
 	unsetEnv []string // references LoadFile expanded from unset variables, for New to log
+}
+
+// LokiPushLimits are what a Loki push's streams and entries may hold
+// (lokipush.Limits); past them an entry, or a stream, is refused with
+// Loki's 400 and reason, the others stored.
+type LokiPushLimits struct {
+	MaxLineSize            ByteSize      `yaml:"max_line_size"`
+	MaxLabelNamesPerSeries int           `yaml:"max_label_names_per_series"`
+	MaxLabelNameLength     int           `yaml:"max_label_name_length"`
+	MaxLabelValueLength    int           `yaml:"max_label_value_length"`
+	RejectOldSamplesMaxAge time.Duration `yaml:"reject_old_samples_max_age"`
+	CreationGracePeriod    time.Duration `yaml:"creation_grace_period"`
+}
+
+// lokipush is l as lokipush's limits.
+func (l LokiPushLimits) lokipush() lokipush.Limits {
+	return lokipush.Limits{MaxLineBytes: int(l.MaxLineSize), MaxLabelNames: l.MaxLabelNamesPerSeries,
+		MaxLabelNameBytes: l.MaxLabelNameLength, MaxLabelValueBytes: l.MaxLabelValueLength,
+		MaxAge: l.RejectOldSamplesMaxAge, MaxAhead: l.CreationGracePeriod}
 }
 
 // MetricsConfig sets the Prometheus TSDB metrics are stored in, under
@@ -232,6 +254,10 @@ func DefaultConfig() Config {
 	c.Limits.MaxInflight = ByteSize(rc.MaxInflightBytes)
 	c.Limits.RetryAfter = rc.RetryAfter
 	c.Limits.MaxServices = 1000
+	ll := lokipush.DefaultLimits()
+	c.Limits.LokiPush = LokiPushLimits{MaxLineSize: ByteSize(ll.MaxLineBytes), MaxLabelNamesPerSeries: ll.MaxLabelNames,
+		MaxLabelNameLength: ll.MaxLabelNameBytes, MaxLabelValueLength: ll.MaxLabelValueBytes,
+		RejectOldSamplesMaxAge: ll.MaxAge, CreationGracePeriod: ll.MaxAhead}
 	qc := querybudget.DefaultConfig()
 	rl := readapi.DefaultLimits()
 	c.Limits.Queries = QueryLimits{ // max_concurrent 0: from the processors (querybudget.DefaultConfig)
@@ -363,7 +389,7 @@ func (c Config) receiverConfig() receiver.Config {
 		IdleTimeout:          c.OTLP.HTTP.IdleTimeout,
 		RetryAfter:           c.Limits.RetryAfter,
 		CORS:                 c.OTLP.HTTP.CORS,
-		Loki:                 lokipush.DefaultLimits(),
+		Loki:                 c.Limits.LokiPush.lokipush(),
 	}
 }
 

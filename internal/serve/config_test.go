@@ -146,3 +146,22 @@ func FuzzParseLakeURL(f *testing.F) {
 		}
 	})
 }
+
+// TestLokiPushLimits: limits.loki_push reaches the receiver's Loki
+// limits, key by key, and a limit that is not positive is refused.
+func TestLokiPushLimits(t *testing.T) {
+	c := DefaultConfig()
+	c.DataDir = t.TempDir()
+	if _, err := decodeConfig([]byte("limits:\n  loki_push:\n    max_line_size: 1KiB\n    max_label_names_per_series: 30\n    max_label_name_length: 64\n    max_label_value_length: 128\n    reject_old_samples_max_age: 2h\n    creation_grace_period: 1m\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	got := c.receiverConfig().Loki
+	if got.MaxLineBytes != 1024 || got.MaxLabelNames != 30 || got.MaxLabelNameBytes != 64 || got.MaxLabelValueBytes != 128 ||
+		got.MaxAge != 2*time.Hour || got.MaxAhead != time.Minute {
+		t.Errorf("receiver's Loki limits %+v", got)
+	}
+	c.Limits.LokiPush.MaxLabelNamesPerSeries = 0
+	if err := c.Validate(); err == nil {
+		t.Error("max_label_names_per_series 0 accepted")
+	}
+}
