@@ -11,9 +11,6 @@ TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 JAEGER := $(CURDIR)/bin/jaeger-v1.76.0
 # SeaweedFS (an S3-compatible object store), pinned by tools/seaweedfs/go.mod.
 WEED := $(CURDIR)/bin/weed-20261109003541
-# A Loki push client (Grafana's loki-client-go: snappy protobuf), pinned by
-# tools/lokiclient/go.mod.
-LOKICLIENT := $(CURDIR)/bin/lokiclient-e119d400c3a5
 
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
@@ -71,14 +68,14 @@ test:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_LOKICLIENT=$(LOKICLIENT) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/licensecheck (its own module)); cd tools/licensecheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(LOKICLIENT) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), promtool, prometheus, jaeger, weed (SeaweedFS), lokiclient and Spark's s3a jars in bin/; chromium and java in /usr/bin"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium and java in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -105,12 +102,6 @@ $(WEED): tools/seaweedfs/go.mod
 	mkdir -p $(CURDIR)/bin/tmp && \
 	(cd tools/seaweedfs && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
 	mv $(CURDIR)/bin/tmp/weed $@ && $(DONE) "(weed)"
-
-$(LOKICLIENT): tools/lokiclient/go.mod tools/lokiclient/main.go
-	$(call PHASE,peers: building lokiclient (Grafana's loki-client-go) from tools/lokiclient (go build; ~20 MB)); \
-	mkdir -p $(CURDIR)/bin/tmp && \
-	(cd tools/lokiclient && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/lokiclient .) && \
-	mv $(CURDIR)/bin/tmp/lokiclient $@ && $(DONE) "(lokiclient)"
 
 $(PYVENV)/.installed: requirements-test.txt
 	$(call PHASE,peers: installing the Python venv from requirements-test.txt (pip; ~900 MB with pyspark)); \

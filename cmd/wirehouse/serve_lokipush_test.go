@@ -107,66 +107,6 @@ func TestServeLokiPushClients(t *testing.T) {
 	}
 }
 
-// TestServeLokiClientGo: Grafana's Go client (loki-client-go, snappy
-// protobuf, batched) pushes to serve's OTLP/HTTP port for a tenant named
-// by X-Scope-OrgID; every line reads back once in that tenant, with its
-// labels and structured metadata, and the default tenant sees none.
-func TestServeLokiClientGo(t *testing.T) {
-	client := peerFromEnv(t, "WIREHOUSE_LOKICLIENT", "builds tools/lokiclient (loki-client-go)")
-	addrs := startServe(t, "--lake-max-delay", "1h")
-	const n = 500
-	out, err := exec.Command(client, "--url", "http://"+addrs["OTLP/HTTP"]+"/loki/api/v1/push", "--lines", strconv.Itoa(n),
-		"--job", "goclient", "--tenant", "team-go").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "pushed") {
-		t.Fatalf("lokiclient: %v\n%s", err, out)
-	}
-	now := time.Now()
-	params := url.Values{"query": {`{job="goclient"}`}, "limit": {"5000"},
-		"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}, "end": {strconv.FormatInt(now.Add(time.Minute).UnixNano(), 10)}}
-	read := func(tenant string) map[string]int {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addrs["admin HTTP"]+"/loki/api/v1/query_range?"+params.Encode(), nil)
-		req.Header.Set("X-Scope-OrgID", tenant)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body struct {
-			Data struct {
-				Result []struct {
-					Stream map[string]string `json:"stream"`
-					Values [][2]string       `json:"values"`
-				} `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("query_range as %s: %d %v", tenant, resp.StatusCode, err)
-		}
-		lines := map[string]int{}
-		for _, s := range body.Data.Result {
-			for _, v := range s.Values {
-				if want := "loki-client-go line " + s.Stream["line_id"]; v[1] != want || s.Stream["client"] != "loki-client-go" || s.Stream["service_name"] != "goclient" {
-					t.Errorf("stream %v holds %q", s.Stream, v[1])
-				}
-				lines[v[1]]++
-			}
-		}
-		return lines
-	}
-	got := read("team-go")
-	for i := range n {
-		if c := got[fmt.Sprintf("loki-client-go line %d", i)]; c != 1 {
-			t.Errorf("line %d read %d times", i, c)
-		}
-	}
-	if len(got) != n {
-		t.Errorf("%d distinct lines read back, want %d", len(got), n)
-	}
-	if other := read("default"); len(other) != 0 {
-		t.Errorf("the default tenant reads %d of team-go's lines", len(other))
-	}
-}
-
 // lokiPushBody is a snappy protobuf push of one stream {job="kill"} of a
 // line a id, each with structured metadata test.id=<id>, at now.
 func lokiPushBody(ids []int64) []byte {

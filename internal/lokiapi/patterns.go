@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/logpattern"
 	"github.com/wirehouse/wirehouse/internal/logql"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
@@ -21,7 +22,9 @@ import (
 // step (step, else the range in about 250 steps, at least a second),
 // the most frequent first: {"status": "success", "data": [{"pattern",
 // "samples": [[unix seconds, count], ...]}]}. Patterns past the miner's
-// 1,000 are not answered (their lines not counted).
+// 1,000 are not answered (their lines not counted); the patterns and
+// counts are charged to the query's ticket (past it, the query's limit
+// error).
 func (h *Handler) patterns(r *http.Request) (any, error) {
 	q := Query{Tenant: tenant.FromContext(r.Context())}
 	text := r.FormValue("query")
@@ -55,6 +58,18 @@ func (h *Handler) patterns(r *http.Request) (any, error) {
 	m := logpattern.New(logpattern.DefaultConfig())
 	counts := map[*logpattern.Pattern]map[int64]int64{} // by step start, Unix seconds
 	start := q.Start.UnixNano()
+	// What the patterns and their counts hold is charged to the query's
+	// ticket (a pattern's words and a count a step, roughly).
+	tk := querybudget.FromContext(r.Context())
+	var charged int64
+	defer func() { tk.Release(charged) }()
+	var chargeErr error
+	charge := func(n int64) bool {
+		if chargeErr = tk.Charge(n); chargeErr == nil {
+			charged += n
+		}
+		return chargeErr == nil
+	}
 	if _, err := h.eng.Lines(ctx, q, func(ts int64, line []byte) bool {
 		p := m.Add(line)
 		if p == nil {
@@ -62,6 +77,9 @@ func (h *Handler) patterns(r *http.Request) (any, error) {
 		}
 		c := counts[p]
 		if c == nil {
+			if !charge(int64(256 + len(p.String()))) {
+				return false
+			}
 			c = map[int64]int64{}
 			counts[p] = c
 		}
@@ -69,10 +87,17 @@ func (h *Handler) patterns(r *http.Request) (any, error) {
 		if ts < start {
 			k--
 		}
-		c[(start+k*int64(step))/1e9]++
+		t := (start + k*int64(step)) / 1e9
+		if _, ok := c[t]; !ok && !charge(48) {
+			return false
+		}
+		c[t]++
 		return true
 	}); err != nil {
 		return nil, err
+	}
+	if chargeErr != nil {
+		return nil, chargeErr
 	}
 	// Patterns that came to read alike are one.
 	byText := map[string]map[int64]int64{}

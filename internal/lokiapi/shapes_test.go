@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +138,41 @@ func TestDrilldownShapes(t *testing.T) {
 		}
 		if err := shapeOf(c.path, got, want); err != nil {
 			t.Errorf("%v\n%.400s", err, b)
+		}
+	}
+}
+
+// TestDrilldownTenants: another tenant (X-Scope-OrgID) sees nothing of
+// the default tenant's logs through the new endpoints.
+func TestDrilldownTenants(t *testing.T) {
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	base, _ := lokiServer(t, synth.Logs(synth.Config{Seed: 5, Resources: 2, ScopesPerResource: 1, TotalRecords: 200, Start: start}))
+	p := url.Values{"query": {`{service_name=~".+"}`}, "start": {strconv.FormatInt(start.Add(-time.Minute).UnixNano(), 10)},
+		"end": {strconv.FormatInt(start.Add(time.Hour).UnixNano(), 10)}, "step": {"60s"}}
+	for _, path := range []string{"/loki/api/v1/index/volume", "/loki/api/v1/index/volume_range", "/loki/api/v1/detected_labels",
+		"/loki/api/v1/detected_fields", "/loki/api/v1/detected_field/detected_level/values", "/loki/api/v1/patterns"} {
+		body := map[string]string{}
+		for _, tenant := range []string{"default", "other"} {
+			req, _ := http.NewRequest(http.MethodGet, base+path+"?"+p.Encode(), nil)
+			req.Header.Set("X-Scope-OrgID", tenant)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s as %s: %d %s", path, tenant, resp.StatusCode, b)
+			}
+			body[tenant] = string(b)
+		}
+		for _, name := range []string{"service_name", "detected_level", "pattern"} {
+			if strings.Contains(body["default"], name) && strings.Contains(body["other"], name) {
+				t.Errorf("%s: the other tenant's answer names %s: %.300s", path, name, body["other"])
+			}
+		}
+		if len(body["other"]) >= len(body["default"]) {
+			t.Errorf("%s: the other tenant's answer is as long as the owner's:\n%.300s", path, body["other"])
 		}
 	}
 }

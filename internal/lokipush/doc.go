@@ -6,8 +6,7 @@
 // credentials, tenants, in-flight budget and acknowledgement.
 //
 // Two bodies, from Loki's HTTP API documentation (Loki is AGPL-3.0: none
-// of its code; the protobuf's field numbers are those of its Apache-2.0
-// pkg/push module):
+// of its code, and no module of its repository, is used here):
 //
 //   - protobuf (application/x-protobuf): PushRequest{streams=1
 //     StreamAdapter{labels=1 "{a=\"b\"}", entries=2 EntryAdapter{
@@ -45,10 +44,9 @@
 // limit is left out whole. A body that does not decode is an error
 // (ErrMalformed), nothing of it kept. The defaults are Loki's.
 //
-// TestOracleLokiReceiver holds the mapping to the Collector's: random
-// pushes encoded by Loki's push package read here and by
-// pkg/translator/loki v0.158.0's PushRequestToLogs (what lokireceiver
-// runs; the module proxy here serves no lokireceiver from v0.157.0 on, so
-// no Collector is built) give the same records field by field, labels and
-// metadata taken together. FuzzProto and FuzzJSON feed any bytes.
+// TestRandomPushes holds the mapping: random pushes, as protobuf and as
+// JSON, give the records their generator says, field by field. The
+// Collector's lokireceiver is no oracle here: the module proxy serves
+// none from v0.157.0 on, and it links Loki's push package. FuzzProto and
+// FuzzJSON feed any bytes.
 package lokipush
