@@ -14,6 +14,9 @@ WEED := $(CURDIR)/bin/weed-20261109003541
 
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
+# winston-loki (MIT) and its snappy binding from npm: a Node.js Loki client
+# pushing protobuf + snappy (tools/lokipush-node/package-lock.json).
+NODE_LOKIPUSH := $(CURDIR)/tools/lokipush-node
 
 # promtool and the Prometheus server from Debian's prometheus package (2.42):
 # promtool queries the PromQL API in the tests, the server scrapes serve and
@@ -68,14 +71,14 @@ test:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_NODE_LOKIPUSH=$(NODE_LOKIPUSH) WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/licensecheck (its own module)); cd tools/licensecheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium and java in /usr/bin"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(NODE_LOKIPUSH)/node_modules/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), winston-loki (npm), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium and java in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -108,6 +111,11 @@ $(PYVENV)/.installed: requirements-test.txt
 	python3 -m venv $(PYVENV) && \
 	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-test.txt && \
 	touch $@ && $(DONE) "(python venv)"
+
+$(NODE_LOKIPUSH)/node_modules/.installed: $(NODE_LOKIPUSH)/package-lock.json
+	$(call PHASE,peers: installing winston-loki from tools/lokipush-node/package-lock.json (npm ci; ~10 MB)); \
+	(cd $(NODE_LOKIPUSH) && npm ci --no-audit --no-fund --loglevel=error) && \
+	touch $@ && $(DONE) "(winston-loki)"
 
 # apt-get runs one at a time (Debian's lock): chromium, then java, then
 # the prometheus package.

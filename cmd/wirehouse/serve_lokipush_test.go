@@ -205,3 +205,58 @@ func TestServeLokiPushKill9(t *testing.T) {
 		t.Errorf("%d acknowledged lines missing, %d lines duplicated", missing, dup)
 	}
 }
+
+// TestServeLokiPushWinston: winston-loki, a Node.js Loki client from npm,
+// pushes protobuf + snappy (its default) to serve's OTLP/HTTP port; every
+// line reads back through query_range once, in the stream of the labels it
+// was pushed with (its transport's labels, the level and the per-line
+// parity label).
+func TestServeLokiPushWinston(t *testing.T) {
+	dir := peerFromEnv(t, "WIREHOUSE_NODE_LOKIPUSH", "installs winston-loki with npm in tools/lokipush-node")
+	addrs := startServe(t, "--lake-max-delay", "1h")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n, job = 40, "winston-node"
+	out, err := exec.CommandContext(ctx, "node", filepath.Join(dir, "push.js"), "http://"+addrs["OTLP/HTTP"], strconv.Itoa(n), job).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "pushed") {
+		t.Fatalf("push.js: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "content-type application/x-protobuf") {
+		t.Fatalf("winston-loki did not push protobuf (its snappy binding missing?):\n%s", out)
+	}
+	now := time.Now()
+	var d struct {
+		Result []struct {
+			Stream map[string]string `json:"stream"`
+			Values [][2]string       `json:"values"`
+		} `json:"result"`
+	}
+	lokiGet(t, addrs["admin HTTP"], "/loki/api/v1/query_range", url.Values{"query": {`{job="` + job + `"}`}, "limit": {"1000"},
+		"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}, "end": {strconv.FormatInt(now.Add(time.Minute).UnixNano(), 10)}}, &d)
+	var lines []string
+	for _, s := range d.Result {
+		for _, v := range s.Values {
+			var i int
+			if _, err := fmt.Sscanf(v[1], "winston line %d", &i); err != nil {
+				t.Errorf("a line %q", v[1])
+				continue
+			}
+			want := map[string]string{"job": job, "service_name": job, "handler": "winston", "level": "info", "parity": []string{"even", "odd"}[i%2]}
+			for k, w := range want {
+				if s.Stream[k] != w {
+					t.Errorf("line %q in stream %v: %s=%q, want %q", v[1], s.Stream, k, s.Stream[k], w)
+				}
+			}
+			lines = append(lines, v[1])
+		}
+	}
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("winston line %d", i)
+	}
+	slices.Sort(lines)
+	slices.Sort(want)
+	if !slices.Equal(lines, want) {
+		t.Errorf("%d lines read back, want the %d pushed, each once:\n%v", len(lines), len(want), lines)
+	}
+}
