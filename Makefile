@@ -27,6 +27,10 @@ PROMETHEUS := $(CURDIR)/bin/prometheus
 # Chromium from Debian's chromium package, which the web UI's tests
 # (internal/webui) drive headless; apt-get installs it once, as root.
 CHROMIUM := /usr/bin/chromium
+# Debian's prometheus-alertmanager (0.25.0; installed with apt-get, as
+# its templates are read from /usr/share/prometheus/alertmanager): the
+# Alertmanager the rules' notifications go to in the tests.
+ALERTMANAGER := /usr/bin/prometheus-alertmanager
 
 # Apache Spark reads the lake in cmd/wirehouse's TestServeSparkLake:
 # pyspark 3.5 (in the venv) on Java 17 from Debian's
@@ -71,14 +75,14 @@ test:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_NODE_LOKIPUSH=$(NODE_LOKIPUSH) WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_NODE_LOKIPUSH=$(NODE_LOKIPUSH) WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_ALERTMANAGER=$(ALERTMANAGER) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/licensecheck (its own module)); cd tools/licensecheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(NODE_LOKIPUSH)/node_modules/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), winston-loki (npm), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium and java in /usr/bin"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(NODE_LOKIPUSH)/node_modules/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE) $(ALERTMANAGER)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), winston-loki (npm), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium, java and prometheus-alertmanager in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -118,8 +122,8 @@ $(NODE_LOKIPUSH)/node_modules/.installed: $(NODE_LOKIPUSH)/package-lock.json
 	touch $@ && $(DONE) "(winston-loki)"
 
 # apt-get runs one at a time (Debian's lock): chromium, then java, then
-# the prometheus package.
-$(PROMTOOL) $(PROMETHEUS) &: | $(JAVA)
+# prometheus-alertmanager, then the prometheus package.
+$(PROMTOOL) $(PROMETHEUS) &: | $(ALERTMANAGER)
 	$(call PHASE,peers: extracting promtool and prometheus from Debian's prometheus package (~100 MB)); \
 	rm -rf $(CURDIR)/bin/tmp/deb && mkdir -p $(CURDIR)/bin/tmp/deb && \
 	(cd $(CURDIR)/bin/tmp/deb && { apt-get download prometheus || { apt-get update -qq && apt-get download prometheus; }; } \
@@ -129,6 +133,10 @@ $(PROMTOOL) $(PROMETHEUS) &: | $(JAVA)
 $(CHROMIUM):
 	@echo "== peers: installing Debian's chromium package (apt-get; ~350 MB)"
 	apt-get install -y --no-install-recommends chromium || { apt-get update -qq && apt-get install -y --no-install-recommends chromium; }
+
+$(ALERTMANAGER): | $(JAVA)
+	@echo "== peers: installing Debian's prometheus-alertmanager (apt-get; ~45 MB)"
+	apt-get install -y --no-install-recommends prometheus-alertmanager || { apt-get update -qq && apt-get install -y --no-install-recommends prometheus-alertmanager; }
 
 # Java 17 for Spark. Slim Debian images lack /usr/share/man/man1, without
 # which the package's postinst fails.

@@ -166,6 +166,16 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	})
 	fs.BoolVar(&fwd.TLS.Enabled, "forward-tls", false, "connect to the forward endpoints with TLS")
 	fs.StringVar(&fwd.TLS.CAFile, "forward-tls-ca-file", "", "CA certificates (PEM) that verify the forward endpoints, in place of the system's")
+	fs.Func("rules-files", "Prometheus rule files (recording and alerting rules in PromQL) of the default tenant, a glob (repeatable; the config file's rules: block has other tenants')", func(v string) error {
+		cfg.Rules.Files = append(cfg.Rules.Files, v)
+		return nil
+	})
+	fs.Func("logql-rules-files", "rule files in Loki's ruler format (LogQL metric queries) of the default tenant, a glob (repeatable)", func(v string) error {
+		cfg.Rules.LogQLFiles = append(cfg.Rules.LogQLFiles, v)
+		return nil
+	})
+	fs.DurationVar(&cfg.Rules.EvaluationInterval, "rules-evaluation-interval", cfg.Rules.EvaluationInterval, "how often rule groups that set no interval are evaluated")
+	fs.Func("alertmanager-url", "send alerts to the Alertmanager at this URL, http(s)://[user:password@]host:port[/prefix] (repeatable; the config file's alerting: block takes every Prometheus setting)", cfg.Alerting.AddURL)
 	fs.Func("remote-write-url", "send the metric store's samples to this Prometheus remote write endpoint, with Prometheus' own queue manager and its defaults (repeatable; the config file's remote_write: list takes every Prometheus setting)", cfg.RemoteWrite.AddURL)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

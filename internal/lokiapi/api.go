@@ -16,6 +16,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql"
 	"github.com/wirehouse/wirehouse/internal/logql/eval"
+	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
@@ -48,6 +49,9 @@ type Config struct {
 	// Logger gets a line per query failed by an internal error (a 500)
 	// and per live tail whose scan failed. Default slog.Default().
 	Logger *slog.Logger
+	// Rules gives a tenant's LogQL rules (its lake name: Tenant for the
+	// default one) for the ruler's endpoints; nil: none.
+	Rules func(tenant string) promapi.RulesSource
 	// Now is the clock of the default time ranges. Default time.Now.
 	Now func() time.Time
 }
@@ -134,6 +138,14 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle(m+" /loki/api/v1/detected_field/{name}/values", api(h.detectedFieldValues))
 		mux.Handle(m+" /loki/api/v1/patterns", api(h.patterns))
 	}
+	mux.Handle("GET /loki/api/v1/rules", api(h.ruleGroups))
+	mux.Handle("GET /loki/api/v1/rules/{namespace}", api(h.ruleGroups))
+	mux.Handle("GET /loki/api/v1/rules/{namespace}/{group}", api(h.ruleGroups))
+	for _, p := range []string{"POST /loki/api/v1/rules/{namespace}", "DELETE /loki/api/v1/rules/{namespace}", "DELETE /loki/api/v1/rules/{namespace}/{group}"} {
+		mux.HandleFunc(p, rulesReadOnly)
+	}
+	mux.Handle("GET /prometheus/api/v1/rules", api(h.promRules))
+	mux.Handle("GET /prometheus/api/v1/alerts", api(h.promAlerts))
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
 	// Build info concerns no tenant: no rule, and no header refused.
 	mux.Handle("GET /loki/api/v1/status/buildinfo", readapi.Handle[any](h.wire, nil, buildInfo))

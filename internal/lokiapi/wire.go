@@ -24,6 +24,11 @@ type wire struct {
 
 // Write writes res, an endpoint's answer, as JSON (a rawJSON as it is).
 func (wire) Write(w http.ResponseWriter, _ *http.Request, res any) {
+	if raw, ok := res.(rawYAML); ok {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(raw) //nolint:errcheck // the client went away
+		return
+	}
 	if raw, ok := res.(rawJSON); ok {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Write(raw) //nolint:errcheck // the client went away

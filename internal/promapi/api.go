@@ -51,6 +51,10 @@ func New(cfg Config, q storage.Queryable) (*API, error) {
 	return &API{q: q, engine: engine, parser: p, cfg: config{Config: cfg, now: time.Now}}, nil
 }
 
+// Engine is the PromQL engine the API's queries run on, for the rules
+// evaluated over the same store.
+func (a *API) Engine() *promql.Engine { return a.engine }
+
 // Register adds the endpoints to mux, each a readapi.Func whose answer or
 // error one wire writes (readapi.Handle), as Prometheus' web/api/v1 wraps
 // its apiFuncs; the tenant is the request context's, as it comes.
@@ -82,15 +86,15 @@ func (a *API) Register(mux *http.ServeMux) {
 	// Prometheus does for metadata it got over OTLP, so clients that ask
 	// (Grafana's metric browser) go on.
 	handle("GET /api/v1/metadata", a.metricMetadata)
-	// wirehouse evaluates no rules: the rule and alert lists are empty, as
-	// Prometheus' are without rule files, so clients that list them
-	// (Grafana's alerting views of a Prometheus data source) go on.
+	// The rules and alerts of the request's tenant (Config.Rules; none
+	// without), and the Alertmanagers alerts go to, in Prometheus' shapes
+	// (Grafana's alerting views of a Prometheus data source list them).
 	handle("GET /api/v1/rules", a.rules)
-	handle("GET /api/v1/alerts", empty(emptyListIn("alerts")))
-	// Nor does it scrape or send alerts: the target and Alertmanager lists
-	// are empty, as those of a Prometheus without scrape configs or
-	// Alertmanagers (client_golang's Targets, TargetsMetadata and
-	// AlertManagers read them).
+	handle("GET /api/v1/alerts", a.alerts)
+	handle("GET /api/v1/alertmanagers", a.alertmanagers)
+	// wirehouse does not scrape: the target lists are empty, as those of
+	// a Prometheus without scrape configs (client_golang's Targets and
+	// TargetsMetadata read them).
 	handle("GET /api/v1/targets", empty(func(s *jsoniter.Stream) {
 		s.WriteObjectStart()
 		s.WriteObjectField("activeTargets")
@@ -104,7 +108,6 @@ func (a *API) Register(mux *http.ServeMux) {
 		s.WriteObjectEnd()
 	}))
 	handle("GET /api/v1/targets/metadata", a.targetMetadata)
-	handle("GET /api/v1/alertmanagers", empty(emptyListIn("activeAlertmanagers", "droppedAlertmanagers")))
 	for _, m := range []string{"GET", "POST"} {
 		if a.cfg.Exemplars != nil {
 			handle(m+" /api/v1/query_exemplars", a.queryExemplars)

@@ -59,6 +59,13 @@ type Config struct {
 	Admin       AdminDB
 	SnapshotDir string
 
+	// Rules, if not nil, gives a tenant's rules for /api/v1/rules and
+	// /api/v1/alerts (nil for none); Alertmanagers, if not nil, the
+	// Alertmanagers /api/v1/alertmanagers lists. By default both lists
+	// are empty, as a Prometheus' without rule files or Alertmanagers.
+	Rules         func(tenant string) RulesSource
+	Alertmanagers AlertmanagerSource
+
 	// Logger is where query errors are logged; nil, the default,
 	// discards.
 	Logger *slog.Logger

@@ -48,6 +48,14 @@ func (s *Server) adminRoutes() error {
 	// are bounded to its slot's share of the budget at 16 bytes each.
 	qc := s.gate.Config()
 	pc.MaxSamples = int(qc.Memory / int64(qc.MaxConcurrent) / 16)
+	// The rules and alerts of each tenant, once the ruler is made below.
+	pc.Rules = func(t string) promapi.RulesSource {
+		if s.ruler == nil {
+			return nil
+		}
+		return s.ruler.PromQL(t)
+	}
+	pc.Alertmanagers = rulerAlertmanagers{s}
 	api, err := promapi.New(pc, s.metrics.Queryable())
 	if err != nil {
 		return err
@@ -84,6 +92,10 @@ func (s *Server) adminRoutes() error {
 	if err != nil {
 		return err
 	}
+	// The rules, over the metric store and the lake, once both are open.
+	if err := s.openRuler(api); err != nil {
+		return err
+	}
 	jc := jaegerhttp.DefaultConfig()
 	jc.MaxTraces = limits.MaxTraces
 	jc.Reader, jc.Tenant, jc.Logger, jc.AnyTenant = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
@@ -110,6 +122,15 @@ func (s *Server) adminRoutes() error {
 	lc := lokiapi.DefaultConfig()
 	lc.Reader, lc.Tenant, lc.Logger, lc.OrgIDHeader = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
 	lc.Gate = s.gate
+	lc.Rules = func(t string) promapi.RulesSource {
+		if s.ruler == nil {
+			return nil
+		}
+		if t == s.cfg.Lake.Tenant {
+			t = "" // the default tenant's lake name
+		}
+		return s.ruler.LogQL(t)
+	}
 	lc.MaxLines, lc.MaxSeries, lc.Timeout = limits.MaxLines, limits.MaxSeries, limits.Timeout
 	lh, err := lokiapi.New(lc)
 	if err != nil {
@@ -118,6 +139,8 @@ func (s *Server) adminRoutes() error {
 	lokiMux := http.NewServeMux()
 	lh.Register(lokiMux)
 	s.adminMux.Handle("/loki/", s.admitQueries(lh.WriteError, "X-Scope-OrgID", lokiQuery, lokiMux))
+	s.adminMux.Handle("/prometheus/api/v1/", lokiMux) // Loki's ruler, in Prometheus' shape: no query
+
 	// Loki's push API beside its query API, as Loki serves both on one
 	// port (and on the OTLP/HTTP port): the receiver's handler, with the
 	// ingest tokens, budget and spool of OTLP.
@@ -278,7 +301,8 @@ func promQuery(p string) bool {
 // lokiQuery reports whether a path of Loki's API reads the lake (the
 // live tail takes slots of its own).
 func lokiQuery(p string) bool {
-	return strings.HasPrefix(p, "/loki/api/v1/") && p != "/loki/api/v1/tail" && p != "/loki/api/v1/status/buildinfo"
+	return strings.HasPrefix(p, "/loki/api/v1/") && p != "/loki/api/v1/tail" && p != "/loki/api/v1/status/buildinfo" &&
+		!strings.HasPrefix(p, "/loki/api/v1/rules")
 }
 
 // textError answers a refused remote read as Prometheus' remote read

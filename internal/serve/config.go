@@ -110,6 +110,10 @@ type Config struct {
 	// them on (see ForwardConfig).
 	Store   StoreConfig     `yaml:"store"`
 	Forward []ForwardConfig `yaml:"forward"`
+	// Rules are the rule files evaluated (see RulesConfig); Alerting the
+	// Alertmanagers their alerts go to (Prometheus' alerting block).
+	Rules    RulesConfig `yaml:"rules"`
+	Alerting Alerting    `yaml:"alerting"`
 	// RemoteWrite sends the metric store's samples on (see RemoteWrite).
 	RemoteWrite     RemoteWrite   `yaml:"remote_write"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -268,6 +272,7 @@ func DefaultConfig() Config {
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
+	c.Rules.EvaluationInterval = time.Minute
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,5 +61,28 @@ func TestDeployConfig(t *testing.T) {
 	walk(doc.Content[0], reflect.TypeFor[Config](), "")
 	if len(missing) > 0 {
 		t.Errorf("deploy/wirehouse.yaml lacks %s", strings.Join(missing, ", "))
+	}
+}
+
+// TestDeployRules: the example rule files in deploy/rules load into
+// serve's ruler (PromQL and LogQL), and promtool (Prometheus' own
+// checker) accepts the Prometheus one.
+func TestDeployRules(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Rules.Files = []string{"../../deploy/rules/example.rules.yml"}
+	cfg.Rules.LogQLFiles = []string{"../../deploy/rules/example.logql.yml"}
+	s := startServer(t, cfg)
+	if g := ruleGroups(t, s.Addrs(), "/api/v1/rules"); len(g["http-server"]) != 5 {
+		t.Errorf("the Prometheus example's rules: %v", g)
+	}
+	if g := ruleGroups(t, s.Addrs(), "/prometheus/api/v1/rules"); len(g["log-errors"]) != 2 {
+		t.Errorf("the LogQL example's rules: %v", g)
+	}
+	promtool := os.Getenv("WIREHOUSE_PROMTOOL")
+	if promtool == "" {
+		t.Skip("WIREHOUSE_PROMTOOL not set; `make test` installs promtool and sets it")
+	}
+	if out, err := exec.Command(promtool, "check", "rules", cfg.Rules.Files[0]).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
 }

@@ -10,9 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +34,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/receiver"
+	"github.com/wirehouse/wirehouse/internal/ruler"
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
@@ -60,6 +64,7 @@ type Server struct {
 	forwarders  []*forward.Destination
 	webui       *webui.Handler    // the web pages; its sampler runs from Start
 	gate        *querybudget.Gate // the read APIs' query budget
+	ruler       *ruler.Ruler      // nil without rule files
 	remoteWrite *remote.Storage   // Prometheus' remote write from the metric store's WAL; nil without remote_write
 	lakeBucket  bucket.Bucket     // the lake in an object store (lake.url); nil: <data_dir>/lake
 	lakeNode    string            // this node's name in it
@@ -286,6 +291,9 @@ func (s *Server) Start() error {
 		})
 		s.log.Info("serving Jaeger remote storage gRPC", "addr", jln.Addr().String())
 	}
+	if s.ruler != nil {
+		s.ruler.Run()
+	}
 	s.ready.Store(true)
 	return nil
 }
@@ -418,6 +426,20 @@ func Run(ctx context.Context, cfg Config, logOut io.Writer) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
+	// SIGHUP loads the rule files again, as it reloads Prometheus'
+	// configuration (a bad file is logged, the rules before kept).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer func() {
+		signal.Stop(hup)
+		close(hup) // no more sends once Stop returns
+	}()
+	go func() {
+		for range hup {
+			s.log.Info("SIGHUP: loading the rule files again")
+			s.ReloadRules() //nolint:errcheck // logged by the ruler
+		}
+	}()
 	werr := s.Wait(ctx)
 	return errors.Join(werr, s.Shutdown())
 }
