@@ -120,12 +120,16 @@ var buildInfo = v1.PrometheusVersion{Version: promapi.PrometheusVersion, Revisio
 
 // ours serves promapi over db: exemplars, TSDB status and, with
 // snapDir not empty, the admin endpoints.
-func ours(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, snapDir string) *httptest.Server {
+func ours(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, snapDir string, rr *ruleFixture) *httptest.Server {
 	t.Helper()
 	cfg := promapi.DefaultConfig()
 	cfg.Revision, cfg.Exemplars, cfg.Head, cfg.Gatherer = buildInfo.Revision, db, headStats{db.Head()}, reg
 	if snapDir != "" {
 		cfg.Admin, cfg.SnapshotDir = db, snapDir
+	}
+	if rr != nil {
+		cfg.Rules = func(string) promapi.RulesSource { return rr }
+		cfg.Alertmanagers = rr
 	}
 	a, err := promapi.New(cfg, db)
 	if err != nil {
@@ -142,7 +146,7 @@ func ours(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, snapDir string) *h
 // with no scrape configs, rule files or Alertmanagers would: with an
 // engine set as promapi sets its own (promapi.New), and the admin
 // endpoints if admin (snapshots under dir/snapshots).
-func theirs(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, admin bool, dir string) *httptest.Server {
+func theirs(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, admin bool, dir string, rr *ruleFixture) *httptest.Server {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	p := parser.NewParser(parser.Options{})
@@ -157,6 +161,11 @@ func theirs(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, admin bool, dir 
 		NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
 	})
 	bi := buildInfo
+	var rulesR v1.RulesRetriever = noRules{}
+	var ams v1.AlertmanagerRetriever = noAlertmanagers{}
+	if rr != nil {
+		rulesR, ams = rr, rr
+	}
 	api := v1.NewAPI(
 		engine,
 		db,  // storage.SampleAndChunkQueryable
@@ -164,7 +173,7 @@ func theirs(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, admin bool, dir 
 		db,  // exemplar queryable
 		func(context.Context) v1.ScrapePoolsRetriever { return noScrape{} },
 		func(context.Context) v1.TargetRetriever { return noScrape{} },
-		func(context.Context) v1.AlertmanagerRetriever { return noAlertmanagers{} },
+		func(context.Context) v1.AlertmanagerRetriever { return ams },
 		func() config.Config { return config.DefaultConfig },
 		map[string]string{},   // flags
 		v1.GlobalURLOptions{}, // only for target URLs
@@ -175,7 +184,7 @@ func theirs(t *testing.T, db *tsdb.DB, reg prometheus.Gatherer, admin bool, dir 
 		false, // search API
 		0,     // search limit
 		logger,
-		func(context.Context) v1.RulesRetriever { return noRules{} },
+		func(context.Context) v1.RulesRetriever { return rulesR },
 		0, 0, 0, // remote read limits
 		false, // not an agent
 		nil,   // no CORS origin
@@ -376,7 +385,7 @@ func compare(t *testing.T, ours, theirs *httptest.Server, c call) {
 // check those answers.
 func TestOracle(t *testing.T) {
 	db, reg := openDB(t)
-	o, p := ours(t, db, reg, ""), theirs(t, db, reg, false, "")
+	o, p := ours(t, db, reg, "", nil), theirs(t, db, reg, false, "", nil)
 	defer o.Client().CloseIdleConnections()
 	defer p.Client().CloseIdleConnections()
 	at := unix(10 * time.Minute)
@@ -678,8 +687,8 @@ func TestOracleAdmin(t *testing.T) {
 	ourDB, ourReg := openDB(t)
 	theirDB, theirReg := openDB(t)
 	dir := t.TempDir()
-	o := ours(t, ourDB, ourReg, filepath.Join(dir, "ours"))
-	p := theirs(t, theirDB, theirReg, true, filepath.Join(dir, "theirs"))
+	o := ours(t, ourDB, ourReg, filepath.Join(dir, "ours"), nil)
+	p := theirs(t, theirDB, theirReg, true, filepath.Join(dir, "theirs"), nil)
 	defer o.Client().CloseIdleConnections()
 	defer p.Client().CloseIdleConnections()
 	at := unix(10 * time.Minute)
