@@ -23,15 +23,23 @@ func FuzzParams(f *testing.F) {
 		"metric=up&limit=2&limit_per_metric=-1",
 		"query=max_over_time(up[5m:])&time=1795428600", "query=up&lookback_delta=1h&stats=all",
 		"match[]=up&start=-292273086-05-16T16:47:06Z&end=292277025-08-18T07:12:54.999999999Z",
+		"type=alert&rule_name[]=Down&exclude_alerts=false&group_limit=1", "match[]={severity=\"page\"}&file[]=x&rule_group[]=api",
+		"group_limit=1&group_next_token=abc", "type=RECORD&group_limit=2147483648",
 	} {
 		f.Add(uint8(0), seed)
 		f.Add(uint8(2), seed)
 		f.Add(uint8(6), seed)
+		f.Add(uint8(10), seed)
 	}
-	srv, _, _ := newServerWith(f, func(cfg *Config, _ *tsdb.DB) { cfg.Metadata = &metaSource{} })
+	srv, _, _ := newServerWith(f, func(cfg *Config, db *tsdb.DB) {
+		cfg.Metadata = &metaSource{}
+		r := newTestRules(f, db)
+		cfg.Rules, cfg.Alertmanagers = func(string) RulesSource { return r }, r
+	})
 	handler := srv.Config.Handler
 	paths := []string{"/api/v1/query", "/api/v1/query_range", "/api/v1/series", "/api/v1/labels", "/api/v1/label/job/values",
-		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata", "/api/v1/status/tsdb", "/api/v1/format_query", "/api/v1/rules"}
+		"/api/v1/label/__name__/values", "/api/v1/query_exemplars", "/api/v1/metadata", "/api/v1/status/tsdb", "/api/v1/format_query", "/api/v1/rules",
+		"/api/v1/alerts", "/api/v1/alertmanagers"}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		params, err := url.ParseQuery(raw)
 		if err != nil {

@@ -453,3 +453,24 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// Static is a Retriever of fixed groups, in the order given: rules loaded
+// and evaluated elsewhere (the APIs' tests give it Prometheus' managers'
+// groups).
+type Static []*rules.Group
+
+// RuleGroups returns the groups.
+func (s Static) RuleGroups() []*rules.Group { return s }
+
+// AlertingRules returns the groups' alerting rules, in order.
+func (s Static) AlertingRules() []*rules.AlertingRule {
+	var out []*rules.AlertingRule
+	for _, g := range s {
+		for _, r := range g.Rules() {
+			if a, ok := r.(*rules.AlertingRule); ok {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}

@@ -30,9 +30,11 @@ import (
 // the status page shows records coming in for each signal, a PromQL query
 // draws a graph, a trace search finds traces and the trace view has as
 // many span rows as the Jaeger API has spans, a LogQL query shows lines
-// with a link to their trace, and no page logs an error. With admin
-// bearer tokens the page asks for one, refuses a wrong one and loads the
-// data with the right one. It logs each page's first contentful paint and
+// with a link to their trace, the alerts page shows the server's PromQL
+// and LogQL rules as the rules APIs give them (testAlertsPage), and no
+// page logs an error. With admin bearer tokens the page asks for one,
+// refuses a wrong one and loads the data with the right one, which the
+// next page (the alerts page, empty: that server has no rules) sends. It logs each page's first contentful paint and
 // the time until its data is drawn, and with WIREHOUSE_SCREENSHOTS=<dir>
 // writes a screenshot of each page there. `make test` installs Chromium
 // and sets WIREHOUSE_CHROMIUM.
@@ -47,7 +49,8 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := startServe(t, nil)
+	am := startAlertmanager(t)
+	srv := startServe(t, withRules(t, am))
 	feed(t, srv.grpc)
 	browser := startChromium(t, bin)
 
@@ -220,6 +223,11 @@ func TestBrowser(t *testing.T) {
 		tab.shot(shots, "logs-services", false)
 	})
 
+	t.Run("alerts", func(t *testing.T) {
+		t.Parallel()
+		testAlertsPage(t, newTab(t, browser), srv, am, shots)
+	})
+
 	t.Run("auth", func(t *testing.T) {
 		t.Parallel()
 		const token = "webui-test-token-0123456789"
@@ -251,6 +259,20 @@ func TestBrowser(t *testing.T) {
 		}
 		if v := eval[string](tab, `sessionStorage.getItem('wirehouse.token')`); v != token {
 			t.Errorf("sessionStorage holds %q", v)
+		}
+		// Another page sends the token kept; this server has no rules: the
+		// alerts page says where they come from, and that no Alertmanager
+		// is set.
+		tab.open(s.url + "/alerts")
+		tab.waitReady()
+		if open := eval[bool](tab, `document.getElementById('auth').open`); open {
+			t.Error("the alerts page asks for the token again")
+		}
+		if text := eval[string](tab, `document.querySelector('.no-rules')?.textContent || ""`); !strings.Contains(text, "No rules loaded: see rules.files / --rules-files") {
+			t.Errorf("alerts page without rules: %q", tab.text())
+		}
+		if text := eval[string](tab, `document.querySelector('.alertmanagers')?.textContent || ""`); !strings.Contains(text, "No Alertmanager") {
+			t.Errorf("alerts page without an Alertmanager: %q", text)
 		}
 	})
 }

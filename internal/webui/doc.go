@@ -3,9 +3,15 @@
 // metric store, forwarding, the build and settings), a PromQL explorer at
 // /graph, trace search (Jaeger's form, or TraceQL with completion of
 // scopes, attribute names and values) and trace view at /traces and
-// /trace/{id}, and a LogQL log browser at /logs (with Logs Drilldown's
+// /trace/{id}, a LogQL log browser at /logs (with Logs Drilldown's
 // tabs: the query's detected fields and their values, its patterns, and
-// the services by volume, each with filters to add).
+// the services by volume, each with filters to add), and the alerts and
+// rules at /alerts (as Prometheus' /alerts and /rules: the firing then
+// pending alerts with their labels, value and active-since; the PromQL
+// and LogQL rule groups, each rule with its state, health and last error,
+// last evaluation and its duration, its query opening /graph or /logs as
+// the alerts' generator URLs do; a filter by state, health and text; the
+// Alertmanagers).
 //
 // The pages are static files embedded in the binary (static/: HTML, CSS
 // and ES modules with no build step; uPlot 1.6.32, vendored with its MIT
@@ -16,9 +22,10 @@
 // /loki/api/v1/query_range, labels and label values (the log volume is a
 // sum by (detected_level) (count_over_time(...)) range query),
 // detected_fields and detected_field values, patterns and index/volume;
-// and one of
+// the rules in Prometheus' shape, /api/v1/rules (PromQL) and Loki's
+// /prometheus/api/v1/rules (LogQL), and /api/v1/alertmanagers; and one of
 // this package, /api/wirehouse/status. Each file is gzipped once at start
-// (about 85 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
+// (about 95 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
 // with a content ETag, Cache-Control: no-cache (revalidated, so a new
 // binary's files are never mixed with an old one's) and a
 // Content-Security-Policy that allows this origin only (no CDN, no web
@@ -59,13 +66,20 @@
 // # Tests
 //
 // Unit tests hold the files embedded and small, the serving (gzip, 304,
-// headers), Public, and the sampler's rates, ring and tenant filter.
+// headers), Public, the top bar's links (each a page app.js routes), and
+// the sampler's rates, ring and tenant filter.
 // TestBrowser starts a real serve fed by internal/loadgen and drives the
 // pages in headless Chromium (chromedp; WIREHOUSE_CHROMIUM, which make
 // test sets): rates per signal on the status page, a PromQL graph and its
 // completions, a trace search whose trace view has as many rows as the
 // Jaeger API has spans, log lines with their metadata and a trace link,
-// the token form; any console error or failed request fails it. It logs
+// the alerts page against the rules APIs of that serve's rule files
+// (browser_alerts_test.go: firing, pending and inactive alerts, a failing
+// rule's error, a PromQL and a LogQL group, the Alertmanager, a fake one
+// recording the notifications; the query links and the notifications'
+// generator URLs open the metrics and logs pages on the rule's query),
+// the token form, then the alerts page's empty state; any console error
+// or failed request fails it. It logs
 // each page's first contentful paint and the time until its data is drawn,
 // and writes the README's screenshots with WIREHOUSE_SCREENSHOTS (make
 // screenshots).

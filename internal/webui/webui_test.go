@@ -111,7 +111,7 @@ func TestServing(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	index := h.assets.byName["index.html"]
-	for _, p := range []string{"/", "/graph", "/traces", "/trace/0af7651916cd43dd8448eb211c80319c", "/logs"} {
+	for _, p := range []string{"/", "/graph", "/traces", "/trace/0af7651916cd43dd8448eb211c80319c", "/logs", "/alerts"} {
 		body, resp := fetch(t, srv.URL+p, nil)
 		if resp.StatusCode != 200 || !bytes.Equal(body, index.raw) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 			t.Errorf("GET %s: %d %q, not index.html", p, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -174,6 +174,7 @@ func TestPublic(t *testing.T) {
 		{"GET", "/traces", true},
 		{"GET", "/trace/0af7651916cd43dd8448eb211c80319c", true},
 		{"GET", "/logs", true},
+		{"GET", "/alerts", true},
 		{"GET", "/static/js/app.js", true},
 		{"GET", "/static/vendor/uplot/uPlot.esm.js", true},
 		{"POST", "/", false},
@@ -189,12 +190,72 @@ func TestPublic(t *testing.T) {
 		{"GET", "/jaeger/api/traces/0af7651916cd43dd8448eb211c80319c", false},
 		{"GET", "/logs/x", false},
 		{"GET", "/graphs", false},
+		{"GET", "/alerts/x", false},
+		{"GET", "/api/v1/alerts", false},
+		{"GET", "/api/v1/rules", false},
+		{"GET", "/prometheus/api/v1/rules", false},
 	} {
 		r := httptest.NewRequest(tc.method, "http://x/", nil)
 		r.URL.Path = tc.path
 		if got := Public(r); got != tc.want {
 			t.Errorf("Public(%s %s) = %v, want %v", tc.method, tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestNavigation: each link of the top bar (index.html) opens a page: its
+// path is public and served, and app.js routes it to an embedded module
+// that marks that link active; the alerts page is one of them.
+func TestNavigation(t *testing.T) {
+	a, err := loadAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nav := regexp.MustCompile(`<a href="(/[^"]*)" data-page="([a-z]+)">([^<]+)</a>`).FindAllStringSubmatch(string(a.byName["index.html"].raw), -1)
+	routes := regexp.MustCompile(`\[/(\^[^,]*\$)/, "([a-z]+)", "\./(pages/[a-z]+\.js)", "[^"]+"\]`).FindAllStringSubmatch(string(a.byName["js/app.js"].raw), -1)
+	if len(nav) == 0 || len(routes) < len(nav) {
+		t.Fatalf("%d links in the top bar, %d routes in app.js", len(nav), len(routes))
+	}
+	for _, r := range routes {
+		if a.byName["js/"+r[3]] == nil {
+			t.Errorf("app.js routes %s to %s, which is not embedded", r[1], r[3])
+		}
+	}
+	h := newTestHandler(t, prometheus.NewRegistry(), Config{})
+	mux := http.NewServeMux()
+	h.Register(mux)
+	var seen []string
+	for _, l := range nav {
+		path, page, title := l[1], l[2], l[3]
+		seen = append(seen, title)
+		if r := httptest.NewRequest("GET", path, nil); !Public(r) {
+			t.Errorf("top bar link %s: not public", path)
+		}
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), a.byName["index.html"].raw) {
+			t.Errorf("top bar link %s: %d, not index.html", path, w.Code)
+		}
+		routed := false
+		for _, r := range routes {
+			re, err := regexp.Compile(strings.ReplaceAll(r[1], `\/`, "/"))
+			if err != nil {
+				t.Fatalf("app.js route %s: %v", r[1], err)
+			}
+			if re.MatchString(path) {
+				routed = true
+				if r[2] != page {
+					t.Errorf("top bar link %s (data-page %s): app.js marks %s active", path, page, r[2])
+				}
+				break
+			}
+		}
+		if !routed {
+			t.Errorf("top bar link %s: no route in app.js", path)
+		}
+	}
+	if want := []string{"Status", "Metrics", "Traces", "Logs", "Alerts"}; !slices.Equal(seen, want) {
+		t.Errorf("top bar: %q, want %q", seen, want)
 	}
 }
 

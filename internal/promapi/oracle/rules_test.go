@@ -16,27 +16,13 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/wirehouse/wirehouse/internal/ruler"
 )
 
 // ruleFixture is a rule manager's groups, evaluated at fixed times, and
 // one Alertmanager: what both APIs list in TestOracleRules.
-type ruleFixture struct {
-	groups []*rules.Group
-}
-
-func (f *ruleFixture) RuleGroups() []*rules.Group { return f.groups }
-
-func (f *ruleFixture) AlertingRules() []*rules.AlertingRule {
-	var out []*rules.AlertingRule
-	for _, g := range f.groups {
-		for _, r := range g.Rules() {
-			if a, ok := r.(*rules.AlertingRule); ok {
-				out = append(out, a)
-			}
-		}
-	}
-	return out
-}
+type ruleFixture struct{ ruler.Static }
 
 func (f *ruleFixture) Alertmanagers() []*url.URL {
 	return []*url.URL{{Scheme: "http", Host: "alertmanager:9093", Path: "/api/v2/alerts"}}
@@ -109,10 +95,10 @@ func newRuleFixture(t *testing.T, db *tsdb.DB) *ruleFixture {
 			}
 		}
 	}) {
-		f.groups = append(f.groups, groups[k])
+		f.Static = append(f.Static, groups[k])
 	}
 	for _, at := range []time.Duration{5 * time.Minute, 6 * time.Minute} {
-		for _, g := range f.groups {
+		for _, g := range f.Static {
 			g.Eval(context.Background(), t0.Add(at))
 		}
 	}
@@ -129,7 +115,7 @@ func TestOracleRules(t *testing.T) {
 	o, p := ours(t, db, reg, "", f), theirs(t, db, reg, false, "", f)
 	defer o.Client().CloseIdleConnections()
 	defer p.Client().CloseIdleConnections()
-	file := f.groups[0].File()
+	file := f.Static[0].File()
 	// The token of the second group: Prometheus' own, from its first
 	// page.
 	_, page := do(t, p, call{path: "/rules", params: q("group_limit", "1")})

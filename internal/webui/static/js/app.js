@@ -9,6 +9,7 @@ const routes = [
   [/^\/traces$/, "traces", "./pages/traces.js", "Traces"],
   [/^\/trace\/([^/]+)$/, "traces", "./pages/trace.js", "Trace"],
   [/^\/logs$/, "logs", "./pages/logs.js", "Logs"],
+  [/^\/alerts$/, "alerts", "./pages/alerts.js", "Alerts"],
 ];
 
 function topbar(active) {
