@@ -10,7 +10,10 @@
 // lines, from structured metadata and from each line read as JSON or
 // logfmt, typed as Loki types them; eval.DetectFields), patterns
 // (patterns.go: internal/logpattern's Drain-style miner over the lines of
-// a log query, counts a step), buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
+// a log query, counts a step), the ruler's reads (rules.go: the LogQL
+// rules of Config.Rules as YAML by namespace under /loki/api/v1/rules,
+// and in Prometheus' shapes at /prometheus/api/v1/rules and /alerts),
+// buildinfo and the tail WebSocket, under /loki/api/v1 on the admin port,
 // with Loki's documented JSON responses. This package holds Loki's wire
 // format alone: parameters (parsed into one struct before any work), JSON
 // answers, errors in Loki's plain text with the status readapi.Kind gives

@@ -14,9 +14,10 @@
 //	GET|POST /api/v1/query_exemplars     query, start, end (with Config.Exemplars; else empty)
 //	GET      /api/v1/metadata            metric, limit, limit_per_metric (with Config.Metadata; else empty)
 //	GET      /api/v1/status/tsdb         limit (with Config.Head)
-//	GET      /api/v1/rules               match[], type, exclude_alerts, group_limit, … (always no groups)
-//	GET      /api/v1/alerts              (always no alerts)
-//	GET      /api/v1/targets, /api/v1/targets/metadata, /api/v1/alertmanagers (always empty)
+//	GET      /api/v1/rules               match[], type, exclude_alerts, rule_name[], rule_group[], file[], group_limit, group_next_token (Config.Rules)
+//	GET      /api/v1/alerts              (Config.Rules)
+//	GET      /api/v1/alertmanagers       (Config.Alertmanagers)
+//	GET      /api/v1/targets, /api/v1/targets/metadata (always empty)
 //	POST|PUT /api/v1/admin/tsdb/delete_series    match[], start, end (with Config.Admin; else 503)
 //	POST|PUT /api/v1/admin/tsdb/clean_tombstones (with Config.Admin; else 503; default tenant only)
 //	POST|PUT /api/v1/admin/tsdb/snapshot         skip_head (with Config.Admin; else 503; default tenant only)
@@ -35,8 +36,11 @@
 // status/buildinfo gives wirehouse's version, with "application":
 // "wirehouse" and "prometheusVersion", the engine's Prometheus version,
 // beside it, and no "features", so that Grafana takes the server for a
-// Prometheus (not a Mimir). rules and alerts are always empty, as in a
-// Prometheus without rule files; targets and alertmanagers too. Responses
+// Prometheus (not a Mimir). rules and alerts are those of the request's
+// tenant's RulesSource (internal/ruler's managers in serve; none: empty,
+// as a Prometheus without rule files), in web/api/v1's shapes
+// (RulesAnswer and AlertsAnswer, which lokiapi's ruler endpoints answer
+// with too); targets are always empty. Responses
 // are gzipped for clients that accept it. The files follow the endpoints:
 // api.go the routes, wire.go the answers and how they are written,
 // response.go the errors, params.go, query.go, series.go, exemplars.go,
@@ -56,10 +60,11 @@
 // # Why not Prometheus' web/api/v1
 //
 // Serving the API with Prometheus' own web/api/v1 was measured on
-// 2026-11-26 with Prometheus v0.316.0: it adds 81 packages (an OpenAPI
+// 2026-11-26 with Prometheus v0.316.0: it added 81 packages (an OpenAPI
 // library, Alertmanager's models, the rule manager, notifier and
-// templates) and 41 % to the binary (+13.5 MB stripped), and its
-// 44-argument NewAPI needs eight stubs. It reads metadata only from scrape
+// templates) and 41 % to the binary (+13.5 MB stripped; since serve
+// evaluates rules, internal/ruler links the rule manager and notifier
+// anyway), and its 44-argument NewAPI needs eight stubs. It reads metadata only from scrape
 // targets, and serves TSDB status and the admin calls without a request
 // context, so OTLP metadata, per-tenant status and the tenant 403 would
 // sit in front of it anyway. So this package has its own handlers over

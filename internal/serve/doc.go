@@ -4,12 +4,14 @@
 // sinks that write into it, and serves the admin HTTP API (Prometheus'
 // API, remote write and read, Jaeger's, Tempo's and Loki's APIs, /metrics,
 // the probes), the web pages (internal/webui) and Jaeger's remote storage
-// gRPC API (internal/jaegerstorage).
+// gRPC API (internal/jaegerstorage); and it evaluates the rule files
+// (internal/ruler), alerting through the configured Alertmanagers.
 //
 // The files follow the jobs: server.go the lifecycle (New, Start,
 // Shutdown), storage.go what is opened and closed, sinks.go what each
 // signal's requests go through, admin.go the admin routes, forward.go the
-// destinations, remotewrite.go remote write out, memlimit.go the memory
+// destinations, remotewrite.go remote write out, rules.go the ruler (its
+// settings, the alerting block, SIGHUP's reload), memlimit.go the memory
 // ceiling, config.go and configfile.go the settings, webui.go the settings
 // the status page shows.
 //
