@@ -313,6 +313,9 @@ func (c Config) Validate() error {
 	if c.Jaeger.TenantHeader == "" {
 		return errors.New("jaeger: tenant_header must be set")
 	}
+	if err := c.Rules.validate(c.Lake.Tenant); err != nil {
+		return err
+	}
 	if c.Limits.MaxServices <= 0 {
 		return errors.New("max services must be positive")
 	}

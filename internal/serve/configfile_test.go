@@ -93,7 +93,9 @@ func FuzzDecodeConfig(f *testing.F) {
 	}
 	for _, s := range []string{"data_dir: x\n", "otlp: {grpc: {lisen: x}}\n", "log: [1]\n", "lake:\n  max_delay: ${env:X:-1m}\n", "spool: 3\n", "- a\n", "&a [*a]\n",
 		"store: {logs: false}\nforward: [{name: a, endpoints: [x:1], routing_key: {traces: service}, dns: {port: 1}}]\n",
-		"remote_write: [{url: 'http://x/api/v1/write', protobuf_message: io.prometheus.write.v2.Request, queue_config: {max_shards: 2}}]\n"} {
+		"remote_write: [{url: 'http://x/api/v1/write', protobuf_message: io.prometheus.write.v2.Request, queue_config: {max_shards: 2}}]\n",
+		"rules: {evaluation_interval: 15s, files: [a.yml], logql_files: ['*.logql'], tenants: {team-a: {files: [b/*.yml]}}, external_url: 'http://x'}\n",
+		"alerting: {alertmanagers: [{static_configs: [{targets: ['am:9093']}], basic_auth: {username: u, password: p}, path_prefix: /a}], alert_relabel_configs: [{action: drop}]}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -13,6 +13,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/ruler"
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // RulesConfig names the rule files serve evaluates (internal/ruler): the
@@ -37,6 +38,23 @@ type RulesConfig struct {
 type RuleFiles struct {
 	Files      []string `yaml:"files"`
 	LogQLFiles []string `yaml:"logql_files"`
+}
+
+// validate reports the first bad rules setting; lakeTenant is the
+// default tenant's name.
+func (c RulesConfig) validate(lakeTenant string) error {
+	if c.EvaluationInterval <= 0 {
+		return fmt.Errorf("rules: evaluation_interval must be positive, got %v", c.EvaluationInterval)
+	}
+	for t := range c.Tenants {
+		switch {
+		case t == "" || t == lakeTenant:
+			return fmt.Errorf("rules.tenants: %q is the default tenant: its files go in rules.files and rules.logql_files", t)
+		case !tenant.Valid(t):
+			return fmt.Errorf("rules.tenants: %q is not a valid tenant name", t)
+		}
+	}
+	return nil
 }
 
 // any reports whether c names a rule file.
@@ -135,14 +153,9 @@ func (s *Server) openRuler(api *promapi.API) error {
 		return nil
 	}
 	c := ruler.DefaultConfig()
-	if rc.EvaluationInterval > 0 {
-		c.Interval = rc.EvaluationInterval
-	}
+	c.Interval = rc.EvaluationInterval
 	c.Tenants = map[string]ruler.Files{"": {PromQL: rc.Files, LogQL: rc.LogQLFiles}}
 	for t, f := range rc.Tenants {
-		if t == "" || t == s.cfg.Lake.Tenant {
-			return fmt.Errorf("rules.tenants: %q is the default tenant: its files go in rules.files and rules.logql_files", t)
-		}
 		c.Tenants[t] = ruler.Files{PromQL: f.Files, LogQL: f.LogQLFiles}
 	}
 	c.DefaultLakeTenant = s.cfg.Lake.Tenant

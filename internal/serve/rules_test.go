@@ -515,3 +515,52 @@ func TestServeRulesReload(t *testing.T) {
 		return len(g) == 2 && slices.Equal(g["two"], []string{"Always:ok"})
 	})
 }
+
+// TestAlertingConfig: the alerting block takes Prometheus' settings (auth,
+// TLS, path prefix, relabeling) and refuses what Prometheus refuses, with
+// the line; --alertmanager-url's user information is basic auth.
+func TestAlertingConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "wirehouse.yaml", `alerting:
+  alertmanagers:
+  - scheme: https
+    path_prefix: /am
+    timeout: 5s
+    basic_auth: {username: wh, password: secret}
+    tls_config: {insecure_skip_verify: true, server_name: am.example}
+    static_configs: [{targets: ["am-0:9093", "am-1:9093"]}]
+  alert_relabel_configs:
+  - {action: labeldrop, regex: internal_.*}
+`)
+	c := DefaultConfig()
+	if err := c.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	am := c.Alerting.cfg.AlertingConfig
+	if len(am.AlertmanagerConfigs) != 1 || am.AlertmanagerConfigs[0].Scheme != "https" || am.AlertmanagerConfigs[0].PathPrefix != "/am" ||
+		am.AlertmanagerConfigs[0].HTTPClientConfig.BasicAuth.Username != "wh" || !am.AlertmanagerConfigs[0].HTTPClientConfig.TLSConfig.InsecureSkipVerify ||
+		len(am.AlertRelabelConfigs) != 1 {
+		t.Errorf("alerting: %+v", am)
+	}
+	if err := c.Alerting.AddURL("http://u:p@am-2:9093/prefix/"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Alerting.Len(); n != 2 {
+		t.Fatalf("%d Alertmanager configs after --alertmanager-url", n)
+	}
+	added := c.Alerting.cfg.AlertingConfig.AlertmanagerConfigs[1]
+	if added.Scheme != "http" || added.PathPrefix != "/prefix" || added.HTTPClientConfig.BasicAuth.Username != "u" ||
+		string(added.HTTPClientConfig.BasicAuth.Password) != "p" {
+		t.Errorf("--alertmanager-url: %+v", added)
+	}
+	for _, bad := range []string{"ftp://am:9093", "am:9093", "http://"} {
+		if err := c.Alerting.AddURL(bad); err == nil {
+			t.Errorf("--alertmanager-url %q accepted", bad)
+		}
+	}
+	writeFile(t, dir, "bad.yaml", "alerting:\n  alertmanagers:\n  - static_configs: [{targets: [a]}]\n    basic_auth: {username: u}\n    authorization: {credentials: x}\n")
+	c = DefaultConfig()
+	if err := c.LoadFile(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("basic_auth with authorization: %v", err)
+	}
+}
