@@ -22,6 +22,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/spool"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tlsfiles"
+	"github.com/wirehouse/wirehouse/internal/tracemetrics"
 )
 
 // Config is the whole configuration of wirehouse serve. The YAML file
@@ -114,6 +115,9 @@ type Config struct {
 	// Alertmanagers their alerts go to (Prometheus' alerting block).
 	Rules    RulesConfig `yaml:"rules"`
 	Alerting Alerting    `yaml:"alerting"`
+	// TraceMetrics makes span metrics and the service graph from the
+	// spans as they arrive (see TraceMetricsConfig).
+	TraceMetrics TraceMetricsConfig `yaml:"trace_metrics"`
 	// RemoteWrite sends the metric store's samples on (see RemoteWrite).
 	RemoteWrite     RemoteWrite   `yaml:"remote_write"`
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -273,6 +277,9 @@ func DefaultConfig() Config {
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.Rules.EvaluationInterval = time.Minute
+	tm := tracemetrics.DefaultConfig()
+	c.TraceMetrics = TraceMetricsConfig{Enabled: true, FlushInterval: 15 * time.Second, Dimensions: []string{},
+		MaxSeries: tm.MaxSeries, MaxGraphSeries: tm.MaxGraphSeries, MaxEdges: tm.MaxEdges, EdgeTTL: tm.EdgeTTL}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
@@ -315,6 +322,16 @@ func (c Config) Validate() error {
 	}
 	if err := c.Rules.validate(c.Lake.Tenant); err != nil {
 		return err
+	}
+	if tm := c.TraceMetrics; tm.Enabled {
+		if tm.FlushInterval <= 0 {
+			return errors.New("trace_metrics: flush_interval must be positive")
+		}
+		tc := tracemetrics.DefaultConfig()
+		tc.Dimensions, tc.MaxSeries, tc.MaxGraphSeries, tc.MaxEdges, tc.EdgeTTL = tm.Dimensions, tm.MaxSeries, tm.MaxGraphSeries, tm.MaxEdges, tm.EdgeTTL
+		if err := tc.Validate(); err != nil {
+			return fmt.Errorf("trace_metrics: %w", err)
+		}
 	}
 	if c.Limits.MaxServices <= 0 {
 		return errors.New("max services must be positive")

@@ -62,7 +62,7 @@ func TestConfigUnknownKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc, want string
 	}{
-		{"top level", "data_dir: x\nadmni: {}\n", `line 2: unknown key "admni" (known here: data_dir, log, otlp, admin, jaeger, limits, metrics, spool, lake, store, forward, rules, alerting, remote_write, shutdown_timeout)`},
+		{"top level", "data_dir: x\nadmni: {}\n", `line 2: unknown key "admni" (known here: data_dir, log, otlp, admin, jaeger, limits, metrics, spool, lake, store, forward, rules, alerting, trace_metrics, remote_write, shutdown_timeout)`},
 		{"nested", "otlp:\n  grpc:\n    lisen: x\n", `line 3: unknown key "otlp.grpc.lisen" (known here: listen, max_concurrent_streams, max_recv_msg_size, tls)`},
 		{"under a file type", "admin: {tls: {cert: x}}\n", `line 1: unknown key "admin.tls.cert"`},
 		{"in a list's mapping", "metrics: {promote_resource_attributes: [{a: b}]}\n", `cannot unmarshal`},

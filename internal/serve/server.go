@@ -65,14 +65,17 @@ type Server struct {
 	webui       *webui.Handler    // the web pages; its sampler runs from Start
 	gate        *querybudget.Gate // the read APIs' query budget
 	ruler       *ruler.Ruler      // nil without rule files
-	remoteWrite *remote.Storage   // Prometheus' remote write from the metric store's WAL; nil without remote_write
-	lakeBucket  bucket.Bucket     // the lake in an object store (lake.url); nil: <data_dir>/lake
-	lakeNode    string            // this node's name in it
-	stopLoad    context.CancelFunc
-	loading     sync.WaitGroup
-	ready       atomic.Bool
-	serving     sync.WaitGroup
-	errs        chan error
+	// traceMetrics runs the span metrics and service graph generator
+	// until its context ends; nil when it is off.
+	traceMetrics func(context.Context) error
+	remoteWrite  *remote.Storage // Prometheus' remote write from the metric store's WAL; nil without remote_write
+	lakeBucket   bucket.Bucket   // the lake in an object store (lake.url); nil: <data_dir>/lake
+	lakeNode     string          // this node's name in it
+	stopLoad     context.CancelFunc
+	loading      sync.WaitGroup
+	ready        atomic.Bool
+	serving      sync.WaitGroup
+	errs         chan error
 
 	// failAt, in tests, makes New fail at the step it names.
 	failAt func(step string) error
@@ -248,6 +251,13 @@ func (s *Server) Start() error {
 		}
 	})
 	s.loading.Go(func() { s.webui.Run(ctx) }) // the status page's history
+	if s.traceMetrics != nil {
+		s.loading.Go(func() {
+			if err := s.traceMetrics(ctx); err != nil {
+				s.log.Error("trace metrics stopped", "err", err)
+			}
+		})
+	}
 	for _, d := range s.forwarders {
 		s.loading.Go(func() {
 			if err := d.Run(ctx); err != nil {

@@ -107,7 +107,10 @@ func (s *Server) openStorage() error {
 	if err := s.step("forward"); err != nil {
 		return err
 	}
-	return s.openForward()
+	if err := s.openForward(); err != nil {
+		return err
+	}
+	return s.openTraceMetrics()
 }
 
 // lakeSignals are the signals the lake stores (store.logs, store.traces).

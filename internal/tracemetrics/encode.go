@@ -1,0 +1,276 @@
+package tracemetrics
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wirehouse/wirehouse/otlpwire"
+)
+
+// Flush writes each tenant's series, every one known, as one OTLP
+// metrics request at now, and gives it to write, tenants in name order.
+// A series' first write holds a zero point at its start time before its
+// value (see the package documentation); a tenant whose write fails is
+// written again, whole, at the next Flush. write is called without the
+// Generator's lock held; req is its own.
+func (g *Generator) Flush(now time.Time, write func(tenant string, req []byte) error) error {
+	type job struct {
+		tenant string
+		req    []byte
+		spans  []*spanSeries
+		graph  []*graphSeries
+	}
+	g.mu.Lock()
+	var jobs []job
+	for _, t := range slices.Sorted(func(yield func(string) bool) {
+		for t := range g.tenants {
+			if !yield(t) {
+				return
+			}
+		}
+	}) {
+		j := job{tenant: t}
+		j.req, j.spans, j.graph = g.encode(g.tenants[t], uint64(now.UnixNano()))
+		if j.req != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	g.mu.Unlock()
+	var first error
+	for _, j := range jobs {
+		if err := write(j.tenant, j.req); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		g.mu.Lock()
+		for _, s := range j.spans {
+			s.flushed = true
+		}
+		for _, s := range j.graph {
+			s.flushed = true
+		}
+		g.mu.Unlock()
+	}
+	return first
+}
+
+// encode writes ts's series as an ExportMetricsServiceRequest at now
+// (ns), or nil when it has none; it returns the series written for the
+// first time.
+func (g *Generator) encode(ts *tenantState, now uint64) (req []byte, newSpans []*spanSeries, newGraph []*graphSeries) {
+	spanRM := func(resource []byte, series []*spanSeries) []byte {
+		var calls, dur []byte
+		for _, s := range series {
+			if !s.flushed {
+				newSpans = append(newSpans, s)
+				if s.start/1e6 < now/1e6 {
+					calls = appendNumberPoint(calls, s.attrs, s.start, s.start, 0)
+					dur = appendHistogramPoint(dur, s.attrs, s.start, s.start, 0, 0, make([]uint64, len(s.counts)), SpanBoundsMs)
+				}
+			}
+			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls)
+			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs)
+		}
+		metrics := appendMetric(nil, "traces.span.metrics.calls", "", sumOf(calls))
+		metrics = appendMetric(metrics, "traces.span.metrics.duration", "ms", histogramOf(dur))
+		return resourceMetrics(resource, "spanmetricsconnector", metrics)
+	}
+	for _, r := range ts.order {
+		if len(r.order) > 0 {
+			req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), spanRM(r.resource, r.order))
+		}
+	}
+	if ts.overflow != nil {
+		req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), spanRM(nil, []*spanSeries{ts.overflow}))
+	}
+	if len(ts.graphOrder) > 0 {
+		var total, failed, server, client []byte
+		zero := make([]uint64, len(GraphBoundsSec)+1)
+		for _, s := range ts.graphOrder {
+			if !s.flushed {
+				newGraph = append(newGraph, s)
+				if g.start/1e6 < now/1e6 {
+					total = appendNumberPoint(total, s.attrs, g.start, g.start, 0)
+					if s.failed > 0 {
+						failed = appendNumberPoint(failed, s.attrs, g.start, g.start, 0)
+					}
+					server = appendHistogramPoint(server, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
+					client = appendHistogramPoint(client, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
+				}
+			}
+			total = appendNumberPoint(total, s.attrs, g.start, now, s.total)
+			if s.failed > 0 {
+				failed = appendNumberPoint(failed, s.attrs, g.start, now, s.failed)
+			}
+			server = appendHistogramPoint(server, s.attrs, g.start, now, s.total, s.serverSum, s.server, GraphBoundsSec)
+			client = appendHistogramPoint(client, s.attrs, g.start, now, s.total, s.clientSum, s.client, GraphBoundsSec)
+		}
+		metrics := appendMetric(nil, "traces_service_graph_request_total", "", sumOf(total))
+		if len(failed) > 0 {
+			metrics = appendMetric(metrics, "traces_service_graph_request_failed_total", "", sumOf(failed))
+		}
+		metrics = appendMetric(metrics, "traces_service_graph_request_server", "s", histogramOf(server))
+		metrics = appendMetric(metrics, "traces_service_graph_request_client", "s", histogramOf(client))
+		req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), resourceMetrics(nil, "traces_service_graph", metrics))
+	}
+	return req, newSpans, newGraph
+}
+
+// resourceMetrics is a ResourceMetrics of resource (a Resource message;
+// nil for an empty one) with one scope of metrics (Metric messages, each
+// with its tag).
+func resourceMetrics(resource []byte, scope string, metrics []byte) []byte {
+	var sm []byte
+	sm = protowire.AppendTag(sm, 1, protowire.BytesType)
+	sm = protowire.AppendBytes(sm, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), scope))
+	sm = append(sm, metrics...)
+	var rm []byte
+	rm = protowire.AppendTag(rm, 1, protowire.BytesType)
+	rm = protowire.AppendBytes(rm, resource)
+	rm = protowire.AppendTag(rm, 2, protowire.BytesType)
+	return protowire.AppendBytes(rm, sm)
+}
+
+// appendMetric appends a Metric (ScopeMetrics field 2) named name, of
+// unit, whose data field is data (a Sum or Histogram with its tag).
+func appendMetric(dst []byte, name, unit string, data []byte) []byte {
+	var m []byte
+	m = protowire.AppendString(protowire.AppendTag(m, 1, protowire.BytesType), name)
+	if unit != "" {
+		m = protowire.AppendString(protowire.AppendTag(m, 3, protowire.BytesType), unit)
+	}
+	m = append(m, data...)
+	return protowire.AppendBytes(protowire.AppendTag(dst, 2, protowire.BytesType), m)
+}
+
+// sumOf is a monotonic cumulative Sum (Metric field 7) of points.
+func sumOf(points []byte) []byte {
+	s := append([]byte(nil), points...)
+	s = protowire.AppendVarint(protowire.AppendTag(s, 2, protowire.VarintType), 2) // AGGREGATION_TEMPORALITY_CUMULATIVE
+	s = protowire.AppendVarint(protowire.AppendTag(s, 3, protowire.VarintType), 1) // is_monotonic
+	return protowire.AppendBytes(protowire.AppendTag(nil, 7, protowire.BytesType), s)
+}
+
+// histogramOf is a cumulative Histogram (Metric field 9) of points.
+func histogramOf(points []byte) []byte {
+	h := append([]byte(nil), points...)
+	h = protowire.AppendVarint(protowire.AppendTag(h, 2, protowire.VarintType), 2)
+	return protowire.AppendBytes(protowire.AppendTag(nil, 9, protowire.BytesType), h)
+}
+
+// appendNumberPoint appends an integer NumberDataPoint (data_points,
+// field 1).
+func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64) []byte {
+	var p []byte
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 6, protowire.Fixed64Type), v) // as_int
+	for _, kv := range attrs {
+		p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), kv)
+	}
+	return protowire.AppendBytes(protowire.AppendTag(dst, 1, protowire.BytesType), p)
+}
+
+// appendHistogramPoint appends a HistogramDataPoint (data_points, field
+// 1) with explicit bounds.
+func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, sum float64, counts []uint64, bounds []float64) []byte {
+	var p []byte
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 4, protowire.Fixed64Type), count)
+	p = protowire.AppendFixed64(protowire.AppendTag(p, 5, protowire.Fixed64Type), math.Float64bits(sum))
+	var packed []byte
+	for _, c := range counts {
+		packed = protowire.AppendFixed64(packed, c)
+	}
+	p = protowire.AppendBytes(protowire.AppendTag(p, 6, protowire.BytesType), packed)
+	packed = packed[:0]
+	for _, b := range bounds {
+		packed = protowire.AppendFixed64(packed, math.Float64bits(b))
+	}
+	p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), packed)
+	for _, kv := range attrs {
+		p = protowire.AppendBytes(protowire.AppendTag(p, 9, protowire.BytesType), kv)
+	}
+	return protowire.AppendBytes(protowire.AppendTag(dst, 1, protowire.BytesType), p)
+}
+
+// stringKV is a KeyValue message of a string value.
+func stringKV(key string, v []byte) []byte {
+	var av []byte
+	av = protowire.AppendBytes(protowire.AppendTag(av, 1, protowire.BytesType), v)
+	return keyValue(key, av)
+}
+
+// boolKV is a KeyValue message of a bool value.
+func boolKV(key string, v bool) []byte {
+	var av []byte
+	av = protowire.AppendVarint(protowire.AppendTag(av, 2, protowire.VarintType), protowire.EncodeBool(v))
+	return keyValue(key, av)
+}
+
+func keyValue(key string, anyValue []byte) []byte {
+	var kv []byte
+	kv = protowire.AppendString(protowire.AppendTag(kv, 1, protowire.BytesType), key)
+	return protowire.AppendBytes(protowire.AppendTag(kv, 2, protowire.BytesType), anyValue)
+}
+
+// anyValue is v as an AnyValue message, for the scalar types; false for
+// arrays, maps and bytes.
+func anyValue(v otlpwire.Value) ([]byte, bool) {
+	switch v.Type() {
+	case otlpwire.ValueString:
+		return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), v.Str()), true
+	case otlpwire.ValueBool:
+		return protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), protowire.EncodeBool(v.Bool())), true
+	case otlpwire.ValueInt:
+		return protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.VarintType), uint64(v.Int())), true
+	case otlpwire.ValueDouble:
+		return protowire.AppendFixed64(protowire.AppendTag(nil, 4, protowire.Fixed64Type), math.Float64bits(v.Double())), true
+	}
+	return nil, false
+}
+
+// dimension is the KeyValue of dimension d: the span's attribute of that
+// name, else the resource's; false when neither has a scalar one.
+func dimension(d string, span, resource otlpwire.Attributes) ([]byte, bool) {
+	for _, attrs := range []otlpwire.Attributes{span, resource} {
+		v, ok, err := attrs.Get(d)
+		if err != nil || !ok {
+			continue
+		}
+		av, ok := anyValue(v)
+		if !ok {
+			return nil, false
+		}
+		return keyValue(d, av), true
+	}
+	return nil, false
+}
+
+// lookup returns the text of attribute key (strings as they are,
+// numbers and booleans as pdata's AsString writes them), if it is there
+// and scalar.
+func lookup(attrs otlpwire.Attributes, key string) ([]byte, bool) {
+	v, ok, err := attrs.Get(key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	switch v.Type() {
+	case otlpwire.ValueString:
+		return v.Str(), true
+	case otlpwire.ValueBool:
+		return strconv.AppendBool(nil, v.Bool()), true
+	case otlpwire.ValueInt:
+		return strconv.AppendInt(nil, v.Int(), 10), true
+	case otlpwire.ValueDouble:
+		return strconv.AppendFloat(nil, v.Double(), 'f', -1, 64), true
+	}
+	return nil, false
+}
