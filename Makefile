@@ -190,7 +190,7 @@ FUZZ_TARGETS := \
 	./internal/lakeread/:FuzzTraceFile ./internal/lakeread/:FuzzLogFile ./internal/jaegerstorage/:FuzzRequests ./internal/jaegerhttp/:FuzzTraceJSON ./internal/jaegerhttp/:FuzzSearchParams ./internal/readapi/:FuzzParseTraceID ./internal/readapi/:FuzzParseTimes ./internal/logql/:FuzzParse ./internal/logql/eval/:FuzzPipeline ./internal/lokiapi/:FuzzParams \
 	./internal/otlpfile/:FuzzSplitDelimited ./internal/otlpfile/:FuzzReadFile \
 	./internal/spool/:FuzzOpenSegment ./internal/metricstore/:FuzzAppendOTLP ./internal/metricstore/:FuzzScanSegment ./internal/promapi/:FuzzParams \
-	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig ./internal/ruler/:FuzzRuleFile \
+	./internal/loadgen/:FuzzParseStatCPU ./internal/bearer/:FuzzParse ./internal/serve/:FuzzDecodeConfig ./internal/ruler/:FuzzRuleFile ./internal/tracemetrics/:FuzzConsume \
 	./internal/serve/:FuzzParseLakeURL ./internal/lake/:FuzzDataFiles ./internal/lake/:FuzzParseFile ./internal/lake/:FuzzParseCounts \
 	./otlpwire/:FuzzRoute ./internal/forward/:FuzzResponses \
 	./internal/traceql/:FuzzParse ./internal/traceql/eval/:FuzzTraceQL ./internal/traceql/eval/:FuzzMetricsSpanwise \

@@ -66,13 +66,14 @@ func startJaeger(t *testing.T, bin, storage string) string {
 
 // startJaegerConfig is startJaeger with the configuration file config,
 // which takes its endpoints from the environment variables
-// deploy/jaeger-query.yaml reads.
-func startJaegerConfig(t *testing.T, bin, config, storage string) string {
+// deploy/jaeger-query.yaml reads; env adds variables (KEY=value).
+func startJaegerConfig(t *testing.T, bin, config, storage string, env ...string) string {
 	t.Helper()
 	httpAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--config", config)
 	cmd.Env = append(os.Environ(), "JAEGER_QUERY_HTTP="+httpAddr, "JAEGER_QUERY_GRPC="+freeAddr(t), "WIREHOUSE_JAEGER_STORAGE="+storage)
+	cmd.Env = append(cmd.Env, env...)
 	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

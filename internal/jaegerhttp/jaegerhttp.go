@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/internal/tracemetrics"
 )
 
 // Config configures a Handler.
@@ -37,6 +39,11 @@ type Config struct {
 	// Now is the clock that search's default time range ends at.
 	// Default time.Now.
 	Now func() time.Time
+	// Dependencies, if set, gives /api/dependencies its links: a
+	// tenant's calls between services over a window
+	// (tracemetrics.Dependencies over the metric store). By default the
+	// list is empty.
+	Dependencies func(ctx context.Context, tenant string, start, end time.Time) ([]tracemetrics.Dependency, error)
 }
 
 // DefaultConfig returns the defaults, without a Reader.
@@ -167,10 +174,45 @@ func (h *Handler) operations(r *http.Request) (response, error) {
 	return response{Data: ops, Total: len(ops)}, nil
 }
 
-// dependencies answers /api/dependencies with no links: wirehouse does
-// not derive them yet.
-func (h *Handler) dependencies(*http.Request) (response, error) {
-	return response{Data: []struct{}{}}, nil
+// dependencyLink is Jaeger's DependencyLink.
+type dependencyLink struct {
+	Parent    string `json:"parent"`
+	Child     string `json:"child"`
+	CallCount uint64 `json:"callCount"`
+}
+
+// dependencies answers /api/dependencies?endTs=&lookback=[&service=]
+// (ms; defaults now and 24h, as Jaeger's): the calls between services
+// over (endTs-lookback, endTs], those of service alone if it is given.
+func (h *Handler) dependencies(r *http.Request) (response, error) {
+	end := h.cfg.Now()
+	lookback := 24 * time.Hour
+	for name, set := range map[string]func(int64){
+		"endTs":    func(ms int64) { end = time.UnixMilli(ms) },
+		"lookback": func(ms int64) { lookback = time.Duration(ms) * time.Millisecond },
+	} {
+		if v := r.FormValue(name); v != "" {
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms < 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+				return response{}, readapi.Errorf(readapi.KindBadRequest, "unable to parse param '%s': %q is not a number of milliseconds", name, v)
+			}
+			set(ms)
+		}
+	}
+	links := []dependencyLink{}
+	if h.cfg.Dependencies != nil {
+		deps, err := h.cfg.Dependencies(r.Context(), tenant.FromContext(r.Context()), end.Add(-lookback), end)
+		if err != nil {
+			return response{}, err
+		}
+		service := r.FormValue("service")
+		for _, d := range deps {
+			if service == "" || d.Parent == service || d.Child == service {
+				links = append(links, dependencyLink{d.Parent, d.Child, d.CallCount})
+			}
+		}
+	}
+	return response{Data: links}, nil
 }
 
 // errNotFound is the error of a trace that is not in the lake: 404 as an

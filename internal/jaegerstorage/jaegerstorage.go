@@ -20,6 +20,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/internal/tracemetrics"
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	Timeout   time.Duration
 	// Logger gets a line per failed call. Default slog.Default().
 	Logger *slog.Logger
+	// Dependencies, if set, answers GetDependencies: a tenant's calls
+	// between services over a window (tracemetrics.Dependencies). By
+	// default the answer is empty.
+	Dependencies func(ctx context.Context, tenant string, start, end time.Time) ([]tracemetrics.Dependency, error)
 }
 
 // DefaultConfig returns the defaults, without a Reader.
@@ -258,8 +263,46 @@ func (h *handler) getOperations(ctx context.Context, t string, req []byte) ([]by
 	return out, nil
 }
 
-// getDependencies answers with an empty GetDependenciesResponse.
-func (h *handler) getDependencies(context.Context, string, []byte) ([]byte, error) { return nil, nil }
+// getDependencies answers GetDependenciesRequest{Timestamp start_time =
+// 1; Timestamp end_time = 2} with GetDependenciesResponse{repeated
+// Dependency dependencies = 1}, Dependency{string parent = 1; string
+// child = 2; uint64 call_count = 3}.
+func (h *handler) getDependencies(ctx context.Context, t string, req []byte) ([]byte, error) {
+	var start, end time.Time
+	err := eachField(req, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if typ != protowire.BytesType || (num != 1 && num != 2) {
+			return nil
+		}
+		ts, err := timestamp(v)
+		if err != nil {
+			return err
+		}
+		if num == 1 {
+			start = ts
+		} else {
+			end = ts
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, badRequest{err}
+	}
+	if h.cfg.Dependencies == nil {
+		return nil, nil
+	}
+	deps, err := h.cfg.Dependencies(ctx, t, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var out, d []byte
+	for _, dep := range deps {
+		d = protowire.AppendString(protowire.AppendTag(d[:0], 1, protowire.BytesType), dep.Parent)
+		d = protowire.AppendString(protowire.AppendTag(d, 2, protowire.BytesType), dep.Child)
+		d = protowire.AppendVarint(protowire.AppendTag(d, 3, protowire.VarintType), dep.CallCount)
+		out = protowire.AppendBytes(protowire.AppendTag(out, 1, protowire.BytesType), d)
+	}
+	return out, nil
+}
 
 // getTraces answers GetTracesRequest{repeated GetTraceParams query = 1},
 // GetTraceParams{bytes trace_id = 1; Timestamp start_time = 2; Timestamp

@@ -99,6 +99,7 @@ func (s *Server) adminRoutes() error {
 	jc := jaegerhttp.DefaultConfig()
 	jc.MaxTraces = limits.MaxTraces
 	jc.Reader, jc.Tenant, jc.Logger, jc.AnyTenant = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
+	jc.Dependencies = s.dependencies
 	jh, err := jaegerhttp.New(jc)
 	if err != nil {
 		return err

@@ -323,6 +323,7 @@ func (s *Server) listenJaeger() error {
 	}
 	jcfg := jaegerstorage.DefaultConfig()
 	jcfg.Reader, jcfg.Tenant, jcfg.TenantHeader, jcfg.Logger = r, s.cfg.Lake.Tenant, s.cfg.Jaeger.TenantHeader, s.log
+	jcfg.Dependencies = s.dependencies
 	if s.adminTokens != nil { // not a nil *bearer.Tokens in the interface
 		jcfg.Auth = s.adminTokens
 	}

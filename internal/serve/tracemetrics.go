@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/tracemetrics"
 )
 
@@ -28,6 +29,15 @@ type TraceMetricsConfig struct {
 	MaxGraphSeries int           `yaml:"max_graph_series"`
 	MaxEdges       int           `yaml:"max_edges"`
 	EdgeTTL        time.Duration `yaml:"edge_ttl"`
+}
+
+// dependencies are lake tenant t's calls between services over a window,
+// from the service graph in the metric store, for Jaeger's APIs.
+func (s *Server) dependencies(ctx context.Context, t string, start, end time.Time) ([]tracemetrics.Dependency, error) {
+	if t == s.cfg.Lake.Tenant {
+		t = "" // the metric store's name of the default tenant
+	}
+	return tracemetrics.Dependencies(tenant.NewContext(ctx, t), s.metrics.Queryable(), start, end)
 }
 
 // traceMetricsConsumer is the generator's spool consumer.

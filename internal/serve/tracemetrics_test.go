@@ -1,74 +1,17 @@
 package serve
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"github.com/wirehouse/wirehouse/internal/tracemetrics/graphtest"
 )
-
-// graphTrace is one trace: frontend's root server span calls backend
-// (the client span failed), backend queries a database and calls an
-// uninstrumented payments service.
-func graphTrace(t *testing.T, id byte) []byte {
-	t.Helper()
-	now := time.Now()
-	td := ptrace.NewTraces()
-	add := func(svc string, attrs map[string]any, spans ...func(ptrace.Span)) {
-		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", svc)
-		if err := rs.Resource().Attributes().FromRaw(merged(rs.Resource().Attributes().AsRaw(), attrs)); err != nil {
-			t.Fatal(err)
-		}
-		ss := rs.ScopeSpans().AppendEmpty()
-		for _, f := range spans {
-			sp := ss.Spans().AppendEmpty()
-			sp.SetTraceID(pcommon.TraceID{id, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
-			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
-			f(sp)
-		}
-	}
-	span := func(name string, kind ptrace.SpanKind, sid, parent byte, ms int, attrs map[string]any) func(ptrace.Span) {
-		return func(sp ptrace.Span) {
-			sp.SetName(name)
-			sp.SetKind(kind)
-			sp.SetSpanID(pcommon.SpanID{id, 0, 0, 0, 0, 0, 0, sid})
-			if parent != 0 {
-				sp.SetParentSpanID(pcommon.SpanID{id, 0, 0, 0, 0, 0, 0, parent})
-			}
-			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Duration(ms) * time.Millisecond)))
-			if strings.HasPrefix(name, "call backend") {
-				sp.Status().SetCode(ptrace.StatusCodeError)
-			}
-			if err := sp.Attributes().FromRaw(attrs); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	add("frontend", map[string]any{"service.instance.id": "i-1", "deployment.environment": "prod"},
-		span("GET /", ptrace.SpanKindServer, 1, 0, 5, nil),
-		span("call backend", ptrace.SpanKindClient, 2, 1, 12, nil))
-	add("backend", nil,
-		span("handle", ptrace.SpanKindServer, 3, 2, 8, nil),
-		span("query", ptrace.SpanKindClient, 4, 3, 3, map[string]any{"db.system": "postgresql", "db.name": "orders"}),
-		span("call payments", ptrace.SpanKindClient, 5, 3, 50, map[string]any{"peer.service": "payments"}))
-	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func merged(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		a[k] = v
-	}
-	return a
-}
 
 // TestServeTraceMetrics: spans sent over OTLP come out of the metric
 // store's PromQL API as the span-metric and service-graph series the
@@ -80,7 +23,7 @@ func TestServeTraceMetrics(t *testing.T) {
 	s := startServer(t, cfg)
 	a := s.Addrs()
 	for i := range 3 {
-		if code, body := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", graphTrace(t, byte(i+1))); code != http.StatusOK {
+		if code, body := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", graphtest.Trace(byte(i+1), time.Now())); code != http.StatusOK {
 			t.Fatalf("export: %d %s", code, body)
 		}
 	}
@@ -156,4 +99,80 @@ func gotN(got map[string]float64) map[string]float64 {
 		out[normalizeInstanceID(k)] = v
 	}
 	return out
+}
+
+// dependenciesJSON is Jaeger's /api/dependencies answer.
+type dependenciesJSON struct {
+	Data []struct {
+		Parent, Child string
+		CallCount     uint64
+	}
+	Errors any
+}
+
+// TestServeDependencies: Jaeger's /api/dependencies answers the service
+// graph's calls over its window (endTs, lookback; a service's alone),
+// and each tenant's graph names its own services alone, through Jaeger's
+// API and PromQL.
+func TestServeDependencies(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TraceMetrics.FlushInterval = time.Second
+	s := startTenantServer(t, cfg)
+	a := s.Addrs()
+	admin := "http://" + a.Admin.String()
+	before := time.Now()
+	for i, tc := range []struct{ token, prefix string }{{otlpTokA, "a-"}, {otlpTokB, "b-"}, {otlpTokA, "a-"}} {
+		if code, body := request(t, http.MethodPost, "http://"+a.HTTP.String()+"/v1/traces", tc.token, "application/x-protobuf",
+			graphtest.Trace(byte(i+1), time.Now(), tc.prefix)); code != http.StatusOK {
+			t.Fatalf("export: %d %s", code, body)
+		}
+	}
+	deps := func(token, params string) (int, dependenciesJSON) {
+		t.Helper()
+		code, body := request(t, http.MethodGet, admin+"/jaeger/api/dependencies?"+params, token, "", nil)
+		var d dependenciesJSON
+		if code == http.StatusOK {
+			if err := json.Unmarshal([]byte(body), &d); err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+		}
+		return code, d
+	}
+	edges := func(d dependenciesJSON) []string {
+		var out []string
+		for _, l := range d.Data {
+			out = append(out, fmt.Sprintf("%s>%s:%d", l.Parent, l.Child, l.CallCount))
+		}
+		return out
+	}
+	want := map[string][]string{
+		adminTokA: {"a-backend>a-orders:2", "a-backend>a-payments:2", "a-frontend>a-backend:2", "user>a-frontend:2"},
+		adminTokB: {"b-backend>b-orders:1", "b-backend>b-payments:1", "b-frontend>b-backend:1", "user>b-frontend:1"},
+	}
+	for token, w := range want {
+		waitFor(t, 15*time.Second, "the dependencies of "+token, func() bool {
+			_, d := deps(token, "")
+			return slices.Equal(edges(d), w)
+		})
+		// Prometheus' API names the tenant's services alone too.
+		other := "b-"
+		if token == adminTokB {
+			other = "a-"
+		}
+		for k := range instant(t, promAPI(t, a, token), "traces_service_graph_request_total", time.Now()) {
+			if strings.Contains(k, other) {
+				t.Errorf("%s sees %s", token, k)
+			}
+		}
+	}
+	// A window before the spans: nothing; one service's links alone.
+	if _, d := deps(adminTokA, "endTs="+strconv.FormatInt(before.Add(-time.Minute).UnixMilli(), 10)+"&lookback=60000"); len(d.Data) != 0 {
+		t.Errorf("a window before the spans: %v", edges(d))
+	}
+	if _, d := deps(adminTokA, "service=a-payments"); !slices.Equal(edges(d), []string{"a-backend>a-payments:2"}) {
+		t.Errorf("service=a-payments: %v", edges(d))
+	}
+	if code, _ := deps(adminTokA, "endTs=yesterday"); code != http.StatusBadRequest {
+		t.Errorf("endTs=yesterday: %d", code)
+	}
 }
