@@ -4,7 +4,10 @@
 # in one run: for logs wirehouse with its logs indexes (counts and body
 # index, the default), wirehouse without them (--lake-no-indexes) and
 # VictoriaLogs v1.52.1; for traces wirehouse with its trace-id index, without
-# it (--lake-no-indexes) and Jaeger v1.76.0 on Badger.
+# it (--lake-no-indexes), without the span metrics and service graph made
+# on the way in (--trace-metrics=false) and Jaeger v1.76.0 on Badger.
+# SERVERS overrides the list (e.g. SERVERS="wirehouse
+# wirehouse-no-trace-metrics" for the trace metrics' cost alone).
 #
 # Each server runs alone on a fresh data directory, in turn, RUNS rounds.
 # Load: RECORDS records of wirehouse load --signal SIGNAL --transport
@@ -37,9 +40,10 @@ harness compare-ingest
 
 case $signal in
 logs) servers="wirehouse wirehouse-no-indexes victorialogs" unit=logs ;;
-traces) servers="wirehouse wirehouse-no-indexes jaeger" unit=spans ;;
+traces) servers="wirehouse wirehouse-no-indexes wirehouse-no-trace-metrics jaeger" unit=spans ;;
 *) log "signal $signal: want logs or traces"; exit 2 ;;
 esac
+servers=${SERVERS:-$servers}
 
 log "building wirehouse, readcompare and the peer if missing"
 go build -o "$bin/wirehouse" ./cmd/wirehouse
@@ -72,6 +76,7 @@ run() {
 	wirehouse*)
 		local extra=()
 		[ "$server" = wirehouse-no-indexes ] && extra=(--lake-no-indexes)
+		[ "$server" = wirehouse-no-trace-metrics ] && extra=(--trace-metrics=false)
 		h=$(port) a=$(port)
 		"$bin/wirehouse" serve --data-dir "$dir" --grpc-listen "" --http-listen 127.0.0.1:$h --admin-listen 127.0.0.1:$a \
 			--jaeger-storage-listen "" --log-level warn "${extra[@]}" 2>"$work/server.log" &
@@ -125,6 +130,10 @@ run() {
 	done
 	sleep 5
 	c1=$(cpu $pid)
+	if [ "$server" = wirehouse ] && [ "$signal" = traces ]; then # the trace metrics counted every span
+		have=$(metric_sum "http://127.0.0.1:$a/metrics" '/^wirehouse_tracemetrics_spans_total/')
+		[ "$have" = "$accepted" ] || { log "the trace metrics counted $have of $accepted spans"; exit 1; }
+	fi
 	if [ "$server" = victorialogs ]; then # what a query counts, after the CPU was read
 		have=$(curl -sf "http://127.0.0.1:$v/select/logsql/query" --data-urlencode 'query=* | count() n' | jq -r '.n // 0')
 		[ "$have" = "$accepted" ] || { log "VictoriaLogs counts $have of $accepted logs"; exit 1; }
@@ -149,5 +158,6 @@ awk -F'|' '{gsub(/ /, "", $2); n[$2]++; v[$2, n[$2]] = $5}
 END {
 	for (s in n) { m = 0; for (i = 1; i <= n[s]; i++) m += v[s, i]; avg[s] = m / n[s] }
 	for (s in avg) if (s != "wirehouse") printf "wirehouse / %s, %s per CPU-s (mean of %d rounds): %.2fx\n", s, "'"$unit"'", n[s], avg["wirehouse"] / avg[s]
+	if ("wirehouse-no-trace-metrics" in avg) printf "the trace metrics\x27 share of wirehouse\x27s ingest CPU (with / without - 1, per span): %.1f %%\n", 100 * (avg["wirehouse-no-trace-metrics"] / avg["wirehouse"] - 1)
 	if ("wirehouse-no-indexes" in avg) printf "the lake indexes\x27 share of wirehouse\x27s ingest CPU (1 - with / without, per record): %.1f %%\n", 100 * (1 - avg["wirehouse"] / avg["wirehouse-no-indexes"])
 }' "$work/rows"

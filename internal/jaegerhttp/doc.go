@@ -3,7 +3,9 @@
 // Jaeger process: under its prefix (serve: /jaeger on the admin port)
 // /api/services, /api/services/{service}/operations, /api/operations,
 // /api/traces (service, operation, tags, tag, minDuration, maxDuration,
-// start, end, limit), /api/traces/{traceID} and /api/dependencies (empty),
+// start, end, limit), /api/traces/{traceID} and /api/dependencies
+// (endTs, lookback, service: Config.Dependencies, the service graph
+// internal/tracemetrics makes; empty without),
 // in Jaeger's JSON model (processes, references, tags, logs), as the
 // Jaeger query service answers them (docs/notes/jaeger-tempo-contracts.md
 // §3).

@@ -9,8 +9,8 @@
 // Served: GetTraces (a stream of one chunk per trace found, none for an id
 // not found), FindTraces (likewise, for the traces a search finds, most
 // recent first), FindTraceIDs, GetServices, GetOperations, and
-// GetDependencies (always empty: wirehouse does not derive dependencies
-// yet). wirehouse serve runs it on its own gRPC listener
+// GetDependencies (Config.Dependencies: the service graph
+// internal/tracemetrics makes; empty without). wirehouse serve runs it on its own gRPC listener
 // (jaeger.storage_listen, localhost:17271), with otlpgrpc's bytes codec.
 //
 // What Jaeger's query service needs, beyond the protos: a chunk is never

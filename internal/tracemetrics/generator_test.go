@@ -2,6 +2,7 @@ package tracemetrics
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -338,4 +339,77 @@ func TestResourceOrder(t *testing.T) {
 	if !slices.Contains(got, want) || len(got) != 2 {
 		t.Errorf("got:\n%s\nwant one series of 2 calls (and its histogram)", strings.Join(got, "\n"))
 	}
+}
+
+// TestCardinalityLimit: 100,000 distinct span names against the default
+// bound of 10,000 series a tenant: 10,000 series, the rest in the
+// overflow series and its counter, and the state's heap bounded (under
+// 32 MiB after a collection, whatever the number of names).
+func TestCardinalityLimit(t *testing.T) {
+	g, err := New(DefaultConfig(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const names, batch = 100_000, 1000
+	for b := range names / batch {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "api")
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for i := range batch {
+			sp := spans.AppendEmpty()
+			sp.SetName(fmt.Sprintf("GET /item/%d", b*batch+i))
+			sp.SetKind(ptrace.SpanKindServer)
+		}
+		req, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Consume("t", req, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	st := g.Stats()
+	if st.Spans != names || st.Overflow != names-10_000 {
+		t.Errorf("stats: %+v, want %d spans, %d in the overflow series", st, names, names-10_000)
+	}
+	series, overflow := 0, uint64(0)
+	err = g.Flush(t0.Add(time.Second), func(_ string, req []byte) error {
+		r := pmetricotlp.NewExportRequest()
+		if err := r.UnmarshalProto(req); err != nil {
+			return err
+		}
+		rms := r.Metrics().ResourceMetrics()
+		for i := range rms.Len() {
+			m := rms.At(i).ScopeMetrics().At(0).Metrics().At(0) // calls
+			for p := range m.Sum().DataPoints().Len() {
+				dp := m.Sum().DataPoints().At(p)
+				if dp.Timestamp() == dp.StartTimestamp() {
+					continue // the zero point
+				}
+				if _, ok := dp.Attributes().Get("otel.metric.overflow"); ok {
+					overflow = uint64(dp.IntValue())
+					continue
+				}
+				series++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if series != 10_000 || overflow != names-10_000 {
+		t.Errorf("flushed %d series and an overflow of %d, want 10000 and %d", series, overflow, names-10_000)
+	}
+	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 32<<20 {
+		t.Errorf("the state holds %d MiB of heap for 10,000 series", grown>>20)
+	}
+	runtime.KeepAlive(g)
 }
