@@ -6,6 +6,10 @@
 # VictoriaLogs v1.52.1; for traces wirehouse with its trace-id index, without
 # it (--lake-no-indexes), without the span metrics and service graph made
 # on the way in (--trace-metrics=false) and Jaeger v1.76.0 on Badger.
+# VARIANTS (default: as many as requests) sends that many distinct
+# requests round robin: synth's requests each come from 10 new pods (new
+# service.instance.id and k8s.pod.name), so every request is new
+# resources to span metrics unless VARIANTS is small.
 # SERVERS overrides the list (e.g. SERVERS="wirehouse
 # wirehouse-no-trace-metrics" for the trace metrics' cost alone).
 #
@@ -115,7 +119,7 @@ run() {
 	local c0 c1 out accepted have deadline
 	c0=$(cpu $pid)
 	out=$("$bin/wirehouse" load --signal "$signal" --transport http --endpoint http://127.0.0.1:$t --count $requests \
-		--variants $requests --batch $batch --resources 10 --concurrency 2 --quiet --json)
+		--variants ${VARIANTS:-$requests} --batch $batch --resources 10 --concurrency 2 --quiet --json)
 	accepted=$(echo "$out" | jq -r .records_accepted)
 	if [ "$accepted" != "$want" ]; then
 		log "$server: only $accepted of $want records accepted: $out"

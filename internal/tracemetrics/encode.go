@@ -11,13 +11,15 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// Flush writes each tenant's series, every one known, as one OTLP
-// metrics request at now, and gives it to write, tenants in name order.
-// A series' first write holds a zero point at its start time before its
-// value (see the package documentation); a tenant whose write fails is
-// written again, whole, at the next Flush. write is called without the
-// Generator's lock held; req is its own.
-func (g *Generator) Flush(now time.Time, write func(tenant string, req []byte) error) error {
+// Flush writes each tenant's series as one OTLP metrics request at now,
+// and gives it to write, tenants in name order: with all, every series
+// known (as the connectors write them at each flush), else those counted
+// since their last write. A series' first write holds a zero point at
+// its start time before its value (see the package documentation); the
+// series of a tenant whose write fails are written again at the next
+// Flush. write is called without the Generator's lock held; req is its
+// own.
+func (g *Generator) Flush(now time.Time, all bool, write func(tenant string, req []byte) error) error {
 	type job struct {
 		tenant string
 		req    []byte
@@ -34,7 +36,7 @@ func (g *Generator) Flush(now time.Time, write func(tenant string, req []byte) e
 		}
 	}) {
 		j := job{tenant: t}
-		j.req, j.spans, j.graph = g.encode(g.tenants[t], uint64(now.UnixNano()))
+		j.req, j.spans, j.graph = g.encode(g.tenants[t], uint64(now.UnixNano()), all)
 		if j.req != nil {
 			jobs = append(jobs, j)
 		}
@@ -50,25 +52,28 @@ func (g *Generator) Flush(now time.Time, write func(tenant string, req []byte) e
 		}
 		g.mu.Lock()
 		for _, s := range j.spans {
-			s.flushed = true
+			s.flushed, s.dirty = true, false
 		}
 		for _, s := range j.graph {
-			s.flushed = true
+			s.flushed, s.dirty = true, false
 		}
 		g.mu.Unlock()
 	}
 	return first
 }
 
-// encode writes ts's series as an ExportMetricsServiceRequest at now
-// (ns), or nil when it has none; it returns the series written for the
-// first time.
-func (g *Generator) encode(ts *tenantState, now uint64) (req []byte, newSpans []*spanSeries, newGraph []*graphSeries) {
+// encode writes ts's series (all, or those not written since they were
+// counted) as an ExportMetricsServiceRequest at now (ns), or nil when
+// there are none; it returns the series it holds.
+func (g *Generator) encode(ts *tenantState, now uint64, all bool) (req []byte, written []*spanSeries, writtenGraph []*graphSeries) {
 	spanRM := func(resource []byte, series []*spanSeries) []byte {
 		var calls, dur []byte
 		for _, s := range series {
+			if !all && s.flushed && !s.dirty {
+				continue
+			}
+			written = append(written, s)
 			if !s.flushed {
-				newSpans = append(newSpans, s)
 				if s.start/1e6 < now/1e6 {
 					calls = appendNumberPoint(calls, s.attrs, s.start, s.start, 0)
 					dur = appendHistogramPoint(dur, s.attrs, s.start, s.start, 0, 0, make([]uint64, len(s.counts)), SpanBoundsMs)
@@ -77,40 +82,46 @@ func (g *Generator) encode(ts *tenantState, now uint64) (req []byte, newSpans []
 			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls)
 			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs)
 		}
+		if calls == nil {
+			return nil
+		}
 		metrics := appendMetric(nil, "traces.span.metrics.calls", "", sumOf(calls))
 		metrics = appendMetric(metrics, "traces.span.metrics.duration", "ms", histogramOf(dur))
 		return resourceMetrics(resource, "spanmetricsconnector", metrics)
 	}
 	for _, r := range ts.order {
-		if len(r.order) > 0 {
-			req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), spanRM(r.resource, r.order))
+		if rm := spanRM(r.resource, r.order); rm != nil {
+			req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), rm)
 		}
 	}
 	if ts.overflow != nil {
-		req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), spanRM(nil, []*spanSeries{ts.overflow}))
-	}
-	if len(ts.graphOrder) > 0 {
-		var total, failed, server, client []byte
-		zero := make([]uint64, len(GraphBoundsSec)+1)
-		for _, s := range ts.graphOrder {
-			if !s.flushed {
-				newGraph = append(newGraph, s)
-				if g.start/1e6 < now/1e6 {
-					total = appendNumberPoint(total, s.attrs, g.start, g.start, 0)
-					if s.failed > 0 {
-						failed = appendNumberPoint(failed, s.attrs, g.start, g.start, 0)
-					}
-					server = appendHistogramPoint(server, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
-					client = appendHistogramPoint(client, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
-				}
-			}
-			total = appendNumberPoint(total, s.attrs, g.start, now, s.total)
-			if s.failed > 0 {
-				failed = appendNumberPoint(failed, s.attrs, g.start, now, s.failed)
-			}
-			server = appendHistogramPoint(server, s.attrs, g.start, now, s.total, s.serverSum, s.server, GraphBoundsSec)
-			client = appendHistogramPoint(client, s.attrs, g.start, now, s.total, s.clientSum, s.client, GraphBoundsSec)
+		if rm := spanRM(nil, []*spanSeries{ts.overflow}); rm != nil {
+			req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), rm)
 		}
+	}
+	var total, failed, server, client []byte
+	zero := make([]uint64, len(GraphBoundsSec)+1)
+	for _, s := range ts.graphOrder {
+		if !all && s.flushed && !s.dirty {
+			continue
+		}
+		writtenGraph = append(writtenGraph, s)
+		if !s.flushed && g.start/1e6 < now/1e6 {
+			total = appendNumberPoint(total, s.attrs, g.start, g.start, 0)
+			if s.failed > 0 {
+				failed = appendNumberPoint(failed, s.attrs, g.start, g.start, 0)
+			}
+			server = appendHistogramPoint(server, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
+			client = appendHistogramPoint(client, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
+		}
+		total = appendNumberPoint(total, s.attrs, g.start, now, s.total)
+		if s.failed > 0 {
+			failed = appendNumberPoint(failed, s.attrs, g.start, now, s.failed)
+		}
+		server = appendHistogramPoint(server, s.attrs, g.start, now, s.total, s.serverSum, s.server, GraphBoundsSec)
+		client = appendHistogramPoint(client, s.attrs, g.start, now, s.total, s.clientSum, s.client, GraphBoundsSec)
+	}
+	if total != nil {
 		metrics := appendMetric(nil, "traces_service_graph_request_total", "", sumOf(total))
 		if len(failed) > 0 {
 			metrics = appendMetric(metrics, "traces_service_graph_request_failed_total", "", sumOf(failed))
@@ -119,7 +130,7 @@ func (g *Generator) encode(ts *tenantState, now uint64) (req []byte, newSpans []
 		metrics = appendMetric(metrics, "traces_service_graph_request_client", "s", histogramOf(client))
 		req = protowire.AppendBytes(protowire.AppendTag(req, 1, protowire.BytesType), resourceMetrics(nil, "traces_service_graph", metrics))
 	}
-	return req, newSpans, newGraph
+	return req, written, writtenGraph
 }
 
 // resourceMetrics is a ResourceMetrics of resource (a Resource message;

@@ -30,7 +30,7 @@ func FuzzConsume(f *testing.F) {
 		g.Consume("t", req, t0) //nolint:errcheck // refused or counted
 		g.Consume("t", req, t0) //nolint:errcheck
 		g.Expire(t0.Add(time.Minute))
-		err = g.Flush(t0.Add(time.Minute), func(_ string, out []byte) error {
+		err = g.Flush(t0.Add(time.Minute), true, func(_ string, out []byte) error {
 			r := pmetricotlp.NewExportRequest()
 			if err := r.UnmarshalProto(out); err != nil {
 				t.Fatalf("a flush pdata cannot read: %v", err)

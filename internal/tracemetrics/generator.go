@@ -72,6 +72,7 @@ type spanSeries struct {
 	attrs   [][]byte // KeyValue messages
 	start   uint64   // ns
 	flushed bool
+	dirty   bool // counted since its last write
 	calls   uint64
 	counts  []uint64
 	sum     float64
@@ -83,6 +84,7 @@ type spanSeries struct {
 type graphSeries struct {
 	attrs     [][]byte
 	flushed   bool
+	dirty     bool // counted since its last write
 	total     uint64
 	failed    uint64
 	server    []uint64
@@ -245,6 +247,7 @@ func (g *Generator) spanMetrics(ts *tenantState, rst *resourceState, service []b
 		ms = float64(f.EndTime-f.StartTime) / 1e6
 	}
 	s.calls++
+	s.dirty = true
 	s.counts[sort.SearchFloat64s(SpanBoundsMs, ms)]++
 	s.sum += ms
 }
@@ -404,6 +407,7 @@ func (g *Generator) count(ts *tenantState, e *edge) {
 		ts.graphOrder = append(ts.graphOrder, s)
 	}
 	s.total++
+	s.dirty = true
 	if e.failed {
 		s.failed++
 	}

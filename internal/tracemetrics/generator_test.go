@@ -169,7 +169,7 @@ func TestGraphAndSpanMetrics(t *testing.T) {
 	g.Expire(t0.Add(3 * time.Second))
 	var got []string
 	var tenants []string
-	if err := g.Flush(t0.Add(3*time.Second), func(tenant string, req []byte) error {
+	if err := g.Flush(t0.Add(3*time.Second), true, func(tenant string, req []byte) error {
 		tenants = append(tenants, tenant)
 		got = render(t, req, false)
 		return nil
@@ -264,9 +264,10 @@ func TestBoundsAndFlushes(t *testing.T) {
 	}
 	failA := true
 	var got map[string][]string
+	all := true
 	flush := func(at time.Duration) {
 		got = map[string][]string{}
-		err := g.Flush(t0.Add(at), func(tenant string, req []byte) error {
+		err := g.Flush(t0.Add(at), all, func(tenant string, req []byte) error {
 			got[tenant] = render(t, req, true)
 			if tenant == "a" && failA {
 				return fmt.Errorf("store refused")
@@ -308,6 +309,22 @@ func TestBoundsAndFlushes(t *testing.T) {
 	if n := len(got["a"]); n != 12 {
 		t.Errorf("a's flush after a failed one: %d points, want 12 (zero points again):\n%s", n, strings.Join(got["a"], "\n"))
 	}
+	// Not all: nothing counted since, nothing written; then the one
+	// series counted alone.
+	all = false
+	flush(15 * time.Second)
+	if len(got) != 0 {
+		t.Errorf("a flush of the series counted since, none: %v", got)
+	}
+	one := traces(t, map[string][]spanDef{"api": {{name: "c", kind: ptrace.SpanKindInternal, id: 9, ms: 1}}},
+		map[string]map[string]any{"api": {"deployment.environment": "prod"}})
+	if err := g.Consume("b", one, t0.Add(16*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	flush(20 * time.Second)
+	if len(got) != 1 || len(got["b"]) != 2 || !slices.Contains(got["b"], "spanmetricsconnector  traces.span.metrics.calls[] map[otel.metric.overflow:true] = 5") {
+		t.Errorf("the series counted since: %v", got)
+	}
 }
 
 // TestResourceOrder: the same resource attributes in another order are
@@ -334,7 +351,7 @@ func TestResourceOrder(t *testing.T) {
 		}
 	}
 	var got []string
-	g.Flush(t0.Add(time.Second), func(_ string, req []byte) error { got = render(t, req, false); return nil }) //nolint:errcheck
+	g.Flush(t0.Add(time.Second), true, func(_ string, req []byte) error { got = render(t, req, false); return nil }) //nolint:errcheck
 	want := "spanmetricsconnector api traces.span.metrics.calls[] map[service.name:api span.kind:SPAN_KIND_UNSPECIFIED span.name:op status.code:STATUS_CODE_UNSET] = 2"
 	if !slices.Contains(got, want) || len(got) != 2 {
 		t.Errorf("got:\n%s\nwant one series of 2 calls (and its histogram)", strings.Join(got, "\n"))
@@ -380,7 +397,7 @@ func TestCardinalityLimit(t *testing.T) {
 		t.Errorf("stats: %+v, want %d spans, %d in the overflow series", st, names, names-10_000)
 	}
 	series, overflow := 0, uint64(0)
-	err = g.Flush(t0.Add(time.Second), func(_ string, req []byte) error {
+	err = g.Flush(t0.Add(time.Second), true, func(_ string, req []byte) error {
 		r := pmetricotlp.NewExportRequest()
 		if err := r.UnmarshalProto(req); err != nil {
 			return err

@@ -11,10 +11,17 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
+// fullEvery is how often Run writes every series, not only those counted
+// since their last write: the connectors' flush interval.
+const fullEvery = time.Minute
+
 // Run feeds g the traces records of cons, a spool consumer of its own,
 // from its cursor, until ctx ends: every second it expires edges, every
-// flush interval it flushes to write, then commits the cursor up to the
-// last record the flush holds. So after a crash the records since the
+// flush interval it flushes to write (the series counted since their last
+// write; every series once a minute, as the connectors write them, so
+// that an idle one keeps a sample within Prometheus' five-minute
+// lookback), then commits the cursor up to the last record the flush
+// holds. So after a crash the records since the
 // last commit are read again into counters that restart at zero (the
 // zero points mark the reset), and none is counted twice in the store.
 // A record that is not a traces request, or whose spans cannot be read,
@@ -26,14 +33,19 @@ func (g *Generator) Run(ctx context.Context, cons *spool.Consumer, flushEvery ti
 		mu      sync.Mutex // held while a record is consumed, and through a flush
 		last    uint64     // the last record consumed
 		pending bool       // records consumed since the last commit
+		full    time.Time  // the last flush of every series
 	)
 	last = cons.Committed()
 	flush := func(now time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		g.Expire(now)
-		if g.Flush(now, write) != nil {
-			return // write said why; the next flush writes it all again
+		all := now.Sub(full) >= fullEvery
+		if g.Flush(now, all, write) != nil {
+			return // write said why; the next flush writes it again
+		}
+		if all {
+			full = now
 		}
 		if pending {
 			if err := cons.Commit(last); err == nil {
