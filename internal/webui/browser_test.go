@@ -31,11 +31,14 @@ import (
 // draws a graph, a trace search finds traces and the trace view has as
 // many span rows as the Jaeger API has spans, a LogQL query shows lines
 // with a link to their trace, the alerts page shows the server's PromQL
-// and LogQL rules as the rules APIs give them (testAlertsPage), and no
-// page logs an error. With admin bearer tokens the page asks for one,
-// refuses a wrong one and loads the data with the right one, which the
-// next page (the alerts page, empty: that server has no rules) sends. It logs each page's first contentful paint and
-// the time until its data is drawn, and with WIREHOUSE_SCREENSHOTS=<dir>
+// and LogQL rules as the rules APIs give them (testAlertsPage), the
+// service map and the traces page's RED panels over a server of their
+// own fed a service graph (testServicesPage), and no page logs an error.
+// With admin bearer tokens the page asks for one, refuses a wrong one and
+// loads the data with the right one, which the next pages (the alerts
+// page, empty: that server has no rules; the service map, empty: it has
+// no spans) send. It logs each page's first contentful paint and the
+// time until its data is drawn, and with WIREHOUSE_SCREENSHOTS=<dir>
 // writes a screenshot of each page there. `make test` installs Chromium
 // and sets WIREHOUSE_CHROMIUM.
 func TestBrowser(t *testing.T) {
@@ -228,6 +231,11 @@ func TestBrowser(t *testing.T) {
 		testAlertsPage(t, newTab(t, browser), srv, am, shots)
 	})
 
+	t.Run("services", func(t *testing.T) {
+		t.Parallel()
+		testServicesPage(t, browser, shots)
+	})
+
 	t.Run("auth", func(t *testing.T) {
 		t.Parallel()
 		const token = "webui-test-token-0123456789"
@@ -274,11 +282,17 @@ func TestBrowser(t *testing.T) {
 		if text := eval[string](tab, `document.querySelector('.alertmanagers')?.textContent || ""`); !strings.Contains(text, "No Alertmanager") {
 			t.Errorf("alerts page without an Alertmanager: %q", text)
 		}
+		tab.open(s.url + "/services")
+		tab.waitReady()
+		if text := eval[string](tab, `document.querySelector('.map-empty')?.textContent || ""`); !strings.Contains(text, "No calls between services in this range") {
+			t.Errorf("service map without spans: %q", tab.text())
+		}
 	})
 }
 
-// server is a running serve: its admin URL and OTLP/gRPC address.
-type server struct{ url, grpc string }
+// server is a running serve: its admin URL and OTLP/gRPC and OTLP/HTTP
+// addresses.
+type server struct{ url, grpc, http string }
 
 // startServe runs serve on loopback ports with its data in a temporary
 // directory, changed by edit if not nil, until the test ends.
@@ -310,7 +324,7 @@ func startServe(t *testing.T, edit func(*serve.Config)) server {
 		}
 	})
 	a := s.Addrs()
-	return server{url: "http://" + a.Admin.String(), grpc: a.GRPC.String()}
+	return server{url: "http://" + a.Admin.String(), grpc: a.GRPC.String(), http: a.HTTP.String()}
 }
 
 // feed sends each signal's records: a first batch of distinct requests

@@ -2,22 +2,31 @@
 // page at / (what comes in, what is refused, the spool, the lake, the
 // metric store, forwarding, the build and settings), a PromQL explorer at
 // /graph, trace search (Jaeger's form, or TraceQL with completion of
-// scopes, attribute names and values) and trace view at /traces and
-// /trace/{id}, a LogQL log browser at /logs (with Logs Drilldown's
-// tabs: the query's detected fields and their values, its patterns, and
-// the services by volume, each with filters to add), and the alerts and
-// rules at /alerts (as Prometheus' /alerts and /rules: the firing then
-// pending alerts with their labels, value and active-since; the PromQL
-// and LogQL rule groups, each rule with its state, health and last error,
-// last evaluation and its duration, its query opening /graph or /logs as
-// the alerts' generator URLs do; a filter by state, health and text; the
-// Alertmanagers).
+// scopes, attribute names and values; above the results, the searched
+// service's RED panels: its server and consumer spans' rate, error ratio
+// and p95 duration from the span metrics, none when it has none) and trace
+// view at /traces and /trace/{id}, a service map at /services (the service
+// graph's nodes, virtual ones included, and client → server edges over a
+// time range, as an SVG graph laid out in layers from the callers no one
+// calls, colored by error ratio, edges as thick as their rate, and a table
+// of the edges with their type, rate, failed share and p50/p95 latency; a
+// service's node opens its trace search), a LogQL log browser at /logs
+// (with Logs Drilldown's tabs: the query's detected fields and their
+// values, its patterns, and the services by volume, each with filters to
+// add), and the alerts and rules at /alerts (as Prometheus' /alerts and
+// /rules: the firing then pending alerts with their labels, value and
+// active-since; the PromQL and LogQL rule groups, each rule with its
+// state, health and last error, last evaluation and its duration, its
+// query opening /graph or /logs as the alerts' generator URLs do; a filter
+// by state, health and text; the Alertmanagers).
 //
 // The pages are static files embedded in the binary (static/: HTML, CSS
 // and ES modules with no build step; uPlot 1.6.32, vendored with its MIT
 // licence, draws the charts) that call the admin port's own APIs from the
 // browser, as Grafana would: Prometheus' /api/v1/query_range, query,
-// labels, label values and status/tsdb; Jaeger's /jaeger/api/...; Tempo's
+// labels, label values and status/tsdb (the RED panels and the service map
+// query the series internal/tracemetrics makes, traces_span_metrics_* and
+// traces_service_graph_*); Jaeger's /jaeger/api/...; Tempo's
 // /tempo/api/search and its tag names and values; Loki's
 // /loki/api/v1/query_range, labels and label values (the log volume is a
 // sum by (detected_level) (count_over_time(...)) range query),
@@ -25,7 +34,7 @@
 // the rules in Prometheus' shape, /api/v1/rules (PromQL) and Loki's
 // /prometheus/api/v1/rules (LogQL), and /api/v1/alertmanagers; and one of
 // this package, /api/wirehouse/status. Each file is gzipped once at start
-// (about 95 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
+// (about 105 KB in all; TestAssetsEmbedded fails past 500 KiB) and served
 // with a content ETag, Cache-Control: no-cache (revalidated, so a new
 // binary's files are never mixed with an old one's) and a
 // Content-Security-Policy that allows this origin only (no CDN, no web
@@ -77,12 +86,17 @@
 // (browser_alerts_test.go: firing, pending and inactive alerts, a failing
 // rule's error, a PromQL and a LogQL group, the Alertmanager, a fake one
 // recording the notifications; the query links and the notifications'
-// generator URLs open the metrics and logs pages on the rule's query),
-// the token form, then the alerts page's empty state; any console error
-// or failed request fails it. It logs
-// each page's first contentful paint and the time until its data is drawn,
-// and writes the README's screenshots with WIREHOUSE_SCREENSHOTS (make
-// screenshots).
+// generator URLs open the metrics and logs pages on the rule's query), the
+// service map and RED panels (browser_services_test.go: a serve of their
+// own fed internal/tracemetrics/graphtest's trace over OTLP/HTTP, trace
+// metrics flushed every second: the nodes and their kinds, the edges drawn
+// and tabled with their type, rate, failed share and latencies, a node
+// opening the traces search whose RED panels draw, and their link back to
+// the map focused on the service), the token form, then the alerts page's
+// and the service map's empty states; any console error or failed request
+// fails it. It logs each page's first contentful paint and the time until
+// its data is drawn, and writes the README's screenshots with
+// WIREHOUSE_SCREENSHOTS (make screenshots).
 //
 // The files: webui.go the Handler and its routes, assets.go the embedded
 // files, sampler.go the metrics history, status.go its JSON and the

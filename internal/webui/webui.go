@@ -106,7 +106,7 @@ func (h *Handler) Run(ctx context.Context) { h.sampler.Run(ctx) }
 
 // pages are the patterns of the pages' paths; each serves index.html,
 // whose script draws the page the path names. Public lets them through.
-var pages = []string{"/{$}", "/graph", "/traces", "/trace/{id}", "/logs", "/alerts"}
+var pages = []string{"/{$}", "/graph", "/traces", "/trace/{id}", "/services", "/logs", "/alerts"}
 
 // Register adds the pages, their files under /static/ and
 // /api/wirehouse/status to mux.

@@ -111,7 +111,7 @@ func TestServing(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	index := h.assets.byName["index.html"]
-	for _, p := range []string{"/", "/graph", "/traces", "/trace/0af7651916cd43dd8448eb211c80319c", "/logs", "/alerts"} {
+	for _, p := range []string{"/", "/graph", "/traces", "/trace/0af7651916cd43dd8448eb211c80319c", "/services", "/logs", "/alerts"} {
 		body, resp := fetch(t, srv.URL+p, nil)
 		if resp.StatusCode != 200 || !bytes.Equal(body, index.raw) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 			t.Errorf("GET %s: %d %q, not index.html", p, resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -173,6 +173,7 @@ func TestPublic(t *testing.T) {
 		{"HEAD", "/graph", true},
 		{"GET", "/traces", true},
 		{"GET", "/trace/0af7651916cd43dd8448eb211c80319c", true},
+		{"GET", "/services", true},
 		{"GET", "/logs", true},
 		{"GET", "/alerts", true},
 		{"GET", "/static/js/app.js", true},
@@ -191,6 +192,8 @@ func TestPublic(t *testing.T) {
 		{"GET", "/logs/x", false},
 		{"GET", "/graphs", false},
 		{"GET", "/alerts/x", false},
+		{"GET", "/services/frontend", false},
+		{"GET", "/jaeger/api/dependencies", false},
 		{"GET", "/api/v1/alerts", false},
 		{"GET", "/api/v1/rules", false},
 		{"GET", "/prometheus/api/v1/rules", false},
@@ -205,7 +208,8 @@ func TestPublic(t *testing.T) {
 
 // TestNavigation: each link of the top bar (index.html) opens a page: its
 // path is public and served, and app.js routes it to an embedded module
-// that marks that link active; the alerts page is one of them.
+// that marks that link active; the service map (after Traces) and the
+// alerts page are among them.
 func TestNavigation(t *testing.T) {
 	a, err := loadAssets()
 	if err != nil {
@@ -254,7 +258,7 @@ func TestNavigation(t *testing.T) {
 			t.Errorf("top bar link %s: no route in app.js", path)
 		}
 	}
-	if want := []string{"Status", "Metrics", "Traces", "Logs", "Alerts"}; !slices.Equal(seen, want) {
+	if want := []string{"Status", "Metrics", "Traces", "Services", "Logs", "Alerts"}; !slices.Equal(seen, want) {
 		t.Errorf("top bar: %q, want %q", seen, want)
 	}
 }

@@ -8,6 +8,7 @@ const routes = [
   [/^\/graph$/, "graph", "./pages/graph.js", "Metrics"],
   [/^\/traces$/, "traces", "./pages/traces.js", "Traces"],
   [/^\/trace\/([^/]+)$/, "traces", "./pages/trace.js", "Trace"],
+  [/^\/services$/, "services", "./pages/services.js", "Service map"],
   [/^\/logs$/, "logs", "./pages/logs.js", "Logs"],
   [/^\/alerts$/, "alerts", "./pages/alerts.js", "Alerts"],
 ];

@@ -2,14 +2,20 @@
 // operation, tags, durations, time range and limit; or, when the TraceQL
 // box holds a query, over Tempo's (/tempo/api/search), with completion
 // of scopes, attribute names and values. The traces found as a
-// duration-over-time scatter and a list, each opening /trace/{id}.
+// duration-over-time scatter and a list, each opening /trace/{id}; above
+// them, for a search by service, the service's RED panels from the span
+// metrics (red.js) with a link to the service map. The search's
+// parameters are the URL's: service, operation, tags, lookback (any
+// duration, or custom with start and end in µs), min/maxDuration, limit,
+// q (TraceQL).
 import { get, latest } from "../api.js";
 import { attachCompletion } from "../autocomplete.js";
 import * as traceql from "../traceql.js";
 import { timeChart, colorOf } from "../chart.js";
 import { h, clear, alertBox, markReady, params } from "../dom.js";
-import { micros, dateTime, ago, parseDuration, int } from "../format.js";
+import { micros, dateTime, ago, parseDuration, formatDuration, int } from "../format.js";
 import { summarize } from "../jaeger.js";
+import { redPanels } from "../red.js";
 
 const lookbacks = [["5m", "Last 5 minutes"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["2h", "Last 2 hours"],
   ["6h", "Last 6 hours"], ["12h", "Last 12 hours"], ["24h", "Last 24 hours"], ["2d", "Last 2 days"], ["custom", "Custom range"]];
@@ -42,7 +48,11 @@ export async function render(main) {
     maxDuration: h("input", { type: "text", name: "maxDuration", placeholder: "e.g. 2s", value: params.get("maxDuration") }),
     limit: h("input", { type: "number", name: "limit", min: 1, max: 1500, value: params.get("limit", "20") }),
   };
-  f.lookback.value = params.get("lookback", "1h");
+  // A lookback of the URL not offered (the service map's range) is added.
+  const lb = params.get("lookback", "1h");
+  if (!lookbacks.some(([v]) => v === lb) && parseDuration(lb) > 0) f.lookback.insertBefore(h("option", { value: lb }, "Last " + lb), f.lookback.lastChild);
+  f.lookback.value = lb;
+  if (!f.lookback.value) f.lookback.value = "1h";
   const custom = h("div.two", { hidden: f.lookback.value !== "custom" }, h("label", null, "From", f.start), h("label", null, "To", f.end));
   f.lookback.addEventListener("change", () => (custom.hidden = f.lookback.value !== "custom"));
   for (const k of ["start", "end"]) {
@@ -74,8 +84,9 @@ export async function render(main) {
   const info = h("span.muted.results-info");
   const plot = h("div.chart");
   const results = h("div");
+  const red = redPanels();
   clear(main, h("h1", null, "Traces"), h("div.traces-layout", null, form,
-    h("div", null, h("div.panel", null, h("div.panel-head", null, h("h2", null, "Results"), info, h("span.spacer"), sortSel), plot), results)));
+    h("div", null, red.el, h("div.panel", null, h("div.panel-head", null, h("h2", null, "Results"), info, h("span.spacer"), sortSel), plot), results)));
 
   const once = latest();
   let found = [];
@@ -143,6 +154,14 @@ export async function render(main) {
       q.set("end", String(Math.ceil(end * 1000)));
       params.set(state, push);
       localStorage.setItem(LAST, state.service);
+      // The service's RED panels over the same range (not for TraceQL,
+      // which the service field does not narrow).
+      const map = new URLSearchParams({ focus: state.service });
+      if (state.lookback === "custom") {
+        map.set("range", formatDuration(Math.max(1000, end - start)));
+        map.set("end", String(Math.round(end)));
+      } else map.set("range", state.lookback);
+      const redDrawn = red.show(state.q ? "" : state.service, start, end, "/services?" + map);
       clear(info, "Searching…");
       const began = performance.now();
       if (state.q) {
@@ -160,6 +179,7 @@ export async function render(main) {
       clear(info, `${found.length} trace${found.length === 1 ? "" : "s"} in ${Math.round(performance.now() - began)} ms`);
       drawPlot(start, end);
       drawList();
+      await redDrawn;
     } catch (e) {
       clear(info);
       clear(results, alertBox(e));
