@@ -278,7 +278,7 @@ func DefaultConfig() Config {
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.Rules.EvaluationInterval = time.Minute
 	tm := tracemetrics.DefaultConfig()
-	c.TraceMetrics = TraceMetricsConfig{Enabled: true, FlushInterval: 15 * time.Second, Dimensions: []string{},
+	c.TraceMetrics = TraceMetricsConfig{Enabled: true, FlushInterval: time.Minute, Dimensions: []string{},
 		MaxSeries: tm.MaxSeries, MaxGraphSeries: tm.MaxGraphSeries, MaxEdges: tm.MaxEdges, EdgeTTL: tm.EdgeTTL}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
