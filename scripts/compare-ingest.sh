@@ -142,14 +142,16 @@ run() {
 		have=$(curl -sf "http://127.0.0.1:$v/select/logsql/query" --data-urlencode 'query=* | count() n' | jq -r '.n // 0')
 		[ "$have" = "$accepted" ] || { log "VictoriaLogs counts $have of $accepted logs"; exit 1; }
 	fi
+	local rss
+	rss=$(awk '/^VmHWM:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")
 	kill $tee $pid 2>/dev/null || true
 	wait $tee $pid 2>/dev/null || true
-	awk -v s="$server" -v n="$accepted" -v c0="$c0" -v c1="$c1" \
-		'BEGIN { printf "| %s | %d | %.2f | %.0f |\n", s, n, c1 - c0, n / (c1 - c0) }'
+	awk -v s="$server" -v n="$accepted" -v c0="$c0" -v c1="$c1" -v rss="$rss" \
+		'BEGIN { printf "| %s | %d | %.2f | %.0f | %d |\n", s, n, c1 - c0, n / (c1 - c0), rss }'
 }
 
-echo "| server | $unit stored | server CPU-s | $unit per server CPU-s |"
-echo "|---|--:|--:|--:|"
+echo "| server | $unit stored | server CPU-s | $unit per server CPU-s | peak RSS MiB |"
+echo "|---|--:|--:|--:|--:|"
 for r in $(seq "$runs"); do
 	for s in $servers; do
 		log "round $r: $s ($want $unit)"

@@ -23,12 +23,13 @@ type Config struct {
 	// series ("" leaves it out).
 	InstanceID string
 	// MaxSeries bounds a tenant's span-metric series (calls and
-	// duration share one); past it, new dimension sets are counted in
-	// one overflow series. Default 10,000.
+	// duration share one: 20 series in the store, with the histogram's
+	// buckets); past it, new dimension sets are counted in one overflow
+	// series. Default 2,000 (40,000 series in the store).
 	MaxSeries int
 	// MaxGraphSeries bounds a tenant's service-graph series (client,
-	// server, connection type, failed); past it, new ones are dropped
-	// and counted. Default 10,000.
+	// server, connection type, failed: about 40 series in the store);
+	// past it, new ones are dropped and counted. Default 1,000.
 	MaxGraphSeries int
 	// MaxEdges bounds a tenant's unpaired edges; past it, a span that
 	// would open one is not paired, and is counted. Default 10,000 (the
@@ -46,8 +47,8 @@ type Config struct {
 // DefaultConfig returns the connectors' defaults and the bounds above.
 func DefaultConfig() Config {
 	return Config{
-		MaxSeries:                 10_000,
-		MaxGraphSeries:            10_000,
+		MaxSeries:                 2_000,
+		MaxGraphSeries:            1_000,
 		MaxEdges:                  10_000,
 		EdgeTTL:                   2 * time.Second,
 		VirtualNodePeerAttributes: []string{"peer.service", "db.name", "db.system"},
