@@ -39,7 +39,9 @@
 //
 // Counters restart at zero with the process (the consumer re-reads the
 // spool from its cursor, committed after each flush, so that no span is
-// counted twice in the store): the first flush of each series writes a
+// counted twice in the store; records of other signals are committed
+// within a second, and a flush comes early once 64 MiB of traces wait,
+// so that the cursor holds few spool segments back): the first flush of each series writes a
 // zero point at its start time before its value, so that Prometheus'
 // rate() sees the reset (as created-timestamp zero samples do) even
 // when the new value is above the one before the restart.

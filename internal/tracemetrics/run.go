@@ -15,45 +15,67 @@ import (
 // since their last write: the connectors' flush interval.
 const fullEvery = time.Minute
 
+// maxHeld is how many bytes of traces requests Run counts before it
+// flushes, whatever the flush interval: the spool segments it holds back
+// (its cursor waits for a flush) stay under it.
+const maxHeld = 64 << 20
+
 // Run feeds g the traces records of cons, a spool consumer of its own,
-// from its cursor, until ctx ends: every second it expires edges, every
-// flush interval it flushes to write (the series counted since their last
-// write; every series once a minute, as the connectors write them, so
-// that an idle one keeps a sample within Prometheus' five-minute
-// lookback), then commits the cursor up to the last record the flush
-// holds. So after a crash the records since the
-// last commit are read again into counters that restart at zero (the
-// zero points mark the reset), and none is counted twice in the store.
-// A record that is not a traces request, or whose spans cannot be read,
-// is passed over. Run returns nil when ctx ends (after a last flush), or
-// the spool's error.
+// from its cursor, until ctx ends: every second it expires edges; every
+// flush interval, or sooner once it holds maxHeld bytes of traces, it
+// flushes to write (the series counted since their last write; every
+// series once a minute, as the connectors write them, so that an idle one
+// keeps a sample within Prometheus' five-minute lookback), then commits
+// the cursor up to the last record the flush holds. Records of other
+// signals read while no traces are waiting for a flush are committed
+// within a second, so that a spool full of logs is not held back by the
+// flush interval. After a crash the records since the last commit are
+// read again into counters that restart at zero (the zero points mark
+// the reset), and none is counted twice in the store. A record whose
+// spans cannot be read is passed over. Run returns nil when ctx ends
+// (after a last flush), or the spool's error.
 func (g *Generator) Run(ctx context.Context, cons *spool.Consumer, flushEvery time.Duration, write func(tenant string, req []byte) error) error {
 	cons.Rewind()
 	var (
-		mu      sync.Mutex // held while a record is consumed, and through a flush
-		last    uint64     // the last record consumed
-		pending bool       // records consumed since the last commit
-		full    time.Time  // the last flush of every series
+		mu        sync.Mutex // held while a record is consumed, and through a flush
+		last      uint64     // the last record consumed
+		safe      uint64     // the last record whose spans are all in the store
+		held      int        // bytes of traces consumed since the last flush
+		committed uint64
+		full      time.Time // the last flush of every series
 	)
-	last = cons.Committed()
+	committed = cons.Committed()
+	last, safe = committed, committed
+	commit := func() { // under mu
+		if safe > committed && cons.Commit(safe) == nil {
+			committed = safe
+		}
+	}
 	flush := func(now time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		g.Expire(now)
 		all := now.Sub(full) >= fullEvery
 		if g.Flush(now, all, write) != nil {
-			return // write said why; the next flush writes it again
+			// write said why; the next flush writes the series again. The
+			// counts stay in memory: past maxHeld the cursor moves on
+			// anyway, so that a metric store that keeps refusing does not
+			// hold the spool (and so every signal's ingest) back; a crash
+			// before the store takes them would then lose those counts.
+			if held >= maxHeld {
+				safe, held = last, 0
+				commit()
+			}
+			return
 		}
 		if all {
 			full = now
 		}
-		if pending {
-			if err := cons.Commit(last); err == nil {
-				pending = false
-			}
-		}
+		safe, held = last, 0
+		commit()
 	}
 	done := make(chan struct{})
+	early := make(chan struct{}, 1) // a flush before its time
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(time.Second)
@@ -63,15 +85,19 @@ func (g *Generator) Run(ctx context.Context, cons *spool.Consumer, flushEvery ti
 			select {
 			case <-done:
 				return
-			case now := <-tick.C:
-				if now.Before(next) {
-					mu.Lock()
-					g.Expire(now)
-					mu.Unlock()
+			case <-early:
+				next = time.Now().Add(flushEvery)
+				flush(time.Now())
+			case t := <-tick.C:
+				if !t.Before(next) {
+					next = t.Add(flushEvery)
+					flush(t)
 					continue
 				}
-				next = now.Add(flushEvery)
-				flush(now)
+				mu.Lock()
+				g.Expire(t)
+				commit()
+				mu.Unlock()
 			}
 		}
 	})
@@ -87,9 +113,20 @@ func (g *Generator) Run(ctx context.Context, cons *spool.Consumer, flushEvery ti
 		mu.Lock()
 		if rec.Signal == otlpwire.SignalTraces {
 			g.Consume(rec.Tenant, rec.Payload, time.Now()) //nolint:errcheck // a malformed request's spans before the fault are counted; it was validated on receipt
+			held += len(rec.Payload)
 		}
-		last, pending = rec.Seq, true
+		last = rec.Seq
+		if held == 0 {
+			safe = rec.Seq // no traces wait for a flush: nothing to count again
+		}
+		urgent := held >= maxHeld
 		mu.Unlock()
+		if urgent {
+			select {
+			case early <- struct{}{}:
+			default:
+			}
+		}
 	}
 	close(done)
 	wg.Wait()
