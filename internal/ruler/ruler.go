@@ -173,7 +173,12 @@ func (r *Ruler) openNotifier(ctx context.Context, reg prometheus.Registerer) err
 	if err != nil {
 		return fmt.Errorf("register discovery metrics: %w", err)
 	}
-	r.discovery = discovery.NewManager(ctx, r.log.With("component", "discovery notify"), reg, sdMetrics, discovery.Name("notify"))
+	// Targets are handed to the notifier within a second (Prometheus'
+	// default waits up to 5 s), so that the first alerts are not
+	// dropped for want of an Alertmanager (they are sent again only
+	// after the resend delay).
+	r.discovery = discovery.NewManager(ctx, r.log.With("component", "discovery notify"), reg, sdMetrics,
+		discovery.Name("notify"), discovery.Updatert(time.Second))
 	if r.discovery == nil {
 		return errors.New("make the Alertmanagers' discovery: its metrics could not be registered")
 	}
@@ -352,10 +357,33 @@ func (r *Ruler) Run() {
 		r.wg.Go(func() { r.notifier.Run(r.discovery.SyncCh()) })
 		r.wg.Go(func() { r.discovery.Run() })
 	}
+	// The rules start once the Alertmanagers are known (at most 5 s):
+	// an alert firing at the first evaluation then reaches them.
+	managers := make(chan struct{})
+	r.wg.Go(func() {
+		defer close(managers)
+		if r.notifier == nil || len(r.cfg.Alerting.AlertingConfig.AlertmanagerConfigs) == 0 {
+			return
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(r.notifier.Alertmanagers()) == 0 && time.Now().Before(deadline) {
+			select {
+			case <-r.ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
 	for _, tr := range r.tenants {
-		r.wg.Go(tr.prom.Run)
+		r.wg.Go(func() {
+			<-managers
+			tr.prom.Run()
+		})
 		if tr.logs != nil {
-			r.wg.Go(tr.logs.Run)
+			r.wg.Go(func() {
+				<-managers
+				tr.logs.Run()
+			})
 		}
 	}
 	r.wg.Go(func() {
@@ -386,6 +414,10 @@ func (r *Ruler) Close() error {
 	r.closed = true
 	started := r.started
 	r.mu.Unlock()
+	// Ends the wait for the Alertmanagers, the watch and the discovery
+	// first: the managers' Stop waits for their groups, which start only
+	// once Run's wait is over.
+	r.cancel()
 	if started {
 		for _, tr := range r.tenants {
 			tr.prom.Stop()
@@ -397,7 +429,6 @@ func (r *Ruler) Close() error {
 	if r.notifier != nil {
 		r.notifier.Stop()
 	}
-	r.cancel()
 	r.wg.Wait()
 	return nil
 }
