@@ -254,7 +254,11 @@ func (s *Server) Start() error {
 	if s.traceMetrics != nil {
 		s.loading.Go(func() {
 			if err := s.traceMetrics(ctx); err != nil {
-				s.log.Error("trace metrics stopped", "err", err)
+				// Its cursor would hold every spool segment after it,
+				// and so, once the spool is full, every signal's ingest.
+				rerr := s.spool.RemoveConsumer(traceMetricsConsumer)
+				s.log.Error("trace metrics stopped until the next start; their spool cursor is removed so that it holds nothing back",
+					"err", err, "remove_err", rerr)
 			}
 		})
 	}
