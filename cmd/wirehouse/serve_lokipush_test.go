@@ -50,16 +50,8 @@ func TestServeLokiPushClients(t *testing.T) {
 		t.Errorf("labels %v: want job and handler, not the hint", names)
 	}
 	for _, job := range []string{"pyloki-otlp", "pyloki-admin"} {
-		var d struct {
-			Result []struct {
-				Stream map[string]string `json:"stream"`
-				Values [][2]string       `json:"values"`
-			} `json:"result"`
-		}
-		lokiGet(t, addrs["admin HTTP"], "/loki/api/v1/query_range", url.Values{"query": {`{job="` + job + `"}`}, "limit": {"1000"},
-			"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}, "end": {strconv.FormatInt(now.Add(time.Minute).UnixNano(), 10)}}, &d)
 		var lines []string
-		for _, s := range d.Result {
+		for _, s := range jobStreams(t, addrs["admin HTTP"], job, now) {
 			h := s.Stream["handler"]
 			// Each handler's labels as pushed (python-logging-loki adds
 			// severity and logger; loki-logger-handler sends metadata),
@@ -105,6 +97,24 @@ func TestServeLokiPushClients(t *testing.T) {
 			t.Errorf("%s: %d lines read back, want the %d pushed, each once:\n%v", job, len(lines), len(want), lines)
 		}
 	}
+}
+
+// lokiStream is a stream of a query_range answer.
+type lokiStream struct {
+	Stream map[string]string `json:"stream"`
+	Values [][2]string       `json:"values"`
+}
+
+// jobStreams reads the streams of {job="job"} over the hour before now
+// (and the minute after) through Loki's query_range on admin.
+func jobStreams(t *testing.T, admin, job string, now time.Time) []lokiStream {
+	t.Helper()
+	var d struct {
+		Result []lokiStream `json:"result"`
+	}
+	lokiGet(t, admin, "/loki/api/v1/query_range", url.Values{"query": {`{job="` + job + `"}`}, "limit": {"1000"},
+		"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}, "end": {strconv.FormatInt(now.Add(time.Minute).UnixNano(), 10)}}, &d)
+	return d.Result
 }
 
 // lokiPushBody is a snappy protobuf push of one stream {job="kill"} of a
@@ -224,17 +234,8 @@ func TestServeLokiPushWinston(t *testing.T) {
 	if !strings.Contains(string(out), "content-type application/x-protobuf") {
 		t.Fatalf("winston-loki did not push protobuf (its snappy binding missing?):\n%s", out)
 	}
-	now := time.Now()
-	var d struct {
-		Result []struct {
-			Stream map[string]string `json:"stream"`
-			Values [][2]string       `json:"values"`
-		} `json:"result"`
-	}
-	lokiGet(t, addrs["admin HTTP"], "/loki/api/v1/query_range", url.Values{"query": {`{job="` + job + `"}`}, "limit": {"1000"},
-		"start": {strconv.FormatInt(now.Add(-time.Hour).UnixNano(), 10)}, "end": {strconv.FormatInt(now.Add(time.Minute).UnixNano(), 10)}}, &d)
 	var lines []string
-	for _, s := range d.Result {
+	for _, s := range jobStreams(t, addrs["admin HTTP"], job, time.Now()) {
 		for _, v := range s.Values {
 			var i int
 			if _, err := fmt.Sscanf(v[1], "winston line %d", &i); err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,10 +60,7 @@ func alertStates(t *testing.T, admin string) map[string]struct {
 // restarted server's re-sent alert is the one Alertmanager has, grouped
 // away. SIGHUP then loads a changed rule file.
 func TestServeRulesKill9(t *testing.T) {
-	hook := &amtest.Webhook{}
-	hs := httptest.NewServer(hook)
-	defer hs.Close()
-	am := amtest.Start(t, hs.URL)
+	am, hook := amtest.Start(t)
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yml")
 	const body = `groups:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,10 +71,21 @@ type Alert struct {
 	StartsAt     time.Time
 }
 
-// Start runs the real Alertmanager (WIREHOUSE_ALERTMANAGER)
-// with one route to a webhook receiver at hook, grouping by alertname
-// and tenant with no wait, and returns its base URL.
-func Start(t *testing.T, hook string) string {
+// Start runs the real Alertmanager (WIREHOUSE_ALERTMANAGER) with one
+// route, grouping by alertname and tenant with no wait, to a webhook
+// receiver served by a test server of its own for the test's duration;
+// it returns the Alertmanager's base URL and what the webhook records.
+func Start(t *testing.T) (string, *Webhook) {
+	t.Helper()
+	hook := &Webhook{}
+	hs := httptest.NewServer(hook)
+	t.Cleanup(hs.Close)
+	return start(t, hs.URL), hook
+}
+
+// start runs the Alertmanager with its webhook at hook and returns its
+// base URL.
+func start(t *testing.T, hook string) string {
 	t.Helper()
 	bin := os.Getenv("WIREHOUSE_ALERTMANAGER")
 	if bin == "" {

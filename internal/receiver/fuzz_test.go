@@ -39,11 +39,7 @@ func FuzzHTTPBody(f *testing.F) {
 	f.Add(uint8(0), uint8(4), []byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","gauge":{"dataPoints":[{"asInt":"5"}]}}]}]}]}`))
 	f.Add(uint8(1), uint8(0), []byte{0x0a, 0x02, 0x0a, 0x80})
 
-	cfg := testConfig()
-	cfg.MaxRequestBytes = 64 << 10
-	cfg.MaxDecompressedBytes = 256 << 10
-	cfg.MaxGRPCMessageBytes = 256 << 10
-	cfg.MaxInflightBytes = 1 << 20
+	cfg := fuzzConfig()
 	sink := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		if err := req.Signal.Validate(req.Body); err != nil {
 			panic("sink got an invalid body: " + err.Error())
@@ -107,11 +103,7 @@ func FuzzLokiPush(f *testing.F) {
 	f.Add(uint8(0), lokiPush(`{job="a", service_name="b"}`, []int64{now, now}, []string{"x", "y"}))
 	f.Add(uint8(1), []byte(fmt.Sprintf(`{"streams":[{"stream":{"job":"a"},"values":[["%d","x",{"k":"v"}]]}]}`, now)))
 	f.Add(uint8(1), []byte(`{"streams":[{"labels":"{a=\"b\"}","entries":[{"ts":"2026-11-30T01:00:00Z","line":"x"}]}]}`))
-	cfg := testConfig()
-	cfg.MaxRequestBytes = 64 << 10
-	cfg.MaxDecompressedBytes = 256 << 10
-	cfg.MaxGRPCMessageBytes = 256 << 10
-	cfg.MaxInflightBytes = 1 << 20
+	cfg := fuzzConfig()
 	sink := pipeline.SinkFunc(func(_ context.Context, req *pipeline.Request) (pipeline.Outcome, error) {
 		if err := req.Signal.Validate(req.Body); err != nil {
 			panic("sink got an invalid body: " + err.Error())
@@ -146,4 +138,15 @@ func FuzzLokiPush(f *testing.F) {
 			t.Fatalf("%d in-flight bytes not released", used)
 		}
 	})
+}
+
+// fuzzConfig is the receivers' configuration in the fuzz targets: small
+// bounds, so that a fuzzed body meets them.
+func fuzzConfig() Config {
+	cfg := testConfig()
+	cfg.MaxRequestBytes = 64 << 10
+	cfg.MaxDecompressedBytes = 256 << 10
+	cfg.MaxGRPCMessageBytes = 256 << 10
+	cfg.MaxInflightBytes = 1 << 20
+	return cfg
 }

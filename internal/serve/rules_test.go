@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -156,10 +155,7 @@ const (
 // alerts through Prometheus' and Loki's rules APIs; alerts of a tenant
 // carry its tenant label.
 func TestServeRules(t *testing.T) {
-	hook := &amtest.Webhook{}
-	hs := httptest.NewServer(hook)
-	defer hs.Close()
-	am := amtest.Start(t, hs.URL)
+	am, hook := amtest.Start(t)
 
 	dir := t.TempDir()
 	cfg := testConfig(t)

@@ -3,7 +3,6 @@ package webui_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -70,10 +69,8 @@ type alertmanager struct {
 
 func startAlertmanager(t *testing.T) *alertmanager {
 	t.Helper()
-	hook := &amtest.Webhook{}
-	hs := httptest.NewServer(hook)
-	t.Cleanup(hs.Close)
-	return &alertmanager{URL: amtest.Start(t, hs.URL), hook: hook}
+	url, hook := amtest.Start(t)
+	return &alertmanager{URL: url, hook: hook}
 }
 
 // generatorURL is the generator URL of the first alert named name

@@ -83,3 +83,19 @@ export const params = {
     history[push ? "pushState" : "replaceState"](null, "", url);
   },
 };
+
+// autoRefresh calls refresh now, then every number of seconds the select
+// says ("off": never), and again when the tab becomes visible; it
+// resolves once the first refresh has.
+export async function autoRefresh(select, refresh) {
+  let timer = null;
+  const schedule = () => {
+    clearInterval(timer);
+    const v = select.value;
+    if (v !== "off") timer = setInterval(refresh, parseInt(v, 10) * 1000);
+  };
+  select.addEventListener("change", schedule);
+  document.addEventListener("visibilitychange", () => !document.hidden && select.value !== "off" && refresh());
+  await refresh();
+  schedule();
+}

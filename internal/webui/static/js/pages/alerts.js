@@ -9,7 +9,7 @@
 // text (kept in the URL); and the Alertmanagers the alerts are sent to
 // (/api/v1/alertmanagers). It refreshes itself.
 import { get } from "../api.js";
-import { h, clear, alertBox, markReady, params } from "../dom.js";
+import { h, clear, alertBox, markReady, params, autoRefresh } from "../dom.js";
 import { num, micros, ago, dateTime, formatDuration, labelsText } from "../format.js";
 
 // The two rule APIs, by language.
@@ -256,14 +256,5 @@ export async function render(main) {
     dropped.length ? [h("h3", null, "Dropped"), h("ul.am-list.dropped", null, dropped.map((x) => h("li.mono.muted", null, x.url)))] : null);
   }
 
-  let timer = null;
-  const schedule = () => {
-    clearInterval(timer);
-    const v = refreshSel.value;
-    if (v !== "off") timer = setInterval(refresh, parseInt(v, 10) * 1000);
-  };
-  refreshSel.addEventListener("change", schedule);
-  document.addEventListener("visibilitychange", () => !document.hidden && refreshSel.value !== "off" && refresh());
-  await refresh();
-  schedule();
+  await autoRefresh(refreshSel, refresh);
 }

@@ -4,7 +4,7 @@
 // sampled every few seconds and kept 15 minutes) and refreshes itself.
 import { get } from "../api.js";
 import { timeChart, colorOf } from "../chart.js";
-import { h, clear, alertBox, markReady } from "../dom.js";
+import { h, clear, alertBox, markReady, autoRefresh } from "../dom.js";
 import { num, int, bytes, seconds, ago } from "../format.js";
 
 const SIGNALS = ["logs", "traces", "metrics"];
@@ -83,7 +83,6 @@ export async function render(main) {
   const part = (p, name) => (p.parts[name] ||= p.body.appendChild(h("div")));
 
   let tsdb = null, tsdbAt = 0;
-  let timer = null;
   async function refresh() {
     if (document.hidden && tsdbAt) return; // a tab in the background draws nothing
     let st;
@@ -328,13 +327,5 @@ export async function render(main) {
     }
   }
 
-  const schedule = () => {
-    clearInterval(timer);
-    const v = refreshSel.value;
-    if (v !== "off") timer = setInterval(refresh, parseInt(v, 10) * 1000);
-  };
-  refreshSel.addEventListener("change", schedule);
-  document.addEventListener("visibilitychange", () => !document.hidden && refreshSel.value !== "off" && refresh());
-  await refresh();
-  schedule();
+  await autoRefresh(refreshSel, refresh);
 }
