@@ -11,6 +11,11 @@ TELEMETRYGEN := $(CURDIR)/bin/telemetrygen-$(TELEMETRYGEN_VERSION)
 JAEGER := $(CURDIR)/bin/jaeger-v1.76.0
 # SeaweedFS (an S3-compatible object store), pinned by tools/seaweedfs/go.mod.
 WEED := $(CURDIR)/bin/weed-20261109003541
+# The OpenTelemetry Collector v0.159 the oracle tests compare with (the OTLP
+# receiver, the spanmetrics and servicegraph connectors, deltatocumulative,
+# OTLP/HTTP and Prometheus remote write exporters): the module ocb generated
+# in tools/otelcol from its builder-config.yaml.
+OTELCOL := $(CURDIR)/bin/otelcol-0.159.0
 
 # A Python venv with DuckDB and pyarrow, which read the lake in the tests.
 PYVENV := $(CURDIR)/bin/pyenv
@@ -75,14 +80,14 @@ test:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi; $(DONE)
 	$(call PHASE,vet: go vet ./... (builds every package and test)); $(GO) vet ./... && $(DONE)
 	$(call PHASE,tests: go test ./... (unit and end-to-end tests with the peers; fuzz seed corpora)); \
-	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_NODE_LOKIPUSH=$(NODE_LOKIPUSH) WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_ALERTMANAGER=$(ALERTMANAGER) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
+	WIREHOUSE_TELEMETRYGEN=$(TELEMETRYGEN) WIREHOUSE_JAEGER=$(JAEGER) WIREHOUSE_WEED=$(WEED) WIREHOUSE_OTELCOL=$(OTELCOL) WIREHOUSE_PYTHON=$(PYVENV)/bin/python WIREHOUSE_NODE_LOKIPUSH=$(NODE_LOKIPUSH) WIREHOUSE_PROMTOOL=$(PROMTOOL) WIREHOUSE_PROMETHEUS=$(PROMETHEUS) WIREHOUSE_CHROMIUM=$(CHROMIUM) WIREHOUSE_ALERTMANAGER=$(ALERTMANAGER) WIREHOUSE_JAVA=$(JAVA) WIREHOUSE_SPARK_JARS=$(SPARK_JARS) $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/exportbench (its own module)); cd tools/exportbench && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: tools/licensecheck (its own module)); cd tools/licensecheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 	$(call PHASE,tests: internal/promapi/oracle (promapi against Prometheus' web/api/v1; its own module)); cd internal/promapi/oracle && $(GO) vet ./... && $(GO) test -count=1 ./... && $(DONE)
 
 # The real peers the end-to-end tests drive, installed into bin/ once.
-peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(NODE_LOKIPUSH)/node_modules/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE) $(ALERTMANAGER)
-	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), winston-loki (npm), promtool, prometheus, jaeger, weed (SeaweedFS) and Spark's s3a jars in bin/; chromium, java and prometheus-alertmanager in /usr/bin"
+peers: $(TELEMETRYGEN) $(PYVENV)/.installed $(NODE_LOKIPUSH)/node_modules/.installed $(PROMTOOL) $(PROMETHEUS) $(JAEGER) $(WEED) $(OTELCOL) $(CHROMIUM) $(JAVA) $(HADOOP_AWS) $(AWS_SDK_BUNDLE) $(ALERTMANAGER)
+	@echo "== peers: telemetrygen, the Python venv (OpenTelemetry SDK, DuckDB, pyarrow, pyspark, Loki handlers), winston-loki (npm), promtool, prometheus, jaeger, weed (SeaweedFS), otelcol (the Collector) and Spark's s3a jars in bin/; chromium, java and prometheus-alertmanager in /usr/bin"
 
 # The license of every package each Go module of the repository builds or
 # tests with, against the allow-list in scripts/check-licenses.sh (which
@@ -109,6 +114,12 @@ $(WEED): tools/seaweedfs/go.mod
 	mkdir -p $(CURDIR)/bin/tmp && \
 	(cd tools/seaweedfs && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
 	mv $(CURDIR)/bin/tmp/weed $@ && $(DONE) "(weed)"
+
+$(OTELCOL): tools/otelcol/go.mod tools/otelcol/components.go
+	$(call PHASE,peers: building the OpenTelemetry Collector v0.159 from tools/otelcol (ocb's module; go build; ~35 MB)); \
+	mkdir -p $(CURDIR)/bin/tmp && \
+	(cd tools/otelcol && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/otelcol .) && \
+	mv $(CURDIR)/bin/tmp/otelcol $@ && $(DONE) "(otelcol)"
 
 $(PYVENV)/.installed: requirements-test.txt
 	$(call PHASE,peers: installing the Python venv from requirements-test.txt (pip; ~900 MB with pyspark)); \
