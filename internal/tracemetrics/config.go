@@ -62,6 +62,8 @@ func (c Config) Validate() error {
 		return errors.New("tracemetrics: max_series, max_graph_series and max_edges must be positive")
 	case c.EdgeTTL <= 0:
 		return errors.New("tracemetrics: the edge TTL must be positive")
+	case len(c.VirtualNodePeerAttributes) > 64:
+		return errors.New("tracemetrics: at most 64 virtual node peer attributes")
 	}
 	for _, d := range c.Dimensions {
 		switch d {

@@ -273,6 +273,12 @@ func lookup(attrs otlpwire.Attributes, key string) ([]byte, bool) {
 	if err != nil || !ok {
 		return nil, false
 	}
+	return text(v)
+}
+
+// text is v's text (strings as they are, numbers and booleans as pdata's
+// AsString writes them); false when it is not a scalar.
+func text(v otlpwire.Value) ([]byte, bool) {
 	switch v.Type() {
 	case otlpwire.ValueString:
 		return v.Str(), true

@@ -274,8 +274,9 @@ func (g *Generator) graphSpan(ts *tenantState, service []byte, f *otlpwire.SpanF
 		if f.Kind == kindProducer {
 			connType = "messaging_system"
 		}
+		spanDB, hasSpanDB, peer, hasPeer := g.clientAttrs(f.Attributes)
 		if !hasDB {
-			dbName, hasDB = lookup(f.Attributes, "db.name")
+			dbName, hasDB = spanDB, hasSpanDB
 		}
 		e, ok := g.edgeFor(ts, key, now)
 		if !ok {
@@ -283,11 +284,8 @@ func (g *Generator) graphSpan(ts *tenantState, service []byte, f *otlpwire.SpanF
 		}
 		e.connType, e.client, e.clientLat = connType, append(e.client[:0], service...), lat
 		e.failed = e.failed || failed
-		for _, p := range g.cfg.VirtualNodePeerAttributes {
-			if v, ok := lookup(f.Attributes, p); ok {
-				e.peer = append(e.peer[:0], v...)
-				break
-			}
+		if hasPeer {
+			e.peer = append(e.peer[:0], peer...)
 		}
 		if hasDB {
 			e.connType, e.server, e.serverLat = "database", append(e.server[:0], dbName...), lat
@@ -311,6 +309,38 @@ func (g *Generator) graphSpan(ts *tenantState, service []byte, f *otlpwire.SpanF
 		e.failed = e.failed || failed
 		g.settle(ts, e)
 	}
+}
+
+// clientAttrs reads a client span's attributes once for what its edge
+// needs: its db.name, and the first attribute of
+// VirtualNodePeerAttributes (in their order) it has as a scalar, the
+// virtual node's name should no server span come. Each is the text
+// lookup gives, of the first attribute of its key.
+func (g *Generator) clientAttrs(attrs otlpwire.Attributes) (dbName []byte, hasDB bool, peer []byte, hasPeer bool) {
+	peers := g.cfg.VirtualNodePeerAttributes
+	rank := len(peers) // of the peer found: its index in peers
+	dbSeen := false
+	var seen uint64 // the keys of peers already met: only the first of a key counts
+	for kv, err := range attrs.All() {
+		if err != nil {
+			break
+		}
+		if !dbSeen && string(kv.Key) == "db.name" {
+			dbSeen = true
+			dbName, hasDB = text(kv.Value)
+		}
+		for i, p := range peers[:min(rank, 64)] {
+			if string(kv.Key) != p || seen&(1<<i) != 0 {
+				continue
+			}
+			seen |= 1 << i
+			if v, ok := text(kv.Value); ok {
+				peer, hasPeer, rank = v, true, i
+			}
+			break
+		}
+	}
+	return dbName, hasDB, peer, hasPeer
 }
 
 // edgeFor returns the edge of key, opened if new; false when the store
