@@ -177,6 +177,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.DurationVar(&cfg.Rules.EvaluationInterval, "rules-evaluation-interval", cfg.Rules.EvaluationInterval, "how often rule groups that set no interval are evaluated")
 	fs.Func("alertmanager-url", "send alerts to the Alertmanager at this URL, http(s)://[user:password@]host:port[/prefix] (repeatable; the config file's alerting: block takes every Prometheus setting)", cfg.Alerting.AddURL)
 	fs.BoolVar(&cfg.TraceMetrics.Enabled, "trace-metrics", cfg.TraceMetrics.Enabled, "make span metrics (calls, durations) and the service graph from the spans as they arrive, into the metric store, as the Collector's spanmetrics and servicegraph connectors name them")
+	fs.BoolVar(&cfg.TraceMetrics.Exemplars, "trace-metrics-exemplars", cfg.TraceMetrics.Exemplars, "give the span metrics exemplars of the spans they count (trace and span id, duration), as the spanmetrics connector's exemplars setting; needs --metrics-max-exemplars")
 	fs.DurationVar(&cfg.TraceMetrics.FlushInterval, "trace-metrics-flush-interval", cfg.TraceMetrics.FlushInterval, "how often the span metrics and service graph are written to the metric store")
 	fs.Func("remote-write-url", "send the metric store's samples to this Prometheus remote write endpoint, with Prometheus' own queue manager and its defaults (repeatable; the config file's remote_write: list takes every Prometheus setting)", cfg.RemoteWrite.AddURL)
 	if err := fs.Parse(args); err != nil {

@@ -279,7 +279,8 @@ func DefaultConfig() Config {
 	c.Rules.EvaluationInterval = time.Minute
 	tm := tracemetrics.DefaultConfig()
 	c.TraceMetrics = TraceMetricsConfig{Enabled: true, FlushInterval: time.Minute, Dimensions: []string{},
-		MaxSeries: tm.MaxSeries, MaxGraphSeries: tm.MaxGraphSeries, MaxEdges: tm.MaxEdges, EdgeTTL: tm.EdgeTTL}
+		MaxSeries: tm.MaxSeries, MaxGraphSeries: tm.MaxGraphSeries, MaxEdges: tm.MaxEdges, EdgeTTL: tm.EdgeTTL,
+		MaxExemplarsPerPoint: tm.MaxExemplarsPerPoint}
 	c.ShutdownTimeout = 30 * time.Second
 	return c
 }
@@ -327,10 +328,11 @@ func (c Config) Validate() error {
 		if tm.FlushInterval <= 0 {
 			return errors.New("trace_metrics: flush_interval must be positive")
 		}
-		tc := tracemetrics.DefaultConfig()
-		tc.Dimensions, tc.MaxSeries, tc.MaxGraphSeries, tc.MaxEdges, tc.EdgeTTL = tm.Dimensions, tm.MaxSeries, tm.MaxGraphSeries, tm.MaxEdges, tm.EdgeTTL
-		if err := tc.Validate(); err != nil {
+		if err := tm.generator().Validate(); err != nil {
 			return fmt.Errorf("trace_metrics: %w", err)
+		}
+		if tm.Exemplars && c.Metrics.MaxExemplars == 0 {
+			return errors.New("trace_metrics: exemplars need metrics.max_exemplars above 0: the metric store keeps none")
 		}
 	}
 	if c.Limits.MaxServices <= 0 {

@@ -115,6 +115,14 @@ func TestValidate(t *testing.T) {
 		"ignore alone":   func(c *Config) { c.Metrics.IgnoreAttributes = []string{"host.name"} },
 		"lake retention": func(c *Config) { c.Lake.Retention = -time.Hour },
 		"cors origin":    func(c *Config) { c.OTLP.HTTP.CORS.AllowedOrigins = []string{"https://*.*"} },
+		"trace metrics exemplars, none kept": func(c *Config) {
+			c.DataDir = "x"
+			c.TraceMetrics.Exemplars = true
+		},
+		"trace metrics exemplars per point": func(c *Config) {
+			c.DataDir, c.Metrics.MaxExemplars = "x", 10
+			c.TraceMetrics.Exemplars, c.TraceMetrics.MaxExemplarsPerPoint = true, 0
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := DefaultConfig()

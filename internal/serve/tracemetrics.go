@@ -29,6 +29,22 @@ type TraceMetricsConfig struct {
 	MaxGraphSeries int           `yaml:"max_graph_series"`
 	MaxEdges       int           `yaml:"max_edges"`
 	EdgeTTL        time.Duration `yaml:"edge_ttl"`
+	// Exemplars gives the span-metric points exemplars of the spans they
+	// counted (trace and span id, duration), at most
+	// MaxExemplarsPerPoint a point a flush, as the spanmetrics
+	// connector's exemplars setting does; metrics.max_exemplars must keep
+	// some. Off by default, as in the connector.
+	Exemplars            bool `yaml:"exemplars"`
+	MaxExemplarsPerPoint int  `yaml:"max_exemplars_per_point"`
+}
+
+// generator is c's configuration of the generator (its instance id
+// aside).
+func (c TraceMetricsConfig) generator() tracemetrics.Config {
+	tc := tracemetrics.DefaultConfig()
+	tc.Dimensions, tc.MaxSeries, tc.MaxGraphSeries, tc.MaxEdges, tc.EdgeTTL = c.Dimensions, c.MaxSeries, c.MaxGraphSeries, c.MaxEdges, c.EdgeTTL
+	tc.Exemplars, tc.MaxExemplarsPerPoint = c.Exemplars, c.MaxExemplarsPerPoint
+	return tc
 }
 
 // dependencies are lake tenant t's calls between services over a window,
@@ -58,8 +74,7 @@ func (s *Server) openTraceMetrics() error {
 		}
 		return nil
 	}
-	tc := tracemetrics.DefaultConfig()
-	tc.Dimensions, tc.MaxSeries, tc.MaxGraphSeries, tc.MaxEdges, tc.EdgeTTL = c.Dimensions, c.MaxSeries, c.MaxGraphSeries, c.MaxEdges, c.EdgeTTL
+	tc := c.generator()
 	tc.InstanceID = s.lakeNode
 	if tc.InstanceID == "" {
 		id, err := nodeID(s.cfg.DataDir)

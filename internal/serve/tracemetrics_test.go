@@ -176,3 +176,50 @@ func TestServeDependencies(t *testing.T) {
 		t.Errorf("endTs=yesterday: %d", code)
 	}
 }
+
+// TestServeTraceMetricsExemplars: with trace_metrics.exemplars and an
+// exemplar store, /api/v1/query_exemplars gives each span-metric series
+// the trace and span ids and the duration of the spans it counted. (The
+// exemplars of one flush share its time, and the TSDB keeps one of a
+// series at a time, as Prometheus does with the connector's: so one trace
+// a flush here.)
+func TestServeTraceMetricsExemplars(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TraceMetrics.FlushInterval = time.Second
+	cfg.TraceMetrics.Exemplars = true
+	cfg.Metrics.MaxExemplars = 1000
+	s := startServer(t, cfg)
+	a := s.Addrs()
+	c := promAPI(t, a, "")
+	start := time.Now().Add(-time.Minute)
+	var want, got []string // metric: trace id, span id, value
+	for i := range 3 {
+		id := byte(i + 1)
+		if code, body := post(t, "http://"+a.HTTP.String()+"/v1/traces", "application/x-protobuf", graphtest.Trace(id, time.Now())); code != http.StatusOK {
+			t.Fatalf("export: %d %s", code, body)
+		}
+		for _, m := range []string{"traces_span_metrics_calls_total", "traces_span_metrics_duration_milliseconds_bucket"} {
+			want = append(want, fmt.Sprintf("%s: %02x02030405060708090a0b0c0d0e0f10 %02x00000000000001 5", m, id, id))
+		}
+		slices.Sort(want)
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			res, err := c.QueryExemplars(t.Context(), `{__name__=~"traces_span_metrics_calls_total|traces_span_metrics_duration_milliseconds_bucket", span_name="GET /"}`, start, time.Now().Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = got[:0]
+			for _, r := range res {
+				for _, e := range r.Exemplars {
+					got = append(got, fmt.Sprintf("%s: %s %s %v", r.SeriesLabels["__name__"], e.Labels["trace_id"], e.Labels["span_id"], e.Value))
+				}
+			}
+			slices.Sort(got)
+			if slices.Equal(got, want) {
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("exemplars after trace %d:\n%s\nwant\n%s", id, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

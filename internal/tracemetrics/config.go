@@ -42,6 +42,15 @@ type Config struct {
 	// attribute whose value is the server of an unpaired client edge
 	// (the connector's default: peer.service, db.name, db.system).
 	VirtualNodePeerAttributes []string
+	// Exemplars, as the spanmetrics connector's exemplars.enabled, gives
+	// each span-metric point (calls and duration) exemplars of the spans
+	// counted since its last write: their trace and span ids and their
+	// duration in milliseconds, at most MaxExemplarsPerPoint of them (the
+	// connector's max_per_data_point, 5), timed at the write. The metric
+	// store keeps them only if its exemplar storage is on. Off by default,
+	// as in the connector.
+	Exemplars            bool
+	MaxExemplarsPerPoint int
 }
 
 // DefaultConfig returns the connectors' defaults and the bounds above.
@@ -52,6 +61,7 @@ func DefaultConfig() Config {
 		MaxEdges:                  10_000,
 		EdgeTTL:                   2 * time.Second,
 		VirtualNodePeerAttributes: []string{"peer.service", "db.name", "db.system"},
+		MaxExemplarsPerPoint:      5,
 	}
 }
 
@@ -62,6 +72,8 @@ func (c Config) Validate() error {
 		return errors.New("tracemetrics: max_series, max_graph_series and max_edges must be positive")
 	case c.EdgeTTL <= 0:
 		return errors.New("tracemetrics: the edge TTL must be positive")
+	case c.Exemplars && c.MaxExemplarsPerPoint <= 0:
+		return errors.New("tracemetrics: max exemplars per point must be positive")
 	case len(c.VirtualNodePeerAttributes) > 64:
 		return errors.New("tracemetrics: at most 64 virtual node peer attributes")
 	}

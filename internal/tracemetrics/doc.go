@@ -13,7 +13,9 @@
 //     collector_instance_id (Config.InstanceID) and the configured extra
 //     dimensions (a span attribute, else a resource attribute), in the
 //     span's resource (job, instance, target_info), with the connector's
-//     buckets (2 ms to 15 s);
+//     buckets (2 ms to 15 s), and with Config.Exemplars the
+//     connector's exemplars (trace id, span id, duration in ms) of the
+//     spans counted since the last write;
 //   - the service graph: traces_service_graph_request_total,
 //     _request_failed_total, _request_server_seconds_* and
 //     _request_client_seconds_*, by client, server, connection_type
@@ -54,4 +56,9 @@
 // start. The connectors' first flush of a new counter writes 0 and the
 // count a flush later; here the count is written at once, after the zero
 // point.
+//
+// cmd/wirehouse's TestOracleTraceMetrics holds the series equal to those
+// of the real Collector (v0.159.0, built by ocb from tools/otelcol) with
+// both connectors at their defaults, its Prometheus remote write exporter
+// writing into a second serve, on the same traces.
 package tracemetrics

@@ -53,6 +53,8 @@ func (g *Generator) Flush(now time.Time, all bool, write func(tenant string, req
 		g.mu.Lock()
 		for _, s := range j.spans {
 			s.flushed, s.dirty = true, false
+			s.exemplars = s.exemplars[:copy(s.exemplars, s.exemplars[s.exWritten:])]
+			s.exWritten = 0
 		}
 		for _, s := range j.graph {
 			s.flushed, s.dirty = true, false
@@ -75,12 +77,14 @@ func (g *Generator) encode(ts *tenantState, now uint64, all bool) (req []byte, w
 			written = append(written, s)
 			if !s.flushed {
 				if s.start/1e6 < now/1e6 {
-					calls = appendNumberPoint(calls, s.attrs, s.start, s.start, 0)
-					dur = appendHistogramPoint(dur, s.attrs, s.start, s.start, 0, 0, make([]uint64, len(s.counts)), SpanBoundsMs)
+					calls = appendNumberPoint(calls, s.attrs, s.start, s.start, 0, nil)
+					dur = appendHistogramPoint(dur, s.attrs, s.start, s.start, 0, 0, make([]uint64, len(s.counts)), SpanBoundsMs, nil)
 				}
 			}
-			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls)
-			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs)
+			s.exWritten = len(s.exemplars)
+			ex := appendExemplars(nil, s.exemplars, now)
+			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls, ex)
+			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs, ex)
 		}
 		if calls == nil {
 			return nil
@@ -107,19 +111,19 @@ func (g *Generator) encode(ts *tenantState, now uint64, all bool) (req []byte, w
 		}
 		writtenGraph = append(writtenGraph, s)
 		if !s.flushed && g.start/1e6 < now/1e6 {
-			total = appendNumberPoint(total, s.attrs, g.start, g.start, 0)
+			total = appendNumberPoint(total, s.attrs, g.start, g.start, 0, nil)
 			if s.failed > 0 {
-				failed = appendNumberPoint(failed, s.attrs, g.start, g.start, 0)
+				failed = appendNumberPoint(failed, s.attrs, g.start, g.start, 0, nil)
 			}
-			server = appendHistogramPoint(server, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
-			client = appendHistogramPoint(client, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec)
+			server = appendHistogramPoint(server, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec, nil)
+			client = appendHistogramPoint(client, s.attrs, g.start, g.start, 0, 0, zero, GraphBoundsSec, nil)
 		}
-		total = appendNumberPoint(total, s.attrs, g.start, now, s.total)
+		total = appendNumberPoint(total, s.attrs, g.start, now, s.total, nil)
 		if s.failed > 0 {
-			failed = appendNumberPoint(failed, s.attrs, g.start, now, s.failed)
+			failed = appendNumberPoint(failed, s.attrs, g.start, now, s.failed, nil)
 		}
-		server = appendHistogramPoint(server, s.attrs, g.start, now, s.total, s.serverSum, s.server, GraphBoundsSec)
-		client = appendHistogramPoint(client, s.attrs, g.start, now, s.total, s.clientSum, s.client, GraphBoundsSec)
+		server = appendHistogramPoint(server, s.attrs, g.start, now, s.total, s.serverSum, s.server, GraphBoundsSec, nil)
+		client = appendHistogramPoint(client, s.attrs, g.start, now, s.total, s.clientSum, s.client, GraphBoundsSec, nil)
 	}
 	if total != nil {
 		metrics := appendMetric(nil, "traces_service_graph_request_total", "", sumOf(total))
@@ -177,10 +181,11 @@ func histogramOf(points []byte) []byte {
 
 // appendNumberPoint appends an integer NumberDataPoint (data_points,
 // field 1).
-func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64) []byte {
+func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64, exemplars []byte) []byte {
 	var p []byte
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
+	p = appendTagged(p, exemplars, 5)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 6, protowire.Fixed64Type), v) // as_int
 	for _, kv := range attrs {
 		p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), kv)
@@ -190,7 +195,7 @@ func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64) []
 
 // appendHistogramPoint appends a HistogramDataPoint (data_points, field
 // 1) with explicit bounds.
-func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, sum float64, counts []uint64, bounds []float64) []byte {
+func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, sum float64, counts []uint64, bounds []float64, exemplars []byte) []byte {
 	var p []byte
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
@@ -206,10 +211,41 @@ func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, su
 		packed = protowire.AppendFixed64(packed, math.Float64bits(b))
 	}
 	p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), packed)
+	p = appendTagged(p, exemplars, 8)
 	for _, kv := range attrs {
 		p = protowire.AppendBytes(protowire.AppendTag(p, 9, protowire.BytesType), kv)
 	}
 	return protowire.AppendBytes(protowire.AppendTag(dst, 1, protowire.BytesType), p)
+}
+
+// appendExemplars appends es as Exemplar messages, each with its length
+// but without a tag (appendTagged gives them their field), timed t (ns).
+func appendExemplars(dst []byte, es []exemplar, t uint64) []byte {
+	var m []byte
+	for _, e := range es {
+		m = protowire.AppendFixed64(protowire.AppendTag(m[:0], 2, protowire.Fixed64Type), t)
+		m = protowire.AppendFixed64(protowire.AppendTag(m, 3, protowire.Fixed64Type), math.Float64bits(e.ms)) // as_double
+		if e.hasSpan {
+			m = protowire.AppendBytes(protowire.AppendTag(m, 4, protowire.BytesType), e.spanID[:])
+		}
+		m = protowire.AppendBytes(protowire.AppendTag(m, 5, protowire.BytesType), e.traceID[:])
+		dst = protowire.AppendBytes(dst, m)
+	}
+	return dst
+}
+
+// appendTagged appends each length-prefixed message of msgs (as
+// appendExemplars makes them) as field num of dst.
+func appendTagged(dst, msgs []byte, num protowire.Number) []byte {
+	for len(msgs) > 0 {
+		m, n := protowire.ConsumeBytes(msgs)
+		if n < 0 {
+			break
+		}
+		dst = protowire.AppendBytes(protowire.AppendTag(dst, num, protowire.BytesType), m)
+		msgs = msgs[n:]
+	}
+	return dst
 }
 
 // stringKV is a KeyValue message of a string value.

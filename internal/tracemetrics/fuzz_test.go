@@ -13,7 +13,8 @@ import (
 
 // FuzzConsume: any bytes given as a traces request are counted or
 // refused with an error, never a panic, and every flush after them is an
-// OTLP metrics request pdata reads, within the bounds.
+// OTLP metrics request pdata reads (exemplars included), within the
+// bounds.
 func FuzzConsume(f *testing.F) {
 	f.Add(synth.Traces(synth.Config{Seed: 1, Resources: 2, ScopesPerResource: 1, TotalRecords: 20}))
 	for i := range 4 {
@@ -23,6 +24,7 @@ func FuzzConsume(f *testing.F) {
 		cfg := DefaultConfig()
 		cfg.MaxSeries, cfg.MaxGraphSeries, cfg.MaxEdges = 5, 5, 5
 		cfg.Dimensions = []string{"http.route"}
+		cfg.Exemplars, cfg.MaxExemplarsPerPoint = true, 3
 		g, err := New(cfg, t0)
 		if err != nil {
 			t.Fatal(err)

@@ -76,6 +76,22 @@ type spanSeries struct {
 	calls   uint64
 	counts  []uint64
 	sum     float64
+	// exemplars of the spans counted since the last write (with
+	// Config.Exemplars); the first exWritten of them are in the write
+	// under way.
+	exemplars []exemplar
+	exWritten int
+}
+
+// zeroTraceID is the empty trace id, which makes no exemplar.
+var zeroTraceID [16]byte
+
+// exemplar is a span counted in a span-metric series.
+type exemplar struct {
+	traceID [16]byte
+	spanID  [8]byte
+	hasSpan bool
+	ms      float64
 }
 
 // graphSeries is one service-graph series: its request and failed
@@ -250,6 +266,15 @@ func (g *Generator) spanMetrics(ts *tenantState, rst *resourceState, service []b
 	s.dirty = true
 	s.counts[sort.SearchFloat64s(SpanBoundsMs, ms)]++
 	s.sum += ms
+	// As the connector: none in the overflow series, none of a span
+	// without a trace id.
+	if g.cfg.Exemplars && s != ts.overflow && len(s.exemplars) < g.cfg.MaxExemplarsPerPoint &&
+		len(f.TraceID) == 16 && string(f.TraceID) != string(zeroTraceID[:]) {
+		e := exemplar{ms: ms, hasSpan: len(f.SpanID) == 8}
+		copy(e.traceID[:], f.TraceID)
+		copy(e.spanID[:], f.SpanID)
+		s.exemplars = append(s.exemplars, e)
+	}
 }
 
 // graphSpan pairs f into its edge, if it is a client, producer, server or
