@@ -115,7 +115,7 @@ $(WEED): tools/seaweedfs/go.mod
 	(cd tools/seaweedfs && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/weed github.com/seaweedfs/seaweedfs/weed) && \
 	mv $(CURDIR)/bin/tmp/weed $@ && $(DONE) "(weed)"
 
-$(OTELCOL): tools/otelcol/go.mod tools/otelcol/components.go
+$(OTELCOL): tools/otelcol/go.mod tools/otelcol/go.sum $(wildcard tools/otelcol/*.go)
 	$(call PHASE,peers: building the OpenTelemetry Collector v0.159 from tools/otelcol (ocb's module; go build; ~35 MB)); \
 	mkdir -p $(CURDIR)/bin/tmp && \
 	(cd tools/otelcol && $(GO) build $(PEER_FLAGS) -o $(CURDIR)/bin/tmp/otelcol .) && \

@@ -355,8 +355,11 @@ func (g *Generator) clientAttrs(attrs otlpwire.Attributes) (dbName []byte, hasDB
 			dbName, hasDB = text(kv.Value)
 		}
 		for i, p := range peers[:min(rank, 64)] {
-			if string(kv.Key) != p || seen&(1<<i) != 0 {
+			if string(kv.Key) != p {
 				continue
+			}
+			if seen&(1<<i) != 0 {
+				break // a key met before (or named twice in peers): its first counts
 			}
 			seen |= 1 << i
 			if v, ok := text(kv.Value); ok {
