@@ -136,31 +136,14 @@ func TestServeJaegerRED(t *testing.T) {
 // value of its one series (NaN for none).
 func promInstant(t *testing.T, admin, query string, at time.Time) float64 {
 	t.Helper()
-	q := url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64)}}
-	resp, err := http.Get("http://" + admin + "/api/v1/query?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
+	v := promVector(t, admin, query, at)
+	if len(v) > 1 {
+		t.Fatalf("%s: %d series", query, len(v))
 	}
-	defer resp.Body.Close()
-	var d struct {
-		Data struct {
-			Result []struct{ Value [2]any }
-		}
+	for _, x := range v {
+		return x
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Data.Result) == 0 {
-		return math.NaN()
-	}
-	if len(d.Data.Result) > 1 {
-		t.Fatalf("%s: %d series", query, len(d.Data.Result))
-	}
-	v, err := strconv.ParseFloat(fmt.Sprint(d.Data.Result[0].Value[1]), 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return math.NaN()
 }
 
 // TestServeTraceMetricsKill9: serve is killed with SIGKILL again and

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/wirehouse/wirehouse/internal/syncbuf"
 )
 
@@ -66,12 +68,16 @@ func startOtelcol(t *testing.T, config string) (grpcAddr, httpAddr string) {
 	return "", ""
 }
 
-// promVector runs an instant PromQL query at the admin address and
-// returns each series' value by its labels (name="value" pairs sorted,
-// __name__ first).
-func promVector(t *testing.T, admin, query string) map[string]float64 {
+// promVector runs an instant PromQL query at the admin address, at at
+// (the server's now if zero), and returns each series' value by its
+// labels as Prometheus' model.Metric writes them.
+func promVector(t *testing.T, admin, query string, at time.Time) map[string]float64 {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + admin + "/api/v1/query?" + url.Values{"query": {query}}.Encode())
+	q := url.Values{"query": {query}}
+	if !at.IsZero() {
+		q.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + admin + "/api/v1/query?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +87,7 @@ func promVector(t *testing.T, admin, query string) map[string]float64 {
 		Error  string
 		Data   struct {
 			Result []struct {
-				Metric map[string]string
+				Metric model.Metric
 				Value  [2]any
 			}
 		}
@@ -91,25 +97,11 @@ func promVector(t *testing.T, admin, query string) map[string]float64 {
 	}
 	out := make(map[string]float64, len(d.Data.Result))
 	for _, r := range d.Data.Result {
-		names := make([]string, 0, len(r.Metric))
-		for k := range r.Metric {
-			if k != "__name__" {
-				names = append(names, k)
-			}
-		}
-		slices.Sort(names)
-		key := r.Metric["__name__"] + "{"
-		for i, k := range names {
-			if i > 0 {
-				key += ", "
-			}
-			key += k + "=" + strconv.Quote(r.Metric[k])
-		}
 		v, err := strconv.ParseFloat(fmt.Sprint(r.Value[1]), 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[key+"}"] = v
+		out[r.Metric.String()] = v
 	}
 	return out
 }
@@ -256,7 +248,7 @@ service:
 	var diff, wrong []string
 	agreed := time.Time{}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		a, b = promVector(t, ours["admin HTTP"], query), promVector(t, theirs["admin HTTP"], query)
+		a, b = promVector(t, ours["admin HTTP"], query, time.Time{}), promVector(t, theirs["admin HTTP"], query, time.Time{})
 		diff, wrong = vectorDiff(a, b), check(a)
 		if len(diff) > 0 || len(wrong) > 0 {
 			agreed = time.Time{}

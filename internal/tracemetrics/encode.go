@@ -82,9 +82,8 @@ func (g *Generator) encode(ts *tenantState, now uint64, all bool) (req []byte, w
 				}
 			}
 			s.exWritten = len(s.exemplars)
-			ex := appendExemplars(nil, s.exemplars, now)
-			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls, ex)
-			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs, ex)
+			calls = appendNumberPoint(calls, s.attrs, s.start, now, s.calls, s.exemplars)
+			dur = appendHistogramPoint(dur, s.attrs, s.start, now, s.calls, s.sum, s.counts, SpanBoundsMs, s.exemplars)
 		}
 		if calls == nil {
 			return nil
@@ -181,11 +180,11 @@ func histogramOf(points []byte) []byte {
 
 // appendNumberPoint appends an integer NumberDataPoint (data_points,
 // field 1).
-func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64, exemplars []byte) []byte {
+func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64, exemplars []exemplar) []byte {
 	var p []byte
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
-	p = appendTagged(p, exemplars, 5)
+	p = appendExemplars(p, 5, exemplars, t)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 6, protowire.Fixed64Type), v) // as_int
 	for _, kv := range attrs {
 		p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), kv)
@@ -195,7 +194,7 @@ func appendNumberPoint(dst []byte, attrs [][]byte, start, t uint64, v uint64, ex
 
 // appendHistogramPoint appends a HistogramDataPoint (data_points, field
 // 1) with explicit bounds.
-func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, sum float64, counts []uint64, bounds []float64, exemplars []byte) []byte {
+func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, sum float64, counts []uint64, bounds []float64, exemplars []exemplar) []byte {
 	var p []byte
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 2, protowire.Fixed64Type), start)
 	p = protowire.AppendFixed64(protowire.AppendTag(p, 3, protowire.Fixed64Type), t)
@@ -211,16 +210,16 @@ func appendHistogramPoint(dst []byte, attrs [][]byte, start, t, count uint64, su
 		packed = protowire.AppendFixed64(packed, math.Float64bits(b))
 	}
 	p = protowire.AppendBytes(protowire.AppendTag(p, 7, protowire.BytesType), packed)
-	p = appendTagged(p, exemplars, 8)
+	p = appendExemplars(p, 8, exemplars, t)
 	for _, kv := range attrs {
 		p = protowire.AppendBytes(protowire.AppendTag(p, 9, protowire.BytesType), kv)
 	}
 	return protowire.AppendBytes(protowire.AppendTag(dst, 1, protowire.BytesType), p)
 }
 
-// appendExemplars appends es as Exemplar messages, each with its length
-// but without a tag (appendTagged gives them their field), timed t (ns).
-func appendExemplars(dst []byte, es []exemplar, t uint64) []byte {
+// appendExemplars appends es as Exemplar messages of field num (a data
+// point's exemplars), timed t (ns), as the connector times them.
+func appendExemplars(dst []byte, num protowire.Number, es []exemplar, t uint64) []byte {
 	var m []byte
 	for _, e := range es {
 		m = protowire.AppendFixed64(protowire.AppendTag(m[:0], 2, protowire.Fixed64Type), t)
@@ -229,21 +228,7 @@ func appendExemplars(dst []byte, es []exemplar, t uint64) []byte {
 			m = protowire.AppendBytes(protowire.AppendTag(m, 4, protowire.BytesType), e.spanID[:])
 		}
 		m = protowire.AppendBytes(protowire.AppendTag(m, 5, protowire.BytesType), e.traceID[:])
-		dst = protowire.AppendBytes(dst, m)
-	}
-	return dst
-}
-
-// appendTagged appends each length-prefixed message of msgs (as
-// appendExemplars makes them) as field num of dst.
-func appendTagged(dst, msgs []byte, num protowire.Number) []byte {
-	for len(msgs) > 0 {
-		m, n := protowire.ConsumeBytes(msgs)
-		if n < 0 {
-			break
-		}
 		dst = protowire.AppendBytes(protowire.AppendTag(dst, num, protowire.BytesType), m)
-		msgs = msgs[n:]
 	}
 	return dst
 }
