@@ -126,6 +126,8 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.BoolVar(&cfg.Metrics.AdminAPI, "metrics-admin-api", cfg.Metrics.AdminAPI, "serve Prometheus' TSDB admin endpoints on the admin port: /api/v1/admin/tsdb/delete_series, clean_tombstones and snapshot (as Prometheus' --web.enable-admin-api)")
 	fs.DurationVar(&cfg.Metrics.BlockDuration, "metrics-block-duration", cfg.Metrics.BlockDuration, "time span of a TSDB head block")
 	fs.BoolVar(&cfg.Metrics.PromoteScopeMetadata, "metrics-promote-scope-metadata", cfg.Metrics.PromoteScopeMetadata, "label series with their instrumentation scope: otel_scope_name, otel_scope_version, otel_scope_<attribute> (Prometheus' otlp.promote_scope_metadata, off there by default)")
+	fs.BoolVar(&cfg.Metrics.RefuseDelta, "metrics-refuse-delta", cfg.Metrics.RefuseDelta, "refuse delta sums and histograms, as Prometheus' OTLP endpoint does (default: stored as cumulative series)")
+	fs.DurationVar(&cfg.Metrics.DeltaMaxStale, "metrics-delta-max-stale", cfg.Metrics.DeltaMaxStale, "a delta point this long after its series' last starts the cumulative series again")
 	fs.IntVar(&cfg.Metrics.LabelLimit, "metrics-label-limit", cfg.Metrics.LabelLimit, "refuse data points whose series would have more labels (0: no limit, as Prometheus' OTLP receiver)")
 	fs.StringVar(&cfg.Spool.Sync, "spool-sync", cfg.Spool.Sync, "when the spool fsyncs before a request is acknowledged: always, interval or never")
 	fs.DurationVar(&cfg.Spool.SyncInterval, "spool-sync-interval", cfg.Spool.SyncInterval, "fsync period of --spool-sync interval")

@@ -71,9 +71,9 @@ remote_write:
 }
 
 // startPrometheus runs the Prometheus server at prom with the given
-// configuration on a loopback port until the test ends, and returns its
-// address and its log.
-func startPrometheus(t *testing.T, prom, config string) (string, *syncbuf.Buffer) {
+// configuration and flags on a loopback port until the test ends, and
+// returns its address and its log.
+func startPrometheus(t *testing.T, prom, config string, flags ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	// Prometheus 2.42 needs a fixed web port: take one the OS hands out.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -87,7 +87,7 @@ func startPrometheus(t *testing.T, prom, config string) (string, *syncbuf.Buffer
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	cmd := exec.Command(prom, append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}, flags...)...)
 	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

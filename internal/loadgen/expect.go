@@ -24,7 +24,8 @@ type family struct {
 // when present and _count; summaries one series per quantile, _sum and
 // _count; exponential histograms one native-histogram series. Points
 // flagged no-recorded-value become stale markers, which queries do not
-// count, and delta temporality is refused: both are left out.
+// count, and delta temporality (which the generators do not make; the
+// store makes it cumulative, refusing points out of order) is left out.
 type expectation struct {
 	namer    otlptranslator.MetricNamer
 	seed     maphash.Seed

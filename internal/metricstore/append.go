@@ -290,11 +290,17 @@ func (a *appendState) metric(m otlpwire.Metric) error {
 		return err
 	}
 	a.setMetric()
+	a.delta = false
 	switch mf.Type {
 	case otlpwire.MetricTypeSum, otlpwire.MetricTypeHistogram, otlpwire.MetricTypeExponentialHistogram:
-		if mf.AggregationTemporality != aggregationCumulative {
-			// Prometheus' OTLP endpoint refuses delta unless the
-			// experimental native delta support is on; so do we.
+		switch {
+		case mf.AggregationTemporality == aggregationCumulative:
+		case mf.AggregationTemporality == aggregationDelta && !a.s.cfg.RefuseDelta:
+			a.delta = true
+		default:
+			// Unspecified temporality; or delta refused, as
+			// Prometheus' OTLP endpoint refuses it unless its
+			// experimental native delta support is on.
 			a.metricReject = ReasonTemporality
 		}
 	}
@@ -321,6 +327,7 @@ func staleOr(stale bool, v float64) float64 {
 }
 
 const (
+	aggregationDelta      = 1
 	aggregationCumulative = 2
 	flagNoRecordedValue   = 1
 )
@@ -379,6 +386,16 @@ func (a *appendState) numberSamples(f *otlpwire.NumberDataPointFields) error {
 	case otlpwire.PointValueDouble:
 		v = f.Double
 	}
+	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
+	stale := f.Flags&flagNoRecordedValue != 0
+	if a.delta && a.mf.Type == otlpwire.MetricTypeSum {
+		var ok bool
+		if v, st, ok = a.deltaNumber(e, st, t, v, stale); !ok {
+			return nil
+		}
+	} else {
+		v = staleOr(stale, v)
+	}
 	a.beginPoint(e)
 	if a.mf.Type == otlpwire.MetricTypeSum {
 		// Prometheus keeps the exemplars of sums, not of gauges.
@@ -387,7 +404,7 @@ func (a *appendState) numberSamples(f *otlpwire.NumberDataPointFields) error {
 		}
 		a.ex = sortedExemplars(a.exAll)
 	}
-	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), staleOr(f.Flags&flagNoRecordedValue != 0, v), nil)
+	a.sample(0, st, t, v, nil)
 	a.endPoint()
 	return nil
 }
@@ -433,16 +450,39 @@ func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) err
 	if err != nil || e == nil {
 		return err
 	}
+	stale := f.Flags&flagNoRecordedValue != 0
+	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
+	hasSum := f.HasSum
+	if a.delta {
+		fresh, lastSum, ok := a.deltaHistogram(e, t)
+		if !ok {
+			return nil
+		}
+		hasSum = hasSum && lastSum
+		if !fresh {
+			st = 0
+		}
+	}
 	if err := a.readExemplars(f.Exemplars); err != nil {
 		return err
 	}
-	stale := f.Flags&flagNoRecordedValue != 0
-	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
-	a.beginPoint(e)
-	if f.HasSum {
-		a.sample(histSum, st, t, staleOr(stale, f.Sum), nil)
+	// acc is a sample's value: with a delta point, added to its series'
+	// last.
+	acc := func(slot int, v float64) float64 {
+		if stale {
+			return staleNaN
+		}
+		if a.delta {
+			v += a.base[slot]
+			a.noteHistogram(e, slot, t, v)
+		}
+		return v
 	}
-	a.sample(histCount, st, t, staleOr(stale, float64(f.Count)), nil)
+	a.beginPoint(e)
+	if hasSum {
+		a.sample(histSum, st, t, acc(histSum, f.Sum), nil)
+	}
+	a.sample(histCount, st, t, acc(histCount, float64(f.Count)), nil)
 	var cum uint64
 	next := 0 // exemplars go, in their wire order, to the first bucket that holds them
 	for i := 0; i < len(a.bounds) && i < len(a.counts); i++ {
@@ -455,10 +495,10 @@ func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) err
 			a.exBucket = append(a.exBucket, a.exAll[next])
 		}
 		a.ex = sortedExemplars(a.exBucket)
-		a.sample(histBucket0+i, st, t, staleOr(stale, float64(cum)), nil)
+		a.sample(histBucket0+i, st, t, acc(histBucket0+i, float64(cum)), nil)
 	}
 	a.ex = sortedExemplars(a.exAll[next:])
-	a.sample(histInf, st, t, staleOr(stale, float64(f.Count)), nil)
+	a.sample(histInf, st, t, acc(histInf, float64(f.Count)), nil)
 	a.endPoint()
 	return nil
 }
@@ -554,12 +594,26 @@ func (a *appendState) expHistogramSamples(f *otlpwire.ExponentialHistogramDataPo
 	if err != nil || e == nil {
 		return err
 	}
+	st, t := convertTimestamp(f.StartTime), convertTimestamp(f.Time)
+	if a.delta {
+		var fresh, ok bool
+		if h, fresh, ok = a.deltaExp(e, t, h); !ok {
+			return nil
+		}
+		if h == nil {
+			a.rejectOf(ReasonInvalidHistogram, e)
+			return nil
+		}
+		if !fresh {
+			st = 0
+		}
+	}
 	if err := a.readExemplars(f.Exemplars); err != nil {
 		return err
 	}
 	a.beginPoint(e)
 	a.ex = sortedExemplars(a.exAll)
-	a.sample(0, convertTimestamp(f.StartTime), convertTimestamp(f.Time), 0, h)
+	a.sample(0, st, t, 0, h)
 	a.endPoint()
 	return nil
 }

@@ -82,6 +82,20 @@ type Config struct {
 	// zero ingestion, tsdb.Options.EnableSTAsZeroSample). The default,
 	// false, ignores start timestamps.
 	StartTimestampZeroSamples bool
+	// RefuseDelta refuses every point of a sum, histogram or exponential
+	// histogram with delta temporality (ReasonTemporality), as Prometheus'
+	// OTLP endpoint does without its delta support. The default, false,
+	// stores them as cumulative series, as the Collector's
+	// deltatocumulative processor makes them (see the package
+	// documentation, "Delta temporality").
+	RefuseDelta bool
+	// DeltaMaxStale is how long, in the points' own time, a delta series
+	// is continued after its last stored point: a delta point later than
+	// that starts its cumulative series again from its own value, as the
+	// deltatocumulative processor's max_stale drops a stream's state. The
+	// default is the processor's 5 minutes; it must be positive unless
+	// RefuseDelta.
+	DeltaMaxStale time.Duration
 	// LabelLimit rejects the data points whose series would have more
 	// than this many labels, __name__ included (as Prometheus' scrape
 	// label_limit, applied per series; Prometheus' OTLP receiver has no
@@ -131,6 +145,7 @@ func DefaultConfig() Config {
 		LabelLimit:       128,
 		SeriesCacheSize:  1 << 20,
 		MaxTimeAhead:     10 * time.Minute,
+		DeltaMaxStale:    5 * time.Minute,
 	}
 }
 
@@ -164,6 +179,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxExemplars %d is negative", ErrConfig, c.MaxExemplars)
 	case c.LabelLimit < 0:
 		return fmt.Errorf("%w: LabelLimit %d is negative", ErrConfig, c.LabelLimit)
+	case !c.RefuseDelta && c.DeltaMaxStale <= 0:
+		return fmt.Errorf("%w: DeltaMaxStale %v not positive", ErrConfig, c.DeltaMaxStale)
 	case c.SeriesCacheSize <= 0:
 		return fmt.Errorf("%w: SeriesCacheSize %d not positive", ErrConfig, c.SeriesCacheSize)
 	}

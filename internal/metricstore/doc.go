@@ -23,10 +23,11 @@
 //     values drop the label; non-string values are formatted as pdata's
 //     AsString formats them;
 //   - gauge → gauge; cumulative monotonic sum → counter (_total);
-//     cumulative non-monotonic sum → gauge; delta (or unspecified)
-//     temporality of a sum or histogram → every point rejected with
-//     ReasonTemporality, as Prometheus does without its experimental native
-//     delta support;
+//     cumulative non-monotonic sum → gauge; a delta sum, histogram or
+//     exponential histogram → the same, made cumulative (see "Delta
+//     temporality"), or with Config.RefuseDelta every point rejected with
+//     ReasonTemporality, as Prometheus does without its experimental
+//     native delta support; unspecified temporality → rejected so;
 //   - cumulative histogram → classic _bucket{le}, _sum (when set) and _count,
 //     le="+Inf" taken from count; exponential histogram → integer native
 //     histogram (scales above 8 merged down; below -4 rejected);
@@ -127,6 +128,49 @@
 //     appended again, its points then decided by the rules above. A point
 //     older than its series' last is looked up in the TSDB (a query, at
 //     most 4096 per request).
+//
+// # Delta temporality
+//
+// A point of a delta sum, histogram or exponential histogram is stored as
+// the next sample of the cumulative series it belongs to: the series'
+// last stored sample plus the point, as the Collector's deltatocumulative
+// processor (v0.159 to v0.165) accumulates a stream, so that rate() and
+// increase() read it as they read a counter. The state is the TSDB
+// itself: the last sample comes from the ledger (see "Order and
+// duplicates" and ledger.go), read from the head the first time, so a
+// restart, a new cache epoch or a series not seen for hours needs no
+// checkpoint and can never count a point twice: a commit stores the
+// point's cumulative sample and the point together, or neither; a
+// request committed while another was adding to the same series is
+// appended again against the new last sample. Per point:
+//
+//   - no last sample (a new series, or a staleness marker last), or one
+//     more than Config.DeltaMaxStale older than the point (in the points'
+//     own time; the processor's max_stale, 5 minutes, counts wall time
+//     since the stream was last seen) → the series starts at the point's
+//     value, its start timestamp kept (a zero sample with
+//     Config.StartTimestampZeroSamples);
+//   - a point at or before the series' last sample (a retry of a stored
+//     request, or points out of time order) → rejected as ReasonOutOfOrder:
+//     counted, never added;
+//   - otherwise the sum: a gap between the last sample and the point's
+//     start, or a later start (an SDK restarted), adds as the processor
+//     adds; no start is kept, so, unlike the processor, a point starting
+//     before the series' first start is added too;
+//   - histogram: each _bucket, _count and _sum series adds its own; a
+//     _bucket series without a sample at _count's last time (the bounds
+//     changed) starts the histogram again, as the processor resets it;
+//     _sum goes on while every point has one;
+//   - exponential histogram: bucket by bucket at the lower of the two
+//     schemas, scaled down further while either side would span more than
+//     160 buckets (the processor's limit), zero and total counts and sums
+//     added; the OTLP zero_threshold, which the translation does not
+//     keep, is not widened as the processor widens it;
+//   - a point with the no-recorded-value flag → a staleness marker, and
+//     the next point starts the series again.
+//
+// The processor's max_streams has no counterpart: the state is the
+// stored series, bounded as they are.
 //
 // # Series cache
 //

@@ -26,6 +26,10 @@ func FuzzAppendOTLP(f *testing.F) {
 		}
 	}
 	f.Add(synth.Metrics(synth.Config{Seed: 1, Resources: 1, ScopesPerResource: 1, RecordsPerScope: 3}))
+	// Delta points, made cumulative (delta.go).
+	f.Add(deltaSums(f, deltaPoint{t0.Add(-time.Second), t0, 5}, deltaPoint{t0, t0.Add(time.Second), 3}))
+	f.Add(deltaHistogram(f, t0.Add(-time.Second), t0, []float64{1, 2}, []uint64{1, 2, 3}, 10))
+	f.Add(deltaExp(f, t0.Add(-time.Second), t0, 1, 0, []uint64{1, 2}, -1, []uint64{4}, 9))
 	// One store for many inputs, replaced every 25 so that counting its
 	// samples (a scan) stays cheap.
 	var (

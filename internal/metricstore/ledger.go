@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/tsdb/chunks"
+	"github.com/prometheus/prometheus/tsdb/index"
 )
 
 // The ledger: what the head holds, across requests.
@@ -398,20 +399,7 @@ type headReader struct {
 // The head's readers see only the commits made before they were opened
 // (the TSDB's isolation), so readers older than need are opened again.
 func (r *headReader) last(ref storage.SeriesRef, need uint64, gen func() uint64) (lastSample, bool) {
-	if r.ir != nil && r.gen < need {
-		r.closeReaders()
-	}
-	if r.ir == nil && r.err == nil {
-		r.gen = gen() // before opening: every commit up to it is in the head
-		h := r.db.Head()
-		if r.ir, r.err = h.Index(); r.err == nil {
-			if r.cr, r.err = h.Chunks(); r.err != nil {
-				r.ir.Close()
-				r.ir = nil
-			}
-		}
-	}
-	if r.err != nil {
+	if !r.open(need, gen) {
 		return lastSample{}, false
 	}
 	r.chks = r.chks[:0]
@@ -446,6 +434,56 @@ func (r *headReader) last(ref storage.SeriesRef, need uint64, gen func() uint64)
 		}
 	}
 	return last, found && r.it.Err() == nil
+}
+
+// open opens the readers, again if they are older than the ledger's
+// commit need (gen loads the ledger's gen), and reports whether they are.
+func (r *headReader) open(need uint64, gen func() uint64) bool {
+	if r.ir != nil && r.gen < need {
+		r.closeReaders()
+	}
+	if r.ir == nil && r.err == nil {
+		r.gen = gen() // before opening: every commit up to it is in the head
+		h := r.db.Head()
+		if r.ir, r.err = h.Index(); r.err == nil {
+			if r.cr, r.err = h.Chunks(); r.err != nil {
+				r.ir.Close()
+				r.ir = nil
+			}
+		}
+	}
+	return r.err == nil
+}
+
+// refOf returns the reference of the head's series ls, or 0 if the head
+// has none (or its index cannot be read). Readers opened at any time do:
+// the head's index holds a series from the moment an appender creates it.
+func (r *headReader) refOf(ctx context.Context, ls labels.Labels, gen func() uint64) storage.SeriesRef {
+	if ls.IsEmpty() || !r.open(0, gen) {
+		return 0
+	}
+	its := make([]index.Postings, 0, ls.Len())
+	var err error
+	ls.Range(func(l labels.Label) {
+		if err != nil {
+			return
+		}
+		var p index.Postings
+		if p, err = r.ir.Postings(ctx, l.Name, l.Value); err == nil {
+			its = append(its, p)
+		}
+	})
+	if err != nil {
+		return 0
+	}
+	for p := index.Intersect(its...); p.Next(); {
+		ref := p.At()
+		r.chks = r.chks[:0]
+		if r.ir.Series(ref, &r.sb, &r.chks) == nil && labels.Equal(r.sb.Labels(), ls) {
+			return ref
+		}
+	}
+	return 0
 }
 
 // close closes the readers, if opened.

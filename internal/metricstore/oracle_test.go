@@ -237,6 +237,7 @@ func diffLines(t testing.TB, name string, got, want []string) {
 func oracleConfig(dir string, set ...func(*Config)) Config {
 	c := testConfig(dir, func(c *Config) {
 		c.StartTimestampZeroSamples, c.LabelLimit, c.OutOfOrderWindow, c.MaxExemplars, c.MaxTimeAhead = true, 0, 1<<62, 100_000, 0
+		c.RefuseDelta = true // as Prometheus' translator without its delta support
 	})
 	for _, f := range set {
 		f(&c)

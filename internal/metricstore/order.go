@@ -245,6 +245,7 @@ func (a *appendState) again() {
 	a.marks, a.markRef = a.marks[:0], 0
 	clear(a.ooo)
 	clear(a.seenTarget)
+	a.deltaOwn = nil
 	a.resort, a.recording, a.replaying = false, false, false
 	a.cur, a.fresh, a.refsChanged, a.curTarget = nil, false, false, false
 	a.pend, a.pendS, a.pendEx, a.pendMeta = a.pend[:0], a.pendS[:0], a.pendEx[:0], a.pendMeta[:0]

@@ -78,14 +78,20 @@ func marshal(t testing.TB, md pmetric.Metrics) []byte {
 	return b
 }
 
-// gaugePoints is a request of one gauge series, temp, with a point of
-// each value at the matching time.
-func gaugePoints(t testing.TB, times []time.Time, values []float64) []byte {
+// svcMetric is a request of one metric, name, of service svc, to fill.
+func svcMetric(name string) (pmetric.Metrics, pmetric.Metric) {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr("service.name", "svc")
 	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("temp")
+	m.SetName(name)
+	return md, m
+}
+
+// gaugePoints is a request of one gauge series, temp, with a point of
+// each value at the matching time.
+func gaugePoints(t testing.TB, times []time.Time, values []float64) []byte {
+	md, m := svcMetric("temp")
 	g := m.SetEmptyGauge()
 	for i, at := range times {
 		p := g.DataPoints().AppendEmpty()
@@ -173,11 +179,7 @@ func TestSameMillisecond(t *testing.T) {
 // at each time: count n, the sum given, and all n in its one bucket below
 // 10.
 func histogramPoints(t testing.TB, times []time.Time, ns []uint64, sums []float64) []byte {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "svc")
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("lat")
+	md, m := svcMetric("lat")
 	h := m.SetEmptyHistogram()
 	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	for i, at := range times {
@@ -194,11 +196,7 @@ func histogramPoints(t testing.TB, times []time.Time, ns []uint64, sums []float6
 // expHistogramPoints is histogramPoints for an exponential histogram,
 // elat, of one bucket holding all n.
 func expHistogramPoints(t testing.TB, times []time.Time, ns []uint64, sums []float64) []byte {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "svc")
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("elat")
+	md, m := svcMetric("elat")
 	h := m.SetEmptyExponentialHistogram()
 	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	for i, at := range times {
@@ -214,11 +212,7 @@ func expHistogramPoints(t testing.TB, times []time.Time, ns []uint64, sums []flo
 
 // summaryPoints is histogramPoints for a summary, sz, its median n.
 func summaryPoints(t testing.TB, times []time.Time, ns []uint64, sums []float64) []byte {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "svc")
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("sz")
+	md, m := svcMetric("sz")
 	sm := m.SetEmptySummary()
 	for i, at := range times {
 		p := sm.DataPoints().AppendEmpty()

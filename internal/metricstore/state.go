@@ -94,9 +94,16 @@ type appendState struct {
 
 	// Metric context.
 	metricReject string // applies to every point of the metric
-	nameBuilt    bool
-	name         string
-	nameReject   string
+	// delta: the metric's points are deltas, stored cumulative (delta.go);
+	// base, the last samples of the current delta histogram point's
+	// series; deltaOwn, the cumulative samples computed while the request
+	// is recorded for its sorted pass, by labels hash.
+	delta      bool
+	base       []float64
+	deltaOwn   map[uint64]lastSample
+	nameBuilt  bool
+	name       string
+	nameReject string
 
 	// Exemplars of the point being appended (exAll), of one bucket
 	// (exBucket), and those the next sample carries (ex).
@@ -193,7 +200,7 @@ func (a *appendState) reset() {
 	pend, pendS, pendEx, pendMeta := a.pendingBuffers()
 	*a = appendState{
 		bounds: a.bounds[:0], counts: a.counts[:0], quantiles: a.quantiles[:0],
-		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0],
+		shape: a.shape[:0], key: a.key[:0], buf: a.buf[:0], pairs: a.pairs[:0], base: a.base[:0],
 		seenTarget: ns, lb: lb, names: names, namer: namer, newMeta: newMeta[:0],
 		last: last, marks: marks[:0], shardOrder: shardOrder[:0], ooo: ooo, pend: pend, pendS: pendS, pendEx: pendEx, pendMeta: pendMeta,
 	}

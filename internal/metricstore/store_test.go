@@ -166,14 +166,14 @@ func TestOutOfOrderPartialSuccess(t *testing.T) {
 }
 
 func TestRejections(t *testing.T) {
-	s := open(t, t.TempDir(), func(c *Config) { c.LabelLimit = 3 })
+	s := open(t, t.TempDir(), func(c *Config) { c.LabelLimit, c.RefuseDelta = 3, true })
 	defer s.Close()
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr("service.name", "svc")
 	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	ts := pcommon.NewTimestampFromTime(t0)
-	// Delta sum: rejected.
+	// Delta sum: refused (RefuseDelta).
 	d := ms.AppendEmpty()
 	d.SetName("reqs")
 	sum := d.SetEmptySum()

@@ -170,6 +170,15 @@ type MetricsConfig struct {
 	// labels (__name__ included); 0: no limit, as Prometheus' OTLP
 	// receiver.
 	LabelLimit int `yaml:"label_limit"`
+	// RefuseDelta refuses delta sums and histograms
+	// (unsupported_temporality), as Prometheus' OTLP endpoint does; by
+	// default they are stored as cumulative series, as the Collector's
+	// deltatocumulative processor makes them.
+	RefuseDelta bool `yaml:"refuse_delta"`
+	// DeltaMaxStale: a delta point later than this after its series'
+	// last stored point starts the cumulative series again (the
+	// processor's max_stale).
+	DeltaMaxStale time.Duration `yaml:"delta_max_stale"`
 	// AdminAPI serves Prometheus' TSDB admin endpoints (delete_series,
 	// clean_tombstones, snapshot) on the admin port, as Prometheus'
 	// --web.enable-admin-api does; off by default.
@@ -272,7 +281,7 @@ func DefaultConfig() Config {
 		QueueWait: qc.MaxQueueWait, Memory: ByteSize(qc.Memory), MaxTails: qc.MaxTails, MaxTailsPerTenant: qc.MaxTailsPerTenant,
 		Timeout: rl.Timeout, MaxTraces: rl.MaxTraces, MaxLines: rl.MaxLines, MaxSeries: rl.MaxSeries, MaxBytesRead: ByteSize(rl.MaxBytesRead),
 	}
-	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128}
+	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128, DeltaMaxStale: 5 * time.Minute}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
 	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
@@ -343,6 +352,9 @@ func (c Config) Validate() error {
 	}
 	if c.Metrics.MaxExemplars < 0 {
 		return errors.New("metrics: max_exemplars must not be negative")
+	}
+	if !c.Metrics.RefuseDelta && c.Metrics.DeltaMaxStale <= 0 {
+		return errors.New("metrics: delta_max_stale must be positive unless refuse_delta")
 	}
 	if c.Metrics.LabelLimit < 0 {
 		return errors.New("metrics: label_limit must not be negative")

@@ -175,6 +175,7 @@ func (s *Server) metricStoreConfig() metricstore.Config {
 	mc.MaxExemplars = c.MaxExemplars
 	mc.ScopeLabels = c.PromoteScopeMetadata
 	mc.LabelLimit = c.LabelLimit
+	mc.RefuseDelta, mc.DeltaMaxStale = c.RefuseDelta, c.DeltaMaxStale
 	mc.Logger = s.log
 	mc.Registerer = s.reg
 	if s.remoteWrite != nil {
