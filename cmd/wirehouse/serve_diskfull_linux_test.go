@@ -317,17 +317,6 @@ func scrapeMetrics(t *testing.T, p *serveProc) string {
 	return string(b)
 }
 
-// grepLines returns the lines of s that contain sub.
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // diskFullLoad runs the senders of the three signals against p until stop is
 // called.
 type diskFullLoad struct {

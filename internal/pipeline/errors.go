@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"google.golang.org/grpc/codes"
 )
@@ -84,6 +85,10 @@ func (k Kind) HTTPStatus() int { return k.info().http }
 type Error struct {
 	Kind Kind
 	Err  error
+	// RetryAfter, if positive, is the wait the refusal suggests for a
+	// retryable Kind (HTTP Retry-After, rounded up to whole seconds; gRPC
+	// RetryInfo); otherwise the receiver's default applies.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Err.Error() }

@@ -79,9 +79,9 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 	if enc := info.Header.Get("grpc-encoding"); len(enc) > 0 && enc[0] != "identity" {
 		n = min(2*n, r.budget.max)
 	}
-	res := &reservation{b: &r.budget}
+	res := r.newReservation(ctx)
 	if !res.prepay(n) {
-		return ctx, r.grpcStatus(pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", errOverBudget))
+		return ctx, r.grpcStatus(overBudget(res, errOverBudget))
 	}
 	return context.WithValue(ctx, callReservation{}, res), nil
 }
@@ -126,7 +126,7 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig otlpwire.Signal, dec func
 	in := messagePool.Get().(*otlpgrpc.Message)
 	res, ok := ctx.Value(callReservation{}).(*reservation)
 	if !ok {
-		res = &reservation{b: &r.budget}
+		res = r.newReservation(ctx)
 	}
 	in.Budget = res
 	defer func() {
@@ -164,7 +164,7 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig otlpwire.Signal, dec func
 func (r *Receiver) grpcStatus(e *pipeline.Error) error {
 	st := status.New(e.Kind.GRPCCode(), e.Error())
 	if e.Kind.Retryable() {
-		if ds, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.cfg.RetryAfter)}); err == nil {
+		if ds, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.retryAfter(e))}); err == nil {
 			st = ds
 		}
 	}

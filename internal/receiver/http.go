@@ -76,7 +76,7 @@ func (r *Receiver) serveHTTP(sig otlpwire.Signal, w http.ResponseWriter, req *ht
 	case rerr != nil:
 		status = rerr.Kind.HTTPStatus()
 		if rerr.Kind.Retryable() {
-			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
+			w.Header().Set("Retry-After", strconv.Itoa(r.retryAfterSeconds(rerr)))
 		}
 		code := int32(rerr.Kind.GRPCCode())
 		if isJSON {
@@ -108,9 +108,9 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	if !ok {
 		return out, size, 0, pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
-	res := reservation{b: &r.budget}
+	res := r.newReservation(req.Context())
 	defer res.release()
-	body, done, rerr := r.readBody(req, cod, &res)
+	body, done, rerr := r.readBody(req, cod, res)
 	defer done()
 	if rerr != nil {
 		return out, size, 0, rerr
@@ -137,7 +137,7 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 		}
 	}
 	size = len(body)
-	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, &res)
+	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, res)
 	return out, size, records, rerr
 }
 
@@ -196,8 +196,13 @@ const jsonFactor = 6
 // overBudget is the refusal for a failed reservation: too large if the
 // request could not fit even on an idle server, else overloaded.
 func overBudget(res *reservation, err error) *pipeline.Error {
-	if res.never {
+	switch {
+	case res.never && res.overShare:
+		return pipeline.Refuse(pipeline.KindTooLarge, "request needs more memory than the tenant's share of the in-flight limit, %d bytes", res.share.max)
+	case res.never:
 		return pipeline.Refuse(pipeline.KindTooLarge, "request needs more memory than the in-flight limit of %d bytes", res.b.max)
+	case res.overShare:
+		return pipeline.Refuse(pipeline.KindOverloaded, "the tenant's requests hold its share of the in-flight limit (%d bytes), retry later", res.share.max)
 	}
 	return pipeline.Refuse(pipeline.KindOverloaded, "server busy: %v, retry later", err)
 }

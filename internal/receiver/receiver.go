@@ -70,6 +70,10 @@ type Config struct {
 	// names the tenant handed to the sinks (pipeline.Request.Tenant).
 	// Without one requests are not authenticated.
 	Authenticator Authenticator
+	// TenantLimits, if not nil, are applied to every request, by its
+	// tenant: its rate (Admit, before the sinks) and its share of the
+	// in-flight budget (internal/overrides implements them).
+	TenantLimits TenantLimits
 	// Quarantine, if not nil, gets every request a sink panicked on
 	// before it is refused. Without one such a request is only logged and
 	// refused.
@@ -79,6 +83,18 @@ type Config struct {
 	// Registerer, if not nil, gets the receiver's metrics; by default
 	// they are kept but not registered.
 	Registerer prometheus.Registerer
+}
+
+// TenantLimits are per-tenant limits.
+type TenantLimits interface {
+	// Admit takes a request of records records and size decompressed
+	// bytes of tenant's signal from its rate limits: nil, or the
+	// refusal (a *pipeline.Error, whose RetryAfter the response
+	// carries). Called before the sinks: nothing refused is stored.
+	Admit(tenant string, sig otlpwire.Signal, records, size int) error
+	// InflightShare is the part (0 to 1) of MaxInflightBytes tenant's
+	// requests may hold at once; 0 (or 1) is no bound of its own.
+	InflightShare(tenant string) float64
 }
 
 // DefaultConfig returns the defaults: OTLP's standard ports on localhost,
@@ -150,6 +166,7 @@ type Receiver struct {
 	reg        prometheus.Registerer
 	m          *metrics
 	budget     budget
+	shares     sync.Map // tenant → *tenantShare (shareOf)
 	auth       Authenticator
 	quarantine Quarantiner
 
@@ -326,6 +343,11 @@ func (r *Receiver) consume(ctx context.Context, sig otlpwire.Signal, t transport
 		return out, 0, pipeline.Refuse(pipeline.KindInternal, "count %s: %w", sig, err)
 	}
 	req := pipeline.Request{Signal: sig, Transport: t.String(), Body: body, Records: n, Tenant: tenantctx.FromContext(ctx)}
+	if r.cfg.TenantLimits != nil {
+		if err := r.cfg.TenantLimits.Admit(req.Tenant, sig, n, len(body)); err != nil {
+			return out, n, pipeline.Classify(err)
+		}
+	}
 	var msgs []string
 	for i, s := range sinks {
 		o, err := r.consumeGuarded(ctx, s, &req)

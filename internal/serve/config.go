@@ -7,11 +7,10 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/wirehouse/wirehouse/internal/bytesize"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/lake"
@@ -103,6 +102,10 @@ type Config struct {
 		// LokiPush are the limits of Loki push requests, by the names of
 		// Loki's limits_config (lokipush.Limits; Loki's defaults).
 		LokiPush LokiPushLimits `yaml:"loki_push"`
+		// OverridesFile holds per-tenant limits (internal/overrides:
+		// ingestion rates per signal, a share of max_inflight), re-read
+		// when it changes; "" sets none.
+		OverridesFile string `yaml:"overrides_file"`
 	} `yaml:"limits"`
 	Metrics MetricsConfig `yaml:"metrics"`
 	Spool   SpoolConfig   `yaml:"spool"`
@@ -440,74 +443,12 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// ByteSize is a size in bytes written as an integer or with a unit: B, KB,
-// MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g.
-// "16MiB".
-type ByteSize int64
-
-var byteUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-}
+// ByteSize is a size in bytes written as an integer or with a unit (see
+// bytesize.Size).
+type ByteSize = bytesize.Size
 
 // ParseByteSize parses s as a ByteSize.
-func ParseByteSize(s string) (ByteSize, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range byteUnits {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q: want e.g. 1048576, 16MiB, 10MB or 2TiB", s)
-	}
-	return ByteSize(n * mult), nil
-}
-
-// String writes the size with the largest binary unit that divides it.
-func (b ByteSize) String() string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b != 0 && int64(b)%u.m == 0 {
-			return strconv.FormatInt(int64(b)/u.m, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(int64(b), 10)
-}
-
-// Set implements flag.Value.
-func (b *ByteSize) Set(s string) error {
-	v, err := ParseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = v
-	return nil
-}
-
-// UnmarshalYAML accepts an integer or a string with a unit.
-func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: size must be a scalar", n.Line)
-	}
-	v, err := ParseByteSize(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	*b = v
-	return nil
-}
-
-// MarshalYAML writes the String form.
-func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
+func ParseByteSize(s string) (ByteSize, error) { return bytesize.Parse(s) }
 
 // ParseLakeURL parses a lake URL: "" is the data directory's lake (both
 // results empty), s3://bucket/prefix an S3 bucket and the key prefix the

@@ -31,6 +31,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/metricstore"
 	"github.com/wirehouse/wirehouse/internal/otlpgrpc"
+	"github.com/wirehouse/wirehouse/internal/overrides"
 	"github.com/wirehouse/wirehouse/internal/quarantine"
 	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/receiver"
@@ -52,6 +53,7 @@ type Server struct {
 	adminLn     net.Listener
 	adminTLS    *tls.Config
 	adminTokens *bearer.Tokens
+	overrides   *overrides.Overrides            // per-tenant limits; nil without limits.overrides_file
 	traces      *lakeread.Reader                // the lake's spans, for Jaeger's APIs
 	readerHeld  atomic.Pointer[lakeread.Reader] // traces, for the soft memory limit (queryMemoryLimit)
 	jaeger      *grpc.Server                    // Jaeger's remote storage API; nil when off
@@ -125,6 +127,14 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 			return nil, err
 		}
 		rc.Authenticator = tokens
+	}
+	if path := cfg.Limits.OverridesFile; path != "" {
+		oc := overrides.DefaultConfig()
+		oc.Path, oc.DefaultTenant, oc.Registerer, oc.Logger = path, cfg.Lake.Tenant, s.reg, s.log
+		if s.overrides, err = overrides.Load(oc); err != nil {
+			return nil, fmt.Errorf("limits.overrides_file: %w", err)
+		}
+		rc.TenantLimits = s.overrides
 	}
 	if path := cfg.Admin.Auth.BearerTokensFile; path != "" {
 		if s.adminTokens, err = s.loadTokens("admin.auth", path); err != nil {

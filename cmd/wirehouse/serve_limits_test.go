@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// TestServeTenantLimits: with an overrides file limiting tenant a's logs
+// to 200 records a second, a's requests past its burst are refused, 429
+// with Retry-After over OTLP/HTTP and RESOURCE_EXHAUSTED with RetryInfo
+// over OTLP/gRPC, counted by tenant and reason, while tenant b, without
+// a limit, sends ten times as much unrefused; the file raised at run
+// time takes effect without a restart; every acknowledged record of
+// each tenant is in its lake partition, and no refused one.
+func TestServeTenantLimits(t *testing.T) {
+	const (
+		tokA = "tenant-a-token-0123456789"
+		tokB = "tenant-b-token-0123456789"
+	)
+	dir := t.TempDir()
+	tokens := writeTokens(t, filepath.Join(dir, "tokens"), tokA+" a\n"+tokB+" b\n")
+	limits := filepath.Join(dir, "overrides.yaml")
+	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 200}\n")
+	data := filepath.Join(dir, "data")
+	p := startServeProc(t, data, "--otlp-bearer-tokens-file", tokens, "--limits-overrides-file", limits, "--lake-max-delay", "200ms")
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+
+	next := int64(0)
+	request := func() []byte {
+		ld := plog.NewLogs()
+		sl := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
+		for range 100 {
+			lr := sl.LogRecords().AppendEmpty()
+			lr.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
+			lr.Body().SetStr("limited")
+			lr.Attributes().PutInt("test.id", next)
+			next++
+		}
+		b, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	postHTTP := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+p.addrs["OTLP/HTTP"]+"/v1/logs", bytes.NewReader(request()))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	acked := map[string]int{}
+	for range 2 { // a's burst: 200 records
+		if code, _ := postHTTP(tokA); code != http.StatusOK {
+			t.Fatalf("a within its burst: HTTP %d", code)
+		}
+		acked["a"] += 100
+	}
+	code, retry := postHTTP(tokA)
+	if code != http.StatusTooManyRequests || retry != "1" {
+		t.Errorf("a over its limit: HTTP %d, Retry-After %q; want 429 and 1", code, retry)
+	}
+
+	conn, err := grpc.NewClient(p.addrs["OTLP/gRPC"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tokA)
+	lr := plogotlp.NewExportRequest()
+	if err := lr.UnmarshalProto(request()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = plogotlp.NewGRPCClient(conn).Export(ctx, lr)
+	st := status.Convert(err)
+	var info *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			info = ri
+		}
+	}
+	if st.Code() != codes.ResourceExhausted || info == nil || info.RetryDelay.AsDuration() <= 0 {
+		t.Errorf("a over its limit over gRPC: %v (RetryInfo %v); want RESOURCE_EXHAUSTED with a RetryInfo", err, info)
+	}
+
+	// b, without a limit: 2,000 records at once, none refused.
+	for range 20 {
+		if code, _ := postHTTP(tokB); code != http.StatusOK {
+			t.Fatalf("b: HTTP %d", code)
+		}
+		acked["b"] += 100
+	}
+
+	// a's limit raised in the file: taken within a few seconds, no restart.
+	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 100000}\n")
+	deadline := time.Now().Add(5 * time.Second)
+	for scrape(t, p.addrs["admin HTTP"])[`wirehouse_overrides_reloads_total{result="ok"}`] != 1 {
+		// The file is looked at when a request comes, at most once a
+		// second; until then a's old limit holds.
+		switch code, _ := postHTTP(tokA); {
+		case code == http.StatusOK:
+			acked["a"] += 100
+		case code != http.StatusTooManyRequests:
+			t.Fatalf("a: HTTP %d", code)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the overrides file was not reloaded in 5 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for range 20 { // 2,000 records at once: past the old burst tenfold
+		if code, _ := postHTTP(tokA); code != http.StatusOK {
+			t.Fatalf("a at its raised limit: HTTP %d", code)
+		}
+		acked["a"] += 100
+	}
+
+	m := scrape(t, p.addrs["admin HTTP"])
+	if m[`wirehouse_tenant_refused_requests_total{reason="records_rate",signal="logs",tenant="a"}`] < 2 {
+		t.Errorf("a's refusals not counted: %v", m)
+	}
+	if n := m[`wirehouse_overrides_reloads_total{result="ok"}`]; n != 1 {
+		t.Errorf("%v reloads counted, want 1", n)
+	}
+	for k := range m {
+		if strings.Contains(k, `tenant="b"`) && strings.Contains(k, "refused") {
+			t.Errorf("b refused: %s %v", k, m[k])
+		}
+	}
+	p.stop(t)
+	for tenant, n := range acked {
+		if got := lakeRows(t, filepath.Join(data, "lake", "logs", "tenant="+tenant)); got != n {
+			t.Errorf("tenant %s: %d rows in the lake, want the %d acknowledged", tenant, got, n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "lake", "logs", "tenant=default")); err == nil {
+		t.Error("records in the default tenant's partition")
+	}
+}
+
+// grepLines returns the lines of s holding sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
