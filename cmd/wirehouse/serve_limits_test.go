@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -37,7 +41,8 @@ func TestServeTenantLimits(t *testing.T) {
 	dir := t.TempDir()
 	tokens := writeTokens(t, filepath.Join(dir, "tokens"), tokA+" a\n"+tokB+" b\n")
 	limits := filepath.Join(dir, "overrides.yaml")
-	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 200}\n")
+	const queryLimits = "    max_query_range: 1h\n    max_active_series: 3\n  default:\n    max_query_range: 1h\n"
+	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 200}\n"+queryLimits)
 	data := filepath.Join(dir, "data")
 	p := startServeProc(t, data, "--otlp-bearer-tokens-file", tokens, "--limits-overrides-file", limits, "--lake-max-delay", "200ms")
 	t.Cleanup(func() { p.cmd.Process.Kill() })
@@ -114,7 +119,7 @@ func TestServeTenantLimits(t *testing.T) {
 	}
 
 	// a's limit raised in the file: taken within a few seconds, no restart.
-	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 100000}\n")
+	writeTokens(t, limits, "overrides:\n  a:\n    logs: {records_per_second: 100000}\n"+queryLimits)
 	deadline := time.Now().Add(5 * time.Second)
 	for scrape(t, p.addrs["admin HTTP"])[`wirehouse_overrides_reloads_total{result="ok"}`] != 1 {
 		// The file is looked at when a request comes, at most once a
@@ -135,6 +140,66 @@ func TestServeTenantLimits(t *testing.T) {
 			t.Fatalf("a at its raised limit: HTTP %d", code)
 		}
 		acked["a"] += 100
+	}
+
+	// Query ranges: a's and the default tenant's at most an hour, b's
+	// unbounded; Loki's API names the tenant by X-Scope-OrgID (no admin
+	// tokens), Prometheus' serves the default tenant.
+	now := time.Now()
+	for _, tc := range []struct {
+		path, tenant string
+		want         int
+	}{
+		{"/loki/api/v1/query_range?query=" + url.QueryEscape(`{service_name=~".+"}`), "a", http.StatusBadRequest},
+		{"/loki/api/v1/query_range?query=" + url.QueryEscape(`{service_name=~".+"}`), "b", http.StatusOK},
+		{"/api/v1/query_range?step=60&query=up", "", http.StatusBadRequest},
+	} {
+		for _, span := range []time.Duration{2 * time.Hour, 30 * time.Minute} {
+			q := fmt.Sprintf("%s&start=%d&end=%d", tc.path, now.Add(-span).Unix(), now.Unix())
+			req, _ := http.NewRequest(http.MethodGet, "http://"+p.addrs["admin HTTP"]+q, nil)
+			if tc.tenant != "" {
+				req.Header.Set("X-Scope-OrgID", tc.tenant)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := tc.want
+			if span < time.Hour {
+				want = http.StatusOK
+			}
+			if resp.StatusCode != want || (want == http.StatusBadRequest && !strings.Contains(string(body), "query time range exceeds the limit (query length: 2h, limit: 1h)")) {
+				t.Errorf("%s (tenant %q) over %v: %d %s, want %d", tc.path, tc.tenant, span, resp.StatusCode, body, want)
+			}
+		}
+	}
+
+	// a's metric store: 3 series at most; 5 new ones keep 3.
+	md := pmetric.NewMetrics()
+	g := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	g.SetName("limited")
+	gauge := g.SetEmptyGauge()
+	for i := range 5 {
+		dp := gauge.DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(time.Now()))
+		dp.Attributes().PutInt("i", int64(i))
+	}
+	mb, _ := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addrs["OTLP/HTTP"]+"/v1/metrics", bytes.NewReader(mb))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Authorization", "Bearer "+tokA)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	er := pmetricotlp.NewExportResponse()
+	if err := er.UnmarshalProto(rb); err != nil || resp.StatusCode != http.StatusOK ||
+		er.PartialSuccess().RejectedDataPoints() != 2 || !strings.Contains(er.PartialSuccess().ErrorMessage(), "series_limit") {
+		t.Errorf("a's 5 series past its 3: HTTP %d, %v %q", resp.StatusCode, err, er.PartialSuccess().ErrorMessage())
 	}
 
 	m := scrape(t, p.addrs["admin HTTP"])

@@ -303,6 +303,9 @@ func (h *Handler) parseSearch(r *http.Request) (searchParams, error) {
 	if p.q.StartMax, err = microsParam(r, "end", now); err != nil {
 		return p, err
 	}
+	if err := readapi.CheckRange(r.Context(), p.q.StartMin, p.q.StartMax); err != nil {
+		return p, err
+	}
 	p.q.Limit = 100
 	if s := f.Get("limit"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 32)

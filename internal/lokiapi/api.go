@@ -215,7 +215,9 @@ func (h *Handler) rangeParams(r *http.Request) (start, end time.Time, err error)
 	}
 	if end.Before(start) {
 		err = fmt.Errorf("%w: end %s before start %s", errBad, end.Format(time.RFC3339), start.Format(time.RFC3339))
+		return
 	}
+	err = readapi.CheckRange(r.Context(), start, end)
 	return
 }
 

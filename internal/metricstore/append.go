@@ -55,6 +55,7 @@ const (
 	ReasonInvalidHistogram = "invalid_histogram"         // exponential histogram the TSDB refuses (scale, counts)
 	ReasonAppend           = "append_error"              // any other error from the TSDB appender
 	ReasonTooFarAhead      = "too_far_in_future"         // a timestamp past now + Config.MaxTimeAhead
+	ReasonSeriesLimit      = "series_limit"              // a new series past the tenant's Config.SeriesLimit
 )
 
 // AppendOTLP stores the metrics of an encoded ExportMetricsServiceRequest
@@ -113,6 +114,9 @@ func (s *Store) AppendOTLP(ctx context.Context, tenant string, req []byte) (Resu
 	}()
 	a.s = s
 	a.tenant = tenant
+	if s.cfg.SeriesLimit != nil {
+		a.seriesLimit = s.cfg.SeriesLimit(tenant)
+	}
 	a.req = otlpwire.MetricsRequest(req)
 	a.notAfter = math.MaxInt64
 	if s.cfg.MaxTimeAhead > 0 {
@@ -742,6 +746,11 @@ func (a *appendState) sample(slot int, st, t int64, v float64, h *histogram.Hist
 	gen := a.s.ledger.gen.Load() // before the sample is appended
 	if cs.ref != 0 && a.follows(cs.ref, cs.lset, cs.led, gen, t, v, h) {
 		a.ex = nil
+		return
+	}
+	if cs.ref == 0 && a.seriesLimit > 0 && !a.admitSeries(cs.lset) {
+		a.ex = nil
+		a.fail(ReasonSeriesLimit)
 		return
 	}
 	a.ex = withinTime(a.ex, a.notAfter)

@@ -103,6 +103,12 @@ type Config struct {
 	// series meets as a clear per-point refusal rather than an index
 	// entry.
 	LabelLimit int
+	// SeriesLimit, if set, gives the most series a tenant ("" the
+	// default) may have in the head (0: no limit): past it a point that
+	// would create a series is refused (ReasonSeriesLimit), as Mimir's
+	// max_global_series_per_user. OTLP only: remote write is not limited.
+	// Called once per request.
+	SeriesLimit func(tenant string) int
 	// SeriesCacheSize bounds the entries of the series reference cache;
 	// when it is full it is emptied. The default is 1<<20 entries; it must
 	// be positive.

@@ -507,6 +507,15 @@ func (a *guardedAppender) AppendExemplars(ref storage.SeriesRef, ls labels.Label
 	return ea.AppendExemplars(ref, ls, es)
 }
 
+// GetRef is the head appender's, for a series' reference by its labels
+// (0 when the head has none).
+func (a *guardedAppender) GetRef(ls labels.Labels, hash uint64) (storage.SeriesRef, labels.Labels) {
+	if g, ok := a.AppenderV2.(storage.GetRef); ok {
+		return g.GetRef(ls, hash)
+	}
+	return 0, ls
+}
+
 func (a *guardedAppender) Commit() error {
 	defer a.release()
 	return a.d.settle(a.g, a.AppenderV2.Commit())

@@ -15,7 +15,7 @@ import (
 var reasons = []string{
 	ReasonTemporality, ReasonOutOfOrder, ReasonDuplicate, ReasonTooOld, ReasonOutOfBounds,
 	ReasonLabelLimit, ReasonInvalidUTF8, ReasonInvalidName, ReasonHistogramBuckets,
-	ReasonInvalidHistogram, ReasonAppend, ReasonTooFarAhead,
+	ReasonInvalidHistogram, ReasonAppend, ReasonTooFarAhead, ReasonSeriesLimit,
 }
 
 // report counts the points AppendOTLP rejected, by reason, and the

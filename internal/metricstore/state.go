@@ -58,6 +58,8 @@ type appendState struct {
 	// tenant is the request's tenant: "" (the default) adds no label,
 	// another adds TenantLabel to every series (see tenant.go).
 	tenant string
+	// seriesLimit is the tenant's Config.SeriesLimit, 0 for none.
+	seriesLimit int
 
 	mf otlpwire.MetricFields
 	np otlpwire.NumberDataPointFields

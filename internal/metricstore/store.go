@@ -34,6 +34,9 @@ type Store struct {
 	// ledger holds the last sample of the series requests append to,
 	// and serializes commits (ledger.go).
 	ledger ledger
+	// series counts the head's series by tenant, for Config.SeriesLimit
+	// (series.go).
+	series seriesCounts
 	// builds counts series label sets built (cache misses), for tests.
 	builds atomic.Int64
 	meta   metaSet

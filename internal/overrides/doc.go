@@ -10,6 +10,9 @@
 //	    traces:  {records_per_second: 5000, records_burst: 20000}
 //	    metrics: {records_per_second: 20000}
 //	    inflight_share: 0.25
+//	    max_active_series: 100000
+//	    max_concurrent_queries: 2
+//	    max_query_range: 30d
 //
 // The default tenant goes by its configured name (serve: lake.tenant).
 // Unknown fields are errors. A file that fails to read or parse later
@@ -25,5 +28,9 @@
 // or KindTooLarge for a request larger than a burst. Nothing refused was
 // acknowledged. The in-flight share bounds the bytes one tenant's
 // requests hold in the receiver's in-flight budget, so one tenant's burst
-// cannot take it all.
+// cannot take it all. max_active_series goes to the metric store
+// (metricstore.Config.SeriesLimit). The query limits go to the query budget
+// (querybudget.Config.PerTenant): max_concurrent_queries in place of
+// limits.queries' per-tenant bound, and max_query_range, which every read
+// API checks (readapi.CheckRange) before it reads.
 package overrides

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/time/rate"
 
 	"github.com/wirehouse/wirehouse/internal/bytesize"
 	"github.com/wirehouse/wirehouse/internal/pipeline"
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 	"github.com/wirehouse/wirehouse/internal/watch"
 	"github.com/wirehouse/wirehouse/otlpwire"
@@ -43,6 +45,21 @@ type Limits struct {
 	// budget the tenant's requests may hold at once; 0 is no share of
 	// its own (the whole budget, as without overrides).
 	InflightShare float64 `yaml:"inflight_share"`
+	// MaxActiveSeries bounds the tenant's series in the metric store's
+	// head (Mimir's max_global_series_per_user): a point that would
+	// create one more is refused (series_limit in the partial success),
+	// the existing series keep taking points; 0 is no bound. OTLP only.
+	MaxActiveSeries int `yaml:"max_active_series"`
+	// MaxConcurrentQueries bounds the tenant's queries running at once
+	// (in place of limits.queries' per-tenant bound, never above the
+	// server's); 0 keeps the server's.
+	MaxConcurrentQueries int `yaml:"max_concurrent_queries"`
+	// MaxQueryRange bounds the time range of one query (Loki's
+	// max_query_length, Mimir's max_total_query_length): a PromQL range
+	// query's, a LogQL query's, a trace search's; longer ones get 400.
+	// Written as Prometheus writes durations ("721h", "30d"); 0 is no
+	// bound.
+	MaxQueryRange model.Duration `yaml:"max_query_range"`
 }
 
 // rate returns the limits of sig.
@@ -77,8 +94,15 @@ func (l Limits) validate(what string) error {
 			return err
 		}
 	}
-	if !(l.InflightShare >= 0 && l.InflightShare <= 1) {
+	switch {
+	case !(l.InflightShare >= 0 && l.InflightShare <= 1):
 		return fmt.Errorf("%s: inflight_share %v is not between 0 and 1", what, l.InflightShare)
+	case l.MaxActiveSeries < 0:
+		return fmt.Errorf("%s: max_active_series %d is negative", what, l.MaxActiveSeries)
+	case l.MaxConcurrentQueries < 0:
+		return fmt.Errorf("%s: max_concurrent_queries %d is negative", what, l.MaxConcurrentQueries)
+	case l.MaxQueryRange < 0:
+		return fmt.Errorf("%s: max_query_range %v is negative", what, l.MaxQueryRange)
 	}
 	return nil
 }
@@ -273,7 +297,8 @@ func (o *Overrides) refresh(now time.Time) {
 	o.log.Info("overrides file reloaded", "path", o.cfg.Path, "tenants", len(o.table.Load().tenants))
 }
 
-// For returns the limits of tenant ("" the default), reading the file
+// For returns the limits of tenant ("" or Config.DefaultTenant the
+// default), reading the file
 // again first if it changed.
 func (o *Overrides) For(tenant string) Limits {
 	o.refresh(time.Now())
@@ -281,12 +306,26 @@ func (o *Overrides) For(tenant string) Limits {
 }
 
 func (o *Overrides) limits(tenant string) Limits {
+	if tenant == o.cfg.DefaultTenant {
+		tenant = "" // as the read side names it
+	}
 	t := o.table.Load()
 	if l, ok := t.tenants[tenant]; ok {
 		return l
 	}
 	return t.defaults
 }
+
+// QueryLimits are tenant's query limits, for the query budget
+// (querybudget.Config.PerTenant).
+func (o *Overrides) QueryLimits(tenant string) querybudget.TenantLimits {
+	l := o.For(tenant)
+	return querybudget.TenantLimits{MaxConcurrent: l.MaxConcurrentQueries, MaxRange: time.Duration(l.MaxQueryRange)}
+}
+
+// SeriesLimit is For(tenant).MaxActiveSeries, for the metric store
+// (metricstore.Config.SeriesLimit).
+func (o *Overrides) SeriesLimit(tenant string) int { return o.For(tenant).MaxActiveSeries }
 
 // InflightShare is For(tenant).InflightShare, for the receiver.
 func (o *Overrides) InflightShare(tenant string) float64 { return o.For(tenant).InflightShare }

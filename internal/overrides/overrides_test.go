@@ -47,6 +47,9 @@ overrides:
   a:
     logs: {records_per_second: 10}
     traces: {records_per_second: 7, records_burst: 70}
+    max_active_series: 1000
+    max_concurrent_queries: 2
+    max_query_range: 30d
   default:
     inflight_share: 0.25
 `)
@@ -55,8 +58,14 @@ overrides:
 	if a.Logs.Records != 10 || a.Logs.Bytes != 1<<20 || a.Traces.RecordsBurst != 70 || a.InflightShare != 0.5 {
 		t.Errorf("a: %+v", a)
 	}
+	if q := o.QueryLimits("a"); q.MaxConcurrent != 2 || q.MaxRange != 30*24*time.Hour || o.SeriesLimit("a") != 1000 {
+		t.Errorf("a's query and series limits: %+v, %d", q, o.SeriesLimit("a"))
+	}
 	if d := o.For(""); d.InflightShare != 0.25 || d.Logs.Records != 100 || d.Logs.Bytes != 1<<20 {
 		t.Errorf("default tenant: %+v", d)
+	}
+	if d := o.For("default"); d.InflightShare != 0.25 {
+		t.Errorf("the default tenant by its name (the read side's): %+v", d)
 	}
 	if z := o.For("zed"); z.Logs.Records != 100 || z.InflightShare != 0.5 {
 		t.Errorf("unlisted tenant: %+v", z)
@@ -68,6 +77,9 @@ overrides:
 		"overrides: {'a b': {}}",
 		"overrides: {a: {logs: {bytes_per_second: 1 furlong}}}",
 		"defaults: [1, 2]",
+		"overrides: {a: {max_active_series: -1}}",
+		"overrides: {a: {max_query_range: 1 fortnight}}",
+		"overrides: {a: {max_concurrent_queries: -3}}",
 	} {
 		if _, err := parse([]byte(bad), "default"); err == nil {
 			t.Errorf("%q: no error", bad)

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/util/jsonutil"
 	"github.com/prometheus/prometheus/util/stats"
+
+	"github.com/wirehouse/wirehouse/internal/readapi"
 )
 
 // maxPoints is the most points a range query may return per series, as in
@@ -90,6 +92,9 @@ func (a *API) queryRange(r *http.Request) (answer, error) {
 	}
 	if end.Before(start) {
 		return answer{}, invalidParam("end", "end timestamp must not be before start time")
+	}
+	if err := readapi.CheckRange(r.Context(), start, end); err != nil {
+		return answer{}, err
 	}
 	step, err := parseDuration(r.FormValue("step"))
 	if err != nil {

@@ -43,6 +43,10 @@ type Config struct {
 	// RetryAfter is the wait a refusal suggests (HTTP Retry-After).
 	// Default 5 s.
 	RetryAfter time.Duration
+	// PerTenant, if set, gives a tenant's own limits (internal/overrides'
+	// max_concurrent_queries and max_query_range); zero fields keep the
+	// gate's. It is called at every admission and must be quick.
+	PerTenant func(tenant string) TenantLimits
 	// Registerer gets the gate's metrics, if set.
 	Registerer prometheus.Registerer
 	// OnReserved, if set, is called with the bytes of Memory the
@@ -50,6 +54,18 @@ type Config struct {
 	// changes (serve moves the Go runtime's soft memory limit with it).
 	// It must not call the gate.
 	OnReserved func(bytes int64)
+}
+
+// TenantLimits are one tenant's query limits; a zero field is no limit of
+// the tenant's own.
+type TenantLimits struct {
+	// MaxConcurrent bounds the tenant's queries running at once, in
+	// place of MaxConcurrentPerTenant (never above MaxConcurrent).
+	MaxConcurrent int
+	// MaxRange bounds the time range one query of the tenant covers
+	// (Loki's max_query_length, Mimir's max_total_query_length); the
+	// APIs check it with readapi.CheckRange.
+	MaxRange time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -158,13 +174,21 @@ func (g *Gate) Admit(ctx context.Context, t string) (*Ticket, error) {
 			g.m.waiting.Dec()
 		}
 	}()
+	perTenant, maxRange := g.cfg.MaxConcurrentPerTenant, time.Duration(0)
+	if g.cfg.PerTenant != nil {
+		tl := g.cfg.PerTenant(t)
+		if tl.MaxConcurrent > 0 {
+			perTenant = min(tl.MaxConcurrent, g.cfg.MaxConcurrent)
+		}
+		maxRange = tl.MaxRange
+	}
 	for {
 		g.mu.Lock()
 		reason := ""
 		switch {
 		case g.running >= g.cfg.MaxConcurrent:
 			reason = "concurrency"
-		case g.byTenant[t] >= g.cfg.MaxConcurrentPerTenant:
+		case g.byTenant[t] >= perTenant:
 			reason = "tenant concurrency"
 		case g.free < g.reserve:
 			reason = "memory"
@@ -178,7 +202,7 @@ func (g *Gate) Admit(ctx context.Context, t string) (*Ticket, error) {
 			g.m.admitted.Inc()
 			g.m.memory.Add(float64(g.reserve))
 			g.reservedChanged()
-			return &Ticket{g: g, tenant: t, ctx: ctx, reserved: g.reserve}, nil
+			return &Ticket{g: g, tenant: t, ctx: ctx, reserved: g.reserve, maxRange: maxRange}, nil
 		}
 		changed := g.changed
 		g.mu.Unlock()
@@ -252,15 +276,25 @@ func (g *Gate) OpenTail(t string) (func(), error) {
 // memory it charges. A nil *Ticket charges nothing (queries run outside
 // a gate). Charge and Release may be called from several goroutines.
 type Ticket struct {
-	g      *Gate
-	tenant string
-	ctx    context.Context
+	g        *Gate
+	tenant   string
+	ctx      context.Context
+	maxRange time.Duration // the tenant's, 0 for none (TenantLimits)
 
 	mu       sync.Mutex
 	held     int64 // bytes charged and not released
 	peak     int64
 	reserved int64 // taken from the gate: its reserve and what it borrowed
 	done     bool
+}
+
+// MaxRange is the longest time range the query's tenant may cover, 0
+// for no bound (and for a nil ticket).
+func (t *Ticket) MaxRange() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return t.maxRange
 }
 
 // Charge counts n more bytes the query holds. Past the query's reserve

@@ -246,3 +246,49 @@ func TestOnReserved(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitTenantLimits: a tenant's own limits replace the per-tenant
+// bound (never past MaxConcurrent) and ride on its tickets' MaxRange;
+// other tenants keep the gate's.
+func TestAdmitTenantLimits(t *testing.T) {
+	g := newGate(t, func(c *Config) {
+		c.MaxConcurrent, c.MaxConcurrentPerTenant, c.MaxQueueWait = 4, 1, 0
+		c.PerTenant = func(tenant string) TenantLimits {
+			switch tenant {
+			case "wide":
+				return TenantLimits{MaxConcurrent: 3, MaxRange: time.Hour}
+			case "huge":
+				return TenantLimits{MaxConcurrent: 100}
+			}
+			return TenantLimits{}
+		}
+	})
+	var held []*Ticket
+	for i := range 3 {
+		tk, err := g.Admit(context.Background(), "wide")
+		if err != nil {
+			t.Fatalf("wide's query %d: %v", i, err)
+		}
+		if tk.MaxRange() != time.Hour {
+			t.Fatalf("wide's MaxRange %v", tk.MaxRange())
+		}
+		held = append(held, tk)
+	}
+	var be *BusyError
+	if _, err := g.Admit(context.Background(), "wide"); !errors.As(err, &be) || be.Reason != "tenant concurrency" {
+		t.Fatalf("wide's fourth: %v", err)
+	}
+	other, err := g.Admit(context.Background(), "other")
+	if err != nil || other.MaxRange() != 0 {
+		t.Fatalf("other: %v, MaxRange %v", err, other.MaxRange())
+	}
+	if _, err := g.Admit(context.Background(), "huge"); !errors.As(err, &be) || be.Reason != "concurrency" {
+		t.Fatalf("huge past MaxConcurrent: %v", err)
+	}
+	for _, tk := range append(held, other) {
+		tk.Done()
+	}
+	if (*Ticket)(nil).MaxRange() != 0 {
+		t.Fatal("a nil ticket has a range bound")
+	}
+}

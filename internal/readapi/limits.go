@@ -1,8 +1,13 @@
 package readapi
 
 import (
+	"context"
 	"fmt"
 	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/wirehouse/wirehouse/internal/querybudget"
 )
 
 // Limits are the bounds every read API obeys, set once by serve from its
@@ -40,4 +45,17 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("readapi: MaxTraces %d, MaxLines %d, MaxSeries %d and MaxBytesRead %d must be positive", l.MaxTraces, l.MaxLines, l.MaxSeries, l.MaxBytesRead)
 	}
 	return nil
+}
+
+// CheckRange refuses, as a bad request, a query over start to end longer
+// than its tenant's maximum range (the query's ticket's,
+// querybudget.TenantLimits.MaxRange), with Loki's wording for
+// max_query_length. Without a ticket or a bound it accepts any range.
+func CheckRange(ctx context.Context, start, end time.Time) error {
+	limit := querybudget.FromContext(ctx).MaxRange()
+	if limit <= 0 || end.Sub(start) <= limit {
+		return nil
+	}
+	return Errorf(KindBadRequest, "the query time range exceeds the limit (query length: %s, limit: %s)",
+		model.Duration(end.Sub(start)), model.Duration(limit))
 }

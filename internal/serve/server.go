@@ -172,6 +172,9 @@ func newServer(cfg Config, logOut io.Writer, failAt func(string) error) (_ *Serv
 		return 0
 	}
 	qc.Registerer, qc.OnReserved = s.reg, cfg.queryMemoryLimit(source, limit, held)
+	if s.overrides != nil {
+		qc.PerTenant = s.overrides.QueryLimits
+	}
 	if s.gate, err = querybudget.New(qc); err != nil {
 		return nil, fmt.Errorf("limits.queries: %w", err)
 	}

@@ -176,6 +176,9 @@ func (s *Server) metricStoreConfig() metricstore.Config {
 	mc.ScopeLabels = c.PromoteScopeMetadata
 	mc.LabelLimit = c.LabelLimit
 	mc.RefuseDelta, mc.DeltaMaxStale = c.RefuseDelta, c.DeltaMaxStale
+	if s.overrides != nil {
+		mc.SeriesLimit = s.overrides.SeriesLimit
+	}
 	mc.Logger = s.log
 	mc.Registerer = s.reg
 	if s.remoteWrite != nil {

@@ -62,6 +62,9 @@ func metricsParams(r *http.Request, instant bool, now time.Time) (*traceql.Query
 	if !rng.Start.Before(rng.End) {
 		return nil, rng, badRequest(fmt.Errorf("invalid range: start %s not before end %s", rng.Start, rng.End))
 	}
+	if err := readapi.CheckRange(r.Context(), rng.Start, rng.End); err != nil {
+		return nil, rng, err
+	}
 	span := rng.End.Sub(rng.Start)
 	switch s := r.FormValue("step"); {
 	case instant:

@@ -139,6 +139,9 @@ func parseSearch(r *http.Request, now time.Time) (searchParams, error) {
 	if !p.start.Before(p.end) {
 		return p, fmt.Errorf("invalid start %s: not before end %s", r.FormValue("start"), r.FormValue("end"))
 	}
+	if err := readapi.CheckRange(r.Context(), p.start, p.end); err != nil {
+		return p, err
+	}
 	for name, d := range map[string]*time.Duration{"minDuration": &p.minDur, "maxDuration": &p.maxD} {
 		if s := r.FormValue(name); s != "" {
 			if *d, err = time.ParseDuration(s); err != nil || *d < 0 {
