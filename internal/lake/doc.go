@@ -215,7 +215,8 @@
 // # Retention
 //
 // Prune (retention.go) removes whole hour partitions of any signal and
-// tenant: first those whose hour ended more than Retention.MaxAge ago,
+// tenant: first those whose hour ended more than Retention.MaxAge ago
+// (or the tenant's own, Retention.TenantMaxAge),
 // then, while the lake's Parquet files hold more than Retention.MaxSize,
 // first partitions more than an hour in the future (records from clients
 // with wrong clocks, farthest first, which would otherwise keep the lake

@@ -19,6 +19,10 @@ type Retention struct {
 	// MaxAge removes the partitions whose hour ended more than MaxAge
 	// ago. 0: no age limit.
 	MaxAge time.Duration
+	// TenantMaxAge, if set, gives a tenant's own MaxAge by its
+	// partition name (tenant=<name>); 0 keeps MaxAge for it. A tenant
+	// may keep less than MaxAge or more.
+	TenantMaxAge func(tenant string) time.Duration
 	// MaxSize then removes partitions while the lake's Parquet files
 	// hold more than MaxSize bytes: first those more than an hour in the
 	// future (records from clients whose clocks are wrong, farthest
@@ -129,7 +133,13 @@ func PruneUsage(ctx context.Context, b bucket.Bucket, r Retention, now time.Time
 	order = append(order, parts[:split]...)
 	removed := map[string]bool{}
 	for _, pt := range order {
-		old := r.MaxAge > 0 && !pt.hour.Add(time.Hour).After(now.Add(-r.MaxAge))
+		maxAge := r.MaxAge
+		if r.TenantMaxAge != nil {
+			if d := r.TenantMaxAge(pt.tenant); d > 0 {
+				maxAge = d
+			}
+		}
+		old := maxAge > 0 && !pt.hour.Add(time.Hour).After(now.Add(-maxAge))
 		over := r.MaxSize > 0 && total > r.MaxSize && (pt.hour.Before(current) || pt.hour.After(next))
 		if !old && !over {
 			continue

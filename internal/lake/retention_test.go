@@ -244,3 +244,41 @@ func TestPruneUsage(t *testing.T) {
 		t.Errorf("PruneUsage = %+v, %+v; want 1 partition removed, 150 bytes in 5 files kept: %+v", p, usage, want)
 	}
 }
+
+// TestPruneTenantAge: a tenant's own age replaces MaxAge for its
+// partitions, of every signal, shorter or longer; other tenants keep
+// MaxAge.
+func TestPruneTenantAge(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2026, 1, 10, 12, 30, 0, 0, time.UTC)
+	for _, rel := range []string{
+		"logs/tenant=a/date=2026-01-10/hour=09/a.parquet",   // 3 h old: a keeps 1 h
+		"traces/tenant=a/date=2026-01-10/hour=09/a.parquet", // every signal
+		"logs/tenant=a/date=2026-01-10/hour=12/a.parquet",   // current
+		"logs/tenant=b/date=2026-01-01/hour=09/a.parquet",   // 9 days: b keeps 30 d
+		"logs/tenant=c/date=2026-01-01/hour=09/a.parquet",   // 9 days: c keeps MaxAge, 7 d
+		"logs/tenant=c/date=2026-01-10/hour=09/a.parquet",
+	} {
+		put(t, root, rel, 10)
+	}
+	p, err := Prune(root, Retention{MaxAge: 7 * 24 * time.Hour, TenantMaxAge: func(tenant string) time.Duration {
+		switch tenant {
+		case "a":
+			return time.Hour
+		case "b":
+			return 30 * 24 * time.Hour
+		}
+		return 0
+	}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"logs/tenant=a/date=2026-01-10/hour=12/a.parquet",
+		"logs/tenant=b/date=2026-01-01/hour=09/a.parquet",
+		"logs/tenant=c/date=2026-01-10/hour=09/a.parquet",
+	}
+	if got := tree(t, root); !slices.Equal(got, want) || p.Partitions != 3 {
+		t.Errorf("left %v (%d removed), want %v", got, p.Partitions, want)
+	}
+}

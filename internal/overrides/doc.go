@@ -10,6 +10,8 @@
 //	    traces:  {records_per_second: 5000, records_burst: 20000}
 //	    metrics: {records_per_second: 20000}
 //	    inflight_share: 0.25
+//	    lake_retention: 7d
+//	    metrics_retention: 24h
 //	    max_active_series: 100000
 //	    max_concurrent_queries: 2
 //	    max_query_range: 30d
@@ -29,7 +31,12 @@
 // acknowledged. The in-flight share bounds the bytes one tenant's
 // requests hold in the receiver's in-flight budget, so one tenant's burst
 // cannot take it all. max_active_series goes to the metric store
-// (metricstore.Config.SeriesLimit). The query limits go to the query budget
+// (metricstore.Config.SeriesLimit). lake_retention replaces
+// lake.retention for the tenant's partitions (lake.Retention.TenantMaxAge,
+// local or in a bucket); metrics_retention removes the tenant's samples
+// older than it from the metric store every minute
+// (metricstore.Store.TenantRetention: tombstones, then the blocks
+// rewritten without them). The query limits go to the query budget
 // (querybudget.Config.PerTenant): max_concurrent_queries in place of
 // limits.queries' per-tenant bound, and max_query_range, which every read
 // API checks (readapi.CheckRange) before it reads.

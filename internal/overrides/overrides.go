@@ -50,6 +50,13 @@ type Limits struct {
 	// create one more is refused (series_limit in the partial success),
 	// the existing series keep taking points; 0 is no bound. OTLP only.
 	MaxActiveSeries int `yaml:"max_active_series"`
+	// LakeRetention removes the tenant's lake partitions (every signal)
+	// whose hour ended longer ago, in place of lake.retention; 0 keeps
+	// that. MetricsRetention removes the tenant's samples older than it
+	// from the metric store (tombstones, then compaction); 0 keeps
+	// metrics.retention. Written as Prometheus writes durations.
+	LakeRetention    model.Duration `yaml:"lake_retention"`
+	MetricsRetention model.Duration `yaml:"metrics_retention"`
 	// MaxConcurrentQueries bounds the tenant's queries running at once
 	// (in place of limits.queries' per-tenant bound, never above the
 	// server's); 0 keeps the server's.
@@ -99,6 +106,8 @@ func (l Limits) validate(what string) error {
 		return fmt.Errorf("%s: inflight_share %v is not between 0 and 1", what, l.InflightShare)
 	case l.MaxActiveSeries < 0:
 		return fmt.Errorf("%s: max_active_series %d is negative", what, l.MaxActiveSeries)
+	case l.LakeRetention < 0 || l.MetricsRetention < 0:
+		return fmt.Errorf("%s: negative retention", what)
 	case l.MaxConcurrentQueries < 0:
 		return fmt.Errorf("%s: max_concurrent_queries %d is negative", what, l.MaxConcurrentQueries)
 	case l.MaxQueryRange < 0:
@@ -321,6 +330,20 @@ func (o *Overrides) limits(tenant string) Limits {
 func (o *Overrides) QueryLimits(tenant string) querybudget.TenantLimits {
 	l := o.For(tenant)
 	return querybudget.TenantLimits{MaxConcurrent: l.MaxConcurrentQueries, MaxRange: time.Duration(l.MaxQueryRange)}
+}
+
+// LakeRetention is For(tenant).LakeRetention, for the lake's retention
+// (lake.Retention.TenantMaxAge, which names the default tenant as its
+// partitions do).
+func (o *Overrides) LakeRetention(tenant string) time.Duration {
+	return time.Duration(o.For(tenant).LakeRetention)
+}
+
+// MetricsRetention is For(tenant).MetricsRetention, for the metric
+// store's per-tenant retention (metricstore.Store.TenantRetention, which
+// names the default tenant "").
+func (o *Overrides) MetricsRetention(tenant string) time.Duration {
+	return time.Duration(o.For(tenant).MetricsRetention)
 }
 
 // SeriesLimit is For(tenant).MaxActiveSeries, for the metric store

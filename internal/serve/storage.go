@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/dirlock"
@@ -63,6 +64,7 @@ func (s *Server) openStorage() error {
 		return fmt.Errorf("open metric store: %w", err)
 	}
 	s.stack.push("metric store", s.metrics.Close)
+	s.startTenantRetention()
 	if err := s.startRemoteWrite(); err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func (s *Server) openStorage() error {
 		MaxDelay:   s.cfg.Lake.MaxDelay,
 		FileSize:   int64(s.cfg.Lake.FileSize),
 		Buffer:     int64(s.cfg.Lake.MaxBuffer),
-		Retention:  lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)},
+		Retention:  s.lakeRetention(),
 		Compact:    s.cfg.Lake.Compact,
 		NoIndexes:  s.cfg.Lake.NoIndexes,
 		Logger:     s.log,
@@ -267,4 +269,51 @@ func nodeID(dataDir string) (string, error) {
 		return "", fmt.Errorf("write node id: %w", err)
 	}
 	return id, nil
+}
+
+// lakeRetention is the lake's retention: lake.retention and
+// lake.retention_size, each tenant's own age from the overrides file.
+func (s *Server) lakeRetention() lake.Retention {
+	r := lake.Retention{MaxAge: s.cfg.Lake.Retention, MaxSize: int64(s.cfg.Lake.RetentionSize)}
+	if s.overrides != nil {
+		r.TenantMaxAge = s.overrides.LakeRetention
+	}
+	return r
+}
+
+// tenantRetentionEvery is how often the metric store's per-tenant
+// retention runs (the lake's runs with its loader's pass, every minute).
+const tenantRetentionEvery = time.Minute
+
+// startTenantRetention removes, at start and then every
+// tenantRetentionEvery, each tenant's samples older than its
+// metrics_retention in the overrides file; without one, nothing.
+func (s *Server) startTenantRetention() {
+	if s.overrides == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(tenantRetentionEvery)
+		defer t.Stop()
+		for {
+			if n, err := s.metrics.TenantRetention(ctx, s.overrides.MetricsRetention, time.Now()); err != nil {
+				s.log.Error("metric store: tenant retention", "err", err)
+			} else if n > 0 {
+				s.log.Info("metric store: tenants' samples past their retention removed", "tenants", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	s.stack.push("tenant retention", func() error {
+		cancel()
+		<-done
+		return nil
+	})
 }
