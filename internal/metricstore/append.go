@@ -470,23 +470,11 @@ func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) err
 	if err := a.readExemplars(f.Exemplars); err != nil {
 		return err
 	}
-	// acc is a sample's value: with a delta point, added to its series'
-	// last.
-	acc := func(slot int, v float64) float64 {
-		if stale {
-			return staleNaN
-		}
-		if a.delta {
-			v += a.base[slot]
-			a.noteHistogram(e, slot, t, v)
-		}
-		return v
-	}
 	a.beginPoint(e)
 	if hasSum {
-		a.sample(histSum, st, t, acc(histSum, f.Sum), nil)
+		a.histSample(histSum, st, t, f.Sum, stale)
 	}
-	a.sample(histCount, st, t, acc(histCount, float64(f.Count)), nil)
+	a.histSample(histCount, st, t, float64(f.Count), stale)
 	var cum uint64
 	next := 0 // exemplars go, in their wire order, to the first bucket that holds them
 	for i := 0; i < len(a.bounds) && i < len(a.counts); i++ {
@@ -499,12 +487,26 @@ func (a *appendState) histogramSamples(f *otlpwire.HistogramDataPointFields) err
 			a.exBucket = append(a.exBucket, a.exAll[next])
 		}
 		a.ex = sortedExemplars(a.exBucket)
-		a.sample(histBucket0+i, st, t, acc(histBucket0+i, float64(cum)), nil)
+		a.histSample(histBucket0+i, st, t, float64(cum), stale)
 	}
 	a.ex = sortedExemplars(a.exAll[next:])
-	a.sample(histInf, st, t, acc(histInf, float64(f.Count)), nil)
+	a.histSample(histInf, st, t, float64(f.Count), stale)
 	a.endPoint()
 	return nil
+}
+
+// histSample appends a sample of the current histogram point to slot: a
+// staleness marker for a stale point; for a delta point, v added to the
+// series' last (delta.go).
+func (a *appendState) histSample(slot int, st, t int64, v float64, stale bool) {
+	switch {
+	case stale:
+		v = staleNaN
+	case a.delta:
+		v += a.base[slot]
+		a.noteHistogram(a.cur, slot, t, v)
+	}
+	a.sample(slot, st, t, v, nil)
 }
 
 func (a *appendState) summaryPoint(p otlpwire.SummaryDataPoint) error {
