@@ -139,6 +139,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Lake.FileSize, "lake-file-size", "Parquet file size aimed at")
 	fs.Var(&cfg.Lake.MaxBuffer, "lake-max-buffer", "protobuf bytes buffered before a Parquet write, whatever --lake-file-size says")
 	fs.DurationVar(&cfg.Lake.Retention, "lake-retention", cfg.Lake.Retention, "remove lake hour partitions that ended longer ago than this, checked every minute (0: keep everything)")
+	fs.DurationVar(&cfg.Lake.CompactGrace, "lake-compact-grace", cfg.Lake.CompactGrace, "with a lake in S3: how long a merged or rewritten file's inputs stay readable after the swap")
 	fs.BoolVar(&cfg.Lake.Compact, "lake-compact", cfg.Lake.Compact, "merge the small Parquet files of each hour partition once the hour is over")
 	fs.BoolVar(&cfg.Lake.NoIndexes, "lake-no-indexes", cfg.Lake.NoIndexes, "write logs files without their counts and body index (queries then read their columns): to measure what the indexes cost")
 	fs.StringVar(&cfg.Lake.URL, "lake-url", cfg.Lake.URL, "where the lake is: empty for <data-dir>/lake, or s3://bucket/prefix, an S3-compatible bucket any number of nodes can write (credentials the standard AWS way)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -69,16 +66,7 @@ func testTenantRetention(t *testing.T, store string) {
 			})
 		}
 		if srv != nil {
-			pg := s3.NewListObjectsV2Paginator(srv.Client(), &s3.ListObjectsV2Input{Bucket: aws.String(bkt)})
-			for pg.HasMorePages() {
-				out, err := pg.NextPage(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range out.Contents {
-					names = append(names, aws.ToString(o.Key))
-				}
-			}
+			names = s3Keys(t, srv, bkt)
 		}
 		var out []string
 		for _, n := range names {

@@ -488,24 +488,49 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 		region = MarshalGramsRegion(g)
 		kv[GramsRegionKey] = strconv.Itoa(len(region))
 	}
-	opts := append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))
 	name, err := outputName(run, files)
 	if err != nil {
 		return 0, err.Error()
 	}
-	out, err := createScratch(scratch, name)
+	it := intent{Output: name}
+	for _, rf := range run {
+		it.Inputs = append(it.Inputs, rf.name)
+	}
+	n, err := swapIn(ctx, b, scratch, pt, it, files, merged, schema, sorting, kv, region, want, keepInputs)
 	if err != nil {
 		return 0, err.Error()
 	}
+	return n, ""
+}
+
+// swapIn writes rows (of schema, sorted by sorting, with the key-value
+// metadata kv and, if not nil, region spliced in as kv names it) into
+// the output of intent it in a scratch file, checks that it holds want
+// rows, and swaps it in for the intent's inputs: the intent uploaded,
+// then the output, then the inputs removed, and the intent (unless
+// keepInputs: a later pass removes them after the grace period). A spans
+// file gets a trace-id index made from its rows. files are partition
+// pt's, updated with what it changes. An error before the intent's
+// upload leaves the partition as it was; after it, the next pass
+// settles the intent.
+func swapIn(ctx context.Context, b bucket.Bucket, scratch string, pt partition, it intent, files map[string]int64,
+	rows parquet.RowGroup, schema *parquet.Schema, sorting []parquet.SortingColumn, kv map[string]string,
+	region []byte, want int64, keepInputs bool) (int64, error) {
+	name := it.Output
+	out, err := createScratch(scratch, name)
+	if err != nil {
+		return 0, err
+	}
 	defer removeScratch(out)
-	w := parquet.NewGenericWriter[any](out, opts...)
+	signal := kv["wirehouse.signal"]
+	w := parquet.NewGenericWriter[any](out, append(writerOptions(schema, sorting, kv), parquet.MaxRowsPerRowGroup(128<<10))...)
 	// A spans file's trace-id index is made from the merged rows, so a
 	// merge of files written without one has one.
 	var fps *[]uint32
 	if _, ok := schema.Lookup("trace_id"); ok && signal == "traces" {
 		fps = new([]uint32)
 	}
-	err = writePaged(w, merged, signal == "traces", schema, fps) // pages and row groups as the Writer cuts them
+	err = writePaged(w, rows, signal == "traces", schema, fps) // pages and row groups as the Writer cuts them
 	if err == nil && fps != nil {
 		region = MarshalTraceIDsRegion(*fps)
 		w.SetKeyValueMetadata(TraceIDsRegionKey, strconv.Itoa(len(region)))
@@ -525,45 +550,41 @@ func mergeFiles(ctx context.Context, b bucket.Bucket, scratch string, pt partiti
 		n, err = footerRows(out, size)
 	}
 	if err == nil && n != want {
-		err = fmt.Errorf("merged file holds %d rows, its inputs %d", n, want)
+		err = fmt.Errorf("the file holds %d rows, its inputs %d", n, want)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, fmt.Sprintf("write %s: %v", name, err)
+		return 0, fmt.Errorf("write %s: %w", name, err)
 	}
 	// The intent first, then the output: from here a crash is finished
 	// by the next pass.
-	it := intent{Output: name}
-	for _, rf := range run {
-		it.Inputs = append(it.Inputs, rf.name)
-	}
 	data, err := json.Marshal(it)
 	if err == nil {
 		err = b.Upload(ctx, pt.object(intentFile), bytes.NewReader(data))
 	}
 	if err != nil {
-		return 0, fmt.Sprintf("write compaction intent: %v", err)
+		return 0, fmt.Errorf("write the intent: %w", err)
 	}
 	files[intentFile] = int64(len(data))
 	if err := uploadScratch(ctx, b, pt.object(name), out.Name()); err != nil {
 		// Whether the output is in place is unknown (an upload can fail
 		// after storing it): the intent stays for the next pass to look.
-		return 0, fmt.Sprintf("upload %s: %v", name, err)
+		return 0, fmt.Errorf("upload %s: %w", name, err)
 	}
 	files[name] = size
 	if keepInputs {
-		return n, "" // a later pass removes them, after the grace period
+		return n, nil // a later pass removes them, after the grace period
 	}
 	if _, err := removeInputs(ctx, b, pt, it, files); err != nil {
-		return n, "" // uploaded: the next pass finishes from the intent
+		return n, nil // uploaded: the next pass finishes from the intent
 	}
 	if err := b.Delete(ctx, pt.object(intentFile)); err != nil {
-		return n, "" // likewise
+		return n, nil // likewise
 	}
 	delete(files, intentFile)
-	return n, ""
+	return n, nil
 }
 
 // mergedMeta returns the value of key (a logs file's counts or body

@@ -212,6 +212,16 @@
 // exists, or read partitions whose hour ended more than the compaction
 // delay plus three minutes ago.
 //
+// # Rewrites
+//
+// RewriteFiles (rewrite.go) removes rows from a partition's files, for a
+// delete request (internal/deletes): the files holding rows to remove
+// are merged, without them, into one, swapped in as a merge (the intent,
+// the upload, the inputs removed, or kept for the grace period), so a
+// reader counts each row that stays once. The output has no counts or
+// body index (they would count the rows removed); a spans file gets its
+// trace-id index anew.
+//
 // # Retention
 //
 // Prune (retention.go) removes whole hour partitions of any signal and

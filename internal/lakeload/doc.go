@@ -78,7 +78,9 @@
 // write is filling: compaction first (lake.Compact, with Config.Compact:
 // hour partitions over for an hour plus twice the max delay, at least 5
 // minutes), taking the lock partition by partition and starting no merge
-// after 10 s or once serve shuts down, then retention (lake.Prune:
+// after 10 s or once serve shuts down, then Config.Rewrite (the delete
+// requests' rewrites, internal/deletes, with the lock per partition; Kick
+// asks for a pass at once), then retention (lake.Prune:
 // Config.Retention's age and size), which also removes temporary files
 // crashed writes left and measures the lake for /metrics
 // (wirehouse_lake_size_bytes, wirehouse_lake_parquet_files, and per signal

@@ -81,6 +81,26 @@ type Config struct {
 	EncodeFault string
 	// Registerer, if set, gets the loader's metrics (wirehouse_lake_*).
 	Registerer prometheus.Registerer
+	// Rewrite, if set, runs in every pass after compaction, when this
+	// node may change the lake (it holds the compaction lease, if the
+	// bucket has several nodes): the delete requests' rewrites
+	// (internal/deletes). Its error is logged.
+	Rewrite func(ctx context.Context, p RewritePass) error
+}
+
+// RewritePass is what a pass gives Config.Rewrite.
+type RewritePass struct {
+	// Lock is the lake's write lock: held over each file's swap, so that
+	// no write of the loader comes between.
+	Lock sync.Locker
+	// Hold reports whether this node may still change the lake (its
+	// lease); nil for a lake of one node.
+	Hold func() bool
+	// Options swap a file as compaction swaps them (scratch, grace).
+	Options lake.RewriteOptions
+	// Cursor is the last spool record of node ("" or this node) whose
+	// file is in the lake; false when not known.
+	Cursor func(node string) (uint64, bool)
 }
 
 // Validate reports the first field of c that New would refuse.
@@ -153,6 +173,16 @@ type Loader struct {
 	usage     []lake.Usage   // of the last pass; never changed once set
 	compacted lake.Compacted // summed over passes, Skipped left out
 	memo      lake.CompactMemo
+	kick      chan struct{} // Kick: a pass now
+}
+
+// Kick asks for a compaction, rewrite and retention pass now rather than
+// at the next period (a delete request came); it does not wait for it.
+func (l *Loader) Kick() {
+	select {
+	case l.kick <- struct{}{}:
+	default: // one is asked for already
+	}
 }
 
 // intentFile is where the range being written is recorded.
@@ -222,7 +252,7 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake loader: %w", err)
 	}
-	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}, store: store}
+	l := &Loader{cfg: cfg, sp: sp, cons: cons, w: w, spare: spare, log: cfg.Logger, kept: map[uint64]bool{}, store: store, kick: make(chan struct{}, 1)}
 	if cond != nil {
 		if l.lease, err = lease.New(cond, CompactionLease, cfg.Node); err != nil {
 			return nil, fmt.Errorf("lake loader: %w", err)
@@ -916,6 +946,7 @@ func (l *Loader) pruneLoop(ctx context.Context) {
 	for {
 		l.prune(ctx)
 		select {
+		case <-l.kick:
 		case <-ctx.Done():
 			if l.lease != nil { // let another node compact at once
 				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -967,6 +998,21 @@ func (l *Loader) prune(ctx context.Context) {
 		o.Nodes, o.Hold = nodes, l.lease.Held
 	}
 	c, cerr := lake.CompactBucket(ctx, l.store, l.cons.Committed(), time.Now(), o)
+	if l.cfg.Rewrite != nil && (l.lease == nil || l.lease.Held()) {
+		nodes := o.Nodes
+		p := RewritePass{Lock: &l.writeMu, Hold: o.Hold,
+			Options: lake.RewriteOptions{ScratchDir: l.cfg.Dir, Grace: o.Grace, Now: time.Now()},
+			Cursor: func(node string) (uint64, bool) {
+				if node == "" || node == l.cfg.Node {
+					return l.cons.Committed(), true
+				}
+				at, ok := nodes[node]
+				return at, ok
+			}}
+		if err := l.cfg.Rewrite(ctx, p); err != nil {
+			l.log.Error("lake rewrite pass failed; retrying at the next", "err", err)
+		}
+	}
 	l.writeMu.Lock()
 	var p lake.Pruned
 	var usage []lake.Usage

@@ -52,6 +52,10 @@ type Config struct {
 	// Rules gives a tenant's LogQL rules (its lake name: Tenant for the
 	// default one) for the ruler's endpoints; nil: none.
 	Rules func(tenant string) promapi.RulesSource
+	// Deletes, if set, serves Loki's delete API (/loki/api/v1/delete:
+	// POST a request, GET the tenant's, DELETE to cancel one); unset, it
+	// is not served.
+	Deletes Deletes
 	// Now is the clock of the default time ranges. Default time.Now.
 	Now func() time.Time
 }
@@ -147,6 +151,12 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /prometheus/api/v1/rules", api(h.promRules))
 	mux.Handle("GET /prometheus/api/v1/alerts", api(h.promAlerts))
 	mux.HandleFunc("GET /loki/api/v1/tail", h.tail)
+	if h.cfg.Deletes != nil {
+		mux.Handle("POST /loki/api/v1/delete", api(h.deleteAdd))
+		mux.Handle("PUT /loki/api/v1/delete", api(h.deleteAdd))
+		mux.Handle("GET /loki/api/v1/delete", api(h.deleteList))
+		mux.Handle("DELETE /loki/api/v1/delete", api(h.deleteCancel))
+	}
 	// Build info concerns no tenant: no rule, and no header refused.
 	mux.Handle("GET /loki/api/v1/status/buildinfo", readapi.Handle[any](h.wire, nil, buildInfo))
 }

@@ -24,6 +24,10 @@ type wire struct {
 
 // Write writes res, an endpoint's answer, as JSON (a rawJSON as it is).
 func (wire) Write(w http.ResponseWriter, _ *http.Request, res any) {
+	if _, ok := res.(noContent); ok {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if raw, ok := res.(rawYAML); ok {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(raw) //nolint:errcheck // the client went away

@@ -123,6 +123,10 @@ func (s *Server) adminRoutes() error {
 	lc := lokiapi.DefaultConfig()
 	lc.Reader, lc.Tenant, lc.Logger, lc.OrgIDHeader = traces, s.cfg.Lake.Tenant, s.log, s.adminTokens == nil
 	lc.Gate = s.gate
+	if s.deletes != nil {
+		lc.Deletes = s.deletes
+		s.adminMux.Handle("/api/v1/admin/spans/delete", s.spanDeletes())
+	}
 	lc.Rules = func(t string) promapi.RulesSource {
 		if s.ruler == nil {
 			return nil
@@ -302,7 +306,7 @@ func promQuery(p string) bool {
 // lokiQuery reports whether a path of Loki's API reads the lake (the
 // live tail takes slots of its own).
 func lokiQuery(p string) bool {
-	return strings.HasPrefix(p, "/loki/api/v1/") && p != "/loki/api/v1/tail" && p != "/loki/api/v1/status/buildinfo" &&
+	return strings.HasPrefix(p, "/loki/api/v1/") && p != "/loki/api/v1/tail" && p != "/loki/api/v1/status/buildinfo" && p != "/loki/api/v1/delete" &&
 		!strings.HasPrefix(p, "/loki/api/v1/rules")
 }
 

@@ -217,6 +217,11 @@ type LakeConfig struct {
 	// Compact merges the small files of each hour partition once the
 	// hour is over (on by default).
 	Compact bool `yaml:"compact"`
+	// CompactGrace, for a lake in an object store, is how long a merged
+	// or rewritten file's inputs stay readable after the swap, for the
+	// queries that listed them before (lakeload.Config.CompactGrace);
+	// default 2 minutes.
+	CompactGrace time.Duration `yaml:"compact_grace"`
 	// NoIndexes writes logs files without their counts and body index
 	// (lake.WriterConfig.NoIndexes): queries then read their columns.
 	// For measuring what the indexes cost; off by default.
@@ -286,7 +291,7 @@ func DefaultConfig() Config {
 	}
 	c.Metrics = MetricsConfig{Retention: 15 * 24 * time.Hour, BlockDuration: 2 * time.Hour, PromoteScopeMetadata: true, LabelLimit: 128, DeltaMaxStale: 5 * time.Minute}
 	c.Spool = SpoolConfig{Sync: "interval", SyncInterval: 100 * time.Millisecond, SegmentSize: 64 << 20, MaxSize: 8 << 30, TailSize: 8 << 20}
-	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true}
+	c.Lake = LakeConfig{Tenant: "default", MaxDelay: time.Minute, FileSize: 64 << 20, MaxBuffer: 16 << 20, Compact: true, CompactGrace: 2 * time.Minute}
 	c.Store = StoreConfig{Logs: true, Traces: true, Metrics: true}
 	c.Rules.EvaluationInterval = time.Minute
 	tm := tracemetrics.DefaultConfig()
@@ -400,6 +405,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.readLimits().Validate(); err != nil {
 		return fmt.Errorf("limits.queries: %w", err)
+	}
+	if c.Lake.CompactGrace < 0 {
+		return errors.New("lake: compact_grace must not be negative")
 	}
 	if c.Lake.Retention < 0 || c.Lake.RetentionSize < 0 {
 		return errors.New("lake retention and retention size must not be negative")

@@ -25,6 +25,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/bearer"
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/buildinfo"
+	"github.com/wirehouse/wirehouse/internal/deletes"
 	"github.com/wirehouse/wirehouse/internal/forward"
 	"github.com/wirehouse/wirehouse/internal/jaegerstorage"
 	"github.com/wirehouse/wirehouse/internal/lakeload"
@@ -53,6 +54,7 @@ type Server struct {
 	adminLn     net.Listener
 	adminTLS    *tls.Config
 	adminTokens *bearer.Tokens
+	deletes     *deletes.Store                  // delete requests of logs and spans; nil when the lake keeps neither
 	overrides   *overrides.Overrides            // per-tenant limits; nil without limits.overrides_file
 	traces      *lakeread.Reader                // the lake's spans, for Jaeger's APIs
 	readerHeld  atomic.Pointer[lakeread.Reader] // traces, for the soft memory limit (queryMemoryLimit)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/deletes"
 	"github.com/wirehouse/wirehouse/internal/dirlock"
 	"github.com/wirehouse/wirehouse/internal/durable"
 	"github.com/wirehouse/wirehouse/internal/forward"
@@ -87,24 +88,36 @@ func (s *Server) openStorage() error {
 		return err
 	}
 	if s.loader, err = lakeload.New(s.spool, lakeload.Config{
-		Dir:        filepath.Join(s.cfg.DataDir, "lake"),
-		Bucket:     s.lakeBucket,
-		Node:       s.lakeNode,
-		Consumer:   "lake",
-		Signals:    s.lakeSignals(),
-		MaxDelay:   s.cfg.Lake.MaxDelay,
-		FileSize:   int64(s.cfg.Lake.FileSize),
-		Buffer:     int64(s.cfg.Lake.MaxBuffer),
-		Retention:  s.lakeRetention(),
-		Compact:    s.cfg.Lake.Compact,
-		NoIndexes:  s.cfg.Lake.NoIndexes,
-		Logger:     s.log,
-		Quarantine: s.quarantine,
-		Registerer: s.reg,
+		Dir:          filepath.Join(s.cfg.DataDir, "lake"),
+		Bucket:       s.lakeBucket,
+		Node:         s.lakeNode,
+		Consumer:     "lake",
+		Signals:      s.lakeSignals(),
+		MaxDelay:     s.cfg.Lake.MaxDelay,
+		FileSize:     int64(s.cfg.Lake.FileSize),
+		Buffer:       int64(s.cfg.Lake.MaxBuffer),
+		Retention:    s.lakeRetention(),
+		Compact:      s.cfg.Lake.Compact,
+		CompactGrace: s.cfg.Lake.CompactGrace,
+		NoIndexes:    s.cfg.Lake.NoIndexes,
+		Logger:       s.log,
+		Quarantine:   s.quarantine,
+		Registerer:   s.reg,
+		Rewrite:      s.rewriteLake,
 	}); err != nil {
 		return fmt.Errorf("open lake: %w", err)
 	}
 	s.stack.push("lake loader", s.loader.Close)
+	if s.cfg.Store.Logs || s.cfg.Store.Traces {
+		b := s.lakeBucket
+		if b == nil {
+			b = bucket.NewLocal(filepath.Join(s.cfg.DataDir, "lake"))
+		}
+		if s.deletes, err = deletes.New(deletes.Config{Bucket: b, Node: s.lakeNode, Logger: s.log,
+			Through: func() uint64 { return s.spool.Stats().LastSeq }, Kick: s.loader.Kick}); err != nil {
+			return err
+		}
+	}
 
 	if err := s.step("forward"); err != nil {
 		return err
@@ -316,4 +329,13 @@ func (s *Server) startTenantRetention() {
 		<-done
 		return nil
 	})
+}
+
+// rewriteLake carries out the delete requests in the lake loader's pass
+// (lakeload.Config.Rewrite).
+func (s *Server) rewriteLake(ctx context.Context, p lakeload.RewritePass) error {
+	if s.deletes == nil {
+		return nil
+	}
+	return s.deletes.Process(ctx, p)
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"testing"
+	"time"
 
 	"github.com/wirehouse/wirehouse/internal/logql"
 )
@@ -37,6 +38,32 @@ func FuzzPipeline(f *testing.F) {
 			if !st(en) {
 				break
 			}
+		}
+	})
+}
+
+// FuzzSelection: a delete request's query compiles or fails with an
+// error, never a panic; one that compiles tests any record without
+// panicking, and never matches a record outside its range.
+func FuzzSelection(f *testing.F) {
+	for _, q := range []string{
+		`{service_name="api"} |= "password"`,
+		`{service_name=~"a.*", env!="dev"} |~ "(?i)secret" != "ok"`,
+		`{level="error"} |> "<_> token=<_>"`,
+		`{a="b"} | json`,
+		`sum(rate({a="b"}[1m]))`,
+	} {
+		f.Add(q, "login password=x", "api", int64(5))
+	}
+	f.Fuzz(func(t *testing.T, query, line, service string, at int64) {
+		s, err := CompileSelection(query, time.Unix(0, 10), time.Unix(0, 20))
+		if err != nil {
+			return
+		}
+		_ = s.Scan()
+		r := &Record{Time: at, Line: []byte(line), Service: service, Attrs: []KV{{"level", "error"}}, Resource: []KV{{"env", "prod"}}}
+		if s.Match(r) && (at < 10 || at > 20) {
+			t.Fatalf("%q matched a record at %d, outside [10, 20]", query, at)
 		}
 	})
 }

@@ -163,30 +163,46 @@ func (ev *evaluator) each(ctx context.Context, s *selection, fn func(*entry) boo
 	return ev.e.src.Logs(ctx, ev.q.Tenant, s.lq, func(r *Record) bool {
 		ev.stats.Lines++
 		ev.stats.Bytes += int64(len(r.Line))
-		stream, md := streamLabels(r), metadata(r)
-		e := &entry{ts: r.Time, line: r.Line, labels: make(map[string]string, len(stream)+len(md)), stream: stream,
-			order: make([]string, 0, len(stream)+len(md))}
-		for _, l := range e.stream {
-			e.set(l.Name, l.Value)
-		}
-		for _, l := range md {
-			if _, ok := e.labels[l.Name]; !ok {
-				e.set(l.Name, l.Value)
-			}
-		}
-		e.init = len(e.order)
-		for _, m := range s.matchers {
-			if !m(e) {
-				return true
-			}
-		}
-		for _, st := range s.stages {
-			if !st(e) {
-				return true
-			}
+		e := newEntry(r)
+		if !s.passes(e) {
+			return true
 		}
 		return fn(e)
 	})
+}
+
+// newEntry is record r as the pipeline takes it: its stream labels, then
+// its structured metadata.
+func newEntry(r *Record) *entry {
+	stream, md := streamLabels(r), metadata(r)
+	e := &entry{ts: r.Time, line: r.Line, labels: make(map[string]string, len(stream)+len(md)), stream: stream,
+		order: make([]string, 0, len(stream)+len(md))}
+	for _, l := range e.stream {
+		e.set(l.Name, l.Value)
+	}
+	for _, l := range md {
+		if _, ok := e.labels[l.Name]; !ok {
+			e.set(l.Name, l.Value)
+		}
+	}
+	e.init = len(e.order)
+	return e
+}
+
+// passes reports whether e passes the selection's matchers and stages
+// (which may change it).
+func (s *selection) passes(e *entry) bool {
+	for _, m := range s.matchers {
+		if !m(e) {
+			return false
+		}
+	}
+	for _, st := range s.stages {
+		if !st(e) {
+			return false
+		}
+	}
+	return true
 }
 
 // logs evaluates a log query: the newest (or oldest) Limit lines of

@@ -1,0 +1,409 @@
+package deletes
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/lake"
+	"github.com/wirehouse/wirehouse/internal/lakeload"
+	"github.com/wirehouse/wirehouse/internal/lakeread"
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
+	"github.com/wirehouse/wirehouse/internal/tenant"
+)
+
+// Statuses of a request, as Loki names them (and canceled).
+const (
+	StatusReceived  = "received"
+	StatusProcessed = "processed"
+	StatusCanceled  = "canceled"
+)
+
+// Prefix is where the requests are kept in the lake's bucket, one object
+// each: <Prefix><tenant>/<id>.json. It starts with "_", which DuckDB's,
+// pyarrow's and Spark's file discovery pass over.
+const Prefix = "_wirehouse/deletes/"
+
+// Request is a delete request, as kept (docs/format/deletes.md).
+type Request struct {
+	ID     string `json:"request_id"`
+	Tenant string `json:"tenant"` // its lake name (tenant=<name>)
+	// Signal is "logs" (a LogQL Query) or "traces" (spans of the
+	// TraceIDs, hex, or of the Service).
+	Signal   string   `json:"signal"`
+	Query    string   `json:"query,omitempty"`
+	TraceIDs []string `json:"trace_ids,omitempty"`
+	Service  string   `json:"service,omitempty"`
+	// Start and End bound the records' times, both included, ns.
+	Start int64 `json:"start_ns"`
+	End   int64 `json:"end_ns"`
+	// Created is when the request was made; Through the last spool
+	// record the node that took it (Node) held then: the request is
+	// processed once that node's records up to it are in the lake.
+	Created time.Time `json:"created_at"`
+	Node    string    `json:"node,omitempty"`
+	Through uint64    `json:"through"`
+	Status  string    `json:"status"`
+	// Progress: the files of the partitions rewritten (those in the
+	// range, whether or not they held rows to remove) and the rows
+	// removed, added after each partition; Processed, when done.
+	Files     int64     `json:"files_rewritten"`
+	Rows      int64     `json:"rows_removed"`
+	Processed time.Time `json:"processed_at,omitzero"`
+}
+
+// Errors a caller answers as the API's.
+var (
+	ErrNotFound      = errors.New("no such delete request")
+	ErrNotCancelable = errors.New("the delete request is processed already")
+	ErrInvalid       = errors.New("invalid delete request")
+)
+
+// Config configures a Store.
+type Config struct {
+	// Bucket holds the lake and the requests. It must be set.
+	Bucket bucket.Bucket
+	// Node is this node's name in a lake several nodes write ("" for
+	// one node); Through gives the last record in its spool now.
+	Node    string
+	Through func() uint64
+	// Kick, if set, is called after a request is added: the lake
+	// loader's Kick, for a pass now.
+	Kick func()
+	// Logger tells of processing; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Store keeps the delete requests of the lake and processes them. It is
+// safe for concurrent use.
+type Store struct {
+	cfg Config
+	log *slog.Logger
+	mu  sync.Mutex // over a request's read, change and write
+}
+
+// New returns the Store of cfg.
+func New(cfg Config) (*Store, error) {
+	if cfg.Bucket == nil || cfg.Through == nil {
+		return nil, errors.New("deletes: Bucket and Through must be set")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Store{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+func object(tenant, id string) string { return Prefix + tenant + "/" + id + ".json" }
+
+// Add records a request of tenant (its lake name) to delete the log
+// records query selects (a stream selector and line filters) between
+// start and end, both included. A query or range the request cannot
+// take is an error wrapping ErrInvalid.
+func (s *Store) Add(ctx context.Context, tenantName, query string, start, end time.Time) (Request, error) {
+	if !tenant.Valid(tenantName) {
+		return Request{}, fmt.Errorf("%w: tenant %q", ErrInvalid, tenantName)
+	}
+	if _, err := eval.CompileSelection(query, start, end); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return s.add(ctx, Request{Tenant: tenantName, Signal: "logs", Query: query, Start: start.UnixNano(), End: end.UnixNano()})
+}
+
+// AddSpans records a request of tenant to delete the spans of the
+// traces traceIDs (hex, 32 digits), or, with no trace id, those of
+// service, that start between start and end, both included. Both, or
+// neither, is an error wrapping ErrInvalid.
+func (s *Store) AddSpans(ctx context.Context, tenantName string, traceIDs []string, service string, start, end time.Time) (Request, error) {
+	switch {
+	case !tenant.Valid(tenantName):
+		return Request{}, fmt.Errorf("%w: tenant %q", ErrInvalid, tenantName)
+	case len(traceIDs) > 0 && service != "" || len(traceIDs) == 0 && service == "":
+		return Request{}, fmt.Errorf("%w: give trace ids or a service, not both", ErrInvalid)
+	case end.Before(start):
+		return Request{}, fmt.Errorf("%w: end before start", ErrInvalid)
+	}
+	ids := make([]string, 0, len(traceIDs))
+	for _, t := range traceIDs {
+		b, err := hex.DecodeString(t)
+		if err != nil || len(b) != 16 {
+			return Request{}, fmt.Errorf("%w: trace id %q: want 32 hexadecimal digits", ErrInvalid, t)
+		}
+		ids = append(ids, hex.EncodeToString(b)) // as the lake writes them: lower case
+	}
+	return s.add(ctx, Request{Tenant: tenantName, Signal: "traces", TraceIDs: ids, Service: service, Start: start.UnixNano(), End: end.UnixNano()})
+}
+
+// add keeps r, new: its id, time, node, spool record and status set.
+func (s *Store) add(ctx context.Context, r Request) (Request, error) {
+	var id [8]byte
+	rand.Read(id[:])
+	r.ID, r.Created, r.Node, r.Through, r.Status = hex.EncodeToString(id[:]), s.cfg.Now().UTC(), s.cfg.Node, s.cfg.Through(), StatusReceived
+	if err := s.put(ctx, r); err != nil {
+		return Request{}, err
+	}
+	if s.cfg.Kick != nil {
+		s.cfg.Kick()
+	}
+	s.log.Info("delete request received", "tenant", r.Tenant, "request_id", r.ID, "signal", r.Signal, "query", r.Query,
+		"trace_ids", len(r.TraceIDs), "service", r.Service, "start", time.Unix(0, r.Start).UTC(), "end", time.Unix(0, r.End).UTC())
+	return r, nil
+}
+
+func (s *Store) put(ctx context.Context, r Request) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Bucket.Upload(ctx, object(r.Tenant, r.ID), bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("deletes: write request %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+func (s *Store) get(ctx context.Context, name string) (Request, error) {
+	rc, err := s.cfg.Bucket.Get(ctx, name)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return Request{}, ErrNotFound
+	}
+	if err != nil {
+		return Request{}, fmt.Errorf("deletes: read %s: %w", name, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return Request{}, fmt.Errorf("deletes: read %s: %w", name, err)
+	}
+	var r Request
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Request{}, fmt.Errorf("deletes: read %s: %w", name, err)
+	}
+	return r, nil
+}
+
+// List returns tenant's requests, oldest first ("" lists every
+// tenant's).
+func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) {
+	prefix := Prefix
+	if tenantName != "" {
+		prefix += tenantName + "/"
+	}
+	var out []Request
+	for a, err := range s.cfg.Bucket.List(ctx, prefix) {
+		if err != nil {
+			return nil, fmt.Errorf("deletes: list: %w", err)
+		}
+		if !strings.HasSuffix(a.Name, ".json") {
+			continue
+		}
+		r, err := s.get(ctx, a.Name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Request) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// Cancel cancels tenant's request id if it is not processed yet
+// (ErrNotCancelable; ErrNotFound for no such request). A request being
+// processed is canceled between two files: what it removed stays
+// removed.
+func (s *Store) Cancel(ctx context.Context, tenantName, id string) error {
+	if !tenant.Valid(tenantName) || id == "" || strings.ContainsAny(id, "/.") {
+		return ErrNotFound
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.get(ctx, object(tenantName, id))
+	if err != nil {
+		return err
+	}
+	switch r.Status {
+	case StatusCanceled:
+		return nil
+	case StatusProcessed:
+		return ErrNotCancelable
+	}
+	r.Status = StatusCanceled
+	return s.put(ctx, r)
+}
+
+// Process works on the requests not yet processed whose records are all
+// in the lake: it rewrites the tenant's logs files of the hours the
+// request spans without the records it selects, a partition at a time
+// (lake.RewriteFiles), counting its progress in the request after each,
+// and marks it processed when a pass finds nothing left to remove. A
+// partition with a swap in its grace period is left to a later pass;
+// so is everything once p.Hold says no. After a crash the next pass
+// starts the request over: the files rewritten hold no record it
+// selects, and an interrupted swap is settled by its intent.
+func (s *Store) Process(ctx context.Context, p lakeload.RewritePass) error {
+	reqs, err := s.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		if r.Status != StatusReceived {
+			continue
+		}
+		if at, ok := p.Cursor(r.Node); !ok || at < r.Through {
+			continue // records of the request's time still on their way to the lake
+		}
+		if p.Hold != nil && !p.Hold() {
+			return nil
+		}
+		if err := s.process(ctx, r, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) process(ctx context.Context, r Request, p lakeload.RewritePass) error {
+	start, end := time.Unix(0, r.Start), time.Unix(0, r.End)
+	match, err := r.matcher()
+	if err != nil {
+		return s.finish(ctx, r) // cannot happen (Add checked it): nothing to do
+	}
+	signal := cmp.Or(r.Signal, "logs")
+	files, err := lake.DataFiles(ctx, s.cfg.Bucket, signal+"/tenant="+r.Tenant+"/")
+	if err != nil {
+		return err
+	}
+	// One swap a partition and node (lake.RewriteFiles), in order.
+	type group struct{ dir, node string }
+	var order []group
+	byGroup := map[group][]string{}
+	for _, f := range files {
+		if f.Hour.Add(time.Hour).Before(start) || f.Hour.After(end) || f.First == 0 {
+			continue // outside the range, or not a loader's file (wirehouse ingest's)
+		}
+		g := group{path.Dir(f.Name), f.Node}
+		if byGroup[g] == nil {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], f.Name)
+	}
+	pending := false
+	for _, g := range order {
+		if p.Hold != nil && !p.Hold() {
+			return nil
+		}
+		// Canceled since? Stop between partitions.
+		if cur, err := s.get(ctx, object(r.Tenant, r.ID)); err != nil || cur.Status != StatusReceived {
+			return err
+		}
+		p.Lock.Lock()
+		res, err := lake.RewriteFiles(ctx, s.cfg.Bucket, byGroup[g], p.Options, match)
+		p.Lock.Unlock()
+		switch {
+		case errors.Is(err, lake.ErrIntentPending):
+			pending = true
+			continue
+		case err != nil:
+			return fmt.Errorf("deletes: request %s: %w", r.ID, err)
+		case res.Removed == 0:
+			continue
+		}
+		s.log.Info("delete request: partition rewritten", "request_id", r.ID, "partition", g.dir, "output", res.Output,
+			"rows_removed", res.Removed, "rows", res.Rows)
+		if r, err = s.progress(ctx, r, int64(len(byGroup[g])), res.Removed); err != nil {
+			return err
+		}
+	}
+	if pending {
+		return nil
+	}
+	return s.finish(ctx, r)
+}
+
+// progress adds files and rows to r's progress, as kept, and returns it.
+func (s *Store) progress(ctx context.Context, r Request, files, rows int64) (Request, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.get(ctx, object(r.Tenant, r.ID))
+	if err != nil {
+		return r, err
+	}
+	cur.Files += files
+	cur.Rows += rows
+	return cur, s.put(ctx, cur)
+}
+
+// finish marks r processed, unless it was canceled.
+func (s *Store) finish(ctx context.Context, r Request) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.get(ctx, object(r.Tenant, r.ID))
+	if err != nil || cur.Status != StatusReceived {
+		return err
+	}
+	cur.Status, cur.Processed = StatusProcessed, s.cfg.Now().UTC()
+	if err := s.put(ctx, cur); err != nil {
+		return err
+	}
+	s.log.Info("delete request processed", "tenant", cur.Tenant, "request_id", cur.ID, "files_rewritten", cur.Files, "rows_removed", cur.Rows)
+	return nil
+}
+
+// matcher is the rows of a file r removes, for lake.RewriteFiles.
+func (r Request) matcher() (func(pf *parquet.File, rd io.ReaderAt, size int64) ([]int64, error), error) {
+	if r.Signal == "traces" {
+		ids := map[string]bool{}
+		for _, id := range r.TraceIDs {
+			ids[id] = true
+		}
+		return func(_ *parquet.File, rd io.ReaderAt, _ int64) ([]int64, error) {
+			return lakeread.MatchSpanRows(rd, func(traceID, service string, start int64) bool {
+				return start >= r.Start && start <= r.End && (ids[traceID] || r.Service != "" && service == r.Service)
+			})
+		}, nil
+	}
+	sel, err := eval.CompileSelection(r.Query, time.Unix(0, r.Start), time.Unix(0, r.End))
+	if err != nil {
+		return nil, err
+	}
+	scan := sel.Scan()
+	q := lakeread.LogQuery{Start: scan.Start, End: scan.End, Service: scan.Service, Contains: scan.Contains, Matches: scan.Matches}
+	var rec eval.Record
+	return func(pf *parquet.File, _ io.ReaderAt, _ int64) ([]int64, error) {
+		return lakeread.MatchLogRows(pf, q, func(lr *lakeread.LogRecord) bool {
+			rec = eval.Record{Time: lr.Time, Line: lr.Line, Service: lr.Service, Resource: kvs(rec.Resource[:0], lr.Resource),
+				ScopeName: lr.ScopeName, ScopeVersion: lr.ScopeVersion, SeverityText: lr.SeverityText, SeverityNumber: lr.SeverityNumber,
+				TraceID: lr.TraceID, SpanID: lr.SpanID, Attrs: kvs(rec.Attrs[:0], lr.Attrs)}
+			return sel.Match(&rec)
+		})
+	}, nil
+}
+
+func kvs(dst []eval.KV, src []lakeread.KV) []eval.KV {
+	for _, kv := range src {
+		dst = append(dst, eval.KV{Key: kv.Key, Value: kv.Value})
+	}
+	return dst
+}

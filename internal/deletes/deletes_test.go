@@ -1,0 +1,77 @@
+package deletes
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wirehouse/wirehouse/internal/bucket"
+)
+
+// TestRequests: requests are kept per tenant, refused when their query,
+// range or trace ids are not ones a rewrite can carry out, canceled only
+// before they are processed.
+func TestRequests(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	through := uint64(41)
+	s, err := New(Config{Bucket: bucket.NewLocal(t.TempDir()), Through: func() uint64 { return through }, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start, end := now.Add(-time.Hour), now
+	for _, bad := range []string{`{a="b"} | json`, `sum(rate({a="b"}[1m]))`, `{a="b"`, ``} {
+		if _, err := s.Add(ctx, "a", bad, start, end); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := s.Add(ctx, "a", `{a="b"}`, end, start); !errors.Is(err, ErrInvalid) {
+		t.Errorf("end before start: %v", err)
+	}
+	if _, err := s.Add(ctx, "a/../b", `{a="b"}`, start, end); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a tenant that is not a name: %v", err)
+	}
+	for _, ids := range [][]string{{"xyz"}, {"abcd"}} {
+		if _, err := s.AddSpans(ctx, "a", ids, "", start, end); !errors.Is(err, ErrInvalid) {
+			t.Errorf("trace ids %v: %v", ids, err)
+		}
+	}
+	if _, err := s.AddSpans(ctx, "a", nil, "", start, end); !errors.Is(err, ErrInvalid) {
+		t.Errorf("neither trace ids nor a service: %v", err)
+	}
+	r1, err := s.Add(ctx, "a", `{service_name="api"} |= "password"`, start, end)
+	if err != nil || r1.Status != StatusReceived || r1.Through != 41 || r1.Signal != "logs" {
+		t.Fatalf("add: %+v %v", r1, err)
+	}
+	now = now.Add(time.Second)
+	r2, err := s.AddSpans(ctx, "a", []string{"AB000000000000000000000000000001"}, "", start, end)
+	if err != nil || r2.TraceIDs[0] != "ab000000000000000000000000000001" {
+		t.Fatalf("add spans: %+v %v", r2, err)
+	}
+	if _, err := s.Add(ctx, "b", `{a="b"}`, start, end); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.List(ctx, "a")
+	if err != nil || len(got) != 2 || got[0].ID != r1.ID || got[1].ID != r2.ID {
+		t.Fatalf("a's requests: %+v %v", got, err)
+	}
+	if all, _ := s.List(ctx, ""); len(all) != 3 {
+		t.Fatalf("every request: %d", len(all))
+	}
+	if err := s.Cancel(ctx, "b", r1.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("b canceling a's request: %v", err)
+	}
+	if err := s.Cancel(ctx, "a", r1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.List(ctx, "a"); got[0].Status != StatusCanceled {
+		t.Errorf("after cancel: %+v", got[0])
+	}
+	if err := s.finish(ctx, r2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cancel(ctx, "a", r2.ID); !errors.Is(err, ErrNotCancelable) {
+		t.Errorf("cancel a processed request: %v", err)
+	}
+}

@@ -1,0 +1,24 @@
+// Package deletes keeps and carries out delete requests: Loki's
+// /loki/api/v1/delete (internal/lokiapi answers it), a LogQL stream
+// selector with optional line filters and a time range, for one tenant,
+// whose log records are removed from the lake.
+//
+// A request is an object of the lake's bucket (Prefix, JSON; the format
+// is docs/format/deletes.md), so it survives restarts and is seen by
+// whichever node of a shared bucket holds the compaction lease. It is
+// carried out by the lake loader's pass (lakeload.Config.Rewrite), with
+// its write lock and lease, once the records the node that took it had
+// in its spool then are in the lake's files (Request.Through): records
+// still in the spool are not filtered on their way, they are waited for
+// and then removed with the rest. Each of the tenant's logs files of the
+// hours the request spans is read (lakeread.MatchLogRows: the column
+// filters first, then every record left tested by the LogQL engine's
+// own selection, eval.Selection) and rewritten without the records
+// selected (lake.RewriteFiles, a partition at a time: the compaction's intent and swap, so a
+// reader counts every other row once, and a crash is settled by the
+// next pass). Progress (files rewritten, rows removed) is written after
+// each file; after a crash the request is started over, which finds
+// nothing more in the files already rewritten. A request is processed
+// when a pass finds nothing left; it may be canceled until then (what
+// it removed stays removed).
+package deletes
