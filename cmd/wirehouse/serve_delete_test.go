@@ -63,6 +63,7 @@ print(json.dumps(duckdb.connect().execute(q).fetchone()))`
 // cannot be canceled; an unknown one is not found; a bad query is a bad
 // request.
 func TestServeLokiDelete(t *testing.T) {
+	t.Parallel() // mostly waiting (restarts, SeaweedFS, DuckDB): beside the other waiting tests
 	for _, store := range []string{"local", "s3"} {
 		t.Run(store, func(t *testing.T) { testLokiDelete(t, store) })
 	}

@@ -28,6 +28,7 @@ import (
 // and old samples are gone, its recent ones kept, and all of b's kept;
 // on local disk and in SeaweedFS.
 func TestServeTenantRetention(t *testing.T) {
+	t.Parallel() // mostly waiting (restarts, SeaweedFS): beside the other waiting tests
 	for _, store := range []string{"local", "s3"} {
 		t.Run(store, func(t *testing.T) { testTenantRetention(t, store) })
 	}
