@@ -97,6 +97,65 @@ type Store struct {
 	cfg Config
 	log *slog.Logger
 	mu  sync.Mutex // over a request's read, change and write
+
+	// The logs requests not yet carried out, compiled, by tenant, for
+	// Pending: listed again after a change here, or pendingEvery after
+	// the last listing (another node's changes, in a shared bucket).
+	pmu      sync.Mutex
+	pending  map[string][]*eval.Selection
+	listedAt time.Time
+}
+
+// pendingEvery is how long Pending trusts its last listing of the
+// requests.
+const pendingEvery = 10 * time.Second
+
+// Pending returns the test of the records of tenant that its logs
+// delete requests not yet carried out select, nil when there are none:
+// the LogQL engine hides them (internal/lokiapi), as Loki's
+// filter-and-delete mode does, so a record is gone from answers from the
+// moment the request is made, whether it is still in the spool or in the
+// lake, until the rewrite removes it for good. A listing that fails
+// keeps the last one.
+func (s *Store) Pending(ctx context.Context, tenantName string) func(*eval.Record) bool {
+	s.pmu.Lock()
+	if s.pending == nil || time.Since(s.listedAt) > pendingEvery {
+		if reqs, err := s.List(ctx, ""); err == nil {
+			s.pending = map[string][]*eval.Selection{}
+			for _, r := range reqs {
+				if r.Status != StatusReceived || r.Signal != "logs" {
+					continue
+				}
+				sel, err := eval.CompileSelection(r.Query, time.Unix(0, r.Start), time.Unix(0, r.End))
+				if err == nil {
+					s.pending[r.Tenant] = append(s.pending[r.Tenant], sel)
+				}
+			}
+			s.listedAt = time.Now()
+		} else {
+			s.log.Warn("delete requests: cannot list them; queries hide what the last listing held", "err", err)
+		}
+	}
+	sels := s.pending[tenantName]
+	s.pmu.Unlock()
+	if len(sels) == 0 {
+		return nil
+	}
+	return func(r *eval.Record) bool {
+		for _, sel := range sels {
+			if sel.Match(r) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// changed makes the next Pending list the requests again.
+func (s *Store) changed() {
+	s.pmu.Lock()
+	s.pending = nil
+	s.pmu.Unlock()
 }
 
 // New returns the Store of cfg.
@@ -178,6 +237,7 @@ func (s *Store) put(ctx context.Context, r Request) error {
 	if err := s.cfg.Bucket.Upload(ctx, object(r.Tenant, r.ID), bytes.NewReader(b)); err != nil {
 		return fmt.Errorf("deletes: write request %s: %w", r.ID, err)
 	}
+	s.changed()
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
 )
 
 // TestRequests: requests are kept per tenant, refused when their query,
@@ -62,8 +63,21 @@ func TestRequests(t *testing.T) {
 	if err := s.Cancel(ctx, "b", r1.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("b canceling a's request: %v", err)
 	}
+	// Pending: a's logs request hides api's lines with password, not
+	// b's records; canceled, it hides nothing.
+	hide := s.Pending(ctx, "a")
+	if hide == nil || !hide(&eval.Record{Time: now.Add(-time.Minute).UnixNano(), Service: "api", Line: []byte("x password y")}) ||
+		hide(&eval.Record{Time: now.Add(-time.Minute).UnixNano(), Service: "web", Line: []byte("x password y")}) {
+		t.Fatal("a's pending request does not hide what it selects, or hides more")
+	}
+	if hideB := s.Pending(ctx, "b"); hideB == nil || hideB(&eval.Record{Time: now.Add(-time.Minute).UnixNano(), Service: "api", Line: []byte("x password y")}) {
+		t.Fatal("b's request: hides a's query's records")
+	}
 	if err := s.Cancel(ctx, "a", r1.ID); err != nil {
 		t.Fatal(err)
+	}
+	if s.Pending(ctx, "a") != nil {
+		t.Fatal("a canceled request still hides records")
 	}
 	if got, _ := s.List(ctx, "a"); got[0].Status != StatusCanceled {
 		t.Errorf("after cancel: %+v", got[0])

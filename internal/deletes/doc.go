@@ -8,9 +8,11 @@
 // whichever node of a shared bucket holds the compaction lease. It is
 // carried out by the lake loader's pass (lakeload.Config.Rewrite), with
 // its write lock and lease, once the records the node that took it had
-// in its spool then are in the lake's files (Request.Through): records
-// still in the spool are not filtered on their way, they are waited for
-// and then removed with the rest. Each of the tenant's logs files of the
+// in its spool then are in the lake's files (Request.Through): those are
+// waited for and removed with the rest. Until a request is carried out,
+// the LogQL engine hides the records it selects, in the spool and the
+// lake alike (Pending; Loki's filter-and-delete mode), so they leave
+// every answer, rules' included, the moment the request is made. Each of the tenant's logs files of the
 // hours the request spans is read (lakeread.MatchLogRows: the column
 // filters first, then every record left tested by the LogQL engine's
 // own selection, eval.Selection) and rewritten without the records

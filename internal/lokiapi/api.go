@@ -104,7 +104,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{
 		cfg:        cfg,
-		eng:        NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints),
+		eng:        NewEngine(cfg.Reader, cfg.MaxSeries, cfg.MaxPoints, pendingOf(cfg.Deletes)),
 		rule:       readapi.TenantRule{Default: cfg.Tenant, Header: "X-Scope-OrgID", HeaderAllowed: cfg.OrgIDHeader},
 		wire:       wire{timeout: cfg.Timeout, log: cfg.Logger},
 		tailGroups: map[tailKey]*tailGroup{},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/deletes"
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
 	"github.com/wirehouse/wirehouse/internal/readapi"
 	"github.com/wirehouse/wirehouse/internal/tenant"
 )
@@ -17,6 +18,17 @@ type Deletes interface {
 	Add(ctx context.Context, tenant, query string, start, end time.Time) (deletes.Request, error)
 	List(ctx context.Context, tenant string) ([]deletes.Request, error)
 	Cancel(ctx context.Context, tenant, id string) error
+	// Pending is the test of the records of tenant its requests not yet
+	// carried out select (nil for none), hidden from queries.
+	Pending(ctx context.Context, tenant string) func(*eval.Record) bool
+}
+
+// pendingOf is d's Pending, nil without d.
+func pendingOf(d Deletes) func(ctx context.Context, tenant string) func(*eval.Record) bool {
+	if d == nil {
+		return nil
+	}
+	return d.Pending
 }
 
 // noContent is an answer of no body: 204.

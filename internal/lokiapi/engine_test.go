@@ -50,8 +50,8 @@ func TestCountsAsRecords(t *testing.T) {
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 	r := lakeWithFresh(t, start, 40, 8, 2, 9*time.Minute)
 	calls := 0
-	counted := eval.NewEngine(eval.Config{Source: countingSource{lakeSource{r}, &calls}, MaxSeries: 10_000, MaxPoints: 11_000})
-	decoded := eval.NewEngine(eval.Config{Source: recordsOnly{lakeSource{r}}, MaxSeries: 10_000, MaxPoints: 11_000})
+	counted := eval.NewEngine(eval.Config{Source: countingSource{lakeSource{r: r}, &calls}, MaxSeries: 10_000, MaxPoints: 11_000})
+	decoded := eval.NewEngine(eval.Config{Source: recordsOnly{lakeSource{r: r}}, MaxSeries: 10_000, MaxPoints: 11_000})
 	from, to := start.Add(3*time.Minute), start.Add(80*time.Minute)
 	var svc string
 	streams, err := r.LogStreams(context.Background(), "default", from, to)
@@ -218,8 +218,8 @@ func (u unfiltered) LogStreams(ctx context.Context, tenant string, start, end ti
 func TestFiltersOnColumnsAsPipeline(t *testing.T) {
 	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 	r := lakeWithFresh(t, start, 70, 6, 1, 7*time.Minute)
-	pushed := eval.NewEngine(eval.Config{Source: lakeSource{r}, MaxSeries: 10_000, MaxPoints: 11_000})
-	plain := eval.NewEngine(eval.Config{Source: unfiltered{lakeSource{r}}, MaxSeries: 10_000, MaxPoints: 11_000})
+	pushed := eval.NewEngine(eval.Config{Source: lakeSource{r: r}, MaxSeries: 10_000, MaxPoints: 11_000})
+	plain := eval.NewEngine(eval.Config{Source: unfiltered{lakeSource{r: r}}, MaxSeries: 10_000, MaxPoints: 11_000})
 	queries := []string{
 		`{service_name=~".+"} |~ "[0-9]{3}ms"`,
 		`{service_name=~".+"} |= "e" |~ "[aeiou]{2}[^ ]+ [0-9]"`,
@@ -262,5 +262,60 @@ func TestFiltersOnColumnsAsPipeline(t *testing.T) {
 	t.Logf("records read: %d with the filters on columns, %d without", pushedLines, plainLines)
 	if pushedLines*2 > plainLines {
 		t.Errorf("the filters on columns kept %d of %d records from the pipeline: want over half", plainLines-pushedLines, plainLines)
+	}
+}
+
+// TestPendingHidden: the records a pending delete request selects are
+// hidden from log and metric queries, from the lake's files and the
+// records not in files yet alike; the rest are answered as before.
+func TestPendingHidden(t *testing.T) {
+	start := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	r := lakeWithFresh(t, start, 40, 8, 2, 9*time.Minute)
+	streams, err := r.LogStreams(context.Background(), "default", start, start.Add(2*time.Hour))
+	if err != nil || len(streams) == 0 {
+		t.Fatalf("streams %v, %v", streams, err)
+	}
+	svc := streams[0].Service
+	sel, err := eval.CompileSelection(`{service_name="`+svc+`"}`, start.Add(-time.Hour), start.Add(3*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := func(_ context.Context, tenant string) func(*eval.Record) bool {
+		if tenant != "default" {
+			return nil
+		}
+		return sel.Match
+	}
+	plain := NewEngine(r, 10_000, 11_000, nil)
+	hiding := NewEngine(r, 10_000, 11_000, pending)
+	count := func(e *eval.Engine, q string) float64 {
+		expr, err := logql.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := start.Add(2 * time.Hour)
+		res, err := e.Exec(context.Background(), eval.Query{Expr: expr, Tenant: "default", Start: at, End: at, Instant: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, s := range res.Series {
+			for _, p := range s.Points {
+				sum += p.V
+			}
+		}
+		return sum
+	}
+	all := `sum(count_over_time({service_name=~".+"}[3h]))`
+	of := `sum(count_over_time({service_name="` + svc + `"}[3h]))`
+	n, nSvc := count(plain, all), count(plain, of)
+	if nSvc == 0 || nSvc == n {
+		t.Fatalf("%s has %v of %v records: want some, not all", svc, nSvc, n)
+	}
+	if got := count(hiding, of); got != 0 {
+		t.Errorf("%s's records with its request pending: %v, want none", svc, got)
+	}
+	if got := count(hiding, all); got != n-nSvc {
+		t.Errorf("every record with the request pending: %v, want %v", got, n-nSvc)
 	}
 }

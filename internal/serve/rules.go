@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	promconfig "github.com/prometheus/prometheus/config"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wirehouse/wirehouse/internal/logql/eval"
 	"github.com/wirehouse/wirehouse/internal/lokiapi"
 	"github.com/wirehouse/wirehouse/internal/promapi"
 	"github.com/wirehouse/wirehouse/internal/ruler"
@@ -169,7 +171,11 @@ func (s *Server) openRuler(api *promapi.API) error {
 	c.Queryable, c.Appendable, c.Engine = s.metrics.Queryable(), s.metrics.Appendable(), api.Engine()
 	if s.traces != nil {
 		limits := s.cfg.readLimits()
-		c.Logs = lokiapi.NewEngine(s.traces, limits.MaxSeries, lokiapi.DefaultConfig().MaxPoints)
+		var pending func(ctx context.Context, tenant string) func(*eval.Record) bool
+		if s.deletes != nil {
+			pending = s.deletes.Pending // rules do not see what a delete request removes
+		}
+		c.Logs = lokiapi.NewEngine(s.traces, limits.MaxSeries, lokiapi.DefaultConfig().MaxPoints, pending)
 	}
 	c.Gate, c.Registerer, c.Logger = s.gate, s.reg, s.log.With("component", "ruler")
 	r, err := ruler.New(c)
