@@ -198,7 +198,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	eng := lokiapi.NewEngine(r, 10_000, 11_000) // the engine serve runs, over the lake
+	eng := lokiapi.NewEngine(r, 10_000, 11_000, nil) // the engine serve runs, over the lake
 
 	type benchQ struct {
 		Kind       string    `json:"kind"`
