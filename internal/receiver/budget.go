@@ -137,7 +137,14 @@ func (r *Receiver) shareOf(tenant string) *budget {
 		return v.(*tenantShare).b
 	}
 	s := &tenantShare{frac: frac, b: &budget{max: max(1, int64(frac*float64(r.budget.max)))}}
-	r.shares.Store(tenant, s)
+	// LoadOrStore: the first requests of a tenant, arriving at once, share
+	// one budget.
+	if v, loaded := r.shares.LoadOrStore(tenant, s); loaded {
+		if old := v.(*tenantShare); old.frac == frac {
+			return old.b
+		}
+		r.shares.Store(tenant, s)
+	}
 	return s.b
 }
 
