@@ -108,11 +108,12 @@ func (r *reservation) release() {
 	r.held, r.spare = 0, 0
 }
 
-// newReservation starts the reservation of a request of the tenant ctx
+// reservationFor starts the reservation of a request of the tenant ctx
 // carries: from the in-flight budget, and from the tenant's share of it
-// when Config.TenantLimits gives one.
-func (r *Receiver) newReservation(ctx context.Context) *reservation {
-	return &reservation{b: &r.budget, share: r.shareOf(tenantctx.FromContext(ctx))}
+// when Config.TenantLimits gives one. A value, so that an HTTP request's
+// stays on its handler's stack.
+func (r *Receiver) reservationFor(ctx context.Context) reservation {
+	return reservation{b: &r.budget, share: r.shareOf(tenantctx.FromContext(ctx))}
 }
 
 // tenantShare is the budget of a tenant's share, for the share it was

@@ -79,7 +79,8 @@ func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, er
 	if enc := info.Header.Get("grpc-encoding"); len(enc) > 0 && enc[0] != "identity" {
 		n = min(2*n, r.budget.max)
 	}
-	res := r.newReservation(ctx)
+	res := new(reservation)
+	*res = r.reservationFor(ctx)
 	if !res.prepay(n) {
 		return ctx, r.grpcStatus(overBudget(res, errOverBudget))
 	}
@@ -126,7 +127,8 @@ func (r *Receiver) exportGRPC(ctx context.Context, sig otlpwire.Signal, dec func
 	in := messagePool.Get().(*otlpgrpc.Message)
 	res, ok := ctx.Value(callReservation{}).(*reservation)
 	if !ok {
-		res = r.newReservation(ctx)
+		res = new(reservation)
+		*res = r.reservationFor(ctx)
 	}
 	in.Budget = res
 	defer func() {

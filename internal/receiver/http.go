@@ -108,9 +108,9 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 	if !ok {
 		return out, size, 0, pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", req.Header.Get("Content-Encoding"))
 	}
-	res := r.newReservation(req.Context())
+	res := r.reservationFor(req.Context())
 	defer res.release()
-	body, done, rerr := r.readBody(req, cod, res)
+	body, done, rerr := r.readBody(req, cod, &res)
 	defer done()
 	if rerr != nil {
 		return out, size, 0, rerr
@@ -137,7 +137,7 @@ func (r *Receiver) readAndConsume(sig otlpwire.Signal, req *http.Request, isJSON
 		}
 	}
 	size = len(body)
-	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, res)
+	out, records, rerr = r.consume(req.Context(), sig, transportHTTP, body, &res)
 	return out, size, records, rerr
 }
 

@@ -138,9 +138,9 @@ func (r *Receiver) readLokiPush(req *http.Request, isJSON bool) (out pipeline.Ou
 	if !ok {
 		return out, size, 0, pipeline.Refuse(pipeline.KindUnsupportedMedia, "unsupported Content-Encoding %q: use gzip, deflate, zstd or none", enc)
 	}
-	res := r.newReservation(req.Context())
+	res := r.reservationFor(req.Context())
 	defer res.release()
-	body, done, rerr := r.readBody(req, cod, res)
+	body, done, rerr := r.readBody(req, cod, &res)
 	defer done()
 	if rerr != nil {
 		return out, size, 0, rerr
@@ -155,7 +155,7 @@ func (r *Receiver) readLokiPush(req *http.Request, isJSON bool) (out pipeline.Ou
 		case int64(n) > dlimit:
 			return out, size, 0, pipeline.Refuse(pipeline.KindTooLarge, "decompressed request body of %d bytes exceeds the limit of %d bytes", n, dlimit)
 		case !res.grow(int64(n)):
-			return out, size, 0, overBudget(res, errOverBudget)
+			return out, size, 0, overBudget(&res, errOverBudget)
 		}
 		pb := getBuffer()
 		defer putBuffer(pb)
@@ -164,7 +164,7 @@ func (r *Receiver) readLokiPush(req *http.Request, isJSON bool) (out pipeline.Ou
 		}
 		body = pb.b
 	} else if !res.grow(lokiJSONFactor * int64(len(body))) {
-		return out, size, 0, overBudget(res, errOverBudget)
+		return out, size, 0, overBudget(&res, errOverBudget)
 	}
 	d, _ := lokiDecoders.Get().(*lokipush.Decoder)
 	if d == nil {
@@ -183,14 +183,14 @@ func (r *Receiver) readLokiPush(req *http.Request, isJSON bool) (out pipeline.Ou
 	}
 	switch {
 	case errors.Is(err, lokipush.ErrBudget):
-		return out, size, st.Entries, overBudget(res, errOverBudget)
+		return out, size, st.Entries, overBudget(&res, errOverBudget)
 	case err != nil:
 		return out, size, 0, pipeline.Refuse(pipeline.KindBadData, "%v", err)
 	}
 	size = len(otlp.b)
 	if len(otlp.b) > 0 {
 		var kept int
-		out, kept, rerr = r.consume(req.Context(), otlpwire.SignalLogs, transportLoki, otlp.b, res)
+		out, kept, rerr = r.consume(req.Context(), otlpwire.SignalLogs, transportLoki, otlp.b, &res)
 		if rerr != nil {
 			return out, size, kept + st.Refused, rerr
 		}
