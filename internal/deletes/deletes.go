@@ -59,9 +59,8 @@ type Request struct {
 	Node    string    `json:"node,omitempty"`
 	Through uint64    `json:"through"`
 	Status  string    `json:"status"`
-	// Progress: the files of the partitions rewritten (those in the
-	// range, whether or not they held rows to remove) and the rows
-	// removed, added after each partition; Processed, when done.
+	// Progress: the files rewritten (or deleted, every row selected)
+	// and the rows removed, added after each file; Processed, when done.
 	Files     int64     `json:"files_rewritten"`
 	Rows      int64     `json:"rows_removed"`
 	Processed time.Time `json:"processed_at,omitzero"`
@@ -72,6 +71,7 @@ var (
 	ErrNotFound      = errors.New("no such delete request")
 	ErrNotCancelable = errors.New("the delete request is processed already")
 	ErrInvalid       = errors.New("invalid delete request")
+	errDamaged       = errors.New("deletes: a request that cannot be read")
 )
 
 // Config configures a Store.
@@ -256,7 +256,7 @@ func (s *Store) get(ctx context.Context, name string) (Request, error) {
 	}
 	var r Request
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Request{}, fmt.Errorf("deletes: read %s: %w", name, err)
+		return Request{}, fmt.Errorf("%w: %s: %w", errDamaged, name, err)
 	}
 	return r, nil
 }
@@ -277,10 +277,15 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 			continue
 		}
 		r, err := s.get(ctx, a.Name)
-		if errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, errDamaged):
+			// A damaged object must not stop every request: it is
+			// reported and passed over.
+			s.log.Error("delete requests: an unreadable request passed over", "object", a.Name, "err", err)
+			continue
+		case err != nil:
 			return nil, err
 		}
 		out = append(out, r)
@@ -314,11 +319,12 @@ func (s *Store) Cancel(ctx context.Context, tenantName, id string) error {
 }
 
 // Process works on the requests not yet processed whose records are all
-// in the lake: it rewrites the tenant's logs files of the hours the
-// request spans without the records it selects, a partition at a time
-// (lake.RewriteFiles), counting its progress in the request after each,
+// in the lake: it rewrites the tenant's files of the hours the request
+// spans without the records it selects, a file at a time
+// (lake.RewriteFile), counting its progress in the request after each,
 // and marks it processed when a pass finds nothing left to remove. A
-// partition with a swap in its grace period is left to a later pass;
+// partition with a swap in its grace period is left to a later pass (one
+// is asked for when the grace is over);
 // so is everything once p.Hold says no. After a crash the next pass
 // starts the request over: the files rewritten hold no record it
 // selects, and an interrupted swap is settled by its intent.
@@ -355,48 +361,43 @@ func (s *Store) process(ctx context.Context, r Request, p lakeload.RewritePass) 
 	if err != nil {
 		return err
 	}
-	// One swap a partition and node (lake.RewriteFiles), in order.
-	type group struct{ dir, node string }
-	var order []group
-	byGroup := map[group][]string{}
+	// A file at a time (lake.RewriteFile): a partition whose swap is in
+	// its grace period waits, and a pass is asked for once it is over.
+	pending := map[string]bool{} // partitions
 	for _, f := range files {
-		if f.Hour.Add(time.Hour).Before(start) || f.Hour.After(end) || f.First == 0 {
-			continue // outside the range, or not a loader's file (wirehouse ingest's)
+		dir := path.Dir(f.Name)
+		if f.Hour.Add(time.Hour).Before(start) || f.Hour.After(end) || f.First == 0 || pending[dir] {
+			continue // outside the range, not a loader's file (wirehouse ingest's), or waiting
 		}
-		g := group{path.Dir(f.Name), f.Node}
-		if byGroup[g] == nil {
-			order = append(order, g)
-		}
-		byGroup[g] = append(byGroup[g], f.Name)
-	}
-	pending := false
-	for _, g := range order {
 		if p.Hold != nil && !p.Hold() {
 			return nil
 		}
-		// Canceled since? Stop between partitions.
+		// Canceled since? Stop between files.
 		if cur, err := s.get(ctx, object(r.Tenant, r.ID)); err != nil || cur.Status != StatusReceived {
 			return err
 		}
 		p.Lock.Lock()
-		res, err := lake.RewriteFiles(ctx, s.cfg.Bucket, byGroup[g], p.Options, match)
+		res, err := lake.RewriteFile(ctx, s.cfg.Bucket, f.Name, p.Options, match)
 		p.Lock.Unlock()
 		switch {
 		case errors.Is(err, lake.ErrIntentPending):
-			pending = true
+			pending[dir] = true
 			continue
 		case err != nil:
 			return fmt.Errorf("deletes: request %s: %w", r.ID, err)
 		case res.Removed == 0:
 			continue
 		}
-		s.log.Info("delete request: partition rewritten", "request_id", r.ID, "partition", g.dir, "output", res.Output,
+		s.log.Info("delete request: file rewritten", "request_id", r.ID, "file", f.Name, "output", res.Output,
 			"rows_removed", res.Removed, "rows", res.Rows)
-		if r, err = s.progress(ctx, r, int64(len(byGroup[g])), res.Removed); err != nil {
+		if r, err = s.progress(ctx, r, 1, res.Removed); err != nil {
 			return err
 		}
 	}
-	if pending {
+	if len(pending) > 0 {
+		if s.cfg.Kick != nil {
+			time.AfterFunc(p.Options.Grace+time.Second, s.cfg.Kick) // the next file once the swap before is settled
+		}
 		return nil
 	}
 	return s.finish(ctx, r)
@@ -431,7 +432,7 @@ func (s *Store) finish(ctx context.Context, r Request) error {
 	return nil
 }
 
-// matcher is the rows of a file r removes, for lake.RewriteFiles.
+// matcher is the rows of a file r removes, for lake.RewriteFile.
 func (r Request) matcher() (func(pf *parquet.File, rd io.ReaderAt, size int64) ([]int64, error), error) {
 	if r.Signal == "traces" {
 		ids := map[string]bool{}

@@ -3,6 +3,7 @@ package deletes
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,25 @@ func TestRequests(t *testing.T) {
 	}
 	if err := s.Cancel(ctx, "a", r2.ID); !errors.Is(err, ErrNotCancelable) {
 		t.Errorf("cancel a processed request: %v", err)
+	}
+}
+
+// TestDamagedRequest: an object under Prefix that is not a request is
+// passed over, not an error that would stop every request.
+func TestDamagedRequest(t *testing.T) {
+	b := bucket.NewLocal(t.TempDir())
+	s, err := New(Config{Bucket: b, Through: func() uint64 { return 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := b.Upload(ctx, Prefix+"a/0000000000000000.json", strings.NewReader("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, "a", `{a="b"}`, time.Unix(0, 0), time.Unix(100, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if reqs, err := s.List(ctx, "a"); err != nil || len(reqs) != 1 {
+		t.Fatalf("list: %v %v", reqs, err)
 	}
 }

@@ -16,7 +16,7 @@
 // hours the request spans is read (lakeread.MatchLogRows: the column
 // filters first, then every record left tested by the LogQL engine's
 // own selection, eval.Selection) and rewritten without the records
-// selected (lake.RewriteFiles, a partition at a time: the compaction's intent and swap, so a
+// selected (lake.RewriteFile, a file at a time: the compaction's intent and swap, so a
 // reader counts every other row once, and a crash is settled by the
 // next pass). Progress (files rewritten, rows removed) is written after
 // each file; after a crash the request is started over, which finds

@@ -214,11 +214,12 @@
 //
 // # Rewrites
 //
-// RewriteFiles (rewrite.go) removes rows from a partition's files, for a
-// delete request (internal/deletes): the files holding rows to remove
-// are merged, without them, into one, swapped in as a merge (the intent,
-// the upload, the inputs removed, or kept for the grace period), so a
-// reader counts each row that stays once. The output has no counts or
+// RewriteFile (rewrite.go) removes rows from a file, for a delete
+// request (internal/deletes): its other rows are streamed, in their
+// order, into a new file swapped in as a merge is (the intent, the
+// upload, the input removed, or kept for the grace period), so a reader
+// counts each row that stays once and memory does not grow with the
+// file. The output has no counts or
 // body index (they would count the rows removed); a spans file gets its
 // trace-id index anew.
 //

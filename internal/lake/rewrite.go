@@ -1,7 +1,6 @@
 package lake
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,26 +14,28 @@ import (
 	"github.com/wirehouse/wirehouse/internal/bucket"
 )
 
-// Rewriting files without some of their rows (a delete request's): a
-// merge (compact.go) of the files of a partition that hold rows to
-// remove, each without them. The output, written in a scratch file and
-// checked to hold the rows kept, is named as a merge of the inputs'
-// records (<first>-<last>-c[N].parquet); the intent (.compact) names it
-// and the inputs before it is uploaded, so a reader listing the
-// partition counts the inputs or the output, never both (DataFiles), and
-// a crash is finished or forgotten by the next compaction pass
-// (recoverIntent). One swap a partition: with a grace period, a second
-// would wait for the first's. The output has the input's columns,
+// Rewriting a file without some of its rows (a delete request's): the
+// same swap as a merge's (compact.go), of one input, whose rows are
+// streamed through as they are (already in the lake's sort), so memory
+// is the writer's, whatever the file's size (a merge holds about 16
+// times its inputs: it is only for small files). The output, written in
+// a scratch file and checked to hold the rows kept, is named as a merge
+// of the input's records (<first>-<last>-c[N].parquet); the intent
+// (.compact) names it and the input before it is uploaded, so a reader
+// listing the partition counts the input or the output, never both
+// (DataFiles), and a crash is finished or forgotten by the next
+// compaction pass (recoverIntent). The output has the input's columns,
 // sort and page layout, a new trace-id index for spans, and neither the
 // counts nor the body index of logs (they would count the rows removed):
-// readers read its columns instead.
+// readers read its columns instead. A partition holds one intent at a
+// time: with a grace period, its next file waits for the swap before.
 
-// ErrIntentPending is RewriteFiles' error while an earlier merge or
+// ErrIntentPending is RewriteFile's error while an earlier merge or
 // rewrite of the partition keeps its intent (its inputs are kept for the
-// grace period): the file is rewritten at a later pass.
+// grace period): the file is rewritten later.
 var ErrIntentPending = errors.New("lake: the partition has a merge or rewrite in progress")
 
-// RewriteOptions sets how RewriteFiles swaps files.
+// RewriteOptions sets how RewriteFile swaps a file.
 type RewriteOptions struct {
 	// ScratchDir is where the output is written before it is uploaded
 	// (os.TempDir() if empty).
@@ -46,36 +47,26 @@ type RewriteOptions struct {
 	Now time.Time
 }
 
-// Rewritten tells what RewriteFiles did.
+// Rewritten tells what RewriteFile did.
 type Rewritten struct {
-	Rows, Removed int64  // the rows of the files that had rows to remove, and those removed
+	Rows, Removed int64  // the file's rows, and those removed
 	Output        string // the output's object name, "" when none was written
 }
 
-// RewriteFiles replaces data files of one partition and one node (a
-// loader's or a merge's: range-named), objects, with one file without
-// the rows match returns for each: their indexes in the file, counting
-// from 0 across its row groups in order, ascending. match reads each file
-// as opened (pf, over r of size bytes). Files none of whose rows match
-// are left as they are; if every row of the others matches, they are
-// deleted and nothing is written. A file that is gone (rewritten or
-// merged since it was listed) is passed over. The output, their kept rows
-// merged in the lake's sort, is swapped for them as a merge is. The
-// caller holds the lake's write lock over the partition, and, for a
-// bucket several nodes write, its compaction lease.
-func RewriteFiles(ctx context.Context, b bucket.Bucket, objects []string, o RewriteOptions, match func(pf *parquet.File, r io.ReaderAt, size int64) ([]int64, error)) (res Rewritten, err error) {
-	if len(objects) == 0 {
-		return res, nil
-	}
-	var pt partition
-	var node string
-	for i, object := range objects {
-		p, file, ok := parseObject(object)
-		n, _, _, isRange := parseFile(file)
-		if !ok || !isRange || i > 0 && (p.dir() != pt.dir() || n != node) {
-			return res, fmt.Errorf("rewrite %s: not a loader's or a merge's file of %s", object, pt.dir())
-		}
-		pt, node = p, n
+// RewriteFile replaces the data file object, a loader's or a merge's
+// (range-named) file of a partition of the lake in b, with one without
+// the rows match returns: their indexes in the file, counting from 0
+// across its row groups in order, ascending. match reads the file as
+// opened (pf, over r of size bytes). No row matched: nothing changes. All
+// of them: the file is deleted. A file that is gone (rewritten or merged
+// since it was listed) is not an error: Rewritten is zero. The caller
+// holds the lake's write lock over the partition, and, for a bucket
+// several nodes write, its compaction lease.
+func RewriteFile(ctx context.Context, b bucket.Bucket, object string, o RewriteOptions, match func(pf *parquet.File, r io.ReaderAt, size int64) ([]int64, error)) (res Rewritten, err error) {
+	pt, file, ok := parseObject(object)
+	node, first, last, isRange := parseFile(file)
+	if !ok || !isRange {
+		return res, fmt.Errorf("rewrite %s: not a loader's or a merge's file", object)
 	}
 	files, mod, err := listFiles(ctx, b, pt)
 	if err != nil {
@@ -87,109 +78,73 @@ func RewriteFiles(ctx context.Context, b bucket.Bucket, objects []string, o Rewr
 	if _, ok := files[intentFile]; ok {
 		return res, ErrIntentPending
 	}
+	if _, ok := files[file]; !ok {
+		return res, nil
+	}
+	obj, err := b.Open(ctx, object)
+	if errors.Is(err, bucket.ErrNotFound) {
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("rewrite %s: %w", object, err)
+	}
+	defer obj.Close()
 	defer func() {
 		if r := recover(); r != nil { // parquet-go on a corrupt file
-			res, err = Rewritten{}, fmt.Errorf("rewrite %s: panic: %v", pt.dir(), r)
+			res, err = Rewritten{}, fmt.Errorf("rewrite %s: panic: %v", object, r)
 		}
 	}()
-	var (
-		inputs []inputFile
-		run    []rangeFile
-		groups []parquet.RowGroup
-		whole  []string // inputs every row of which goes
-	)
-	defer func() {
-		for _, in := range inputs {
-			in.obj.Close()
-		}
-	}()
-	for _, object := range objects {
-		_, file, _ := parseObject(object)
-		if _, ok := files[file]; !ok {
-			continue
-		}
-		obj, err := b.Open(ctx, object)
-		if errors.Is(err, bucket.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return res, fmt.Errorf("rewrite %s: %w", object, err)
-		}
-		pf, err := parquet.OpenFile(obj, obj.Size())
-		if err != nil {
-			obj.Close()
-			return res, fmt.Errorf("rewrite %s: %w", object, err)
-		}
-		drop, err := match(pf, obj, obj.Size())
-		if err == nil && (!slices.IsSorted(drop) || len(drop) > 0 && (drop[0] < 0 || drop[len(drop)-1] >= pf.NumRows())) {
-			err = errors.New("rows to drop out of order or range")
-		}
-		if err != nil || len(drop) == 0 {
-			obj.Close()
-			if err != nil {
-				return res, fmt.Errorf("rewrite %s: %w", object, err)
-			}
-			continue
-		}
-		drop = slices.Compact(drop)
-		res.Rows += pf.NumRows()
-		res.Removed += int64(len(drop))
-		if int64(len(drop)) == pf.NumRows() {
-			whole = append(whole, file)
-		}
-		in := inputFile{obj: obj, pf: pf}
-		if v, ok := pf.Lookup("wirehouse.columns"); ok {
-			if err := json.Unmarshal([]byte(v), &in.meta); err != nil {
-				return res, fmt.Errorf("rewrite %s: wirehouse.columns: %w", object, err)
-			}
-		}
-		inputs = append(inputs, in)
-		_, first, last, _ := parseFile(file)
-		run = append(run, rangeFile{name: file, node: node, first: first, last: last, size: obj.Size()})
-		groups = append(groups, droppingRowGroup{RowGroup: parquet.MultiRowGroup(pf.RowGroups()...), drop: drop})
-	}
-	switch {
-	case len(inputs) == 0:
-		return res, nil
-	case len(whole) == len(inputs):
-		// Every row of every file goes: they go, one by one (a reader
-		// sees each whole or not at all, and none holds a row that
-		// stays).
-		for _, file := range whole {
-			if err := b.Delete(ctx, pt.object(file)); err != nil {
-				return res, fmt.Errorf("rewrite %s: %w", pt.object(file), err)
-			}
-		}
-		return res, nil
-	}
-	schema, meta, sorting, why := unionSchema(inputs)
-	if why != "" {
-		return res, fmt.Errorf("rewrite %s: %s", pt.dir(), why)
-	}
-	merged, err := parquet.MergeRowGroups(groups, schema, parquet.SortingRowGroupConfig(parquet.SortingColumns(sorting...)))
+	pf, err := parquet.OpenFile(obj, obj.Size())
 	if err != nil {
-		return res, fmt.Errorf("rewrite %s: merge: %w", pt.dir(), err)
+		return res, fmt.Errorf("rewrite %s: %w", object, err)
 	}
-	signal, _ := inputs[0].pf.Lookup("wirehouse.signal")
+	res.Rows = pf.NumRows()
+	drop, err := match(pf, obj, obj.Size())
+	if err == nil && (!slices.IsSorted(drop) || len(drop) > 0 && (drop[0] < 0 || drop[len(drop)-1] >= res.Rows)) {
+		err = errors.New("rows to drop out of order or range")
+	}
+	if err != nil {
+		return res, fmt.Errorf("rewrite %s: %w", object, err)
+	}
+	drop = slices.Compact(drop)
+	res.Removed = int64(len(drop))
+	switch {
+	case res.Removed == 0:
+		return res, nil
+	case res.Removed == res.Rows:
+		// Every row goes: the file goes, at once for a reader.
+		if err := b.Delete(ctx, object); err != nil {
+			return res, fmt.Errorf("rewrite %s: %w", object, err)
+		}
+		return res, nil
+	}
+	in := inputFile{obj: obj, pf: pf}
+	if v, ok := pf.Lookup("wirehouse.columns"); ok {
+		if err := json.Unmarshal([]byte(v), &in.meta); err != nil {
+			return res, fmt.Errorf("rewrite %s: wirehouse.columns: %w", object, err)
+		}
+	}
+	schema, meta, sorting, why := unionSchema([]inputFile{in})
+	if why != "" {
+		return res, fmt.Errorf("rewrite %s: %s", object, why)
+	}
+	signal, _ := pf.Lookup("wirehouse.signal")
 	metaJSON, err := json.Marshal(meta)
 	if err != nil {
 		return res, err
 	}
 	kv := map[string]string{"wirehouse.signal": signal, "wirehouse.columns": string(metaJSON)}
-	if v, ok := inputs[0].pf.Lookup(SchemaVersionKey); ok {
+	if v, ok := pf.Lookup(SchemaVersionKey); ok {
 		kv[SchemaVersionKey] = v
 	}
-	slices.SortFunc(run, func(a, b rangeFile) int { return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.last, b.last)) })
-	name, err := outputName(run, files)
+	name, err := outputName([]rangeFile{{name: file, node: node, first: first, last: last}}, files)
 	if err != nil {
-		return res, fmt.Errorf("rewrite %s: %w", pt.dir(), err)
+		return res, fmt.Errorf("rewrite %s: %w", object, err)
 	}
-	it := intent{Output: name}
-	for _, rf := range run {
-		it.Inputs = append(it.Inputs, rf.name)
-	}
-	if _, err := swapIn(ctx, b, scratchDir(o.ScratchDir), pt, it, files, merged, schema, sorting, kv, nil, res.Rows-res.Removed, o.Grace > 0); err != nil {
-		return res, fmt.Errorf("rewrite %s: %w", pt.dir(), err)
+	rows := droppingRowGroup{RowGroup: parquet.MultiRowGroup(pf.RowGroups()...), drop: drop}
+	it := intent{Output: name, Inputs: []string{file}}
+	if _, err := swapIn(ctx, b, scratchDir(o.ScratchDir), pt, it, files, rows, schema, sorting, kv, nil, res.Rows-res.Removed, o.Grace > 0); err != nil {
+		return res, fmt.Errorf("rewrite %s: %w", object, err)
 	}
 	res.Output = pt.object(name)
 	return res, nil

@@ -3,6 +3,7 @@ package lake
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,12 +18,12 @@ import (
 	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
-// TestRewriteFiles: a loader's file rewritten without every third row
+// TestRewriteFile: a loader's file rewritten without every third row
 // holds exactly the other rows, sorted as before, under a merge's name,
 // the input gone; a file whose rows all go is deleted; one none of whose
 // rows match is left as it is; a spans file keeps a trace-id index that
 // finds every trace it still holds.
-func TestRewriteFiles(t *testing.T) {
+func TestRewriteFile(t *testing.T) {
 	root := t.TempDir()
 	cfg := testConfig(root)
 	cfg.ManualFlush = true
@@ -60,7 +61,7 @@ func TestRewriteFiles(t *testing.T) {
 		}
 		return drop, nil
 	}
-	res, err := RewriteFiles(ctx, b, []string{object}, RewriteOptions{ScratchDir: root}, thirds)
+	res, err := RewriteFile(ctx, b, object, RewriteOptions{ScratchDir: root}, thirds)
 	if err != nil || res.Rows != 300 || res.Removed != 100 {
 		t.Fatalf("rewrite: %+v, %v", res, err)
 	}
@@ -77,7 +78,7 @@ func TestRewriteFiles(t *testing.T) {
 	}
 
 	// None matches: nothing changes.
-	res, err = RewriteFiles(ctx, b, []string{"logs/tenant=acme/date=2030-05-01/hour=10/" + RangeName(1, 5) + "-c.parquet"}, RewriteOptions{ScratchDir: root},
+	res, err = RewriteFile(ctx, b, "logs/tenant=acme/date=2030-05-01/hour=10/"+RangeName(1, 5)+"-c.parquet", RewriteOptions{ScratchDir: root},
 		func(*parquet.File, io.ReaderAt, int64) ([]int64, error) { return nil, nil })
 	if err != nil || res.Removed != 0 || len(dirNames(t, logsDir)) != 1 {
 		t.Fatalf("nothing to drop: %+v %v %v", res, err, dirNames(t, logsDir))
@@ -93,7 +94,7 @@ func TestRewriteFiles(t *testing.T) {
 		}
 		return drop, nil
 	}
-	res, err = RewriteFiles(ctx, b, []string{"traces/tenant=acme/date=2030-05-01/hour=10/" + RangeName(1, 5) + ".parquet"}, RewriteOptions{ScratchDir: root}, half)
+	res, err = RewriteFile(ctx, b, "traces/tenant=acme/date=2030-05-01/hour=10/"+RangeName(1, 5)+".parquet", RewriteOptions{ScratchDir: root}, half)
 	if err != nil || res.Removed != 100 {
 		t.Fatalf("spans: %+v %v", res, err)
 	}
@@ -125,7 +126,7 @@ func TestRewriteFiles(t *testing.T) {
 		}
 		return drop, nil
 	}
-	if res, err = RewriteFiles(ctx, b, []string{"logs/tenant=acme/date=2030-05-01/hour=10/" + RangeName(1, 5) + "-c.parquet"}, RewriteOptions{ScratchDir: root}, all); err != nil || res.Removed != 200 {
+	if res, err = RewriteFile(ctx, b, "logs/tenant=acme/date=2030-05-01/hour=10/"+RangeName(1, 5)+"-c.parquet", RewriteOptions{ScratchDir: root}, all); err != nil || res.Removed != 200 {
 		t.Fatalf("all rows: %+v %v", res, err)
 	}
 	if entries, err := os.ReadDir(logsDir); err == nil && len(entries) != 0 {
@@ -133,17 +134,18 @@ func TestRewriteFiles(t *testing.T) {
 	}
 }
 
-// TestRewriteFilesSeveral: of three files of a partition, one losing
-// every other row, one all of them and one none, the first two become
-// one file holding the first's other rows, sorted, named after both
-// ranges; the third stays as it is.
-func TestRewriteFilesSeveral(t *testing.T) {
+// TestRewriteFileGrace: with a grace period the input stays beside the
+// output, the intent with them, and the partition's next file waits
+// (ErrIntentPending) until the grace is over; then the input goes and the
+// next file is rewritten. A reader listing the partition (DataFiles)
+// counts the input or the output, never both.
+func TestRewriteFileGrace(t *testing.T) {
 	root := t.TempDir()
 	cfg := testConfig(root)
 	cfg.ManualFlush = true
 	w := newTestWriter(t, cfg)
 	hour := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
-	ranges := [][2]uint64{{1, 5}, {6, 9}, {10, 12}}
+	ranges := [][2]uint64{{1, 5}, {6, 9}}
 	for i, r := range ranges {
 		if _, err := w.Append(otlpwire.SignalLogs, "acme", synth.SeedLogs(synth.Config{Seed: int64(i), Start: hour.Add(time.Duration(10+10*i) * time.Minute), Resources: 2, ScopesPerResource: 1, TotalRecords: 100})); err != nil {
 			t.Fatal(err)
@@ -152,49 +154,49 @@ func TestRewriteFilesSeveral(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Join(root, "logs", "tenant=acme", "date=2030-05-01", "hour=10")
-	byName := map[string]*lakeFile{}
-	for _, f := range readLake(t, dir) {
-		byName[filepath.Base(f.path)] = f
-	}
+	b := bucket.NewLocal(root)
+	ctx := context.Background()
 	object := func(r [2]uint64) string {
 		return "logs/tenant=acme/date=2030-05-01/hour=10/" + RangeName(r[0], r[1]) + ".parquet"
 	}
-	first, third := byName[RangeName(1, 5)+".parquet"], byName[RangeName(10, 12)+".parquet"]
-	want := &lakeFile{names: first.names}
-	for i, row := range first.rows {
-		if i%2 == 1 {
-			want.rows = append(want.rows, row)
+	half := func(pf *parquet.File, _ io.ReaderAt, _ int64) ([]int64, error) {
+		var drop []int64
+		for i := int64(0); i < pf.NumRows(); i += 2 {
+			drop = append(drop, i)
 		}
+		return drop, nil
 	}
-	calls := 0
-	res, err := RewriteFiles(context.Background(), bucket.NewLocal(root), []string{object(ranges[0]), object(ranges[1]), object(ranges[2])},
-		RewriteOptions{ScratchDir: root}, func(pf *parquet.File, _ io.ReaderAt, _ int64) ([]int64, error) {
-			calls++
-			var drop []int64
-			for i := int64(0); i < pf.NumRows(); i++ {
-				if calls == 1 && i%2 == 0 || calls == 2 {
-					drop = append(drop, i)
-				}
-			}
-			return drop, nil
-		})
-	if err != nil || res.Rows != 200 || res.Removed != 150 {
-		t.Fatalf("rewrite: %+v %v", res, err)
+	rows := func() int64 {
+		files, err := DataFiles(ctx, b, "logs/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(0)
+		for _, f := range files {
+			n += int64(len(readParquetFile(t, filepath.Join(root, filepath.FromSlash(f.Name))).rows))
+		}
+		return n
 	}
-	after := map[string]*lakeFile{}
-	for _, f := range readLake(t, dir) {
-		after[filepath.Base(f.path)] = f
+	t0 := time.Now()
+	o := RewriteOptions{ScratchDir: root, Grace: time.Minute, Now: t0}
+	if res, err := RewriteFile(ctx, b, object(ranges[0]), o, half); err != nil || res.Removed != 50 {
+		t.Fatalf("first: %+v %v", res, err)
 	}
-	out := after[RangeName(1, 9)+"-c.parquet"]
-	if len(after) != 2 || out == nil || after[RangeName(10, 12)+".parquet"] == nil {
-		t.Fatalf("files after: %v", dirNames(t, dir))
+	dir := filepath.Join(root, "logs", "tenant=acme", "date=2030-05-01", "hour=10")
+	if names := dirNames(t, dir); len(names) != 4 { // both inputs, the output, the intent
+		t.Fatalf("during the grace: %v", names)
 	}
-	if got, w := rowTexts([]*lakeFile{out}), rowTexts([]*lakeFile{want}); !slices.Equal(got, w) {
-		t.Fatalf("rows:\n%s", diffLines(got, w))
+	if n := rows(); n != 150 {
+		t.Fatalf("a reader counts %d rows during the grace, want 150", n)
 	}
-	if got, w := rowTexts([]*lakeFile{after[RangeName(10, 12)+".parquet"]}), rowTexts([]*lakeFile{third}); !slices.Equal(got, w) {
-		t.Fatal("the file without rows to remove changed")
+	if _, err := RewriteFile(ctx, b, object(ranges[1]), o, half); !errors.Is(err, ErrIntentPending) {
+		t.Fatalf("second during the grace: %v", err)
 	}
-	checkSorted(t, out, "timestamp")
+	o.Now = t0.Add(2 * time.Minute)
+	if res, err := RewriteFile(ctx, b, object(ranges[1]), o, half); err != nil || res.Removed != 50 {
+		t.Fatalf("second after the grace: %+v %v", res, err)
+	}
+	if n := rows(); n != 100 {
+		t.Fatalf("a reader counts %d rows, want 100", n)
+	}
 }

@@ -12,7 +12,7 @@ import (
 // ascending: q's filters (its time range, services and line filters;
 // its other fields are not used) are tested on the columns first, then
 // match on each record left, decoded whole. For a delete request's
-// rewrite (lake.RewriteFiles), which must find every matching row: match
+// rewrite (lake.RewriteFile), which must find every matching row: match
 // must test the whole selection again, as the column filters only narrow.
 // A file this package does not read (not a logs file of schema version
 // 2 or 3) is an error.
@@ -48,13 +48,18 @@ func MatchLogRows(pf *parquet.File, q LogQuery, match func(*LogRecord) bool) ([]
 					sel[i] = int64(i)
 				}
 			}
-			recs, err := decodeLogs(rg, leaves, keys, sel, AllLogFields)
-			if err != nil {
-				return nil, err
-			}
-			for i, r := range recs {
-				if match(r) {
-					out = append(out, first+sel[i])
+			// In batches: a row group may hold 128k records, too many
+			// to decode at once within the memory ceiling.
+			for lo := 0; lo < len(sel); lo += fileBatch {
+				part := sel[lo:min(lo+fileBatch, len(sel))]
+				recs, err := decodeLogs(rg, leaves, keys, part, AllLogFields)
+				if err != nil {
+					return nil, err
+				}
+				for i, r := range recs {
+					if match(r) {
+						out = append(out, first+part[i])
+					}
 				}
 			}
 		}
@@ -73,7 +78,7 @@ type spanKey struct {
 // MatchSpanRows returns the rows of the spans file r whose span match
 // selects (by its trace id, hex, "" for none; its service; its start, ns),
 // by their index in the file, ascending: for a delete request's rewrite
-// (lake.RewriteFiles).
+// (lake.RewriteFile).
 func MatchSpanRows(r io.ReaderAt, match func(traceID, service string, start int64) bool) ([]int64, error) {
 	rd := parquet.NewGenericReader[spanKey](r)
 	defer rd.Close()
