@@ -65,16 +65,8 @@ func TestServeTenantLimits(t *testing.T) {
 		return b
 	}
 	postHTTP := func(token string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.addrs["OTLP/HTTP"]+"/v1/logs", bytes.NewReader(request()))
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, resp.Header.Get("Retry-After")
+		code, h, _ := postOTLPAs(t, p.addrs["OTLP/HTTP"], "/v1/logs", token, request())
+		return code, h.Get("Retry-After")
 	}
 	acked := map[string]int{}
 	for range 2 { // a's burst: 200 records
@@ -187,19 +179,11 @@ func TestServeTenantLimits(t *testing.T) {
 		dp.Attributes().PutInt("i", int64(i))
 	}
 	mb, _ := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addrs["OTLP/HTTP"]+"/v1/metrics", bytes.NewReader(mb))
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("Authorization", "Bearer "+tokA)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	code, _, rb := postOTLPAs(t, p.addrs["OTLP/HTTP"], "/v1/metrics", tokA, mb)
 	er := pmetricotlp.NewExportResponse()
-	if err := er.UnmarshalProto(rb); err != nil || resp.StatusCode != http.StatusOK ||
+	if err := er.UnmarshalProto(rb); err != nil || code != http.StatusOK ||
 		er.PartialSuccess().RejectedDataPoints() != 2 || !strings.Contains(er.PartialSuccess().ErrorMessage(), "series_limit") {
-		t.Errorf("a's 5 series past its 3: HTTP %d, %v %q", resp.StatusCode, err, er.PartialSuccess().ErrorMessage())
+		t.Errorf("a's 5 series past its 3: HTTP %d, %v %q", code, err, er.PartialSuccess().ErrorMessage())
 	}
 
 	m := scrape(t, p.addrs["admin HTTP"])
@@ -234,4 +218,20 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// postOTLPAs posts an OTLP protobuf body to addr's path with a bearer
+// token and returns the status, headers and body of the answer.
+func postOTLPAs(t *testing.T, addr, path, token string, body []byte) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -90,17 +88,8 @@ func testTenantRetention(t *testing.T, store string) {
 	now := time.Now()
 	old := now.Add(-3 * time.Hour)
 	post := func(token, path string, body []byte) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.addrs["OTLP/HTTP"]+path, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || len(b) > 0 {
-			t.Fatalf("%s: HTTP %d %q", path, resp.StatusCode, b)
+		if code, _, b := postOTLPAs(t, p.addrs["OTLP/HTTP"], path, token, body); code != http.StatusOK || len(b) > 0 {
+			t.Fatalf("%s: HTTP %d %q", path, code, b)
 		}
 	}
 	logsAt := func(at time.Time) []byte {
