@@ -125,7 +125,7 @@ func TestServeMemoryCeiling(t *testing.T) {
 		resp.Body.Close()
 	}
 	rss := func(when string) {
-		t.Logf("%-28s RSS %4d MiB, peak %4d MiB", when, procKiB(t, pid, "VmRSS")>>20, procKiB(t, pid, "VmHWM")>>20)
+		t.Logf("%-28s RSS %4d MiB, peak %4d MiB (anonymous %d MiB, from files %d MiB)", when, procKiB(t, pid, "VmRSS")>>20, procKiB(t, pid, "VmHWM")>>20, procKiB(t, pid, "RssAnon")>>20, procKiB(t, pid, "RssFile")>>20)
 	}
 	rss("started")
 

@@ -59,6 +59,12 @@ func (c Config) MemoryCeiling() int64 {
 		int64(c.Limits.Queries.Memory) + lakeread.DefaultChunkCacheBytes + lakeread.DefaultOpenFileBytes + lakeread.IndexCacheBytes
 }
 
+// executableMemory is what RSS counts of the executable's own file (its
+// code and read-only data, paged in as it runs: about 37 MiB at start,
+// 39 MiB after TestServeMemoryCeiling's attack) and the Go runtime's soft
+// limit does not: the limit derived from the ceiling leaves it out.
+const executableMemory = 48 << 20
+
 // forwardWindow is each forward destination's window
 // (forward.Config.Window, its default).
 const forwardWindow = 64 << 20
@@ -66,8 +72,10 @@ const forwardWindow = 64 << 20
 // memoryLimit returns the soft memory limit to set and where it came
 // from: "GOMEMLIMIT" (the environment's, left as it is: limit 0),
 // "memory_limit" (the setting), "cgroup" (90 % of the cgroup's limit) or
-// "ceiling" (95 % of MemoryCeiling less the queries' budget and the lake
-// reader's filling caches: serve raises it by 95 % of what the running
+// "ceiling" (95 % of MemoryCeiling less the queries' budget, the lake
+// reader's filling caches and the executable's pages, executableMemory,
+// which RSS counts and the runtime does not: serve raises it by 95 % of
+// what the running
 // queries reserve and those caches hold,
 // queryMemoryLimit, so that the collector keeps garbage under what the
 // ceiling allows now, not under what it would allow if every query slot
@@ -82,7 +90,7 @@ func (c Config) memoryLimit() (limit int64, source string) {
 	if n, ok := cgroupMemoryLimit(); ok {
 		return n / 10 * 9, "cgroup"
 	}
-	return (c.MemoryCeiling() - int64(c.Limits.Queries.Memory) - lakeread.FillingCacheBytes) / 20 * 19, "ceiling"
+	return (c.MemoryCeiling() - int64(c.Limits.Queries.Memory) - lakeread.FillingCacheBytes - executableMemory) / 20 * 19, "ceiling"
 }
 
 // queryMemoryLimit returns the query budget's OnReserved when the soft
