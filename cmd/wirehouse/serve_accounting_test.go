@@ -105,7 +105,17 @@ func queryRaw(t *testing.T, admin, query string) [][2]any {
 // (name{labels} as exposed).
 func scrape(t *testing.T, admin string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
+	return scrapeAs(t, admin, "")
+}
+
+// scrapeAs is scrape with an admin bearer token, if not "".
+func scrapeAs(t *testing.T, admin, token string) map[string]float64 {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+admin+"/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
@@ -224,9 +227,17 @@ func grepLines(s, sub string) string {
 // token and returns the status, headers and body of the answer.
 func postOTLPAs(t *testing.T, addr, path, token string, body []byte) (int, http.Header, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("Authorization", "Bearer "+token)
+	return postWith(t, "http://"+addr+path, body, "Content-Type", "application/x-protobuf", "Authorization", "Bearer "+token)
+}
+
+// postWith posts body to url with headers (name, value, ...) and returns
+// the status, headers and body of the answer.
+func postWith(t *testing.T, url string, body []byte, headers ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -234,4 +245,76 @@ func postOTLPAs(t *testing.T, addr, path, token string, body []byte) (int, http.
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
+}
+
+// TestServeSeriesLimitRemoteWrite: tenant a's max_active_series holds for
+// remote write (Prometheus' 1.0 shape, the tenant its admin token's): a
+// request with a sample of one of a's series and two of new series, one
+// over the limit, stores the first two and answers 400 for the third,
+// which senders do not retry; one that Prometheus' own handler takes
+// (metadata with it) is refused whole, as that handler refuses a bad
+// sample; b is not limited; each refusal is counted.
+func TestServeSeriesLimitRemoteWrite(t *testing.T) {
+	const (
+		tokA  = "admin-a-token-0123456789"
+		tokB  = "admin-b-token-0123456789"
+		tokOp = "admin-operator-token-0123"
+	)
+	dir := t.TempDir()
+	limits := writeTokens(t, filepath.Join(dir, "overrides.yaml"), "overrides:\n  a:\n    max_active_series: 3\n")
+	p := startServeProc(t, filepath.Join(dir, "data"), "--limits-overrides-file", limits,
+		"--admin-bearer-tokens-file", writeTokens(t, filepath.Join(dir, "admin"), tokA+" a\n"+tokB+" b\n"+tokOp+" role=operator\n"))
+	defer p.stop(t)
+	admin := p.addrs["admin HTTP"]
+	at := time.Now()
+	rw := func(i int) prompb.TimeSeries {
+		return prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "rw"}, {Name: "seq", Value: fmt.Sprint(i)}},
+			Samples: []prompb.Sample{{Value: float64(i), Timestamp: at.UnixMilli()}}}
+	}
+	write := func(token string, wr *prompb.WriteRequest, wantCode int, want ...string) {
+		t.Helper()
+		code, body := remoteWriteAs(t, admin, token, wr)
+		if code != wantCode {
+			t.Errorf("%v: %d %q, want %d", wr.Timeseries, code, body, wantCode)
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%v: %q, want %q in it", wr.Timeseries, body, w)
+			}
+		}
+	}
+	write(tokA, &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{rw(0), rw(1)}}, http.StatusNoContent)
+	write(tokA, &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{rw(0), rw(2), rw(3)}}, http.StatusBadRequest,
+		"1 samples of 1 series refused", "series limit of 3")
+	write(tokA, &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{rw(4)},
+		Metadata: []prompb.MetricMetadata{{Type: prompb.MetricMetadata_GAUGE, MetricFamilyName: "rw", Help: "h"}}},
+		http.StatusBadRequest, "series limit of 3")
+	five := &prompb.WriteRequest{}
+	for i := range 5 {
+		five.Timeseries = append(five.Timeseries, rw(i))
+	}
+	write(tokB, five, http.StatusNoContent)
+	if got := promVectorAs(t, admin, tokA, "rw", at); len(got) != 3 || got[`rw{seq="2"}`] != 2 {
+		t.Errorf("a's series: %v, want seq 0, 1 and 2", got)
+	}
+	if got := promVectorAs(t, admin, tokB, "rw", at); len(got) != 5 {
+		t.Errorf("b's series: %v, want 5", got)
+	}
+	if n := scrapeAs(t, admin, tokOp)[`wirehouse_metricstore_rejected_points_total{reason="series_limit"}`]; n != 2 {
+		t.Errorf("series_limit refusals counted: %v, want 2", n)
+	}
+}
+
+// remoteWriteAs posts wr (remote write 1.0: snappy protobuf) to serve's
+// admin address with an admin bearer token and returns the status and
+// body of the answer.
+func remoteWriteAs(t *testing.T, admin, token string, wr *prompb.WriteRequest) (int, string) {
+	t.Helper()
+	pb, err := wr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, b := postWith(t, "http://"+admin+"/api/v1/write", snappy.Encode(nil, pb), "Content-Type", "application/x-protobuf",
+		"Content-Encoding", "snappy", "X-Prometheus-Remote-Write-Version", "0.1.0", "Authorization", "Bearer "+token)
+	return code, strings.TrimSpace(string(b))
 }

@@ -73,11 +73,21 @@ func startOtelcol(t *testing.T, config string) (grpcAddr, httpAddr string) {
 // labels as Prometheus' model.Metric writes them.
 func promVector(t *testing.T, admin, query string, at time.Time) map[string]float64 {
 	t.Helper()
+	return promVectorAs(t, admin, "", query, at)
+}
+
+// promVectorAs is promVector with an admin bearer token, if not "".
+func promVectorAs(t *testing.T, admin, token, query string, at time.Time) map[string]float64 {
+	t.Helper()
 	q := url.Values{"query": {query}}
 	if !at.IsZero() {
 		q.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + admin + "/api/v1/query?" + q.Encode())
+	req, _ := http.NewRequest(http.MethodGet, "http://"+admin+"/api/v1/query?"+q.Encode(), nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/labels"
 )
 
 // reasons are the Reason constants, for the counters' labels.
@@ -44,7 +45,7 @@ func newReport(log *slog.Logger, now func() time.Time) *report {
 	r := &report{
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_metricstore_rejected_points_total",
-			Help: "OTLP data points the metric store rejected (answered in the partial success), by reason.",
+			Help: "OTLP data points (answered in the partial success) and remote-written samples the metric store rejected, by reason.",
 		}, []string{"reason"}),
 		byReason: make(map[string]prometheus.Counter, len(reasons)),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
@@ -102,4 +103,24 @@ func (r *report) observe(tenant string, res *Result) {
 		r.logged[k] = now
 		r.suppressed[k] = 0
 	}
+}
+
+// refuse counts and logs a remote-written sample of tenant refused for
+// reason, of series ls (stored labels), sharing observe's lines' limit.
+func (r *report) refuse(tenant, reason string, ls labels.Labels) {
+	r.byReason[reason].Add(1)
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if last, ok := r.logged[reason]; ok && now.Sub(last) < r.every {
+		r.suppressed[reason]++
+		return
+	}
+	attrs := []any{"reason", reason, "example", ls.String(), "not_logged_since_last", r.suppressed[reason]}
+	if tenant != "" {
+		attrs = append(attrs, "tenant", tenant)
+	}
+	r.log.Warn(fmt.Sprintf("metricstore: refused remote-written samples; at most one line per reason every %v", r.every), attrs...)
+	r.logged[reason] = now
+	r.suppressed[reason] = 0
 }

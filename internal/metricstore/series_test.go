@@ -2,11 +2,18 @@ package metricstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/wirehouse/wirehouse/internal/tenant"
 )
 
 // gaugeSeries is a request of one point of each of n series of gauge g,
@@ -70,4 +77,107 @@ func TestSeriesLimit(t *testing.T) {
 	if res, _ = s.AppendOTLP(ctx, "a", gaugeSeries(t, 0, 5, t0.Add(2*time.Second))); res.Accepted != 5 {
 		t.Fatalf("known series after a reopen: %+v", res)
 	}
+}
+
+// TestSeriesLimitRemoteWrite: the same limit holds for Appendable's
+// appenders: tenant a, limited to 3 series, has 2 from OTLP; a remote
+// write appender adds 1 more, and a fourth is refused with a
+// SeriesLimitError that Prometheus' handler answers 400 for
+// (storage.ErrOutOfBounds), counted by reason; samples of series the head
+// has are stored; tenant b is not limited.
+func TestSeriesLimitRemoteWrite(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	s := open(t, t.TempDir(), func(c *Config) {
+		c.Registerer = reg
+		c.SeriesLimit = func(tenant string) int {
+			if tenant == "a" {
+				return 3
+			}
+			return 0
+		}
+	})
+	defer s.Close()
+	ctx := tenant.NewContext(context.Background(), "a")
+	if res, err := s.AppendOTLP(ctx, "a", gaugeSeries(t, 0, 2, t0)); err != nil || res.Accepted != 2 {
+		t.Fatalf("OTLP: %+v %v", res, err)
+	}
+	at := t0.Add(time.Second).UnixMilli()
+	rw := func(tn string, name string) error {
+		app := s.Appendable().AppenderV2(tenant.NewContext(context.Background(), tn))
+		_, err := app.Append(0, labels.FromStrings("__name__", name), 0, at, 1, nil, nil, storage.AOptions{})
+		at++
+		if err != nil {
+			app.Rollback()
+			return err
+		}
+		return app.Commit()
+	}
+	if err := rw("a", "third"); err != nil {
+		t.Fatalf("the third series: %v", err)
+	}
+	err := rw("a", "fourth")
+	var le *SeriesLimitError
+	if !errors.As(err, &le) || le.Limit != 3 || !errors.Is(err, storage.ErrOutOfBounds) {
+		t.Fatalf("the fourth series: %v, want a SeriesLimitError of 3 that is ErrOutOfBounds", err)
+	}
+	if err := rw("a", "third"); err != nil {
+		t.Fatalf("the third series again: %v", err)
+	}
+	// A series the head has, written by OTLP (stored labels as the OTLP
+	// translation makes them): not refused.
+	app := s.Appendable().AppenderV2(ctx)
+	ls := selectNames(t, s, ctx, "g")
+	if len(ls) != 2 {
+		t.Fatalf("OTLP series g: %v", ls)
+	}
+	if _, err := app.Append(0, ls[0], 0, at, 5, nil, nil, storage.AOptions{}); err != nil {
+		t.Fatalf("an OTLP series by remote write: %v", err)
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := rw("b", fmt.Sprint("b", i)); err != nil {
+			t.Fatalf("tenant b: %v", err)
+		}
+	}
+	if n := counterValue(t, reg, "wirehouse_metricstore_rejected_points_total", ReasonSeriesLimit); n != 1 {
+		t.Errorf("rejected series_limit = %v, want 1", n)
+	}
+}
+
+// selectNames returns the label sets of metric name's series, as tenant
+// of ctx sees them.
+func selectNames(t *testing.T, s *Store, ctx context.Context, name string) []labels.Labels {
+	t.Helper()
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	lsets, _ := selectAll(t, ctx, q, true, nameIs(name))
+	return lsets
+}
+
+// counterValue is the value of counter family name's series whose
+// reason label is reason.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, reason string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

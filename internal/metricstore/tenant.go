@@ -384,7 +384,13 @@ func (a tenantAppendable) AppenderV2(ctx context.Context) storage.AppenderV2 {
 	if t != "" {
 		a.s.tenants.seen() // before the tenant's first series exists
 	}
-	return &tenantAppender{AppenderV2: a.s.db.AppenderV2(ctx), s: a.s, tenant: t, b: labels.NewBuilder(labels.EmptyLabels())}
+	app := &tenantAppender{AppenderV2: a.s.db.AppenderV2(ctx), s: a.s, tenant: t, b: labels.NewBuilder(labels.EmptyLabels())}
+	if a.s.cfg.SeriesLimit != nil {
+		if app.limit = a.s.cfg.SeriesLimit(t); app.limit > 0 {
+			app.epoch = a.s.syncCache()
+		}
+	}
+	return app
 }
 
 // tenantAppender labels every series it appends to with its tenant. It
@@ -397,6 +403,10 @@ type tenantAppender struct {
 	tenant  string
 	b       *labels.Builder
 	touched []storage.SeriesRef
+	// limit is the tenant's Config.SeriesLimit (0: none), epoch the
+	// series cache epoch it is counted in.
+	limit int
+	epoch uint64
 }
 
 func (a *tenantAppender) Commit() error {
@@ -454,13 +464,55 @@ func (a *tenantAppender) Relabel(ls labels.Labels) labels.Labels { return a.rela
 
 // AppendRelabeled is Append for labels Relabel returned for this tenant,
 // which it stores as they are.
+//
+// A sample that would create a series past the tenant's series limit is
+// refused with a SeriesLimitError, and counted.
 func (a *tenantAppender) AppendRelabeled(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	if ref == 0 && a.limit > 0 && !a.admit(ls) {
+		a.s.report.refuse(a.tenant, ReasonSeriesLimit, ls)
+		return 0, &SeriesLimitError{Limit: a.limit}
+	}
 	ref, err := a.AppenderV2.Append(ref, ls, st, t, v, h, fh, opts)
 	if ref != 0 {
 		a.touched = append(a.touched, ref)
 	}
 	return ref, err
 }
+
+// admit reports whether the appender may append to series ls, stored
+// labels: yes when the head has it, or when the tenant is under its
+// series limit (then counted, see seriesCounts).
+func (a *tenantAppender) admit(ls labels.Labels) bool {
+	g, ok := a.AppenderV2.(*guardedAppender)
+	if !ok {
+		return true // a refused appender: its Append answers
+	}
+	if ref, _ := g.GetRef(ls, ls.Hash()); ref != 0 {
+		return true
+	}
+	return a.s.series.admit(g.g.db, a.epoch, a.tenant, a.limit)
+}
+
+// SeriesLimitError refuses a remote-written sample that would create a
+// series past its tenant's Config.SeriesLimit. It is also
+// storage.ErrOutOfBounds (errors.Is), the class of errors Prometheus'
+// remote write handler answers 400 for, so that senders drop the sample
+// rather than retry it, as they do when Mimir answers a series over
+// max_global_series_per_user.
+type SeriesLimitError struct {
+	Limit int // the tenant's limit
+}
+
+func (e *SeriesLimitError) Error() string {
+	return fmt.Sprintf("per-tenant series limit of %d exceeded (max_active_series): new series refused", e.Limit)
+}
+
+// Is reports whether target is storage.ErrOutOfBounds.
+func (e *SeriesLimitError) Is(target error) bool { return target == storage.ErrOutOfBounds }
+
+// SeriesOnly reports that the error refuses one series, not the request:
+// internal/promwrite stores the request's other series.
+func (e *SeriesLimitError) SeriesOnly() bool { return true }
 
 func (a *tenantAppender) AppendExemplars(ref storage.SeriesRef, ls labels.Labels, es []exemplar.Exemplar) (storage.SeriesRef, error) {
 	ea, ok := a.AppenderV2.(storage.ExemplarAppenderV2)

@@ -15,7 +15,11 @@
 // the storage refuses or one too far in the future (the appended samples
 // are rolled back first), a malformed message, any unusual header. So
 // each answer, status code, log line and counter of an unusual request
-// is Prometheus' own.
+// is Prometheus' own. One exception: a sample refused for its series
+// only (an error with SeriesOnly, metricstore's per-tenant series limit)
+// leaves that series out; the others are stored and the answer is 400
+// (not retried) naming the samples refused, as Mimir answers series over
+// its limit, where Prometheus' handler would refuse the whole request.
 package promwrite
 
 import (
@@ -215,11 +219,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	ok, err := h.write(r, b, body)
+	ok, refused, err := h.write(r, b, body)
 	if err != nil {
 		// A failed commit, answered as Prometheus' handler answers it
 		// (the sender retries); not passed on, which would append again.
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if ok && refused != nil {
+		// The other series stored: 400, not retried, as Mimir answers
+		// a request with series over its limit.
+		http.Error(w, refused.Error(), http.StatusBadRequest)
 		return
 	}
 	if ok {
@@ -260,26 +270,28 @@ func (h *Handler) put(b *buffers) {
 
 // write stores the request and reports true once committed, or reports
 // false for the fallback to answer, having appended nothing or rolled
-// back what it appended. err is a failed commit.
+// back what it appended. err is a failed commit. refused, when not nil,
+// says which samples the appender refused with a SeriesOnly error, the
+// request's other samples being stored.
 //
 // The whole request is read and checked before the first sample is
 // appended: Prometheus' handler unmarshals it all first, and a sample
 // appended then rolled back still leaves its mark on an empty TSDB head
 // (the head's time range is set by the first sample it is given).
-func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) {
+func (h *Handler) write(r *http.Request, b *buffers, body []byte) (ok bool, refused, err error) {
 	if len(body) > maxDecodedSize {
-		return false, nil
+		return false, nil, nil
 	}
 	n, err := snappy.DecodedLen(body)
 	if err != nil || n > maxDecodedSize {
-		return false, nil
+		return false, nil, nil
 	}
 	if cap(b.decoded) < n {
 		b.decoded = make([]byte, n)
 	}
 	req, err := snappy.Decode(b.decoded[:n], body)
 	if err != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	app := h.cfg.Appendable.AppenderV2(r.Context())
 	var gen uint64
@@ -289,26 +301,42 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 	rel, _ := app.(Relabeler)
 	if !h.read(b, req, tenant.FromContext(r.Context()), gen, rel) {
 		_ = app.Rollback()
-		return false, nil
+		return false, nil, nil
 	}
+	var refusedSamples, refusedSeries int
 	for i := range b.series {
 		s := &b.series[i]
-		ref := s.ref
+		ref, seriesRefused := s.ref, false
 		for _, p := range b.points[s.lo:s.hi] {
 			if rel != nil {
 				ref, err = rel.AppendRelabeled(ref, s.set.storedAs(rel), 0, p.t, p.v, nil, nil, storage.AOptions{})
 			} else {
 				ref, err = app.Append(ref, s.set.ls, 0, p.t, p.v, nil, nil, storage.AOptions{})
 			}
+			var so seriesOnly
+			if err != nil && errors.As(err, &so) && so.SeriesOnly() {
+				if refused == nil {
+					refused = err
+				}
+				refusedSamples++
+				if !seriesRefused {
+					seriesRefused = true
+					refusedSeries++
+				}
+				continue
+			}
 			if err != nil {
 				_ = app.Rollback()
-				return false, nil
+				return false, nil, nil
 			}
 		}
 		s.ref = ref
 	}
 	if err := app.Commit(); err != nil {
-		return false, err
+		return false, nil, err
+	}
+	if refused != nil {
+		refused = fmt.Errorf("%d samples of %d series refused, the request's others stored: %w", refusedSamples, refusedSeries, refused)
 	}
 	if gen != 0 {
 		for _, s := range b.series {
@@ -317,7 +345,13 @@ func (h *Handler) write(r *http.Request, b *buffers, body []byte) (bool, error) 
 			}
 		}
 	}
-	return true, nil
+	return true, refused, nil
+}
+
+// seriesOnly is an append error that refuses its series, not the request
+// (metricstore.SeriesLimitError): the other series are stored.
+type seriesOnly interface {
+	SeriesOnly() bool
 }
 
 // read decodes the WriteRequest req into b.series and b.points, or

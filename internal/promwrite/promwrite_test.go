@@ -460,13 +460,7 @@ func TestTenantsKeepTheirSeries(t *testing.T) {
 	if err := app.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := promwrite.DefaultConfig()
-	cfg.Appendable = s.Appendable()
-	cfg.Fallback = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("a plain request went to the fallback") })
-	h, err := promwrite.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := fastOnly(t, s)
 	now := time.Now().Add(-time.Minute).UnixMilli()
 	tenants := map[string]float64{"": 0, "a": 1000, "b": 2000}
 	for round := range 4 {
@@ -511,4 +505,77 @@ func TestTenantsKeepTheirSeries(t *testing.T) {
 			t.Errorf("tenant %q: %d series, want 10", tn, n)
 		}
 	}
+}
+
+// TestSeriesLimitPartial: with tenant a limited to 4 series, a plain
+// request of 6 series, 2 samples each, stores the first 4 and answers 400
+// naming the 4 samples of 2 series refused, without the fallback; the
+// next request, for the 4 series stored, is acknowledged.
+func TestSeriesLimitPartial(t *testing.T) {
+	c := metricstore.DefaultConfig()
+	c.Dir = t.TempDir()
+	c.SeriesLimit = func(tn string) int {
+		if tn == "a" {
+			return 4
+		}
+		return 0
+	}
+	s, err := metricstore.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := fastOnly(t, s)
+	now := time.Now().Add(-time.Minute).UnixMilli()
+	post := func(n int, at int64) *httptest.ResponseRecorder {
+		req := &prompb.WriteRequest{}
+		for i := range n {
+			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: series("limited", i),
+				Samples: []prompb.Sample{{Value: 1, Timestamp: at}, {Value: 2, Timestamp: at + 1}}})
+		}
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/write", bytes.NewReader(encode(t, req)))
+		r.Header = v1Header()
+		r = r.WithContext(tenant.NewContext(r.Context(), "a"))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	w := post(6, now)
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "4 samples of 2 series refused") ||
+		!strings.Contains(w.Body.String(), "series limit of 4") {
+		t.Fatalf("6 series past a limit of 4: %d %q", w.Code, w.Body)
+	}
+	if w = post(4, now+1000); w.Code != http.StatusNoContent {
+		t.Fatalf("the 4 series stored: %d %q", w.Code, w.Body)
+	}
+	q, err := s.Queryable().Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ss := q.Select(tenant.NewContext(context.Background(), "a"), true, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "limited"))
+	n, samples := 0, 0
+	for ss.Next() {
+		n++
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			samples++
+		}
+	}
+	if n != 4 || samples != 16 {
+		t.Errorf("stored %d series, %d samples; want 4 and 16", n, samples)
+	}
+}
+
+// fastOnly is a Handler storing into s whose fallback fails the test.
+func fastOnly(t *testing.T, s *metricstore.Store) *promwrite.Handler {
+	t.Helper()
+	cfg := promwrite.DefaultConfig()
+	cfg.Appendable = s.Appendable()
+	cfg.Fallback = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("a plain request went to the fallback") })
+	h, err := promwrite.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
