@@ -104,6 +104,12 @@ type Store struct {
 	pmu      sync.Mutex
 	pending  map[string][]*eval.Selection
 	listedAt time.Time
+
+	// ended are the requests read in an end state (processed,
+	// canceled), by object name: such an object is not written again,
+	// so List reads it once, not at every listing.
+	emu   sync.Mutex
+	ended map[string]Request
 }
 
 // pendingEvery is how long Pending trusts its last listing of the
@@ -262,7 +268,8 @@ func (s *Store) get(ctx context.Context, name string) (Request, error) {
 }
 
 // List returns tenant's requests, oldest first ("" lists every
-// tenant's).
+// tenant's). It lists the objects and reads those of requests it has not
+// seen in an end state.
 func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) {
 	prefix := Prefix
 	if tenantName != "" {
@@ -276,6 +283,13 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 		if !strings.HasSuffix(a.Name, ".json") {
 			continue
 		}
+		s.emu.Lock()
+		r, ok := s.ended[a.Name]
+		s.emu.Unlock()
+		if ok {
+			out = append(out, r)
+			continue
+		}
 		r, err := s.get(ctx, a.Name)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -287,6 +301,14 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 			continue
 		case err != nil:
 			return nil, err
+		}
+		if r.Status == StatusProcessed || r.Status == StatusCanceled {
+			s.emu.Lock()
+			if s.ended == nil {
+				s.ended = map[string]Request{}
+			}
+			s.ended[a.Name] = r
+			s.emu.Unlock()
 		}
 		out = append(out, r)
 	}

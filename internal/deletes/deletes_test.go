@@ -3,7 +3,9 @@ package deletes
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +110,64 @@ func TestDamagedRequest(t *testing.T) {
 	}
 	if reqs, err := s.List(ctx, "a"); err != nil || len(reqs) != 1 {
 		t.Fatalf("list: %v %v", reqs, err)
+	}
+}
+
+// countingBucket counts the objects read with Get.
+type countingBucket struct {
+	bucket.Bucket
+	gets atomic.Int64
+}
+
+func (b *countingBucket) Get(ctx context.Context, name string) (io.ReadCloser, error) {
+	b.gets.Add(1)
+	return b.Bucket.Get(ctx, name)
+}
+
+// TestListReadsEndedOnce: a request processed or canceled is read once;
+// later listings read only the requests still received, and still see
+// the ended ones as they ended.
+func TestListReadsEndedOnce(t *testing.T) {
+	b := &countingBucket{Bucket: bucket.NewLocal(t.TempDir())}
+	s, err := New(Config{Bucket: b, Through: func() uint64 { return 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	var ids []string
+	for range 4 {
+		r, err := s.Add(ctx, "a", `{a="b"}`, now.Add(-time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	if err := s.Cancel(ctx, "a", ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := s.List(ctx, "a")
+	if err != nil || len(reqs) != 4 {
+		t.Fatalf("list: %d %v", len(reqs), err)
+	}
+	for _, r := range reqs[1:3] {
+		if err := s.finish(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.List(ctx, "a") // reads the 3 requests not seen ended yet
+	b.gets.Store(0)
+	reqs, err = s.List(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := b.gets.Load(); n != 1 {
+		t.Errorf("a listing read %d objects, want 1 (the request still received)", n)
+	}
+	want := []string{StatusCanceled, StatusProcessed, StatusProcessed, StatusReceived}
+	for i, r := range reqs {
+		if r.ID != ids[i] || r.Status != want[i] {
+			t.Errorf("request %d: %s %s, want %s %s", i, r.ID, r.Status, ids[i], want[i])
+		}
 	}
 }
