@@ -207,7 +207,10 @@ FUZZ_TARGETS := \
 	./internal/traceql/:FuzzParse ./internal/traceql/eval/:FuzzTraceQL ./internal/traceql/eval/:FuzzMetricsSpanwise \
 	./internal/tempohttp/:FuzzSearchParams ./internal/lake/:FuzzReadTraceIDs \
 	./internal/lokipush/:FuzzProto ./internal/lokipush/:FuzzJSON ./internal/receiver/:FuzzLokiPush \
-	./internal/lokiapi/:FuzzDrilldownParams ./internal/logpattern/:FuzzMiner
+	./internal/lokiapi/:FuzzDrilldownParams ./internal/logpattern/:FuzzMiner \
+	./internal/lake/:FuzzParseGrams ./internal/lake/:FuzzGramsRegion ./internal/lakeread/:FuzzJSONKVs \
+	./internal/lokiapi/:FuzzAppendJSONString ./internal/logql/eval/:FuzzSelection ./internal/overrides/:FuzzParse \
+	./internal/lokiapi/:FuzzDeleteParams ./internal/serve/:FuzzSpanDeleteParams
 fuzz:
 	for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -219,6 +219,21 @@ func (s *Store) AddSpans(ctx context.Context, tenantName string, traceIDs []stri
 	return s.add(ctx, Request{Tenant: tenantName, Signal: "traces", TraceIDs: ids, Service: service, Start: start.UnixNano(), End: end.UnixNano()})
 }
 
+// validID reports whether id can be a request's: add's, hex digits in
+// lower case. Others (a name the bucket would refuse, a path) are no
+// request's.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // add keeps r, new: its id, time, node, spool record and status set.
 func (s *Store) add(ctx context.Context, r Request) (Request, error) {
 	var id [8]byte
@@ -321,7 +336,7 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 // processed is canceled between two files: what it removed stays
 // removed.
 func (s *Store) Cancel(ctx context.Context, tenantName, id string) error {
-	if !tenant.Valid(tenantName) || id == "" || strings.ContainsAny(id, "/.") {
+	if !tenant.Valid(tenantName) || !validID(id) {
 		return ErrNotFound
 	}
 	s.mu.Lock()
