@@ -94,7 +94,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serve.Config, error) {
 	fs.Var(&cfg.Limits.MaxRequestSize, "max-request-size", "largest OTLP/HTTP body as sent, before decompression (413 above)")
 	fs.Var(&cfg.Limits.MaxDecompressedSize, "max-decompressed-size", "largest OTLP/HTTP request after decompression (413 above)")
 	fs.Var(&cfg.OTLP.GRPC.MaxRecvMsgSize, "grpc-max-recv-msg-size", "largest OTLP/gRPC message, as sent and decompressed (RESOURCE_EXHAUSTED above); each call reserves this much of --max-inflight while its message is read")
-	fs.Var(&cfg.Limits.MemoryLimit, "memory-limit", "Go runtime soft memory limit (GOMEMLIMIT); 0: 90% of the cgroup memory limit, else 95% of the ceiling the other limits give (logged at start) less the queries' memory they do not hold")
+	fs.Var(&cfg.Limits.MemoryLimit, "memory-limit", "Go runtime soft memory limit (GOMEMLIMIT); 0: 90% of the cgroup memory limit, else 95% of the ceiling the other limits give (logged at start) less the queries' memory and the lake reader's caches they do not hold and 48 MiB for the executable's pages")
 	fs.StringVar(&cfg.Limits.OverridesFile, "limits-overrides-file", cfg.Limits.OverridesFile, "per-tenant limits (ingestion rates per signal, a share of --max-inflight), re-read when it changes")
 	fs.Var(&cfg.Limits.MaxInflight, "max-inflight", "bytes all requests in flight may hold; past it requests are refused with 429 / RESOURCE_EXHAUSTED")
 	fs.DurationVar(&cfg.Limits.RetryAfter, "retry-after", cfg.Limits.RetryAfter, "retry delay suggested to refused clients (Retry-After, RetryInfo)")

@@ -106,10 +106,20 @@ type Store struct {
 	listedAt time.Time
 
 	// ended are the requests read in an end state (processed,
-	// canceled), by object name: such an object is not written again,
-	// so List reads it once, not at every listing.
+	// canceled), by object name, with the object's size and time when
+	// read: List reads such an object again only when the listing shows
+	// it changed (a rewrite it cannot rule out: another node's progress
+	// racing a cancel), not at every listing.
 	emu   sync.Mutex
-	ended map[string]Request
+	ended map[string]endedRequest
+}
+
+// endedRequest is a request read in an end state, and its object's
+// attributes then.
+type endedRequest struct {
+	size int64
+	mod  time.Time
+	r    Request
 }
 
 // pendingEvery is how long Pending trusts its last listing of the
@@ -284,7 +294,7 @@ func (s *Store) get(ctx context.Context, name string) (Request, error) {
 
 // List returns tenant's requests, oldest first ("" lists every
 // tenant's). It lists the objects and reads those of requests it has not
-// seen in an end state.
+// seen in an end state, or that changed since.
 func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) {
 	prefix := Prefix
 	if tenantName != "" {
@@ -299,10 +309,10 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 			continue
 		}
 		s.emu.Lock()
-		r, ok := s.ended[a.Name]
+		e, ok := s.ended[a.Name]
 		s.emu.Unlock()
-		if ok {
-			out = append(out, r)
+		if ok && e.size == a.Size && e.mod.Equal(a.ModTime) {
+			out = append(out, e.r)
 			continue
 		}
 		r, err := s.get(ctx, a.Name)
@@ -317,14 +327,16 @@ func (s *Store) List(ctx context.Context, tenantName string) ([]Request, error) 
 		case err != nil:
 			return nil, err
 		}
+		s.emu.Lock()
 		if r.Status == StatusProcessed || r.Status == StatusCanceled {
-			s.emu.Lock()
 			if s.ended == nil {
-				s.ended = map[string]Request{}
+				s.ended = map[string]endedRequest{}
 			}
-			s.ended[a.Name] = r
-			s.emu.Unlock()
+			s.ended[a.Name] = endedRequest{a.Size, a.ModTime, r}
+		} else {
+			delete(s.ended, a.Name)
 		}
+		s.emu.Unlock()
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b Request) int { return a.Created.Compare(b.Created) })

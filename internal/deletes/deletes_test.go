@@ -170,4 +170,12 @@ func TestListReadsEndedOnce(t *testing.T) {
 			t.Errorf("request %d: %s %s, want %s %s", i, r.ID, r.Status, ids[i], want[i])
 		}
 	}
+	// An ended request written again (a file's progress counted after
+	// the cancel): read again.
+	if _, err := s.progress(ctx, reqs[0], 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	if reqs, _ = s.List(ctx, "a"); reqs[0].Files != 1 || reqs[0].Rows != 10 {
+		t.Errorf("a canceled request's progress after it was read: %+v", reqs[0])
+	}
 }

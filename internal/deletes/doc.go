@@ -22,6 +22,6 @@
 // each file; after a crash the request is started over, which finds
 // nothing more in the files already rewritten. A request is processed
 // when a pass finds nothing left; it may be canceled until then (what
-// it removed stays removed). Processed and canceled requests are not
-// written again: List reads each of them once, then only lists it.
+// it removed stays removed). List reads a processed or canceled request
+// once, and again only when the listing shows its object changed.
 package deletes

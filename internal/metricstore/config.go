@@ -106,8 +106,9 @@ type Config struct {
 	// SeriesLimit, if set, gives the most series a tenant ("" the
 	// default) may have in the head (0: no limit): past it a point that
 	// would create a series is refused (ReasonSeriesLimit), as Mimir's
-	// max_global_series_per_user; a remote-written sample that would is
-	// refused with a SeriesLimitError. Called once per request.
+	// max_global_series_per_user; a sample of Appendable's appenders
+	// (remote write, the rules' results) that would is refused with a
+	// SeriesLimitError. Called once per request or appender.
 	SeriesLimit func(tenant string) int
 	// SeriesCacheSize bounds the entries of the series reference cache;
 	// when it is full it is emptied. The default is 1<<20 entries; it must

@@ -72,15 +72,11 @@ type guardedDB struct {
 
 // generation is one opened TSDB.
 type generation struct {
-	id     uint64 // unique in the process: see tenantAppender.Generation
 	db     *tsdb.DB
 	reg    *tsdbRegisterer
 	users  sync.WaitGroup // queriers, appenders and calls in progress
 	failed atomic.Bool    // a write to its WAL or WBL failed
 }
-
-// generations numbers the TSDBs opened by the process.
-var generations atomic.Uint64
 
 // openGuarded opens the TSDB in dir (see guardedDB.open), and registers
 // wirehouse_metricstore_accepting and wirehouse_metricstore_reopens_total
@@ -156,7 +152,7 @@ func (d *guardedDB) open() (*generation, error) {
 	if d.notify != nil {
 		db.SetWriteNotified(d.notify)
 	}
-	g := &generation{id: generations.Add(1), db: db, reg: reg}
+	g := &generation{db: db, reg: reg}
 	if len(reg.failed) == 0 {
 		// Without it no write error would be seen (a Prometheus or
 		// client_golang upgrade renamed it, or changed Desc.String).

@@ -45,7 +45,7 @@ func newReport(log *slog.Logger, now func() time.Time) *report {
 	r := &report{
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wirehouse_metricstore_rejected_points_total",
-			Help: "OTLP data points (answered in the partial success) and remote-written samples the metric store rejected, by reason.",
+			Help: "OTLP data points (answered in the partial success), and samples of remote write and of the rules, the metric store rejected, by reason.",
 		}, []string{"reason"}),
 		byReason: make(map[string]prometheus.Counter, len(reasons)),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
@@ -105,22 +105,25 @@ func (r *report) observe(tenant string, res *Result) {
 	}
 }
 
-// refuse counts and logs a remote-written sample of tenant refused for
-// reason, of series ls (stored labels), sharing observe's lines' limit.
+// refuse counts and logs a sample of tenant an appender of Appendable
+// (remote write, the rules' results) refused for reason, of series ls
+// (stored labels), at most one line per reason every logEvery, apart from
+// observe's lines.
 func (r *report) refuse(tenant, reason string, ls labels.Labels) {
 	r.byReason[reason].Add(1)
+	key := "appender " + reason
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if last, ok := r.logged[reason]; ok && now.Sub(last) < r.every {
-		r.suppressed[reason]++
+	if last, ok := r.logged[key]; ok && now.Sub(last) < r.every {
+		r.suppressed[key]++
 		return
 	}
-	attrs := []any{"reason", reason, "example", ls.String(), "not_logged_since_last", r.suppressed[reason]}
+	attrs := []any{"reason", reason, "example", ls.String(), "not_logged_since_last", r.suppressed[key]}
 	if tenant != "" {
 		attrs = append(attrs, "tenant", tenant)
 	}
-	r.log.Warn(fmt.Sprintf("metricstore: refused remote-written samples; at most one line per reason every %v", r.every), attrs...)
-	r.logged[reason] = now
-	r.suppressed[reason] = 0
+	r.log.Warn(fmt.Sprintf("metricstore: refused samples of remote write or rules; at most one line per reason every %v", r.every), attrs...)
+	r.logged[key] = now
+	r.suppressed[key] = 0
 }

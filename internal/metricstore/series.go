@@ -13,10 +13,11 @@ import (
 // Series limits per tenant (Config.SeriesLimit): a sample that would
 // create a series in the head refuses its point (ReasonSeriesLimit) once
 // the tenant's head holds that many, as Mimir's max_global_series_per_user
-// refuses new series and keeps appending to the existing ones; a
-// remote-written sample (Appendable) that would is refused with a
-// SeriesLimitError, its series' only when internal/promwrite takes the
-// request. The head's
+// refuses new series and keeps appending to the existing ones; a sample
+// of Appendable's appenders (remote write; the rules' recording and
+// ALERTS series, which Mimir's ruler limits too) that would is refused
+// with a SeriesLimitError, its series' only when internal/promwrite takes
+// a remote write request. The head's
 // series of each tenant are counted from its index (the postings of
 // TenantLabel) at most once per seriesRecount and after each head
 // truncation, and counted up by each series admitted in between; a

@@ -102,9 +102,9 @@ func TestSeriesLimitRemoteWrite(t *testing.T) {
 		t.Fatalf("OTLP: %+v %v", res, err)
 	}
 	at := t0.Add(time.Second).UnixMilli()
-	rw := func(tn string, name string) error {
+	rwLabels := func(tn string, ls labels.Labels) error {
 		app := s.Appendable().AppenderV2(tenant.NewContext(context.Background(), tn))
-		_, err := app.Append(0, labels.FromStrings("__name__", name), 0, at, 1, nil, nil, storage.AOptions{})
+		_, err := app.Append(0, ls, 0, at, 1, nil, nil, storage.AOptions{})
 		at++
 		if err != nil {
 			app.Rollback()
@@ -112,6 +112,7 @@ func TestSeriesLimitRemoteWrite(t *testing.T) {
 		}
 		return app.Commit()
 	}
+	rw := func(tn string, name string) error { return rwLabels(tn, labels.FromStrings("__name__", name)) }
 	if err := rw("a", "third"); err != nil {
 		t.Fatalf("the third series: %v", err)
 	}
@@ -123,18 +124,19 @@ func TestSeriesLimitRemoteWrite(t *testing.T) {
 	if err := rw("a", "third"); err != nil {
 		t.Fatalf("the third series again: %v", err)
 	}
+	// The same series with a label of no value, which the head leaves
+	// out, and the tenant's label as sent, kept as it is.
+	if err := rwLabels("a", labels.FromStrings("__name__", "third", TenantLabel, "a", "empty", "")); err != nil {
+		t.Fatalf("the third series with an empty label: %v", err)
+	}
 	// A series the head has, written by OTLP (stored labels as the OTLP
 	// translation makes them): not refused.
-	app := s.Appendable().AppenderV2(ctx)
 	ls := selectNames(t, s, ctx, "g")
 	if len(ls) != 2 {
 		t.Fatalf("OTLP series g: %v", ls)
 	}
-	if _, err := app.Append(0, ls[0], 0, at, 5, nil, nil, storage.AOptions{}); err != nil {
+	if err := rwLabels("a", ls[0]); err != nil {
 		t.Fatalf("an OTLP series by remote write: %v", err)
-	}
-	if err := app.Commit(); err != nil {
-		t.Fatal(err)
 	}
 	for i := range 10 {
 		if err := rw("b", fmt.Sprint("b", i)); err != nil {
@@ -180,4 +182,57 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, reason string) f
 		}
 	}
 	return 0
+}
+
+// TestSeriesLimitAfterTruncation: a head truncation that drops a tenant's
+// series starts a new Generation for remote write appenders, so that
+// internal/promwrite does not give a kept reference of a dropped series
+// to Append, which would make the series again unchecked; the series
+// dropped no longer count against the limit.
+func TestSeriesLimitAfterTruncation(t *testing.T) {
+	s := open(t, t.TempDir(), func(c *Config) {
+		c.SeriesLimit = func(string) int { return 2 }
+	})
+	defer s.Close()
+	ctx := tenant.NewContext(context.Background(), "a")
+	at := time.Now().Add(-time.Hour).UnixMilli()
+	write := func(names ...string) (gen uint64, err error) {
+		app := s.Appendable().AppenderV2(ctx)
+		gen = app.(interface{ Generation() uint64 }).Generation()
+		for _, n := range names {
+			if _, err = app.Append(0, labels.FromStrings("__name__", n), 0, at, 1, nil, nil, storage.AOptions{}); err != nil {
+				app.Rollback()
+				return gen, err
+			}
+		}
+		return gen, app.Commit()
+	}
+	if gen, err := write("x", "y"); err != nil || gen == 0 {
+		t.Fatalf("two series: generation %d, %v", gen, err)
+	}
+	// The first samples moved the head's minimum time: an epoch starts.
+	gen1, _ := write()
+	if gen, _ := write(); gen != gen1 {
+		t.Fatalf("generation %d then %d with no truncation between", gen1, gen)
+	}
+	if _, err := write("z"); !errors.Is(err, storage.ErrOutOfBounds) {
+		t.Fatalf("a third series: %v, want refused", err)
+	}
+	at += time.Minute.Milliseconds()
+	if err := s.db.Head().Truncate(at); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.db.Head().NumSeries(); n != 0 {
+		t.Fatalf("head holds %d series after the truncation, want 0", n)
+	}
+	gen2, err := write("z", "w")
+	if err != nil {
+		t.Fatalf("two new series after the others were dropped: %v", err)
+	}
+	if gen2 == gen1 || gen2 == 0 {
+		t.Fatalf("generation %d after a truncation, was %d: kept references would be given again", gen2, gen1)
+	}
+	if _, err := write("x"); !errors.Is(err, storage.ErrOutOfBounds) {
+		t.Fatalf("a dropped series again, past the limit: %v, want refused", err)
+	}
 }

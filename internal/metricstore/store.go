@@ -37,6 +37,8 @@ type Store struct {
 	// series counts the head's series by tenant, for Config.SeriesLimit
 	// (series.go).
 	series seriesCounts
+	// refs gives the Generation of remote write appenders (tenant.go).
+	refs refGens
 	// builds counts series label sets built (cache misses), for tests.
 	builds atomic.Int64
 	meta   metaSet

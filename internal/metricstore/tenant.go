@@ -385,12 +385,41 @@ func (a tenantAppendable) AppenderV2(ctx context.Context) storage.AppenderV2 {
 		a.s.tenants.seen() // before the tenant's first series exists
 	}
 	app := &tenantAppender{AppenderV2: a.s.db.AppenderV2(ctx), s: a.s, tenant: t, b: labels.NewBuilder(labels.EmptyLabels())}
-	if a.s.cfg.SeriesLimit != nil {
-		if app.limit = a.s.cfg.SeriesLimit(t); app.limit > 0 {
-			app.epoch = a.s.syncCache()
+	if _, ok := app.AppenderV2.(*guardedAppender); ok { // the DB held open, as syncCache wants
+		app.epoch = a.s.syncCache()
+		app.gen = a.s.refs.of(app.epoch)
+		if a.s.cfg.SeriesLimit != nil {
+			app.limit = a.s.cfg.SeriesLimit(t)
 		}
 	}
 	return app
+}
+
+// refGenerations numbers the Generations of appenders in the process.
+var refGenerations atomic.Uint64
+
+// refGens gives the appenders of each series cache epoch a Generation of
+// their own.
+type refGens struct {
+	mu    sync.Mutex
+	epoch uint64
+	gen   uint64
+}
+
+// of returns the Generation of the appenders of cache epoch epoch: new in
+// the process at each epoch, which a TSDB reopened starts too (reopened),
+// and a head truncation (syncCache), after which a kept reference may
+// name a series the head dropped: given to Append it would make the
+// series again without the checks of a new one (the series limit).
+// Appenders of an older epoch made after a newer one's get a new
+// Generation too, so their references are not kept past them.
+func (r *refGens) of(epoch uint64) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen == 0 || r.epoch != epoch {
+		r.epoch, r.gen = epoch, refGenerations.Add(1)
+	}
+	return r.gen
 }
 
 // tenantAppender labels every series it appends to with its tenant. It
@@ -404,9 +433,11 @@ type tenantAppender struct {
 	b       *labels.Builder
 	touched []storage.SeriesRef
 	// limit is the tenant's Config.SeriesLimit (0: none), epoch the
-	// series cache epoch it is counted in.
+	// series cache epoch it is counted in, gen its Generation (0 when
+	// the store refuses writes).
 	limit int
 	epoch uint64
+	gen   uint64
 }
 
 func (a *tenantAppender) Commit() error {
@@ -422,17 +453,12 @@ func (a *tenantAppender) Commit() error {
 	return err
 }
 
-// Generation identifies the TSDB this appender writes to, for as long as
-// it stays open: a series reference Append returned, once committed, may
-// be given to a later appender of the same tenant (its series carry the
-// tenant) and the same Generation, and to no other. 0 means none may be
-// kept (the store refuses writes).
-func (a *tenantAppender) Generation() uint64 {
-	if g, ok := a.AppenderV2.(*guardedAppender); ok {
-		return g.g.id
-	}
-	return 0
-}
+// Generation identifies the TSDB this appender writes to and its head's
+// series cache epoch (see refGens.of): a series reference Append
+// returned, once committed, may be given to a later appender of the same
+// tenant (its series carry the tenant) and the same Generation, and to no
+// other. 0 means none may be kept (the store refuses writes).
+func (a *tenantAppender) Generation() uint64 { return a.gen }
 
 func (a *tenantAppender) Rollback() error {
 	a.touched = nil
@@ -487,6 +513,7 @@ func (a *tenantAppender) admit(ls labels.Labels) bool {
 	if !ok {
 		return true // a refused appender: its Append answers
 	}
+	ls = ls.WithoutEmpty() // as the head keeps a series' labels
 	if ref, _ := g.GetRef(ls, ls.Hash()); ref != 0 {
 		return true
 	}

@@ -48,8 +48,9 @@ type Limits struct {
 	// MaxActiveSeries bounds the tenant's series in the metric store's
 	// head (Mimir's max_global_series_per_user): a point that would
 	// create one more is refused (series_limit in the partial success;
-	// for remote write 400, the request's other series stored), the
-	// existing series keep taking points; 0 is no bound.
+	// for remote write 400, the request's other series stored; a rule's
+	// result discarded, as Prometheus' rules report), the existing series
+	// keep taking points; 0 is no bound.
 	MaxActiveSeries int `yaml:"max_active_series"`
 	// LakeRetention removes the tenant's lake partitions (every signal)
 	// whose hour ended longer ago, in place of lake.retention; 0 keeps

@@ -90,8 +90,9 @@ type Config struct {
 		MaxDecompressedSize ByteSize `yaml:"max_decompressed_size"`
 		MaxInflight         ByteSize `yaml:"max_inflight"`
 		// MemoryLimit is the Go runtime's soft memory limit (GOMEMLIMIT):
-		// 0 takes 90 % of the cgroup's memory limit, or without one the
-		// ceiling the other limits give (MemoryCeiling). A GOMEMLIMIT
+		// 0 takes 90 % of the cgroup's memory limit, or without one 95 %
+		// of the ceiling the other limits give (MemoryCeiling) less what
+		// the runtime does not hold of it (see memoryLimit). A GOMEMLIMIT
 		// environment variable wins over both.
 		MemoryLimit ByteSize      `yaml:"memory_limit"`
 		RetryAfter  time.Duration `yaml:"retry_after"`

@@ -97,7 +97,8 @@
 // (GOMEMLIMIT) is set from limits.memory_limit, by default 90 % of the
 // cgroup's memory limit when there is one, else 95 % of the ceiling less the
 // queries' budget, the lake reader's caches that fill as files are read
-// and the 48 MiB RSS counts of the executable's own pages, raised by what
-// running queries reserve and those caches hold; a GOMEMLIMIT
+// and 48 MiB for the executable's own pages (which RSS counts and the
+// runtime does not), raised by what running queries reserve and those
+// caches hold; a GOMEMLIMIT
 // environment variable is left as it is.
 package serve
