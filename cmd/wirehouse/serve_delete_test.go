@@ -491,3 +491,65 @@ func TestServeSpanDelete(t *testing.T) {
 		t.Errorf("%d spans in the lake, want %d", got, want)
 	}
 }
+
+// TestServeDeleteOnTheWay: spans of services front and db are sent, and
+// a delete request for db's is made before the lake loader writes them
+// (--lake-max-delay 3s): db's spans never reach the lake (the loader's
+// write leaves out what a pending request selects), so the request is
+// carried out with no file to rewrite (files and rows removed 0), and the
+// lake holds front's spans alone.
+func TestServeDeleteOnTheWay(t *testing.T) {
+	data := t.TempDir()
+	p := startServeProc(t, data, "--lake-max-delay", "3s", "--lake-compact=false")
+	defer p.stop(t)
+	admin := p.addrs["admin HTTP"]
+	td := ptrace.NewTraces()
+	now := time.Now()
+	for s, svc := range []string{"front", "db"} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for i := range 30 {
+			sp := spans.AppendEmpty()
+			sp.SetTraceID(pcommon.TraceID{0xcd, byte(i + 1)})
+			sp.SetSpanID(pcommon.SpanID{byte(s + 1), byte(i + 1)})
+			sp.SetName("op")
+			sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Duration(i) * time.Second)))
+			sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Duration(i)*time.Second + time.Millisecond)))
+		}
+	}
+	body, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if code, _, b := postWith(t, "http://"+p.addrs["OTLP/HTTP"]+"/v1/traces", body, "Content-Type", "application/x-protobuf"); code != http.StatusOK {
+		t.Fatalf("spans: %d %s", code, b)
+	}
+	if code, _, b := postWith(t, "http://"+admin+"/api/v1/admin/spans/delete?service=db", nil); code != http.StatusNoContent {
+		t.Fatalf("POST delete: %d %s", code, b)
+	}
+	type request struct {
+		Status string
+		Files  int64 `json:"files_rewritten"`
+		Rows   int64 `json:"rows_removed"`
+	}
+	var req request
+	for deadline := time.Now().Add(30 * time.Second); req.Status != "processed"; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("request: %+v\n%s", req, p.stderr)
+		}
+		resp, err := http.Get("http://" + admin + "/api/v1/admin/spans/delete")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reqs []request
+		json.NewDecoder(resp.Body).Decode(&reqs)
+		resp.Body.Close()
+		if len(reqs) == 1 {
+			req = reqs[0]
+		}
+	}
+	if req.Files != 0 || req.Rows != 0 {
+		t.Errorf("the request rewrote %d files, removing %d rows: db's spans reached the lake", req.Files, req.Rows)
+	}
+	if n := lakeRows(t, filepath.Join(data, "lake", "traces")); n != 30 {
+		t.Errorf("%d spans in the lake, want front's 30", n)
+	}
+}

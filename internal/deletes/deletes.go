@@ -25,6 +25,7 @@ import (
 	"github.com/wirehouse/wirehouse/internal/lakeread"
 	"github.com/wirehouse/wirehouse/internal/logql/eval"
 	"github.com/wirehouse/wirehouse/internal/tenant"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // Statuses of a request, as Loki names them (and canceled).
@@ -103,6 +104,7 @@ type Store struct {
 	// the last listing (another node's changes, in a shared bucket).
 	pmu      sync.Mutex
 	pending  map[string][]*eval.Selection
+	received map[string][]Request // by tenant, both signals
 	listedAt time.Time
 
 	// ended are the requests read in an end state (processed,
@@ -135,23 +137,7 @@ const pendingEvery = 10 * time.Second
 // keeps the last one.
 func (s *Store) Pending(ctx context.Context, tenantName string) func(*eval.Record) bool {
 	s.pmu.Lock()
-	if s.pending == nil || time.Since(s.listedAt) > pendingEvery {
-		if reqs, err := s.List(ctx, ""); err == nil {
-			s.pending = map[string][]*eval.Selection{}
-			for _, r := range reqs {
-				if r.Status != StatusReceived || r.Signal != "logs" {
-					continue
-				}
-				sel, err := eval.CompileSelection(r.Query, time.Unix(0, r.Start), time.Unix(0, r.End))
-				if err == nil {
-					s.pending[r.Tenant] = append(s.pending[r.Tenant], sel)
-				}
-			}
-			s.listedAt = time.Now()
-		} else {
-			s.log.Warn("delete requests: cannot list them; queries hide what the last listing held", "err", err)
-		}
-	}
+	s.refresh(ctx)
 	sels := s.pending[tenantName]
 	s.pmu.Unlock()
 	if len(sels) == 0 {
@@ -167,10 +153,83 @@ func (s *Store) Pending(ctx context.Context, tenantName string) func(*eval.Recor
 	}
 }
 
-// changed makes the next Pending list the requests again.
+// refresh lists the requests again for Pending and Drop when the last
+// listing is older than pendingEvery. s.pmu is held.
+func (s *Store) refresh(ctx context.Context) {
+	if !s.listedAt.IsZero() && time.Since(s.listedAt) <= pendingEvery {
+		return
+	}
+	s.listedAt = time.Now() // a listing that fails is tried again then too
+	reqs, err := s.List(ctx, "")
+	if err != nil {
+		s.log.Warn("delete requests: cannot list them; queries hide, and the lake's writes leave out, what the last listing held", "err", err)
+		return
+	}
+	s.pending, s.received = map[string][]*eval.Selection{}, map[string][]Request{}
+	for _, r := range reqs {
+		if r.Status != StatusReceived {
+			continue
+		}
+		s.received[r.Tenant] = append(s.received[r.Tenant], r)
+		if r.Signal != "logs" {
+			continue
+		}
+		sel, err := eval.CompileSelection(r.Query, time.Unix(0, r.Start), time.Unix(0, r.End))
+		if err == nil {
+			s.pending[r.Tenant] = append(s.pending[r.Tenant], sel)
+		}
+	}
+}
+
+// Drop returns the rows of a lake file of sig, tenant and hour's
+// partition that the tenant's requests not yet carried out select, for
+// the lake writer (lake.WriterConfig.Drop): nil when none may. So the
+// records a request selects that were in the spool when it came (or came
+// since) are left out as they go into the lake, rather than written and
+// rewritten by the next pass; the pass still removes what a write it
+// did not know of let in.
+func (s *Store) Drop(sig otlpwire.Signal, tenantName string, hour time.Time) lake.RowMatcher {
+	signal := "logs"
+	if sig == otlpwire.SignalTraces {
+		signal = "traces"
+	}
+	s.pmu.Lock()
+	s.refresh(context.Background())
+	reqs := s.received[tenantName]
+	s.pmu.Unlock()
+	var ms []lake.RowMatcher
+	for _, r := range reqs {
+		if cmp.Or(r.Signal, "logs") != signal || hour.Add(time.Hour).Before(time.Unix(0, r.Start)) || hour.After(time.Unix(0, r.End)) {
+			continue
+		}
+		if m, err := r.matcher(); err == nil {
+			ms = append(ms, m)
+		}
+	}
+	switch len(ms) {
+	case 0:
+		return nil
+	case 1:
+		return ms[0]
+	}
+	return func(pf *parquet.File, rd io.ReaderAt, size int64) ([]int64, error) {
+		var all []int64
+		for _, m := range ms {
+			rows, err := m(pf, rd, size)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, rows...)
+		}
+		slices.Sort(all)
+		return slices.Compact(all), nil
+	}
+}
+
+// changed makes the next Pending or Drop list the requests again.
 func (s *Store) changed() {
 	s.pmu.Lock()
-	s.pending = nil
+	s.listedAt = time.Time{}
 	s.pmu.Unlock()
 }
 
@@ -367,6 +426,10 @@ func (s *Store) Cancel(ctx context.Context, tenantName, id string) error {
 	return s.put(ctx, r)
 }
 
+// waitKick is how soon Process asks for another pass while a request
+// waits for its records to be in the lake (up to lake.max_delay).
+const waitKick = 5 * time.Second
+
 // Process works on the requests not yet processed whose records are all
 // in the lake: it rewrites the tenant's files of the hours the request
 // spans without the records it selects, a file at a time
@@ -382,11 +445,18 @@ func (s *Store) Process(ctx context.Context, p lakeload.RewritePass) error {
 	if err != nil {
 		return err
 	}
+	waiting := false
+	defer func() {
+		if waiting && s.cfg.Kick != nil {
+			time.AfterFunc(waitKick, s.cfg.Kick) // a pass soon, not at the next period
+		}
+	}()
 	for _, r := range reqs {
 		if r.Status != StatusReceived {
 			continue
 		}
 		if at, ok := p.Cursor(r.Node); !ok || at < r.Through {
+			waiting = true
 			continue // records of the request's time still on their way to the lake
 		}
 		if p.Hold != nil && !p.Hold() {
@@ -482,7 +552,7 @@ func (s *Store) finish(ctx context.Context, r Request) error {
 }
 
 // matcher is the rows of a file r removes, for lake.RewriteFile.
-func (r Request) matcher() (func(pf *parquet.File, rd io.ReaderAt, size int64) ([]int64, error), error) {
+func (r Request) matcher() (lake.RowMatcher, error) {
 	if r.Signal == "traces" {
 		ids := map[string]bool{}
 		for _, id := range r.TraceIDs {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
 	"github.com/wirehouse/wirehouse/internal/logql/eval"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // TestRequests: requests are kept per tenant, refused when their query,
@@ -177,5 +178,48 @@ func TestListReadsEndedOnce(t *testing.T) {
 	}
 	if reqs, _ = s.List(ctx, "a"); reqs[0].Files != 1 || reqs[0].Rows != 10 {
 		t.Errorf("a canceled request's progress after it was read: %+v", reqs[0])
+	}
+}
+
+// TestDrop: Drop gives a matcher for the partitions of a tenant and
+// signal whose hours a request not carried out yet spans, and none for
+// another tenant, signal or hour, or once the request is processed.
+func TestDrop(t *testing.T) {
+	s, err := New(Config{Bucket: bucket.NewLocal(t.TempDir()), Through: func() uint64 { return 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start := time.Date(2030, 1, 1, 10, 30, 0, 0, time.UTC)
+	r, err := s.Add(ctx, "a", `{service_name="api"} |= "password"`, start, start.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSpans(ctx, "a", nil, "db", start, start.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sig    otlpwire.Signal
+		tenant string
+		hour   time.Time
+		want   bool
+	}{
+		{otlpwire.SignalLogs, "a", start.Truncate(time.Hour), true},
+		{otlpwire.SignalLogs, "a", start.Truncate(time.Hour).Add(time.Hour), true},
+		{otlpwire.SignalLogs, "a", start.Truncate(time.Hour).Add(2 * time.Hour), false},
+		{otlpwire.SignalLogs, "a", start.Truncate(time.Hour).Add(-time.Hour), false},
+		{otlpwire.SignalLogs, "b", start.Truncate(time.Hour), false},
+		{otlpwire.SignalTraces, "a", start.Truncate(time.Hour), true},
+		{otlpwire.SignalTraces, "b", start.Truncate(time.Hour), false},
+	} {
+		if got := s.Drop(c.sig, c.tenant, c.hour) != nil; got != c.want {
+			t.Errorf("Drop(%v, %q, %v): %v, want %v", c.sig, c.tenant, c.hour, got, c.want)
+		}
+	}
+	if err := s.finish(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if s.Drop(otlpwire.SignalLogs, "a", start.Truncate(time.Hour)) != nil {
+		t.Error("a processed request still drops rows")
 	}
 }

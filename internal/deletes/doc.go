@@ -12,7 +12,10 @@
 // waited for and removed with the rest. Until a request is carried out,
 // the LogQL engine hides the records it selects, in the spool and the
 // lake alike (Pending; Loki's filter-and-delete mode), so they leave
-// every answer, rules' included, the moment the request is made. Each of the tenant's logs files of the
+// every answer, rules' included, the moment the request is made; and
+// the lake loader's writes leave them out (Drop, lake.WriterConfig.Drop),
+// so those still in the spool never reach the lake's files, for DuckDB
+// either. Each of the tenant's logs files of the
 // hours the request spans is read (lakeread.MatchLogRows: the column
 // filters first, then every record left tested by the LogQL engine's
 // own selection, eval.Selection) and rewritten without the records

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirehouse/wirehouse/internal/bucket"
+	"github.com/wirehouse/wirehouse/otlpwire"
 )
 
 // WriterConfig configures a Writer. Start from DefaultWriterConfig and set
@@ -77,6 +78,15 @@ type WriterConfig struct {
 	// Clock is the clock used for ages and for the partition of records
 	// without a timestamp. The default, nil, is time.Now.
 	Clock func() time.Time
+	// Drop, if set, is asked before each file is written which of its
+	// rows to leave out: a RowMatcher, or nil for none. serve gives the
+	// delete requests not carried out yet (internal/deletes), so that
+	// the records they select, still on their way from the spool, never
+	// reach the lake. The rows are encoded once in a scratch file, matched
+	// there and encoded again without those matched; a matcher's error
+	// leaves every row in (the delete pass removes them later). hour is
+	// the file's partition.
+	Drop func(sig otlpwire.Signal, tenant string, hour time.Time) RowMatcher
 	// EncodeFault, if not empty, makes the encoding of every file that
 	// holds a log whose body, or a span whose name, is EncodeFault fail
 	// with ErrEncode, as if the encoder could not write it. It exists to

@@ -53,6 +53,11 @@ type Rewritten struct {
 	Output        string // the output's object name, "" when none was written
 }
 
+// A RowMatcher returns the indexes of the rows of a Parquet file (pf,
+// read over r of size bytes) that it selects, counting from 0 across the
+// file's row groups in order, ascending.
+type RowMatcher func(pf *parquet.File, r io.ReaderAt, size int64) ([]int64, error)
+
 // RewriteFile replaces the data file object, a loader's or a merge's
 // (range-named) file of a partition of the lake in b, with one without
 // the rows match returns: their indexes in the file, counting from 0
@@ -62,7 +67,7 @@ type Rewritten struct {
 // since it was listed) is not an error: Rewritten is zero. The caller
 // holds the lake's write lock over the partition, and, for a bucket
 // several nodes write, its compaction lease.
-func RewriteFile(ctx context.Context, b bucket.Bucket, object string, o RewriteOptions, match func(pf *parquet.File, r io.ReaderAt, size int64) ([]int64, error)) (res Rewritten, err error) {
+func RewriteFile(ctx context.Context, b bucket.Bucket, object string, o RewriteOptions, match RowMatcher) (res Rewritten, err error) {
 	pt, file, ok := parseObject(object)
 	node, first, last, isRange := parseFile(file)
 	if !ok || !isRange {

@@ -450,13 +450,15 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 		for end < n && keys[end].hi>>32 == keys[start].hi>>32 {
 			end++
 		}
-		size, err := w.writePartition(key, b, int64(keys[start].hi>>32), sel[start:end], n, name)
+		size, rows, err := w.writePartition(key, b, int64(keys[start].hi>>32), sel[start:end], n, name)
 		if err != nil {
 			return err
 		}
 		out += size
-		w.stats.Files++
-		w.stats.Rows += int64(end - start)
+		if rows > 0 {
+			w.stats.Files++
+			w.stats.Rows += int64(rows)
+		}
 		start = end
 	}
 	w.stats.BytesIn += b.bytesIn
@@ -484,8 +486,16 @@ func partitionHour(ns int64) (int64, bool) {
 }
 
 // writePartition writes rows sel of the batch as one file of the hour's
-// partition, named name.parquet (or an autoID's), and returns its size.
-func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int, name string) (int64, error) {
+// partition, named name.parquet (or an autoID's), and returns its size
+// and rows: none, and no file, when Drop leaves none.
+func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32, n int, name string) (int64, int, error) {
+	if w.cfg.Drop != nil {
+		if m := w.cfg.Drop(key.sig, key.tenant, time.Unix(hour*3600, 0).UTC()); m != nil {
+			if sel = w.dropRows(key.sig, b, sel, n, m); len(sel) == 0 {
+				return 0, 0, nil
+			}
+		}
+	}
 	id := name
 	if id == "" {
 		id = autoID(w.cfg.Clock(), rand.Uint64())
@@ -493,7 +503,7 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 	obj := partitionOf(key.sig, key.tenant, hour).object(parquetFile(id))
 	f, err := createScratch(w.scratch, parquetFile(id))
 	if err != nil {
-		return 0, fmt.Errorf("write lake file %s: %w", obj, err)
+		return 0, 0, fmt.Errorf("write lake file %s: %w", obj, err)
 	}
 	defer removeScratch(f)
 	cw := &countingWriter{w: bufio.NewWriterSize(f, 1<<20)}
@@ -515,10 +525,10 @@ func (w *Writer) writePartition(key batchKey, b *batch, hour int64, sel []int32,
 		err = uploadScratch(context.Background(), w.store(), obj, f.Name())
 	}
 	if err != nil {
-		return 0, fmt.Errorf("write lake file %s: %w", obj, err)
+		return 0, 0, fmt.Errorf("write lake file %s: %w", obj, err)
 	}
 	w.renamed = append(w.renamed, obj)
-	return size, nil
+	return size, len(sel), nil
 }
 
 // encode writes the rows sel of the batch as Parquet to out, and returns

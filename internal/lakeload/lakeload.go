@@ -76,6 +76,10 @@ type Config struct {
 	// Quarantine keeps the spooled requests the lake cannot store (see
 	// Loader). Without one they are only logged and counted.
 	Quarantine *quarantine.Dir
+	// Drop is the lake writers' lake.WriterConfig.Drop: the rows the
+	// delete requests not carried out yet select, left out as they are
+	// written (internal/deletes).
+	Drop func(sig otlpwire.Signal, tenant string, hour time.Time) lake.RowMatcher
 	// EncodeFault is the lake writers' lake.WriterConfig.EncodeFault:
 	// tests set it to make rows fail to encode; a server leaves it empty.
 	EncodeFault string
@@ -226,7 +230,7 @@ func New(sp *spool.Spool, cfg Config) (*Loader, error) {
 	}
 	wc := lake.DefaultWriterConfig()
 	wc.Dir, wc.ManualFlush, wc.MaxAge, wc.EncodeFault = cfg.Dir, true, cfg.MaxDelay, cfg.EncodeFault
-	wc.NoIndexes = cfg.NoIndexes
+	wc.NoIndexes, wc.Drop = cfg.NoIndexes, cfg.Drop
 	store := bucket.Bucket(bucket.NewLocal(cfg.Dir))
 	if cfg.Bucket != nil {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {

@@ -104,6 +104,7 @@ func (s *Server) openStorage() error {
 		Quarantine:   s.quarantine,
 		Registerer:   s.reg,
 		Rewrite:      s.rewriteLake,
+		Drop:         s.dropPending,
 	}); err != nil {
 		return fmt.Errorf("open lake: %w", err)
 	}
@@ -329,6 +330,15 @@ func (s *Server) startTenantRetention() {
 		<-done
 		return nil
 	})
+}
+
+// dropPending is the rows the delete requests not carried out yet select
+// in a file the lake loader writes (lakeload.Config.Drop).
+func (s *Server) dropPending(sig otlpwire.Signal, tenantName string, hour time.Time) lake.RowMatcher {
+	if s.deletes == nil {
+		return nil
+	}
+	return s.deletes.Drop(sig, tenantName, hour)
 }
 
 // rewriteLake carries out the delete requests in the lake loader's pass
