@@ -171,7 +171,7 @@ func (s *Store) refresh(ctx context.Context) {
 			continue
 		}
 		s.received[r.Tenant] = append(s.received[r.Tenant], r)
-		if r.Signal != "logs" {
+		if r.signal() != "logs" {
 			continue
 		}
 		sel, err := eval.CompileSelection(r.Query, time.Unix(0, r.Start), time.Unix(0, r.End))
@@ -189,17 +189,13 @@ func (s *Store) refresh(ctx context.Context) {
 // rewritten by the next pass; the pass still removes what a write it
 // did not know of let in.
 func (s *Store) Drop(sig otlpwire.Signal, tenantName string, hour time.Time) lake.RowMatcher {
-	signal := "logs"
-	if sig == otlpwire.SignalTraces {
-		signal = "traces"
-	}
 	s.pmu.Lock()
 	s.refresh(context.Background())
 	reqs := s.received[tenantName]
 	s.pmu.Unlock()
 	var ms []lake.RowMatcher
 	for _, r := range reqs {
-		if cmp.Or(r.Signal, "logs") != signal || hour.Add(time.Hour).Before(time.Unix(0, r.Start)) || hour.After(time.Unix(0, r.End)) {
+		if r.signal() != sig.String() || !r.spansHour(hour) {
 			continue
 		}
 		if m, err := r.matcher(); err == nil {
@@ -470,13 +466,11 @@ func (s *Store) Process(ctx context.Context, p lakeload.RewritePass) error {
 }
 
 func (s *Store) process(ctx context.Context, r Request, p lakeload.RewritePass) error {
-	start, end := time.Unix(0, r.Start), time.Unix(0, r.End)
 	match, err := r.matcher()
 	if err != nil {
 		return s.finish(ctx, r) // cannot happen (Add checked it): nothing to do
 	}
-	signal := cmp.Or(r.Signal, "logs")
-	files, err := lake.DataFiles(ctx, s.cfg.Bucket, signal+"/tenant="+r.Tenant+"/")
+	files, err := lake.DataFiles(ctx, s.cfg.Bucket, r.signal()+"/tenant="+r.Tenant+"/")
 	if err != nil {
 		return err
 	}
@@ -485,7 +479,7 @@ func (s *Store) process(ctx context.Context, r Request, p lakeload.RewritePass) 
 	pending := map[string]bool{} // partitions
 	for _, f := range files {
 		dir := path.Dir(f.Name)
-		if f.Hour.Add(time.Hour).Before(start) || f.Hour.After(end) || f.First == 0 || pending[dir] {
+		if !r.spansHour(f.Hour) || f.First == 0 || pending[dir] {
 			continue // outside the range, not a loader's file (wirehouse ingest's), or waiting
 		}
 		if p.Hold != nil && !p.Hold() {
@@ -551,9 +545,17 @@ func (s *Store) finish(ctx context.Context, r Request) error {
 	return nil
 }
 
+// signal is the lake's name of r's signal: "logs" or "traces".
+func (r Request) signal() string { return cmp.Or(r.Signal, "logs") }
+
+// spansHour reports whether r's time range meets the hour from hour.
+func (r Request) spansHour(hour time.Time) bool {
+	return !hour.Add(time.Hour).Before(time.Unix(0, r.Start)) && !hour.After(time.Unix(0, r.End))
+}
+
 // matcher is the rows of a file r removes, for lake.RewriteFile.
 func (r Request) matcher() (lake.RowMatcher, error) {
-	if r.Signal == "traces" {
+	if r.signal() == "traces" {
 		ids := map[string]bool{}
 		for _, id := range r.TraceIDs {
 			ids[id] = true

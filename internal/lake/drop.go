@@ -37,12 +37,11 @@ func (w *Writer) dropRows(sig otlpwire.Signal, b *batch, sel []int32, n int, m R
 	if err != nil || len(drop) == 0 || !slices.IsSorted(drop) || drop[0] < 0 || drop[len(drop)-1] >= int64(len(sel)) {
 		return sel
 	}
+	drop = slices.Compact(drop)
 	kept := make([]int32, 0, len(sel)-len(drop))
 	for i, r := range sel {
 		if len(drop) > 0 && drop[0] == int64(i) {
-			for len(drop) > 0 && drop[0] == int64(i) {
-				drop = drop[1:]
-			}
+			drop = drop[1:]
 			continue
 		}
 		kept = append(kept, r)

@@ -90,19 +90,30 @@ func (r *report) observe(tenant string, res *Result) {
 	defer r.mu.Unlock()
 	for _, k := range slices.Sorted(maps.Keys(res.Reasons)) {
 		n := res.Reasons[k]
-		if last, ok := r.logged[k]; ok && now.Sub(last) < r.every {
-			r.suppressed[k] += n
+		suppressed, ok := r.due(k, n, now)
+		if !ok {
 			continue
 		}
 		attrs := []any{"reason", k, "points", n, "example", res.Examples[k],
-			"not_logged_since_last", r.suppressed[k], "request_points", res.Accepted + res.Rejected}
+			"not_logged_since_last", suppressed, "request_points", res.Accepted + res.Rejected}
 		if tenant != "" {
 			attrs = append(attrs, "tenant", tenant)
 		}
 		r.log.Warn(fmt.Sprintf("metricstore: rejected data points (partial success); at most one line per reason every %v", r.every), attrs...)
-		r.logged[k] = now
-		r.suppressed[k] = 0
 	}
+}
+
+// due reports whether a line of key is due at now, and if so returns
+// what was left unlogged since the last one and starts the next period;
+// if not, it adds n to what is left. r.mu is held.
+func (r *report) due(key string, n int64, now time.Time) (suppressed int64, ok bool) {
+	if last, seen := r.logged[key]; seen && now.Sub(last) < r.every {
+		r.suppressed[key] += n
+		return 0, false
+	}
+	suppressed = r.suppressed[key]
+	r.logged[key], r.suppressed[key] = now, 0
+	return suppressed, true
 }
 
 // refuse counts and logs a sample of tenant an appender of Appendable
@@ -111,19 +122,15 @@ func (r *report) observe(tenant string, res *Result) {
 // observe's lines.
 func (r *report) refuse(tenant, reason string, ls labels.Labels) {
 	r.byReason[reason].Add(1)
-	key := "appender " + reason
-	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if last, ok := r.logged[key]; ok && now.Sub(last) < r.every {
-		r.suppressed[key]++
+	suppressed, ok := r.due("appender "+reason, 1, r.now())
+	if !ok {
 		return
 	}
-	attrs := []any{"reason", reason, "example", ls.String(), "not_logged_since_last", r.suppressed[key]}
+	attrs := []any{"reason", reason, "example", ls.String(), "not_logged_since_last", suppressed}
 	if tenant != "" {
 		attrs = append(attrs, "tenant", tenant)
 	}
 	r.log.Warn(fmt.Sprintf("metricstore: refused samples of remote write or rules; at most one line per reason every %v", r.every), attrs...)
-	r.logged[key] = now
-	r.suppressed[key] = 0
 }
