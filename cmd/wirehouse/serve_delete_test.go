@@ -552,4 +552,7 @@ func TestServeDeleteOnTheWay(t *testing.T) {
 	if n := lakeRows(t, filepath.Join(data, "lake", "traces")); n != 30 {
 		t.Errorf("%d spans in the lake, want front's 30", n)
 	}
+	if n := scrape(t, admin)["wirehouse_lake_deleted_rows_total"]; n != 30 {
+		t.Errorf("wirehouse_lake_deleted_rows_total %v, want db's 30", n)
+	}
 }

@@ -102,7 +102,7 @@ func TestWriteDrop(t *testing.T) {
 	if got, want := len(readLake(t, part(dropRoot, "traces", "acme"))[0].rows), len(readLake(t, part(plainRoot, "traces", "acme"))[0].rows); got != want {
 		t.Errorf("spans written with Drop: %d rows, want %d", got, want)
 	}
-	if st := w.Stats(); st.Rows != 200+200 || st.Files != 2 {
-		t.Errorf("stats: %d rows in %d files, want 400 in 2", st.Rows, st.Files)
+	if st := w.Stats(); st.Rows != 200+200 || st.Files != 2 || st.Dropped != 100+300 {
+		t.Errorf("stats: %d rows in %d files, %d dropped; want 400 in 2, 400 dropped", st.Rows, st.Files, st.Dropped)
 	}
 }

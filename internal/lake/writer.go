@@ -46,6 +46,7 @@ type Stats struct {
 	Rows     int64 // rows in those files
 	BytesIn  int64 // protobuf bytes of the requests appended
 	BytesOut int64 // bytes of those files
+	Dropped  int64 // rows WriterConfig.Drop left out
 }
 
 // Writer buffers the rows of each signal and tenant in memory and writes
@@ -455,6 +456,7 @@ func (w *Writer) writeBatch(key batchKey, b *batch, name string) error {
 			return err
 		}
 		out += size
+		w.stats.Dropped += int64(end - start - rows)
 		if rows > 0 {
 			w.stats.Files++
 			w.stats.Rows += int64(rows)

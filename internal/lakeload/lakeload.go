@@ -305,6 +305,7 @@ func (l *Loader) register(reg prometheus.Registerer) error {
 		counter("wirehouse_lake_files_total", "Parquet files written since start.", func() float64 { return float64(l.Written().Files) }),
 		counter("wirehouse_lake_rows_total", "Rows written to Parquet since start.", func() float64 { return float64(l.Written().Rows) }),
 		counter("wirehouse_lake_bytes_total", "Bytes of Parquet written since start.", func() float64 { return float64(l.Written().BytesOut) }),
+		counter("wirehouse_lake_deleted_rows_total", "Rows left out as they were written to Parquet since start: records a delete request not yet carried out selects.", func() float64 { return float64(l.Written().Dropped) }),
 		counter("wirehouse_lake_refused_records_total", "Spooled requests the lake could not store, kept in the quarantine directory instead (logged).", func() float64 { return float64(l.Skipped()) }),
 		gauge("wirehouse_lake_size_bytes", "Bytes of the lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(l.Pruned().Kept) }),
 		gauge("wirehouse_lake_parquet_files", "The lake's Parquet files, at the last retention pass (every minute).", func() float64 { return float64(l.Pruned().KeptFiles) }),
@@ -1148,7 +1149,8 @@ func (l *Loader) Written() lake.Stats {
 	w, spare := l.w, l.spare
 	l.swapMu.Unlock()
 	a, b := w.Stats(), spare.Stats()
-	return lake.Stats{Files: a.Files + b.Files, Rows: a.Rows + b.Rows, BytesIn: a.BytesIn + b.BytesIn, BytesOut: a.BytesOut + b.BytesOut}
+	return lake.Stats{Files: a.Files + b.Files, Rows: a.Rows + b.Rows, BytesIn: a.BytesIn + b.BytesIn, BytesOut: a.BytesOut + b.BytesOut,
+		Dropped: a.Dropped + b.Dropped}
 }
 
 // Committed is the last spool record written to the lake and committed.
