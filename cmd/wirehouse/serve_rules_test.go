@@ -142,7 +142,8 @@ func TestServeRulesKill9(t *testing.T) {
 		t.Errorf("the pending SlowBurn notified: %+v", hook.Alerts("SlowBurn"))
 	}
 
-	// SIGHUP: a third rule, loaded at once.
+	// SIGHUP: a third rule, loaded at once. (The ruler's own watch of the
+	// files may load it first; the SIGHUP is then logged a moment after.)
 	if err := os.WriteFile(rules, []byte(body+"  - record: kill:gauge\n    expr: kill_gauge\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +158,13 @@ func TestServeRulesKill9(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(b), `"name":"kill:gauge"`) {
+		hup := strings.Contains(p.stderr.String(), "SIGHUP: loading the rule files again")
+		if strings.Contains(string(b), `"name":"kill:gauge"`) && hup {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the recording rule not loaded after SIGHUP: %s\n%s", b, p.stderr)
+			t.Fatalf("the recording rule not loaded, or no SIGHUP reload logged (%v), after SIGHUP: %s\n%s", hup, b, p.stderr)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-	if !strings.Contains(p.stderr.String(), "SIGHUP: loading the rule files again") {
-		t.Errorf("no SIGHUP reload logged:\n%s", p.stderr)
 	}
 }
